@@ -1,0 +1,196 @@
+//! The command line. `main` calls [`main`]; each subcommand is a function in the library.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use nix::unistd::Pid;
+
+use crate::config::{Config, ConfigError, VARIABLES};
+use crate::telemetry::{self, Role};
+use crate::worker::{self, WorkerOptions};
+
+/// Exit code for configuration errors (and clap's usage errors), so scripts can tell "fix your
+/// settings" from "it crashed".
+const EXIT_CONFIG: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "bindery",
+    version,
+    about = "Turns manuscripts (Markdown, DOCX, plain text) into EPUB 3 books and offline web readers.",
+    long_about = "Turns manuscripts (Markdown, DOCX, plain text) into EPUB 3 books and offline web readers.\n\n\
+        With no command, `bindery` runs `bindery serve`: the web server on $PORT plus a worker \
+        process it supervises. Everything is configured through environment variables (or a \
+        .env file); `bindery config` shows the effective settings.",
+    after_help = "Run `bindery config --help` to list every environment variable."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the web server and its worker child process (the default). Use this on one machine.
+    Serve,
+    /// Run the web server only, with no worker child. Pair it with `bindery worker` processes.
+    Web,
+    /// Run a worker only: it claims and runs conversion jobs from the database.
+    Worker {
+        /// Set by `bindery serve`: the pid of the web process this worker belongs to.
+        #[arg(long, hide = true)]
+        supervised_by: Option<i32>,
+        /// Set by `bindery serve`: the id under which this worker heartbeats.
+        #[arg(long, hide = true)]
+        worker_id: Option<String>,
+    },
+    /// Apply database migrations and exit (a release-phase command).
+    Migrate,
+    /// Print the effective configuration, with secrets redacted.
+    #[command(after_long_help = variables_help())]
+    Config,
+}
+
+fn variables_help() -> String {
+    let mut out = String::from("Environment variables:\n");
+    for v in VARIABLES {
+        let default = if v.default.is_empty() {
+            "unset"
+        } else {
+            v.default
+        };
+        out.push_str(&format!(
+            "  {} [default: {default}]\n      {}\n",
+            v.name, v.help
+        ));
+    }
+    out
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let command = cli.command.unwrap_or(Command::Serve);
+
+    // A supervised worker binds its life to the web process before anything else can fail or
+    // take time: the earlier this runs, the smaller the window in which the parent can die
+    // unnoticed.
+    if let Command::Worker {
+        supervised_by: Some(pid),
+        ..
+    } = &command
+        && let Err(e) = worker::bind_to_supervisor(Pid::from_raw(*pid))
+    {
+        eprintln!("bindery worker: {e}");
+        return ExitCode::FAILURE;
+    }
+
+    if let Err(e) = load_dotenv() {
+        eprintln!("bindery: {e}");
+        return ExitCode::from(EXIT_CONFIG);
+    }
+    let loaded = match Config::from_env() {
+        Ok(loaded) => loaded,
+        Err(e) => return config_error(&e),
+    };
+    let config = loaded.config;
+
+    if let Command::Config = command {
+        for (name, value) in config.describe() {
+            println!("{name}={value}");
+        }
+        for warning in &loaded.warnings {
+            eprintln!("warning: {warning}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = config.prepare_directories() {
+        return config_error(&e);
+    }
+
+    let role = match command {
+        Command::Serve | Command::Web => Role::Web,
+        Command::Worker { .. } => Role::Worker,
+        Command::Migrate | Command::Config => Role::Cli,
+    };
+    let guard = match telemetry::init(role, &config) {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("bindery: could not start logging: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The child reads the same environment; one set of warnings is enough.
+    let supervised = matches!(
+        command,
+        Command::Worker {
+            supervised_by: Some(_),
+            ..
+        }
+    );
+    if !supervised {
+        for warning in &loaded.warnings {
+            tracing::warn!("{warning}");
+        }
+    }
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "could not start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match command {
+            Command::Serve => crate::supervisor::run(&config, true).await,
+            Command::Web => crate::supervisor::run(&config, false).await,
+            Command::Worker {
+                supervised_by,
+                worker_id,
+            } => {
+                let options = WorkerOptions {
+                    supervisor: supervised_by.map(Pid::from_raw),
+                    worker_id: worker_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                };
+                worker::run(&config, options).await
+            }
+            Command::Migrate => migrate(&config).await,
+            Command::Config => Ok(ExitCode::SUCCESS),
+        }
+    });
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "{} failed", role.as_str());
+            ExitCode::FAILURE
+        }
+    };
+    // Stuck blocking tasks must not hold the exit hostage.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    drop(guard);
+    code
+}
+
+fn config_error(e: &ConfigError) -> ExitCode {
+    eprintln!("bindery: configuration error: {e}");
+    ExitCode::from(EXIT_CONFIG)
+}
+
+fn load_dotenv() -> Result<(), String> {
+    match dotenvy::dotenv() {
+        Ok(_) => Ok(()),
+        Err(e) if e.not_found() => Ok(()),
+        Err(e) => Err(format!(".env could not be read: {e}")),
+    }
+}
+
+async fn migrate(config: &Config) -> anyhow::Result<ExitCode> {
+    let db = crate::storage::Database::connect(&config.database, 1).await?;
+    db.migrate().await?;
+    tracing::info!(database = %config.database.redacted(), "migrations applied");
+    db.close().await;
+    Ok(ExitCode::SUCCESS)
+}

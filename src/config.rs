@@ -1,0 +1,890 @@
+//! The whole configuration, parsed once from the environment into one typed struct.
+//!
+//! Every variable Bindery reads is listed in [`VARIABLES`], which is also what the README's table
+//! is checked against and what `bindery config` prints. A bad value stops the process with exit
+//! code 2 and one line that names the variable, says what is wrong and gives an example.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use url::Url;
+
+/// One environment variable Bindery understands.
+#[derive(Debug, Clone, Copy)]
+pub struct Variable {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub example: &'static str,
+    pub secret: bool,
+    pub help: &'static str,
+}
+
+const fn var(
+    name: &'static str,
+    default: &'static str,
+    example: &'static str,
+    help: &'static str,
+) -> Variable {
+    Variable {
+        name,
+        default,
+        example,
+        secret: false,
+        help,
+    }
+}
+
+const fn secret(
+    name: &'static str,
+    default: &'static str,
+    example: &'static str,
+    help: &'static str,
+) -> Variable {
+    Variable {
+        name,
+        default,
+        example,
+        secret: true,
+        help,
+    }
+}
+
+/// Every variable Bindery reads. Add new ones here; the README test keeps the docs in step.
+pub const VARIABLES: &[Variable] = &[
+    var(
+        "PORT",
+        "8080",
+        "8080",
+        "TCP port the web server listens on (0 picks a free port).",
+    ),
+    var(
+        "HOST",
+        "0.0.0.0",
+        "127.0.0.1",
+        "Address the web server binds to.",
+    ),
+    var(
+        "DATA_DIR",
+        "./data",
+        "/var/lib/bindery",
+        "Directory for the embedded database, blobs and logs. Must be writable.",
+    ),
+    secret(
+        "DATABASE_URL",
+        "sqlite://$DATA_DIR/bindery.db",
+        "postgres://bindery:secret@db.internal:5432/bindery",
+        "Database: `sqlite://PATH` (embedded default) or `postgres://…` to scale out.",
+    ),
+    var(
+        "BLOB_URL",
+        "file://$DATA_DIR/blobs",
+        "az://manuscripts",
+        "Blob store: `file://DIR` (default) or `az://CONTAINER` (Azure Blob Storage).",
+    ),
+    var(
+        "AZURE_STORAGE_ACCOUNT_NAME",
+        "",
+        "bindery",
+        "Azure storage account for `az://` blob URLs.",
+    ),
+    secret(
+        "AZURE_STORAGE_ACCOUNT_KEY",
+        "",
+        "base64 key from the Azure portal",
+        "Access key of that account.",
+    ),
+    var(
+        "AZURE_STORAGE_USE_EMULATOR",
+        "false",
+        "true",
+        "Talk to the Azurite emulator on loopback instead of Azure (tests, development).",
+    ),
+    var(
+        "LOG_DIR",
+        "$DATA_DIR/logs",
+        "/var/log/bindery",
+        "Directory for daily-rolling log files, one set per role (web, worker).",
+    ),
+    var(
+        "LOG_FORMAT",
+        "text",
+        "json",
+        "Log line format on stdout and in files: `text` or `json`.",
+    ),
+    var(
+        "LOG_MAX_FILES",
+        "7",
+        "14",
+        "How many daily log files to keep per role.",
+    ),
+    var(
+        "RUST_LOG",
+        "info",
+        "info,bindery=debug",
+        "Log filter, in `tracing-subscriber` EnvFilter syntax.",
+    ),
+    var(
+        "WORKER_CONCURRENCY",
+        "16",
+        "32",
+        "How many jobs one worker process runs at once.",
+    ),
+    var(
+        "SHUTDOWN_TIMEOUT",
+        "25s",
+        "25s",
+        "How long SIGTERM/SIGINT waits for requests and jobs to finish before forcing exit.",
+    ),
+    var(
+        "WORKER_STALL_TIMEOUT",
+        "60s",
+        "60s",
+        "A worker whose heartbeat is older than this counts as dead (also the /readyz bound).",
+    ),
+    var(
+        "KEEPALIVE_URL",
+        "from APP_URL or WEBSITE_HOSTNAME, else off",
+        "https://books.example.com",
+        "Public URL of this app; the web process requests `$KEEPALIVE_URL/healthz` so idle-stopping hosts keep it running.",
+    ),
+    var(
+        "KEEPALIVE_INTERVAL",
+        "5m",
+        "5m",
+        "How often the keep-alive request is made (±10% jitter).",
+    ),
+    var(
+        "APP_URL",
+        "",
+        "https://books.example.com",
+        "Public URL of this app; the keep-alive default when KEEPALIVE_URL is unset.",
+    ),
+    var(
+        "WEBSITE_HOSTNAME",
+        "",
+        "bindery.azurewebsites.net",
+        "Set by Azure App Service; gives the keep-alive default `https://$WEBSITE_HOSTNAME`.",
+    ),
+];
+
+/// A value that must never reach a log line or a terminal by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret<T>(T);
+
+impl<T> Secret<T> {
+    pub fn new(value: T) -> Self {
+        Self(value)
+    }
+
+    /// The secret itself, for the one place that needs it (a connection, a signature).
+    pub fn expose(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> fmt::Debug for Secret<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Where the database lives.
+#[derive(Debug, Clone)]
+pub enum DatabaseUrl {
+    Sqlite { path: PathBuf },
+    Postgres { url: Secret<Url> },
+}
+
+impl DatabaseUrl {
+    /// A form safe to print: the password is replaced.
+    pub fn redacted(&self) -> String {
+        match self {
+            DatabaseUrl::Sqlite { path } => format!("sqlite://{}", path.display()),
+            DatabaseUrl::Postgres { url } => redact_url(url.expose()),
+        }
+    }
+}
+
+/// Where blobs (uploads, intermediate documents, EPUBs) live.
+#[derive(Debug, Clone)]
+pub enum BlobUrl {
+    File { root: PathBuf },
+    Azure { container: String },
+}
+
+impl fmt::Display for BlobUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlobUrl::File { root } => write!(f, "file://{}", root.display()),
+            BlobUrl::Azure { container } => write!(f, "az://{container}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Credentials for `az://` blob URLs. Kept here so that nothing else reads the environment.
+#[derive(Debug, Clone, Default)]
+pub struct AzureConfig {
+    pub account: Option<String>,
+    pub access_key: Option<Secret<String>>,
+    pub use_emulator: bool,
+}
+
+/// The effective configuration of one process.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub host: IpAddr,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    pub database: DatabaseUrl,
+    pub blob: BlobUrl,
+    pub azure: AzureConfig,
+    pub log_dir: PathBuf,
+    pub log_format: LogFormat,
+    pub log_max_files: usize,
+    pub log_filter: String,
+    pub worker_concurrency: NonZeroUsize,
+    pub shutdown_timeout: Duration,
+    pub worker_stall_timeout: Duration,
+    pub keepalive_url: Option<Url>,
+    pub keepalive_interval: Duration,
+}
+
+/// A variable with a value Bindery cannot use. Displays as the one line the user sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name}={shown} {problem} (example: {name}={example})")]
+pub struct ConfigError {
+    pub name: &'static str,
+    shown: String,
+    problem: String,
+    example: &'static str,
+}
+
+impl ConfigError {
+    fn new(name: &'static str, value: &str, problem: impl Into<String>) -> Self {
+        let variable = lookup(name);
+        let shown = if variable.secret {
+            "[redacted]".to_owned()
+        } else {
+            format!("{value:?}")
+        };
+        Self {
+            name,
+            shown,
+            problem: problem.into(),
+            example: variable.example,
+        }
+    }
+}
+
+fn lookup(name: &str) -> &'static Variable {
+    VARIABLES
+        .iter()
+        .find(|v| v.name == name)
+        .unwrap_or_else(|| panic!("{name} is missing from config::VARIABLES"))
+}
+
+/// The result of reading the environment: the configuration, and warnings to log once logging
+/// is up (unknown `BINDERY_*` names).
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Reads the process environment (after `.env`, which `main` loads first).
+    pub fn from_env() -> Result<Loaded, ConfigError> {
+        Self::from_vars(std::env::vars_os().filter_map(|(k, v)| {
+            // A name or value that is not UTF-8 cannot be one of ours; a bad value of ours is
+            // reported as such below.
+            let k = k.into_string().ok()?;
+            let v = v
+                .into_string()
+                .unwrap_or_else(|v| v.to_string_lossy().into_owned());
+            Some((k, v))
+        }))
+    }
+
+    /// Parses a set of variables. Pure, so that every rule has a unit test.
+    pub fn from_vars(
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Loaded, ConfigError> {
+        let env: BTreeMap<String, String> = vars.into_iter().collect();
+        let get = |name: &'static str| -> Option<&str> {
+            debug_assert!(
+                VARIABLES.iter().any(|v| v.name == name),
+                "{name} undeclared"
+            );
+            env.get(name).map(|s| s.trim()).filter(|s| !s.is_empty())
+        };
+
+        let port = match get("PORT") {
+            None => 8080,
+            Some(v) => v.parse::<u16>().map_err(|_| {
+                ConfigError::new(
+                    "PORT",
+                    v,
+                    "is not a TCP port: use a whole number from 0 to 65535",
+                )
+            })?,
+        };
+        let host = match get("HOST") {
+            None => IpAddr::from([0, 0, 0, 0]),
+            Some(v) => v
+                .parse()
+                .map_err(|_| ConfigError::new("HOST", v, "is not an IP address to bind to"))?,
+        };
+        let data_dir = PathBuf::from(get("DATA_DIR").unwrap_or("./data"));
+        let database = match get("DATABASE_URL") {
+            None => DatabaseUrl::Sqlite {
+                path: data_dir.join("bindery.db"),
+            },
+            Some(v) => parse_database_url(v)?,
+        };
+        let blob = match get("BLOB_URL") {
+            None => BlobUrl::File {
+                root: data_dir.join("blobs"),
+            },
+            Some(v) => parse_blob_url(v)?,
+        };
+        let azure = AzureConfig {
+            account: get("AZURE_STORAGE_ACCOUNT_NAME").map(str::to_owned),
+            access_key: get("AZURE_STORAGE_ACCOUNT_KEY").map(|k| Secret::new(k.to_owned())),
+            use_emulator: match get("AZURE_STORAGE_USE_EMULATOR") {
+                None => false,
+                Some(v) => parse_bool("AZURE_STORAGE_USE_EMULATOR", v)?,
+            },
+        };
+        if matches!(blob, BlobUrl::Azure { .. }) && azure.account.is_none() && !azure.use_emulator {
+            return Err(ConfigError::new(
+                "AZURE_STORAGE_ACCOUNT_NAME",
+                "",
+                "must be set when BLOB_URL is az://… (or set AZURE_STORAGE_USE_EMULATOR=true)",
+            ));
+        }
+        let log_dir = get("LOG_DIR").map_or_else(|| data_dir.join("logs"), PathBuf::from);
+        let log_format = match get("LOG_FORMAT").map(str::to_ascii_lowercase).as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(_) => {
+                return Err(ConfigError::new(
+                    "LOG_FORMAT",
+                    get("LOG_FORMAT").unwrap_or_default(),
+                    "is not a log format: use `text` or `json`",
+                ));
+            }
+        };
+        let log_max_files = positive("LOG_MAX_FILES", get("LOG_MAX_FILES"), 7)?.get();
+        let log_filter = get("RUST_LOG").unwrap_or("info").to_owned();
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&log_filter) {
+            return Err(ConfigError::new(
+                "RUST_LOG",
+                &log_filter,
+                format!("is not a valid log filter ({e})"),
+            ));
+        }
+        let worker_concurrency = positive("WORKER_CONCURRENCY", get("WORKER_CONCURRENCY"), 16)?;
+        let shutdown_timeout = duration("SHUTDOWN_TIMEOUT", get("SHUTDOWN_TIMEOUT"), 25)?;
+        let worker_stall_timeout =
+            duration("WORKER_STALL_TIMEOUT", get("WORKER_STALL_TIMEOUT"), 60)?;
+        let keepalive_interval = duration("KEEPALIVE_INTERVAL", get("KEEPALIVE_INTERVAL"), 300)?;
+        let keepalive_url = match (
+            get("KEEPALIVE_URL"),
+            get("APP_URL"),
+            get("WEBSITE_HOSTNAME"),
+        ) {
+            (Some(v), _, _) => Some(parse_http_url("KEEPALIVE_URL", v)?),
+            (None, Some(v), _) => Some(parse_http_url("APP_URL", v)?),
+            (None, None, Some(host)) => Some(parse_http_url(
+                "WEBSITE_HOSTNAME",
+                &format!("https://{host}"),
+            )?),
+            (None, None, None) => None,
+        };
+
+        let warnings = env
+            .keys()
+            .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
+            .map(|k| unknown_variable_warning(k))
+            .collect();
+
+        Ok(Loaded {
+            config: Config {
+                host,
+                port,
+                data_dir,
+                database,
+                blob,
+                azure,
+                log_dir,
+                log_format,
+                log_max_files,
+                log_filter,
+                worker_concurrency,
+                shutdown_timeout,
+                worker_stall_timeout,
+                keepalive_url,
+                keepalive_interval,
+            },
+            warnings,
+        })
+    }
+
+    /// Creates `DATA_DIR` and `LOG_DIR` (and the blob directory for `file://`), and proves they
+    /// can be written, so a read-only volume is reported at start-up rather than at first upload.
+    pub fn prepare_directories(&self) -> Result<(), ConfigError> {
+        ensure_writable("DATA_DIR", &self.data_dir)?;
+        ensure_writable("LOG_DIR", &self.log_dir)?;
+        if let DatabaseUrl::Sqlite { path } = &self.database
+            && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        {
+            ensure_writable("DATABASE_URL", parent)?;
+        }
+        if let BlobUrl::File { root } = &self.blob {
+            ensure_writable("BLOB_URL", root)?;
+        }
+        Ok(())
+    }
+
+    /// The effective configuration as `NAME=value` lines, secrets redacted.
+    pub fn describe(&self) -> Vec<(&'static str, String)> {
+        let d = |d: Duration| humantime::format_duration(d).to_string();
+        vec![
+            ("PORT", self.port.to_string()),
+            ("HOST", self.host.to_string()),
+            ("DATA_DIR", self.data_dir.display().to_string()),
+            ("DATABASE_URL", self.database.redacted()),
+            ("BLOB_URL", self.blob.to_string()),
+            (
+                "AZURE_STORAGE_ACCOUNT_NAME",
+                self.azure.account.clone().unwrap_or_default(),
+            ),
+            (
+                "AZURE_STORAGE_ACCOUNT_KEY",
+                match self.azure.access_key {
+                    Some(_) => "[redacted]".to_owned(),
+                    None => String::new(),
+                },
+            ),
+            (
+                "AZURE_STORAGE_USE_EMULATOR",
+                self.azure.use_emulator.to_string(),
+            ),
+            ("LOG_DIR", self.log_dir.display().to_string()),
+            (
+                "LOG_FORMAT",
+                match self.log_format {
+                    LogFormat::Text => "text".to_owned(),
+                    LogFormat::Json => "json".to_owned(),
+                },
+            ),
+            ("LOG_MAX_FILES", self.log_max_files.to_string()),
+            ("RUST_LOG", self.log_filter.clone()),
+            ("WORKER_CONCURRENCY", self.worker_concurrency.to_string()),
+            ("SHUTDOWN_TIMEOUT", d(self.shutdown_timeout)),
+            ("WORKER_STALL_TIMEOUT", d(self.worker_stall_timeout)),
+            (
+                "KEEPALIVE_URL",
+                self.keepalive_url
+                    .as_ref()
+                    .map_or_else(|| "(off)".to_owned(), redact_url),
+            ),
+            ("KEEPALIVE_INTERVAL", d(self.keepalive_interval)),
+        ]
+    }
+}
+
+fn parse_database_url(value: &str) -> Result<DatabaseUrl, ConfigError> {
+    let problem = "has an unknown scheme: use sqlite://PATH or postgres://USER:PASSWORD@HOST/DB";
+    let Some((scheme, rest)) = value.split_once(':') else {
+        return Err(ConfigError::new("DATABASE_URL", value, problem));
+    };
+    match scheme.to_ascii_lowercase().as_str() {
+        "sqlite" => {
+            // sqlite://relative/path, sqlite:///absolute/path and sqlite:path all name a file;
+            // query parameters are ours to set (WAL, busy timeout), so they are not accepted.
+            let path = rest.strip_prefix("//").unwrap_or(rest);
+            if path.is_empty() || path.contains('?') {
+                return Err(ConfigError::new(
+                    "DATABASE_URL",
+                    value,
+                    "must name a database file, with no options: sqlite://PATH",
+                ));
+            }
+            if path == ":memory:" || path.starts_with("file::memory:") {
+                return Err(ConfigError::new(
+                    "DATABASE_URL",
+                    value,
+                    "is an in-memory database, which the web and worker processes cannot share: name a file",
+                ));
+            }
+            Ok(DatabaseUrl::Sqlite {
+                path: PathBuf::from(path),
+            })
+        }
+        "postgres" | "postgresql" => {
+            let url = Url::parse(value).map_err(|e| {
+                ConfigError::new("DATABASE_URL", value, format!("is not a valid URL ({e})"))
+            })?;
+            if url.host_str().is_none_or(str::is_empty) {
+                return Err(ConfigError::new(
+                    "DATABASE_URL",
+                    value,
+                    "has no host: postgres://USER:PASSWORD@HOST:5432/DB",
+                ));
+            }
+            Ok(DatabaseUrl::Postgres {
+                url: Secret::new(url),
+            })
+        }
+        _ => Err(ConfigError::new("DATABASE_URL", value, problem)),
+    }
+}
+
+fn parse_blob_url(value: &str) -> Result<BlobUrl, ConfigError> {
+    let problem = "has an unknown scheme: use file://DIR or az://CONTAINER";
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return Err(ConfigError::new("BLOB_URL", value, problem));
+    };
+    match scheme.to_ascii_lowercase().as_str() {
+        "file" if !rest.is_empty() => Ok(BlobUrl::File {
+            root: PathBuf::from(rest),
+        }),
+        "az" | "azure" => {
+            let container = rest.trim_end_matches('/');
+            // Azure's rules: 3-63 characters, lowercase letters, digits and single hyphens.
+            let valid = (3..=63).contains(&container.len())
+                && container
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !container.starts_with('-')
+                && !container.ends_with('-')
+                && !container.contains("--");
+            if !valid {
+                return Err(ConfigError::new(
+                    "BLOB_URL",
+                    value,
+                    "does not name a valid Azure container (3-63 lowercase letters, digits and hyphens)",
+                ));
+            }
+            Ok(BlobUrl::Azure {
+                container: container.to_owned(),
+            })
+        }
+        "file" => Err(ConfigError::new("BLOB_URL", value, "names no directory")),
+        _ => Err(ConfigError::new("BLOB_URL", value, problem)),
+    }
+}
+
+fn parse_http_url(name: &'static str, value: &str) -> Result<Url, ConfigError> {
+    match Url::parse(value) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
+        Ok(_) => Err(ConfigError::new(
+            name,
+            value,
+            "must be an http:// or https:// URL",
+        )),
+        Err(e) => Err(ConfigError::new(
+            name,
+            value,
+            format!("is not a valid URL ({e})"),
+        )),
+    }
+}
+
+fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ConfigError::new(
+            name,
+            value,
+            "is not a boolean: use true or false",
+        )),
+    }
+}
+
+fn positive(
+    name: &'static str,
+    value: Option<&str>,
+    default: usize,
+) -> Result<NonZeroUsize, ConfigError> {
+    let Some(value) = value else {
+        return Ok(NonZeroUsize::new(default).unwrap_or(NonZeroUsize::MIN));
+    };
+    value
+        .parse::<NonZeroUsize>()
+        .map_err(|_| ConfigError::new(name, value, "is not a whole number of at least 1"))
+}
+
+/// Durations accept plain seconds (`25`) or units (`500ms`, `25s`, `5m`, `1h 30m`).
+fn duration(
+    name: &'static str,
+    value: Option<&str>,
+    default_secs: u64,
+) -> Result<Duration, ConfigError> {
+    let Some(value) = value else {
+        return Ok(Duration::from_secs(default_secs));
+    };
+    let parsed = match value.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => humantime::parse_duration(value).map_err(|_| {
+            ConfigError::new(
+                name,
+                value,
+                "is not a duration: use seconds or a unit, like 25s or 5m",
+            )
+        })?,
+    };
+    if parsed < Duration::from_millis(100) {
+        return Err(ConfigError::new(
+            name,
+            value,
+            "is too short: use at least 100ms",
+        ));
+    }
+    Ok(parsed)
+}
+
+fn ensure_writable(name: &'static str, dir: &Path) -> Result<(), ConfigError> {
+    let shown = dir.display().to_string();
+    let fail = |e: std::io::Error| {
+        ConfigError::new(
+            name,
+            &shown,
+            format!("is not a writable directory ({e}); point it at one this user can write"),
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let probe = dir.join(format!(".bindery-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"ok").map_err(fail)?;
+    std::fs::remove_file(&probe).map_err(fail)?;
+    Ok(())
+}
+
+fn unknown_variable_warning(name: &str) -> String {
+    let bare = name.trim_start_matches("BINDERY_");
+    let closest = VARIABLES
+        .iter()
+        .map(|v| {
+            let score = strsim::jaro_winkler(name, v.name).max(strsim::jaro_winkler(bare, v.name));
+            (score, v.name)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match closest {
+        Some((score, known)) if score > 0.8 => {
+            format!("unknown variable {name} is ignored; did you mean {known}?")
+        }
+        _ => format!(
+            "unknown variable {name} is ignored; `bindery config --help` lists the known ones"
+        ),
+    }
+}
+
+/// A URL with any password replaced, for logs and `bindery config`.
+pub fn redact_url(url: &Url) -> String {
+    let mut shown = url.clone();
+    if shown.password().is_some() {
+        let _ = shown.set_password(Some("[redacted]"));
+    }
+    shown.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
+        Config::from_vars(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        )
+    }
+
+    fn error(pairs: &[(&str, &str)]) -> ConfigError {
+        parse(pairs).expect_err("configuration should be refused")
+    }
+
+    #[test]
+    fn defaults_need_no_variables() {
+        let c = parse(&[]).expect("defaults").config;
+        assert_eq!(c.port, 8080);
+        assert_eq!(c.data_dir, PathBuf::from("./data"));
+        assert!(
+            matches!(&c.database, DatabaseUrl::Sqlite { path } if path == Path::new("./data/bindery.db"))
+        );
+        assert!(matches!(&c.blob, BlobUrl::File { root } if root == Path::new("./data/blobs")));
+        assert_eq!(c.log_dir, PathBuf::from("./data/logs"));
+        assert_eq!(c.shutdown_timeout, Duration::from_secs(25));
+        assert_eq!(c.worker_stall_timeout, Duration::from_secs(60));
+        assert_eq!(c.worker_concurrency.get(), 16);
+        assert!(c.keepalive_url.is_none());
+    }
+
+    #[test]
+    fn bad_port_names_the_variable_and_an_example() {
+        let e = error(&[("PORT", "abc")]);
+        assert_eq!(e.name, "PORT");
+        let line = e.to_string();
+        assert!(line.starts_with("PORT=\"abc\" "), "{line}");
+        assert!(line.contains("example: PORT=8080"), "{line}");
+        assert!(!line.contains('\n'));
+        assert_eq!(error(&[("PORT", "70000")]).name, "PORT");
+    }
+
+    #[test]
+    fn database_url_schemes() {
+        assert_eq!(
+            error(&[("DATABASE_URL", "mysql://x/y")]).name,
+            "DATABASE_URL"
+        );
+        assert_eq!(
+            error(&[("DATABASE_URL", "sqlite::memory:")]).name,
+            "DATABASE_URL"
+        );
+        assert_eq!(error(&[("DATABASE_URL", "nonsense")]).name, "DATABASE_URL");
+        let c = parse(&[("DATABASE_URL", "sqlite:///var/b.db")])
+            .expect("sqlite")
+            .config;
+        assert!(
+            matches!(c.database, DatabaseUrl::Sqlite { path } if path == Path::new("/var/b.db"))
+        );
+        let c = parse(&[("DATABASE_URL", "postgres://u:hunter2@db/x")])
+            .expect("postgres")
+            .config;
+        assert!(!c.database.redacted().contains("hunter2"));
+        assert!(!format!("{c:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn secrets_are_not_echoed_in_errors() {
+        let e = error(&[("DATABASE_URL", "postgres://u:hunter2@/x")]);
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn blob_urls() {
+        assert_eq!(error(&[("BLOB_URL", "s3://bucket")]).name, "BLOB_URL");
+        assert_eq!(
+            error(&[
+                ("BLOB_URL", "az://Bad_Name"),
+                ("AZURE_STORAGE_USE_EMULATOR", "1")
+            ])
+            .name,
+            "BLOB_URL"
+        );
+        assert_eq!(
+            error(&[("BLOB_URL", "az://books")]).name,
+            "AZURE_STORAGE_ACCOUNT_NAME"
+        );
+        let c = parse(&[
+            ("BLOB_URL", "az://books"),
+            ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+        ])
+        .expect("azure")
+        .config;
+        assert!(matches!(c.blob, BlobUrl::Azure { container } if container == "books"));
+    }
+
+    #[test]
+    fn durations_take_seconds_or_units() {
+        let c = parse(&[
+            ("SHUTDOWN_TIMEOUT", "10"),
+            ("WORKER_STALL_TIMEOUT", "1500ms"),
+        ])
+        .expect("durations")
+        .config;
+        assert_eq!(c.shutdown_timeout, Duration::from_secs(10));
+        assert_eq!(c.worker_stall_timeout, Duration::from_millis(1500));
+        assert_eq!(
+            error(&[("KEEPALIVE_INTERVAL", "soon")]).name,
+            "KEEPALIVE_INTERVAL"
+        );
+        assert_eq!(error(&[("SHUTDOWN_TIMEOUT", "0")]).name, "SHUTDOWN_TIMEOUT");
+    }
+
+    #[test]
+    fn keepalive_url_falls_back_to_platform_variables() {
+        let c = parse(&[("WEBSITE_HOSTNAME", "b.azurewebsites.net")])
+            .expect("ok")
+            .config;
+        assert_eq!(
+            c.keepalive_url.map(|u| u.to_string()).as_deref(),
+            Some("https://b.azurewebsites.net/")
+        );
+        let c = parse(&[("APP_URL", "https://a.example"), ("WEBSITE_HOSTNAME", "b")])
+            .expect("ok")
+            .config;
+        assert_eq!(
+            c.keepalive_url.map(|u| u.host_str().map(str::to_owned)),
+            Some(Some("a.example".to_owned()))
+        );
+        assert_eq!(error(&[("KEEPALIVE_URL", "ftp://x")]).name, "KEEPALIVE_URL");
+    }
+
+    #[test]
+    fn unknown_bindery_variables_get_a_suggestion() {
+        let loaded = parse(&[("BINDERY_PROT", "1"), ("UNRELATED", "x")]).expect("ok");
+        assert_eq!(loaded.warnings.len(), 1);
+        assert!(
+            loaded.warnings[0].contains("did you mean PORT?"),
+            "{:?}",
+            loaded.warnings
+        );
+        let loaded = parse(&[("BINDERY_WORKER_CONCURENCY", "1")]).expect("ok");
+        assert!(
+            loaded.warnings[0].contains("WORKER_CONCURRENCY"),
+            "{:?}",
+            loaded.warnings
+        );
+    }
+
+    #[test]
+    fn bad_log_settings() {
+        assert_eq!(error(&[("LOG_FORMAT", "xml")]).name, "LOG_FORMAT");
+        assert_eq!(error(&[("RUST_LOG", "info,[[[")]).name, "RUST_LOG");
+        assert_eq!(
+            error(&[("WORKER_CONCURRENCY", "0")]).name,
+            "WORKER_CONCURRENCY"
+        );
+    }
+
+    #[test]
+    fn unwritable_data_dir_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let file = tmp.path().join("a-file");
+        std::fs::write(&file, b"x").expect("write");
+        let c = parse(&[("DATA_DIR", file.join("sub").to_str().expect("utf-8"))])
+            .expect("parse")
+            .config;
+        assert_eq!(
+            c.prepare_directories().expect_err("not writable").name,
+            "DATA_DIR"
+        );
+    }
+
+    #[test]
+    fn every_variable_is_described() {
+        let c = parse(&[]).expect("defaults").config;
+        let described: Vec<_> = c.describe().into_iter().map(|(k, _)| k).collect();
+        for v in VARIABLES {
+            let derived_only = matches!(v.name, "APP_URL" | "WEBSITE_HOSTNAME");
+            assert!(
+                derived_only || described.contains(&v.name),
+                "{} not described",
+                v.name
+            );
+        }
+    }
+}

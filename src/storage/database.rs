@@ -1,0 +1,105 @@
+//! The database: SQLite (embedded default) or PostgreSQL (scale-out), behind one type.
+//!
+//! One build serves both, so SQL runs through `sqlx` at run time. Backend differences stay in
+//! the small SQL functions of `storage/` and `jobs/`, each one `match` on [`Database`].
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, SqlitePool};
+
+use crate::config::DatabaseUrl;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// A connection pool to whichever backend `DATABASE_URL` names. Cheap to clone.
+#[derive(Clone, Debug)]
+pub enum Database {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl Database {
+    /// Opens a pool of at most `max_connections`. Nothing else in Bindery opens a database.
+    pub async fn connect(url: &DatabaseUrl, max_connections: u32) -> anyhow::Result<Self> {
+        match url {
+            DatabaseUrl::Sqlite { path } => {
+                let options = SqliteConnectOptions::new()
+                    .filename(path)
+                    .create_if_missing(true)
+                    // WAL lets the web read while the worker writes. NORMAL sync is durable
+                    // against a killed process (our failure model); only power loss can drop
+                    // the last commits.
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .busy_timeout(Duration::from_secs(10))
+                    .foreign_keys(true);
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(max_connections)
+                    .min_connections(1)
+                    .acquire_timeout(Duration::from_secs(15))
+                    .connect_with(options)
+                    .await
+                    .with_context(|| format!("opening SQLite database {}", path.display()))?;
+                Ok(Database::Sqlite(pool))
+            }
+            DatabaseUrl::Postgres { url } => {
+                let options = PgConnectOptions::from_str(url.expose().as_str())
+                    .context("reading DATABASE_URL")?
+                    .application_name("bindery");
+                let pool = PgPoolOptions::new()
+                    .max_connections(max_connections)
+                    .acquire_timeout(Duration::from_secs(15))
+                    .connect_with(options)
+                    .await
+                    .with_context(|| format!("connecting to {}", url_host(url.expose())))?;
+                Ok(Database::Postgres(pool))
+            }
+        }
+    }
+
+    /// Applies pending migrations. Safe to run from several processes at once: sqlx takes an
+    /// advisory lock on PostgreSQL, and SQLite serialises writers.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match self {
+            Database::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
+            Database::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
+        }
+        .context("applying database migrations")
+    }
+
+    /// One round trip, for `/readyz`.
+    pub async fn ping(&self) -> anyhow::Result<()> {
+        match self {
+            Database::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+            Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+        }
+        .context("database did not answer")
+    }
+
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Database::Sqlite(_) => "sqlite",
+            Database::Postgres(_) => "postgres",
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Database::Sqlite(pool) => pool.close().await,
+            Database::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+fn url_host(url: &url::Url) -> String {
+    format!(
+        "PostgreSQL at {}:{}",
+        url.host_str().unwrap_or("?"),
+        url.port().unwrap_or(5432)
+    )
+}

@@ -1,0 +1,313 @@
+//! `bindery serve` and `bindery web`: the web process, and for `serve` the worker child it
+//! watches.
+//!
+//! The promises (DESIGN.md, "The process model"):
+//! - the worker child exits for any reason → log why, stop serving, exit non-zero; the platform
+//!   restarts both. No restart loop of our own.
+//! - the worker stops heartbeating for `WORKER_STALL_TIMEOUT` → it is stuck: kill it, same as above.
+//! - SIGTERM/SIGINT → forward to the child, drain requests, both exit 0 within
+//!   `SHUTDOWN_TIMEOUT`; a second signal means exit now.
+//! - the web process dies → the child gets its parent-death signal (see `worker`).
+//!
+//! The only thing passed to the child is its command line; everything after that goes through
+//! the database.
+
+use std::process::{ExitCode, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use actix_web::dev::ServerHandle;
+use anyhow::Context;
+use nix::sys::signal::{self, Signal};
+use nix::unistd::Pid;
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+use crate::config::Config;
+use crate::keepalive;
+use crate::signals::StopSignals;
+use crate::storage::workers;
+use crate::storage::{BlobStore, Database};
+use crate::web::{AppState, Application};
+use crate::worker::heartbeat;
+
+/// After the worker dies, in-flight requests get this long before the web exits too; the
+/// platform expects the pair back within seconds.
+const CRASH_DRAIN: Duration = Duration::from_secs(2);
+
+/// `bindery serve` (`with_worker`) or `bindery web`.
+pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode> {
+    let mut signals = StopSignals::install()?;
+    let db = Database::connect(&config.database, 8).await?;
+    db.migrate().await?;
+    let blobs = BlobStore::open(&config.blob, &config.azure)?;
+    let app = Application::build(
+        config,
+        AppState {
+            db: db.clone(),
+            blobs,
+            worker_stall_timeout: config.worker_stall_timeout,
+        },
+    )?;
+    tracing::info!(
+        addr = %app.addr(),
+        database = db.backend(),
+        "listening"
+    );
+    let server_handle = app.handle();
+    let mut server = tokio::spawn(app.run_until_stopped());
+
+    // Spawned here, in the main future, on purpose: Linux sends the parent-death signal when the
+    // *thread* that forked the child exits, and this is the one thread that lives as long as
+    // the process.
+    let mut worker = if with_worker {
+        Some(WorkerChild::spawn()?)
+    } else {
+        None
+    };
+    let watched_id = worker.as_ref().map(|w| w.id.clone());
+    let keepalive = keepalive::spawn(config.keepalive_url.clone(), config.keepalive_interval);
+
+    let stop = tokio::select! {
+        signal = signals.recv() => Stop::Signal(signal),
+        status = wait_child(worker.as_mut()) => Stop::WorkerExited(status),
+        reason = watch_heartbeat(&db, watched_id.as_deref(), config.worker_stall_timeout) => {
+            Stop::WorkerStalled(reason)
+        }
+        ended = &mut server => Stop::ServerEnded(ended.map_err(anyhow::Error::from).and_then(|r| r.map_err(anyhow::Error::from))),
+    };
+    if let Some(task) = keepalive {
+        task.abort();
+    }
+
+    let code = match stop {
+        Stop::Signal(signal) => {
+            graceful_stop(
+                config,
+                signal,
+                &mut signals,
+                &server_handle,
+                &mut server,
+                worker.as_mut(),
+            )
+            .await
+        }
+        Stop::WorkerExited(status) => {
+            let pid = worker.as_ref().map_or(0, |w| w.pid);
+            log_worker_exit(pid, &status);
+            drain(&server_handle, &mut server, CRASH_DRAIN).await;
+            ExitCode::FAILURE
+        }
+        Stop::WorkerStalled(reason) => {
+            if let Some(child) = worker.as_mut() {
+                tracing::error!(
+                    worker.pid = child.pid,
+                    timeout = %humantime::format_duration(config.worker_stall_timeout),
+                    "worker is stuck ({reason}); killing it and exiting so the platform restarts both"
+                );
+                child.kill_now().await;
+            }
+            drain(&server_handle, &mut server, CRASH_DRAIN).await;
+            ExitCode::FAILURE
+        }
+        Stop::ServerEnded(result) => {
+            match result {
+                Ok(()) => tracing::error!("the HTTP server stopped on its own; exiting"),
+                Err(e) => {
+                    tracing::error!(error = %format!("{e:#}"), "the HTTP server failed; exiting")
+                }
+            }
+            if let Some(child) = worker.as_mut() {
+                child.signal(Signal::SIGTERM);
+                if tokio::time::timeout(CRASH_DRAIN, child.child.wait())
+                    .await
+                    .is_err()
+                {
+                    child.kill_now().await;
+                }
+            }
+            ExitCode::FAILURE
+        }
+    };
+    db.close().await;
+    Ok(code)
+}
+
+enum Stop {
+    Signal(Signal),
+    WorkerExited(std::io::Result<ExitStatus>),
+    WorkerStalled(String),
+    ServerEnded(anyhow::Result<()>),
+}
+
+/// The `bindery worker` child process.
+struct WorkerChild {
+    child: Child,
+    pid: i32,
+    id: String,
+}
+
+impl WorkerChild {
+    fn spawn() -> anyhow::Result<Self> {
+        let exe = std::env::current_exe().context("finding this executable to start the worker")?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let child = Command::new(&exe)
+            .arg("worker")
+            .arg("--supervised-by")
+            .arg(std::process::id().to_string())
+            .arg("--worker-id")
+            .arg(&id)
+            // stdout and stderr are inherited: one stream for the platform. stdin is not ours
+            // to share. A process group of its own keeps a terminal's Ctrl-C from reaching the
+            // child directly; we forward it, once.
+            .stdin(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting the worker process {}", exe.display()))?;
+        let pid = child
+            .id()
+            .and_then(|p| i32::try_from(p).ok())
+            .context("the worker process has no pid")?;
+        tracing::info!(worker.pid = pid, worker.id = %id, "worker process started");
+        Ok(Self { child, pid, id })
+    }
+
+    fn signal(&self, sig: Signal) {
+        if let Err(e) = signal::kill(Pid::from_raw(self.pid), sig) {
+            tracing::warn!(worker.pid = self.pid, %sig, error = %e, "could not signal the worker");
+        }
+    }
+
+    async fn kill_now(&mut self) {
+        self.signal(Signal::SIGKILL);
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+    }
+}
+
+async fn wait_child(worker: Option<&mut WorkerChild>) -> std::io::Result<ExitStatus> {
+    match worker {
+        Some(w) => w.child.wait().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when the worker's heartbeat is older than `stall_timeout` (or it never wrote one
+/// within that time). Reads the database only: storage is the one channel.
+async fn watch_heartbeat(
+    db: &Database,
+    worker_id: Option<&str>,
+    stall_timeout: Duration,
+) -> String {
+    let Some(worker_id) = worker_id else {
+        return std::future::pending().await;
+    };
+    let spawned = Instant::now();
+    let mut tick = tokio::time::interval(heartbeat::interval_for(stall_timeout));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match workers::fetch_worker(db, worker_id).await {
+            Ok(Some(beat)) if beat.age() > stall_timeout => {
+                return format!("last heartbeat {} ms ago", beat.age_ms);
+            }
+            Ok(Some(_)) => {}
+            Ok(None) if spawned.elapsed() > stall_timeout => {
+                return format!(
+                    "no heartbeat in the {} ms since it started",
+                    spawned.elapsed().as_millis()
+                );
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "could not read the worker heartbeat"),
+        }
+    }
+}
+
+fn log_worker_exit(pid: i32, status: &std::io::Result<ExitStatus>) {
+    use std::os::unix::process::ExitStatusExt;
+    let message =
+        "worker process exited; the web process is stopping so the platform restarts both";
+    match status {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => tracing::error!(worker.pid = pid, exit_code = code, "{message}"),
+            (None, Some(sig)) => {
+                let name =
+                    Signal::try_from(sig).map_or_else(|_| sig.to_string(), |s| s.to_string());
+                tracing::error!(worker.pid = pid, signal = %name, "{message}");
+            }
+            (None, None) => tracing::error!(worker.pid = pid, %status, "{message}"),
+        },
+        Err(e) => {
+            tracing::error!(worker.pid = pid, error = %e, "lost track of the worker process; stopping")
+        }
+    }
+}
+
+/// Stops accepting connections and gives in-flight requests up to `limit`.
+async fn drain(
+    handle: &ServerHandle,
+    server: &mut JoinHandle<std::io::Result<()>>,
+    limit: Duration,
+) {
+    let stop = handle.stop(true);
+    if tokio::time::timeout(limit, async {
+        stop.await;
+        let _ = server.await;
+    })
+    .await
+    .is_err()
+    {
+        tracing::warn!("in-flight requests did not finish in {limit:?}; dropping them");
+    }
+}
+
+/// SIGTERM/SIGINT: forward, drain, wait for the child; a second signal or the deadline forces.
+async fn graceful_stop(
+    config: &Config,
+    signal: Signal,
+    signals: &mut StopSignals,
+    handle: &ServerHandle,
+    server: &mut JoinHandle<std::io::Result<()>>,
+    mut worker: Option<&mut WorkerChild>,
+) -> ExitCode {
+    tracing::info!(%signal, timeout = %humantime::format_duration(config.shutdown_timeout), "stopping gracefully");
+    if let Some(child) = worker.as_deref() {
+        child.signal(signal);
+    }
+    let web_done = async {
+        handle.stop(true).await;
+        let _ = server.await;
+        tracing::info!("web server stopped");
+    };
+    let worker_done = async {
+        match worker.as_deref_mut() {
+            Some(child) => Some(child.child.wait().await),
+            None => None,
+        }
+    };
+    let both = async { futures_util::future::join(web_done, worker_done).await.1 };
+    let outcome = tokio::select! {
+        status = both => Ok(status),
+        () = tokio::time::sleep(config.shutdown_timeout) => Err("shutdown timed out"),
+        again = signals.recv() => {
+            tracing::warn!(signal = %again, "second stop signal; exiting now");
+            Err("second signal")
+        }
+    };
+    match outcome {
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(Ok(status))) if status.success() => ExitCode::SUCCESS,
+        Ok(Some(status)) => {
+            let pid = worker.as_deref().map_or(0, |w| w.pid);
+            log_worker_exit(pid, &status);
+            ExitCode::FAILURE
+        }
+        Err(reason) => {
+            if let Some(child) = worker {
+                tracing::warn!(worker.pid = child.pid, "{reason}: killing the worker");
+                child.kill_now().await;
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

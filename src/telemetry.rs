@@ -1,0 +1,183 @@
+//! Logging for both processes: one stream on stdout (which the worker child inherits, so the
+//! platform sees web and worker together) plus daily-rolling files per role in `LOG_DIR`.
+//!
+//! Every line carries the role and the pid, in text as a `web[1234]` prefix (the way app hosts
+//! print their dynos) and in JSON as `role` and `pid` keys.
+
+use std::fmt;
+use std::io::IsTerminal;
+
+use tracing::{Event, Subscriber};
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
+use tracing_appender::rolling::{RollingFileAppender, Rotation};
+use tracing_subscriber::fmt::FmtContext;
+use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+use crate::config::{Config, LogFormat};
+
+/// Which process is logging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Web,
+    Worker,
+    /// One-shot commands (`migrate`, `convert`, `token`): stdout only, no files.
+    Cli,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Web => "web",
+            Role::Worker => "worker",
+            Role::Cli => "cli",
+        }
+    }
+}
+
+/// Keeps the background log writers alive; dropping it flushes them. `main` drops it before
+/// the process exits, because `std::process::exit` runs no destructors.
+pub struct TelemetryGuard {
+    _guards: Vec<WorkerGuard>,
+}
+
+/// Installs the global subscriber for this process.
+pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
+    let mut guards = Vec::new();
+    let (stdout, guard) = writer("log-stdout").finish(std::io::stdout());
+    guards.push(guard);
+    let ansi = config.log_format == LogFormat::Text && std::io::stdout().is_terminal();
+    let stdout_layer = layer(role, config.log_format, ansi, stdout);
+
+    let file_layer = if role == Role::Cli {
+        None
+    } else {
+        let appender = RollingFileAppender::builder()
+            .rotation(Rotation::DAILY)
+            .filename_prefix(role.as_str())
+            .filename_suffix("log")
+            .max_log_files(config.log_max_files)
+            .build(&config.log_dir)?;
+        let (files, guard) = writer("log-files").finish(appender);
+        guards.push(guard);
+        Some(layer(role, config.log_format, false, files))
+    };
+
+    tracing_subscriber::registry()
+        .with(EnvFilter::try_new(&config.log_filter)?)
+        .with(stdout_layer)
+        .with(file_layer)
+        .try_init()?;
+    Ok(TelemetryGuard { _guards: guards })
+}
+
+/// A background writer whose queue is small enough to stay out of the memory budget (the
+/// default pre-allocates 128k slots, several MiB per writer) and that blocks rather than
+/// drops lines when the queue is full: a lost log line is worse than a briefly slower request.
+fn writer(thread: &str) -> NonBlockingBuilder {
+    NonBlockingBuilder::default()
+        .buffered_lines_limit(8192)
+        .lossy(false)
+        .thread_name(thread)
+}
+
+fn layer<S>(
+    role: Role,
+    format: LogFormat,
+    ansi: bool,
+    writer: tracing_appender::non_blocking::NonBlocking,
+) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let tag = ProcessTag {
+        role,
+        pid: std::process::id(),
+    };
+    match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(ansi)
+            .with_writer(writer)
+            .event_format(TaggedText {
+                tag,
+                inner: format::Format::default().with_ansi(ansi),
+            })
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(writer)
+            .event_format(TaggedJson {
+                tag,
+                inner: format::Format::default()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(false)
+                    .with_span_list(true),
+            })
+            .boxed(),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ProcessTag {
+    role: Role,
+    pid: u32,
+}
+
+struct TaggedText {
+    tag: ProcessTag,
+    inner: format::Format<format::Full>,
+}
+
+impl<S, N> FormatEvent<S, N> for TaggedText
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        write!(writer, "{}[{}] ", self.tag.role.as_str(), self.tag.pid)?;
+        self.inner.format_event(ctx, writer, event)
+    }
+}
+
+struct TaggedJson {
+    tag: ProcessTag,
+    inner: format::Format<format::Json>,
+}
+
+impl<S, N> FormatEvent<S, N> for TaggedJson
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    format::Format<format::Json>: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let mut line = String::with_capacity(256);
+        self.inner
+            .format_event(ctx, Writer::new(&mut line), event)?;
+        // The JSON formatter always writes one object; splice our two keys in at its start.
+        match line.strip_prefix('{') {
+            Some(rest) => write!(
+                writer,
+                "{{\"role\":\"{}\",\"pid\":{},{}",
+                self.tag.role.as_str(),
+                self.tag.pid,
+                rest
+            ),
+            None => writer.write_str(&line),
+        }
+    }
+}

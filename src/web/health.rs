@@ -1,0 +1,125 @@
+//! `/healthz` (the process is alive) and `/readyz` (it can do its work).
+
+use std::future::Future;
+use std::time::Duration;
+
+use actix_web::{HttpResponse, get, web};
+use serde::Serialize;
+
+use super::AppState;
+use crate::storage::workers;
+
+/// Each readiness check gets this long; a hung dependency is a failed check, not a hung probe.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(3);
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(healthz).service(readyz);
+}
+
+#[get("/healthz")]
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(("Cache-Control", "no-store"))
+        .json(serde_json::json!({ "status": "ok" }))
+}
+
+#[derive(Serialize)]
+struct Check {
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    heartbeat_age_ms: Option<i64>,
+}
+
+impl Check {
+    fn from_result(result: anyhow::Result<()>) -> Self {
+        Check {
+            ok: result.is_ok(),
+            error: result.err().map(|e| format!("{e:#}")),
+            heartbeat_age_ms: None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Readiness {
+    status: &'static str,
+    database: Check,
+    blob_store: Check,
+    worker: Check,
+}
+
+#[get("/readyz")]
+#[tracing::instrument(skip_all)]
+async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    let (database, blob_store, worker) = futures_util::future::join3(
+        bounded(state.db.ping()),
+        bounded(state.blobs.ping()),
+        check_worker(&state),
+    )
+    .await;
+    let database = Check::from_result(database);
+    let blob_store = Check::from_result(blob_store);
+    let ready = database.ok && blob_store.ok && worker.ok;
+    let body = Readiness {
+        status: if ready { "ready" } else { "unavailable" },
+        database,
+        blob_store,
+        worker,
+    };
+    let mut response = if ready {
+        HttpResponse::Ok()
+    } else {
+        HttpResponse::ServiceUnavailable()
+    };
+    response
+        .insert_header(("Cache-Control", "no-store"))
+        .json(body)
+}
+
+async fn bounded(check: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    tokio::time::timeout(CHECK_TIMEOUT, check)
+        .await
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {CHECK_TIMEOUT:?}")))
+}
+
+/// Ready when at least one worker's heartbeat is fresher than `WORKER_STALL_TIMEOUT`: with
+/// `bindery serve` that is our own child; with split processes, any worker will do the work.
+async fn check_worker(state: &AppState) -> Check {
+    let freshest = tokio::time::timeout(CHECK_TIMEOUT, workers::list_workers(&state.db)).await;
+    let limit = state.worker_stall_timeout;
+    match freshest {
+        Err(_) => Check {
+            ok: false,
+            error: Some(format!("no answer within {CHECK_TIMEOUT:?}")),
+            heartbeat_age_ms: None,
+        },
+        Ok(Err(e)) => Check {
+            ok: false,
+            error: Some(format!("reading worker heartbeats: {e}")),
+            heartbeat_age_ms: None,
+        },
+        Ok(Ok(rows)) => match rows.first() {
+            None => Check {
+                ok: false,
+                error: Some("no worker has reported a heartbeat yet".to_owned()),
+                heartbeat_age_ms: None,
+            },
+            Some(w) if w.age() > limit => Check {
+                ok: false,
+                error: Some(format!(
+                    "the freshest worker heartbeat is {} ms old, over WORKER_STALL_TIMEOUT ({} ms)",
+                    w.age_ms,
+                    limit.as_millis()
+                )),
+                heartbeat_age_ms: Some(w.age_ms),
+            },
+            Some(w) => Check {
+                ok: true,
+                error: None,
+                heartbeat_age_ms: Some(w.age_ms),
+            },
+        },
+    }
+}

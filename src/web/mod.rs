@@ -1,0 +1,69 @@
+//! The HTTP side: an actix-web application built from the configuration, zero2prod style.
+//!
+//! `Application::build` binds the listener (port 0 works) and remembers the real port; the
+//! supervisor decides when it stops. actix's own signal handling is off: the supervisor owns
+//! signals, because it must forward them to the worker child and escalate on a second one.
+
+mod assets;
+mod health;
+mod request_log;
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::middleware::from_fn;
+use actix_web::{App, HttpServer, web};
+use anyhow::Context;
+
+use crate::config::Config;
+use crate::storage::{BlobStore, Database};
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Database,
+    pub blobs: BlobStore,
+    pub worker_stall_timeout: Duration,
+}
+
+/// A bound, not yet running, web server.
+pub struct Application {
+    server: Server,
+    addr: SocketAddr,
+}
+
+impl Application {
+    pub fn build(config: &Config, state: AppState) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind((config.host, config.port))
+            .with_context(|| format!("binding {}:{}", config.host, config.port))?;
+        let addr = listener.local_addr().context("reading the bound address")?;
+        let state = web::Data::new(state);
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(state.clone())
+                .wrap(from_fn(request_log::log_request))
+                .configure(health::routes)
+                .configure(assets::routes)
+        })
+        .disable_signals()
+        .shutdown_timeout(config.shutdown_timeout.as_secs().max(1))
+        .listen(listener)
+        .context("starting the HTTP server")?
+        .run();
+        Ok(Self { server, addr })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn handle(&self) -> ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until the handle stops the server.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}

@@ -1,0 +1,306 @@
+//! Shared helpers for process-level tests: start the real `bindery` binary in its own temp data
+//! directory on a free port, read its JSON log stream, signal it, and watch it exit.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_bindery");
+
+/// A `Command` for the binary with a clean, test-owned environment: no `.env` pick-up from the
+/// developer's directory, no inherited `DATABASE_URL` or `PORT`.
+pub fn command(data_dir: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("DATA_DIR", data_dir)
+        .env("HOST", "127.0.0.1")
+        .env("PORT", "0")
+        .env("LOG_FORMAT", "json")
+        .env("RUST_LOG", "info,bindery=debug")
+        .current_dir(data_dir);
+    cmd
+}
+
+/// The JSON log lines a process has printed so far, shared with the thread that reads them.
+#[derive(Clone, Default)]
+pub struct LogStream {
+    lines: Arc<(Mutex<Vec<Value>>, Condvar)>,
+}
+
+impl LogStream {
+    fn push(&self, line: Value) {
+        let (lock, cvar) = &*self.lines;
+        lock.lock().expect("log lock").push(line);
+        cvar.notify_all();
+    }
+
+    /// Waits until a line matches, and returns it.
+    pub fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + timeout;
+        let (lock, cvar) = &*self.lines;
+        let mut lines = lock.lock().expect("log lock");
+        loop {
+            if let Some(found) = lines.iter().find(|l| pred(l)) {
+                return found.clone();
+            }
+            let now = Instant::now();
+            assert!(
+                now < deadline,
+                "timed out after {timeout:?} waiting for {what}; log so far:\n{}",
+                lines
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            lines = cvar
+                .wait_timeout(lines, deadline - now)
+                .expect("log lock")
+                .0;
+        }
+    }
+
+    pub fn find(&self, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        self.lines
+            .0
+            .lock()
+            .expect("log lock")
+            .iter()
+            .find(|l| pred(l))
+            .cloned()
+    }
+
+    pub fn all(&self) -> Vec<Value> {
+        self.lines.0.lock().expect("log lock").clone()
+    }
+}
+
+/// True when a log line has this message (and, if given, this role).
+pub fn message(line: &Value, role: Option<&str>, text: &str) -> bool {
+    line["message"].as_str().is_some_and(|m| m.contains(text))
+        && role.is_none_or(|r| line["role"] == r)
+}
+
+/// A running `bindery` process (serve, web or worker) with its log stream.
+pub struct Running {
+    pub child: Child,
+    pub logs: LogStream,
+    pub stderr: Arc<Mutex<String>>,
+}
+
+impl Running {
+    pub fn start(mut cmd: Command) -> Self {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start bindery");
+        let logs = LogStream::default();
+        let stdout = child.stdout.take().expect("stdout");
+        let sink = logs.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                sink.push(value);
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let pipe = child.stderr.take().expect("stderr");
+        let err_sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut s = err_sink.lock().expect("stderr lock");
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        Self {
+            child,
+            logs,
+            stderr,
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).expect("pid")
+    }
+
+    pub fn signal(&self, sig: Signal) {
+        kill(Pid::from_raw(self.pid()), sig).expect("signal bindery");
+    }
+
+    /// Waits for exit, failing the test if it takes longer than `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> (ExitStatus, Duration) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return (status, started.elapsed());
+            }
+            assert!(
+                started.elapsed() < timeout,
+                "bindery did not exit within {timeout:?}; log so far:\n{}",
+                self.logs
+                    .all()
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Never leave a server behind, even when an assertion failed halfway.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `bindery serve` (or `web`), started and listening.
+pub struct Server {
+    pub process: Running,
+    pub base: String,
+    pub data: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `bindery <args>` with extra environment and waits for its "listening" line.
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let data = tempfile::tempdir().expect("tempdir");
+        Self::start_in(data, args, env)
+    }
+
+    pub fn start_in(data: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut cmd = command(data.path());
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let process = Running::start(cmd);
+        let listening = process
+            .logs
+            .wait_for("the listening line", Duration::from_secs(20), |l| {
+                message(l, Some("web"), "listening")
+            });
+        let addr = listening["addr"].as_str().expect("addr field").to_owned();
+        Self {
+            process,
+            base: format!("http://{addr}"),
+            data,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Polls `/readyz` until it answers 200, and returns how long that took.
+    pub fn wait_ready(&self, timeout: Duration) -> Duration {
+        let started = Instant::now();
+        let client = client();
+        loop {
+            if let Ok(r) = client.get(self.url("/readyz")).send()
+                && r.status() == 200
+            {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < timeout,
+                "/readyz not 200 within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// The worker child's pid, from its "worker process started" line.
+    pub fn worker_pid(&self) -> i32 {
+        let line =
+            self.process
+                .logs
+                .wait_for("the worker start line", Duration::from_secs(10), |l| {
+                    message(l, Some("web"), "worker process started")
+                });
+        i32::try_from(line["worker.pid"].as_i64().expect("worker.pid")).expect("pid")
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.data.path().to_path_buf()
+    }
+}
+
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("http client")
+}
+
+/// Whether a process has exited. Zombies count as exited: once its parent is gone a process
+/// is reaped by whoever adopts it, which in a container may be nobody.
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Waits until `pid` has exited; returns how long that took.
+pub fn wait_gone(pid: i32, timeout: Duration) -> Duration {
+    let started = Instant::now();
+    while !process_gone(pid) {
+        assert!(
+            started.elapsed() < timeout,
+            "process {pid} still running after {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    started.elapsed()
+}
+
+/// Sends a signal to an arbitrary pid (the worker grandchild).
+pub fn signal_pid(pid: i32, sig: Signal) {
+    kill(Pid::from_raw(pid), sig).expect("signal process");
+}
+
+/// A fresh, empty PostgreSQL database on the test server `scripts/test` started, as a URL.
+/// Each call makes a new one, so tests never see each other's rows.
+pub fn postgres_database() -> String {
+    let admin = std::env::var("TEST_POSTGRES_URL").expect(
+        "TEST_POSTGRES_URL is not set: run the suite through scripts/test, which starts PostgreSQL",
+    );
+    let name = format!("bindery_test_{}", uuid::Uuid::new_v4().simple());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&admin)
+            .await
+            .expect("connect to PostgreSQL");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+    });
+    let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
+    url.set_path(&name);
+    url.to_string()
+}
