@@ -146,6 +146,24 @@ pub const VARIABLES: &[Variable] = &[
         "A worker whose heartbeat is older than this counts as dead (also the /readyz bound).",
     ),
     var(
+        "JOB_LEASE",
+        "30s",
+        "30s",
+        "How long a claimed job is held without a heartbeat; a dead worker's jobs run again after this.",
+    ),
+    var(
+        "JOB_RETENTION",
+        "7d",
+        "14d",
+        "Finished jobs are deleted after this long (dead jobs are kept for a person to retry).",
+    ),
+    var(
+        "SCHEDULE_PRUNE_JOBS",
+        "0 17 * * * *",
+        "off",
+        "Cron expression (5 or 6 fields, UTC) for pruning finished jobs, or `off`.",
+    ),
+    var(
         "KEEPALIVE_URL",
         "from APP_URL or WEBSITE_HOSTNAME, else off",
         "https://books.example.com",
@@ -257,6 +275,15 @@ pub struct Config {
     pub worker_stall_timeout: Duration,
     pub keepalive_url: Option<Url>,
     pub keepalive_interval: Duration,
+    pub job_lease: Duration,
+    pub job_retention: Duration,
+    pub schedules: ScheduleConfig,
+}
+
+/// Cron expressions of the built-in schedules; `None` is switched off.
+#[derive(Debug, Clone)]
+pub struct ScheduleConfig {
+    pub prune_jobs: Option<String>,
 }
 
 /// A variable with a value Bindery cannot use. Displays as the one line the user sees.
@@ -412,6 +439,19 @@ impl Config {
             (None, None, None) => None,
         };
 
+        let job_lease = duration("JOB_LEASE", get("JOB_LEASE"), 30)?;
+        if job_lease < Duration::from_secs(1) {
+            return Err(ConfigError::new(
+                "JOB_LEASE",
+                get("JOB_LEASE").unwrap_or_default(),
+                "is too short: use at least 1s",
+            ));
+        }
+        let job_retention = duration("JOB_RETENTION", get("JOB_RETENTION"), 7 * 24 * 3600)?;
+        let schedules = ScheduleConfig {
+            prune_jobs: schedule("SCHEDULE_PRUNE_JOBS", get("SCHEDULE_PRUNE_JOBS"))?,
+        };
+
         let warnings = env
             .keys()
             .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
@@ -435,6 +475,9 @@ impl Config {
                 worker_stall_timeout,
                 keepalive_url,
                 keepalive_interval,
+                job_lease,
+                job_retention,
+                schedules,
             },
             warnings,
         })
@@ -500,6 +543,15 @@ impl Config {
                     .map_or_else(|| "(off)".to_owned(), redact_url),
             ),
             ("KEEPALIVE_INTERVAL", d(self.keepalive_interval)),
+            ("JOB_LEASE", d(self.job_lease)),
+            ("JOB_RETENTION", d(self.job_retention)),
+            (
+                "SCHEDULE_PRUNE_JOBS",
+                self.schedules
+                    .prune_jobs
+                    .clone()
+                    .unwrap_or_else(|| "off".to_owned()),
+            ),
         ]
     }
 }
@@ -654,6 +706,22 @@ fn duration(
         ));
     }
     Ok(parsed)
+}
+
+/// A cron expression, its default, or `off`.
+fn schedule(name: &'static str, value: Option<&str>) -> Result<Option<String>, ConfigError> {
+    let value = value.unwrap_or(lookup(name).default);
+    if value.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    crate::jobs::schedule::parse_cron(value).map_err(|e| {
+        ConfigError::new(
+            name,
+            value,
+            format!("is not a cron expression ({e}); or use `off`"),
+        )
+    })?;
+    Ok(Some(value.to_owned()))
 }
 
 fn ensure_writable(name: &'static str, dir: &Path) -> Result<(), ConfigError> {

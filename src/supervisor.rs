@@ -23,12 +23,12 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use crate::config::Config;
+use crate::jobs::heartbeat;
 use crate::keepalive;
 use crate::signals::StopSignals;
 use crate::storage::workers;
 use crate::storage::{BlobStore, Database};
 use crate::web::{AppState, Application};
-use crate::worker::heartbeat;
 
 /// After the worker dies, in-flight requests get this long before the web exits too; the
 /// platform expects the pair back within seconds.
@@ -70,7 +70,7 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
     let stop = tokio::select! {
         signal = signals.recv() => Stop::Signal(signal),
         status = wait_child(worker.as_mut()) => Stop::WorkerExited(status),
-        reason = watch_heartbeat(&db, watched_id.as_deref(), config.worker_stall_timeout) => {
+        reason = watch_heartbeat(&db, watched_id.as_deref(), config.worker_stall_timeout, config.job_lease) => {
             Stop::WorkerStalled(reason)
         }
         ended = &mut server => Stop::ServerEnded(ended.map_err(anyhow::Error::from).and_then(|r| r.map_err(anyhow::Error::from))),
@@ -197,12 +197,13 @@ async fn watch_heartbeat(
     db: &Database,
     worker_id: Option<&str>,
     stall_timeout: Duration,
+    lease: Duration,
 ) -> String {
     let Some(worker_id) = worker_id else {
         return std::future::pending().await;
     };
     let spawned = Instant::now();
-    let mut tick = tokio::time::interval(heartbeat::interval_for(stall_timeout));
+    let mut tick = tokio::time::interval(heartbeat::interval_for(stall_timeout, lease));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;

@@ -284,3 +284,26 @@ fn web_alone_runs_without_a_worker_child() {
     let (status, _) = server.process.wait_exit(Duration::from_secs(5));
     assert!(status.success());
 }
+
+#[test]
+fn a_worker_whose_supervisor_is_already_gone_refuses_to_start() {
+    // The race the parent-death signal cannot cover: the parent died before the child set it.
+    // The child then sees a parent pid other than the one it was told.
+    let data = tempfile::tempdir().expect("tempdir");
+    let output = common::command(data.path())
+        .args([
+            "worker",
+            "--supervised-by",
+            "999999",
+            "--worker-id",
+            "orphan",
+        ])
+        .output()
+        .expect("run");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("web process 999999") && stderr.contains("is gone"),
+        "{stderr}"
+    );
+}

@@ -81,6 +81,16 @@ impl Database {
         .context("database did not answer")
     }
 
+    /// Starts a transaction. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`): a
+    /// deferred transaction that later writes can fail with "database is locked" without
+    /// waiting, where an immediate one waits its turn under the busy timeout.
+    pub async fn begin(&self) -> sqlx::Result<Tx> {
+        Ok(match self {
+            Database::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Database::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+
     pub fn backend(&self) -> &'static str {
         match self {
             Database::Sqlite(_) => "sqlite",
@@ -102,4 +112,28 @@ fn url_host(url: &url::Url) -> String {
         url.host_str().unwrap_or("?"),
         url.port().unwrap_or(5432)
     )
+}
+
+/// A transaction on either backend. Storage and job functions take `&mut Tx`, so that a caller
+/// can commit application rows and the jobs they cause together.
+#[derive(Debug)]
+pub enum Tx {
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+impl Tx {
+    pub async fn commit(self) -> sqlx::Result<()> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+    }
+
+    pub async fn rollback(self) -> sqlx::Result<()> {
+        match self {
+            Tx::Sqlite(tx) => tx.rollback().await,
+            Tx::Postgres(tx) => tx.rollback().await,
+        }
+    }
 }

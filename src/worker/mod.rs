@@ -1,26 +1,56 @@
 //! The worker process: `bindery worker`, alone or as the child of `bindery serve`.
 //!
-//! It heartbeats into the database, and (once the job engine lands) claims and runs jobs. It
-//! never talks to the web process except through storage.
+//! It runs the job engine's [`Runner`] over the one registry of job types, and the schedules
+//! that enqueue recurring jobs. It never talks to the web process except through storage.
 
-pub mod heartbeat;
+pub mod builtin;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
 use crate::config::Config;
+use crate::jobs::schedule::{self, Schedule};
+use crate::jobs::{JobQueue, NewJob, Registry, Runner, RunnerConfig};
 use crate::signals::StopSignals;
-use crate::storage::Database;
-use crate::storage::workers::{self, WorkerIdentity};
-use heartbeat::Heartbeat;
+use crate::storage::{BlobStore, Database};
 
 /// Signals that arrive within this window of the first are the same request from two senders
 /// (a platform that signals every process, and our supervisor forwarding it), not a second,
 /// impatient one.
 const DUPLICATE_SIGNAL_WINDOW: Duration = Duration::from_secs(1);
+
+/// What every job run in this process can reach.
+pub struct WorkerContext {
+    pub db: Database,
+    pub blobs: BlobStore,
+    pub queue: JobQueue,
+    pub config: Arc<Config>,
+}
+
+/// Every job type Bindery runs: the one list.
+pub fn registry() -> Registry<WorkerContext> {
+    Registry::new()
+        .register::<builtin::Noop>()
+        .register::<builtin::Sleep>()
+        .register::<builtin::PruneJobs>()
+}
+
+/// The recurring jobs, with any `SCHEDULE_*` overrides applied (`off` removes one).
+pub fn schedules(config: &Config) -> Vec<Schedule> {
+    let defaults = [(
+        "prune_jobs",
+        config.schedules.prune_jobs.clone(),
+        NewJob::of(&builtin::PruneJobs {}),
+    )];
+    defaults
+        .into_iter()
+        .filter_map(|(name, cron, job)| cron.map(|cron| Schedule { name, cron, job }))
+        .collect()
+}
 
 /// How the worker was started.
 #[derive(Debug, Clone)]
@@ -59,20 +89,27 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         // Under `serve`, the web process migrated before spawning us.
         db.migrate().await?;
     }
-    let identity = WorkerIdentity {
-        id: options.worker_id.clone(),
-        hostname: nix::unistd::gethostname()
-            .ok()
-            .and_then(|h| h.into_string().ok())
-            .unwrap_or_else(|| "unknown".to_owned()),
-        pid: std::process::id(),
-        version: env!("CARGO_PKG_VERSION"),
+    let blobs = BlobStore::open(&config.blob, &config.azure)?;
+    let queue = JobQueue::new(db.clone());
+    let context = WorkerContext {
+        db: db.clone(),
+        blobs,
+        queue: queue.clone(),
+        config: Arc::new(config.clone()),
     };
-    let heartbeat = Heartbeat::start(
-        &config.database,
-        identity,
-        heartbeat::interval_for(config.worker_stall_timeout),
-    )?;
+    let runner_config = RunnerConfig {
+        worker_id: options.worker_id.clone(),
+        concurrency: config.worker_concurrency.get(),
+        lease: config.job_lease,
+        stall_timeout: config.worker_stall_timeout,
+        poll_interval: Duration::from_secs(1),
+        retry_base: Duration::from_secs(1),
+        database_url: config.database.clone(),
+    };
+    let runner = Runner::new(db.clone(), registry(), context, runner_config)
+        .start()
+        .await?;
+    let schedules = schedule::start(queue, schedules(config)).await?;
     tracing::info!(
         worker.id = %options.worker_id,
         concurrency = config.worker_concurrency.get(),
@@ -82,32 +119,27 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
 
     let signal = signals.recv().await;
     let first_signal_at = Instant::now();
+    schedules.shutdown().await;
     if supervisor_gone(&options) {
-        tracing::warn!(%signal, "the web process is gone; stopping now");
-        heartbeat.stop().await;
+        tracing::warn!(%signal, "the web process is gone; giving work back and stopping now");
+        runner.shutdown(Duration::ZERO).await;
         return Ok(ExitCode::FAILURE);
     }
     tracing::info!(%signal, "stopping: no new work will be claimed");
 
-    let shutdown = async {
-        heartbeat.stop().await;
-        if let Err(e) = workers::remove_worker(&db, &options.worker_id).await {
-            tracing::warn!(error = %e, "could not remove this worker's heartbeat row");
-        }
-        db.close().await;
-    };
+    // Leave the supervisor time to see us exit inside its own SHUTDOWN_TIMEOUT.
+    let grace = config
+        .shutdown_timeout
+        .saturating_sub(Duration::from_secs(2))
+        .max(Duration::from_millis(500));
+    let shutdown = runner.shutdown(grace);
     tokio::pin!(shutdown);
-    let deadline = tokio::time::sleep(config.shutdown_timeout);
-    tokio::pin!(deadline);
     loop {
         tokio::select! {
-            () = &mut shutdown => {
-                tracing::info!("worker stopped");
+            report = &mut shutdown => {
+                db.close().await;
+                tracing::info!(drained = report.drained, released = report.released, "worker stopped");
                 return Ok(ExitCode::SUCCESS);
-            }
-            () = &mut deadline => {
-                tracing::warn!(timeout = ?config.shutdown_timeout, "shutdown timed out; exiting now");
-                return Ok(ExitCode::FAILURE);
             }
             again = signals.recv() => {
                 if first_signal_at.elapsed() < DUPLICATE_SIGNAL_WINDOW {
@@ -123,6 +155,6 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
 fn pool_size(config: &Config) -> u32 {
     u32::try_from(config.worker_concurrency.get())
         .unwrap_or(u32::MAX)
-        .saturating_add(2)
+        .saturating_add(4)
         .min(64)
 }

@@ -286,13 +286,24 @@ pub fn postgres_database() -> String {
         "TEST_POSTGRES_URL is not set: run the suite through scripts/test, which starts PostgreSQL",
     );
     let name = format!("bindery_test_{}", uuid::Uuid::new_v4().simple());
+    // On a thread of its own, so that async tests can call it too.
+    let (admin_url, db_name) = (admin.clone(), name.clone());
+    std::thread::spawn(move || create_database(&admin_url, &db_name))
+        .join()
+        .expect("create database thread");
+    let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
+    url.set_path(&name);
+    url.to_string()
+}
+
+fn create_database(admin: &str, name: &str) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
         use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(&admin)
+        let mut conn = sqlx::PgConnection::connect(admin)
             .await
             .expect("connect to PostgreSQL");
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
@@ -300,7 +311,4 @@ pub fn postgres_database() -> String {
             .await
             .expect("create test database");
     });
-    let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
-    url.set_path(&name);
-    url.to_string()
 }

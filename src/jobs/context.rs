@@ -1,0 +1,110 @@
+//! What a running job can reach: the application context, its own identity, progress
+//! reporting, and successor jobs that commit with its completion.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::NewJob;
+use super::store::{self, ChildOutcome, Successors};
+use crate::storage::Database;
+
+/// Progress writes closer together than this are skipped (except 100%): a chatty job should
+/// not turn into a write load.
+const PROGRESS_MIN_INTERVAL: Duration = Duration::from_millis(200);
+
+pub struct JobContext<C> {
+    app: Arc<C>,
+    db: Database,
+    worker: Arc<str>,
+    pub id: i64,
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub tenant: String,
+    pub workflow: Option<String>,
+    successors: Arc<Mutex<Successors>>,
+    last_progress: Mutex<Option<Instant>>,
+}
+
+impl<C> JobContext<C> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        app: Arc<C>,
+        db: Database,
+        worker: Arc<str>,
+        id: i64,
+        attempt: i32,
+        max_attempts: i32,
+        tenant: String,
+        workflow: Option<String>,
+        successors: Arc<Mutex<Successors>>,
+    ) -> Self {
+        Self {
+            app,
+            db,
+            worker,
+            id,
+            attempt,
+            max_attempts,
+            tenant,
+            workflow,
+            successors,
+            last_progress: Mutex::new(None),
+        }
+    }
+
+    /// The application context the worker was started with.
+    pub fn app(&self) -> &C {
+        &self.app
+    }
+
+    /// Reports progress (0–100) with a short message, readable by the web at once.
+    pub async fn progress(&self, percent: i32, message: &str) -> anyhow::Result<()> {
+        {
+            let mut last = self.last_progress.lock().unwrap_or_else(|e| e.into_inner());
+            if percent < 100 && last.is_some_and(|t| t.elapsed() < PROGRESS_MIN_INTERVAL) {
+                return Ok(());
+            }
+            *last = Some(Instant::now());
+        }
+        store::set_progress(&self.db, self.id, &self.worker, percent, message).await?;
+        Ok(())
+    }
+
+    /// Enqueues `job` when, and only if, this job's completion commits. It inherits this job's
+    /// workflow and tenant unless it names its own.
+    pub fn then(&self, job: NewJob) {
+        let job = self.inherit(job);
+        self.lock_successors().then.push(job);
+    }
+
+    /// Fan-out/fan-in: on completion, enqueue `children` and a `join` job that runs exactly
+    /// once, after every child has finished (however it finished).
+    pub fn fan_out(&self, children: Vec<NewJob>, join: NewJob) {
+        let children = children.into_iter().map(|c| self.inherit(c)).collect();
+        let join = self.inherit(join);
+        self.lock_successors().fan_out.push((children, join));
+    }
+
+    /// For a join: how each of its children ended.
+    pub async fn children(&self) -> anyhow::Result<Vec<ChildOutcome>> {
+        Ok(store::fetch_children(&self.db, self.id).await?)
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    fn inherit(&self, mut job: NewJob) -> NewJob {
+        if job.tenant.is_empty() {
+            job.tenant.clone_from(&self.tenant);
+        }
+        if job.workflow.is_none() {
+            job.workflow.clone_from(&self.workflow);
+        }
+        job
+    }
+
+    fn lock_successors(&self) -> std::sync::MutexGuard<'_, Successors> {
+        self.successors.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

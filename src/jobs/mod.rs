@@ -1,0 +1,219 @@
+//! The durable job engine: a queue in the database, shared by the web (enqueue, read status)
+//! and workers (claim, run, commit).
+//!
+//! Guarantees (DESIGN.md, "The job engine"):
+//! - **At-least-once execution, exactly-once effects.** A claim takes a lease (`locked_until`)
+//!   that the worker's heartbeat thread extends while the job runs; a worker that dies loses its
+//!   leases and the job is rescued and run again. Completion, its result and its successor jobs
+//!   commit in one transaction, and only while the lease is still held.
+//! - **Outcomes**: complete (with a small JSON result), retry (an `Err`: exponential backoff with
+//!   jitter up to `max_attempts`, then *dead* with the whole error history), discard (bad input:
+//!   fail now), snooze (later, without spending an attempt), cancel. Panics are caught.
+//! - **Order and fairness**: priorities, `run_at`, serialization keys (never two at once, in
+//!   enqueue order, enforced by the claim itself), round-robin between tenants.
+//! - **Workflows**: successors and fan-out/fan-in joins commit with their parent's completion;
+//!   a join runs once, after every child has finished, and can read how each one ended.
+//!
+//! A job type is declared once: a serde struct, an `impl Job`, and one `register` line.
+
+mod backoff;
+mod context;
+pub mod heartbeat;
+mod queue;
+mod registry;
+mod runner;
+pub mod schedule;
+mod store;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+pub use context::JobContext;
+pub use queue::{JobFilter, JobQueue, QueueStats, WaitTarget};
+pub use registry::Registry;
+pub use runner::{Runner, RunnerConfig, RunnerHandle, ShutdownReport};
+pub use store::{ChildOutcome, JobRecord, WorkflowState};
+
+/// Queue used when a job type does not name one.
+pub const DEFAULT_QUEUE: &str = "default";
+
+/// A kind of background work. Implement it on a serde struct (the payload) and register the
+/// type once in the worker's [`Registry`].
+pub trait Job: Serialize + DeserializeOwned + Send + 'static {
+    /// Stable name stored in the database. Renaming it orphans queued jobs.
+    const NAME: &'static str;
+    const QUEUE: &'static str = DEFAULT_QUEUE;
+    /// Lower runs first.
+    const PRIORITY: i16 = 0;
+    const MAX_ATTEMPTS: i32 = 10;
+    /// What every run gets: database, blob store, configuration...
+    type Context: Send + Sync + 'static;
+
+    /// Does the work. `Err` means "try again later"; return [`Outcome::Discard`] for input that
+    /// will never work.
+    fn run(
+        self,
+        cx: &JobContext<Self::Context>,
+    ) -> impl std::future::Future<Output = anyhow::Result<Outcome>> + Send;
+}
+
+/// How a run ended, other than by an error (which means retry).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Done, with an optional small JSON result that the web can read.
+    Complete(Option<serde_json::Value>),
+    /// The input cannot work: fail now, without retrying, with a message for a person.
+    Discard(String),
+    /// Not now: run again after this long without spending an attempt.
+    Snooze(Duration),
+    /// Stop this job for good; not a failure.
+    Cancel(String),
+}
+
+impl Outcome {
+    pub fn done() -> Self {
+        Outcome::Complete(None)
+    }
+
+    pub fn done_with(result: impl Serialize) -> Self {
+        Outcome::Complete(serde_json::to_value(result).ok())
+    }
+}
+
+/// Lifecycle states, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Available,
+    Waiting,
+    Running,
+    Completed,
+    Discarded,
+    Dead,
+    Cancelled,
+}
+
+impl JobState {
+    pub const ALL: [JobState; 7] = [
+        JobState::Available,
+        JobState::Waiting,
+        JobState::Running,
+        JobState::Completed,
+        JobState::Discarded,
+        JobState::Dead,
+        JobState::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Available => "available",
+            JobState::Waiting => "waiting",
+            JobState::Running => "running",
+            JobState::Completed => "completed",
+            JobState::Discarded => "discarded",
+            JobState::Dead => "dead",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|state| state.as_str() == s)
+    }
+
+    /// Finished for good (until an operator retries it).
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobState::Completed | JobState::Discarded | JobState::Dead | JobState::Cancelled
+        )
+    }
+}
+
+/// A job ready to be enqueued: what to run, and how.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub kind: String,
+    pub payload: String,
+    pub queue: String,
+    pub priority: i16,
+    pub max_attempts: i32,
+    /// Not before this many milliseconds from now (by the database's clock).
+    pub delay_ms: i64,
+    /// A second enqueue with the same key returns the first job instead.
+    pub unique_key: Option<String>,
+    /// Jobs sharing a key never run at the same time, and start in enqueue order.
+    pub serial_key: Option<String>,
+    /// Claims are fair between tenants.
+    pub tenant: String,
+    /// Groups the jobs of one piece of work (a book), so its state reads in one query.
+    /// Successors inherit their parent's.
+    pub workflow: Option<String>,
+}
+
+impl NewJob {
+    /// A job of type `J` with `J`'s queue, priority and attempts.
+    pub fn of<J: Job>(job: &J) -> Self {
+        Self {
+            kind: J::NAME.to_owned(),
+            // A derive(Serialize) struct always serialises; the fallback keeps this infallible.
+            payload: serde_json::to_string(job).unwrap_or_else(|_| "null".to_owned()),
+            queue: J::QUEUE.to_owned(),
+            priority: J::PRIORITY,
+            max_attempts: J::MAX_ATTEMPTS,
+            delay_ms: 0,
+            unique_key: None,
+            serial_key: None,
+            tenant: String::new(),
+            workflow: None,
+        }
+    }
+
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay_ms = i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
+        self
+    }
+
+    pub fn unique_key(mut self, key: impl Into<String>) -> Self {
+        self.unique_key = Some(key.into());
+        self
+    }
+
+    pub fn serial_key(mut self, key: impl Into<String>) -> Self {
+        self.serial_key = Some(key.into());
+        self
+    }
+
+    pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = tenant.into();
+        self
+    }
+
+    pub fn workflow(mut self, workflow: impl Into<String>) -> Self {
+        self.workflow = Some(workflow.into());
+        self
+    }
+
+    pub fn priority(mut self, priority: i16) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    pub fn queue(mut self, queue: impl Into<String>) -> Self {
+        self.queue = queue.into();
+        self
+    }
+
+    pub fn max_attempts(mut self, attempts: i32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+}
+
+/// What `enqueue` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Enqueued {
+    pub id: i64,
+    /// False when a job with the same unique key already existed and is returned instead.
+    pub inserted: bool,
+}

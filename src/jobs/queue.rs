@@ -1,0 +1,298 @@
+//! The client side of the queue, used by the web and by anything that enqueues or inspects
+//! jobs: enqueue (alone or inside the caller's transaction), read, wait, operate.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+use tokio::sync::{OnceCell, watch};
+
+use super::store::{self, JobRecord, QueueRow, WorkflowState};
+use super::{Enqueued, JobState, NewJob};
+use crate::storage::{Database, Tx};
+
+/// PostgreSQL channels: new work for workers, and finished work for waiters.
+pub(crate) const CHANNEL_JOBS: &str = "bindery_jobs";
+pub(crate) const CHANNEL_DONE: &str = "bindery_done";
+
+/// What `wait_for` waits on.
+#[derive(Debug, Clone)]
+pub enum WaitTarget {
+    Job(i64),
+    Workflow(String),
+}
+
+/// Filters for listing jobs; all optional.
+#[derive(Debug, Clone, Default)]
+pub struct JobFilter {
+    pub state: Option<JobState>,
+    pub queue: Option<String>,
+    pub tenant: Option<String>,
+    pub before_id: Option<i64>,
+    pub limit: i64,
+}
+
+/// Queue depth and age, for metrics and autoscalers.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueStats {
+    pub rows: Vec<QueueRow>,
+    pub paused: Vec<String>,
+}
+
+impl QueueStats {
+    /// Jobs waiting to run, across queues.
+    pub fn available(&self) -> i64 {
+        self.rows
+            .iter()
+            .filter(|r| r.state == "available")
+            .map(|r| r.count)
+            .sum()
+    }
+
+    /// How long the oldest due job has waited, across queues.
+    pub fn oldest_due(&self) -> Option<Duration> {
+        self.rows
+            .iter()
+            .filter_map(|r| r.oldest_due_ms)
+            .max()
+            .map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0)))
+    }
+}
+
+/// A handle on the job queue. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct JobQueue {
+    db: Database,
+    done: Arc<OnceCell<watch::Receiver<u64>>>,
+}
+
+impl JobQueue {
+    pub fn new(db: Database) -> Self {
+        Self {
+            db,
+            done: Arc::new(OnceCell::new()),
+        }
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Enqueues one job in its own transaction.
+    #[tracing::instrument(skip_all, fields(job.kind = %job.kind))]
+    pub async fn enqueue(&self, job: NewJob) -> anyhow::Result<Enqueued> {
+        let mut tx = self.db.begin().await?;
+        let enqueued = self.enqueue_in(&mut tx, job).await?;
+        tx.commit().await.context("committing an enqueue")?;
+        Ok(enqueued)
+    }
+
+    /// Enqueues inside the caller's transaction, so the job exists if and only if the
+    /// application rows written beside it do.
+    pub async fn enqueue_in(&self, tx: &mut Tx, job: NewJob) -> anyhow::Result<Enqueued> {
+        let enqueued = store::insert_jobs(tx, std::slice::from_ref(&job), &Default::default())
+            .await
+            .context("inserting a job")?;
+        notify(tx, CHANNEL_JOBS).await?;
+        Ok(enqueued[0])
+    }
+
+    /// Enqueues many jobs in one transaction with few statements (jobs whose unique key is
+    /// taken are skipped). Returns how many were inserted.
+    #[tracing::instrument(skip_all, fields(count = jobs.len()))]
+    pub async fn enqueue_bulk(&self, jobs: &[NewJob]) -> anyhow::Result<u64> {
+        let mut tx = self.db.begin().await?;
+        let inserted = store::insert_bulk(&mut tx, jobs)
+            .await
+            .context("bulk insert")?;
+        notify(&mut tx, CHANNEL_JOBS).await?;
+        tx.commit().await.context("committing a bulk enqueue")?;
+        Ok(inserted)
+    }
+
+    pub async fn job(&self, id: i64) -> anyhow::Result<Option<JobRecord>> {
+        Ok(store::fetch_job(&self.db, id).await?)
+    }
+
+    /// Every job of a workflow, in one query.
+    pub async fn workflow(&self, workflow: &str) -> anyhow::Result<WorkflowState> {
+        Ok(store::fetch_workflow(&self.db, workflow).await?)
+    }
+
+    pub async fn list(&self, filter: &JobFilter) -> anyhow::Result<Vec<JobRecord>> {
+        Ok(store::list_jobs(
+            &self.db,
+            filter.state.map(JobState::as_str),
+            filter.queue.as_deref(),
+            filter.tenant.as_deref(),
+            filter.before_id,
+            if filter.limit > 0 {
+                filter.limit.min(1000)
+            } else {
+                100
+            },
+        )
+        .await?)
+    }
+
+    pub async fn stats(&self) -> anyhow::Result<QueueStats> {
+        Ok(QueueStats {
+            rows: store::queue_rows(&self.db).await?,
+            paused: store::paused_queues(&self.db).await?,
+        })
+    }
+
+    pub async fn pause(&self, queue: &str) -> anyhow::Result<()> {
+        Ok(store::set_paused(&self.db, queue, true).await?)
+    }
+
+    pub async fn resume(&self, queue: &str) -> anyhow::Result<()> {
+        store::set_paused(&self.db, queue, false).await?;
+        let mut tx = self.db.begin().await?;
+        notify(&mut tx, CHANNEL_JOBS).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Runs a dead, discarded or cancelled job again, with fresh attempts. False if the job is
+    /// not in one of those states.
+    pub async fn retry(&self, id: i64) -> anyhow::Result<bool> {
+        let retried = store::retry_job(&self.db, id).await?;
+        if retried {
+            let mut tx = self.db.begin().await?;
+            notify(&mut tx, CHANNEL_JOBS).await?;
+            tx.commit().await?;
+        }
+        Ok(retried)
+    }
+
+    /// Cancels a job that has not finished. A running one is stopped by its worker within a
+    /// heartbeat. False if it had already finished.
+    pub async fn cancel(&self, id: i64, reason: &str) -> anyhow::Result<bool> {
+        self.end(id, JobState::Cancelled, reason).await
+    }
+
+    /// Fails a job that has not finished, as bad input, without retries.
+    pub async fn discard(&self, id: i64, reason: &str) -> anyhow::Result<bool> {
+        self.end(id, JobState::Discarded, reason).await
+    }
+
+    async fn end(&self, id: i64, state: JobState, reason: &str) -> anyhow::Result<bool> {
+        let ended = store::end_job(&self.db, id, state, reason).await?;
+        if ended {
+            let mut tx = self.db.begin().await?;
+            notify(&mut tx, CHANNEL_DONE).await?;
+            notify(&mut tx, CHANNEL_JOBS).await?;
+            tx.commit().await?;
+        }
+        Ok(ended)
+    }
+
+    /// Deletes finished jobs older than `retention` (dead ones stay for a person to look at).
+    pub async fn prune(&self, retention: Duration) -> anyhow::Result<u64> {
+        let ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
+        Ok(store::prune_finished(&self.db, ms).await?)
+    }
+
+    /// Waits until a job or a whole workflow has finished, or `timeout` passes. Returns whether
+    /// it finished. Reads storage only: LISTEN/NOTIFY on PostgreSQL (with polling in case a
+    /// notification is lost), cheap polling on SQLite.
+    pub async fn wait_for(&self, target: &WaitTarget, timeout: Duration) -> anyhow::Result<bool> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut done = self.done_signal().await;
+        let mut poll = Duration::from_millis(5);
+        loop {
+            if self.is_finished(target).await? {
+                return Ok(true);
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            let nap = poll.min(deadline - now);
+            match done.as_mut() {
+                Some(rx) => {
+                    tokio::select! {
+                        _ = rx.changed() => {}
+                        () = tokio::time::sleep(nap) => {}
+                    }
+                    // Notifications do the work here; polling is only the safety net.
+                    poll = Duration::from_secs(1);
+                }
+                None => {
+                    tokio::time::sleep(nap).await;
+                    poll = (poll * 2).min(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+
+    async fn is_finished(&self, target: &WaitTarget) -> anyhow::Result<bool> {
+        Ok(match target {
+            WaitTarget::Job(id) => store::fetch_job(&self.db, *id)
+                .await?
+                .and_then(|j| j.state())
+                .is_none_or(JobState::is_terminal),
+            WaitTarget::Workflow(w) => store::fetch_workflow(&self.db, w).await?.finished(),
+        })
+    }
+
+    /// On PostgreSQL, a watch that ticks whenever some job finishes, fed by one LISTEN
+    /// connection per process. None on SQLite.
+    async fn done_signal(&self) -> Option<watch::Receiver<u64>> {
+        let Database::Postgres(pool) = &self.db else {
+            return None;
+        };
+        let pool = pool.clone();
+        let rx = self
+            .done
+            .get_or_init(|| async move {
+                let (tx, rx) = watch::channel(0u64);
+                tokio::spawn(listen(pool, CHANNEL_DONE, move || {
+                    tx.send_modify(|n| *n = n.wrapping_add(1));
+                }));
+                rx
+            })
+            .await;
+        Some(rx.clone())
+    }
+}
+
+/// Sends a wake-up on PostgreSQL (delivered when the transaction commits); nothing on SQLite,
+/// whose readers notice new commits by polling `PRAGMA data_version`.
+pub(crate) async fn notify(tx: &mut Tx, channel: &str) -> sqlx::Result<()> {
+    if let Tx::Postgres(t) = tx {
+        sqlx::query("SELECT pg_notify($1, '')")
+            .bind(channel)
+            .execute(&mut **t)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Listens on a PostgreSQL channel for as long as the process lives, calling `on_notify` for
+/// each notification, and reconnecting after errors.
+pub(crate) async fn listen(
+    pool: sqlx::PgPool,
+    channel: &'static str,
+    on_notify: impl Fn() + Send + 'static,
+) {
+    loop {
+        let result: anyhow::Result<()> = async {
+            let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await?;
+            listener.listen(channel).await?;
+            // Anything that happened while we were not listening is covered by one wake-up.
+            on_notify();
+            loop {
+                listener.recv().await?;
+                on_notify();
+            }
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::warn!(channel, error = %e, "lost the LISTEN connection; reconnecting");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

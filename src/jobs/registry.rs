@@ -1,0 +1,81 @@
+//! Job types by name: the one list a worker runs from.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use super::{Job, JobContext, Outcome};
+
+type BoxFuture = Pin<Box<dyn Future<Output = anyhow::Result<Outcome>> + Send>>;
+type RunFn<C> = Arc<dyn Fn(&str, JobContext<C>) -> BoxFuture + Send + Sync>;
+
+struct Entry<C> {
+    run: RunFn<C>,
+    queue: &'static str,
+}
+
+/// Maps stored job names to the code that runs them.
+pub struct Registry<C> {
+    jobs: BTreeMap<&'static str, Entry<C>>,
+}
+
+impl<C: Send + Sync + 'static> Default for Registry<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: Send + Sync + 'static> Registry<C> {
+    pub fn new() -> Self {
+        Self {
+            jobs: BTreeMap::new(),
+        }
+    }
+
+    /// Adds job type `J`. Registering two types under one name is a bug, caught at start-up.
+    pub fn register<J: Job<Context = C>>(mut self) -> Self {
+        let run: RunFn<C> = Arc::new(|payload: &str, cx: JobContext<C>| {
+            let parsed = serde_json::from_str::<J>(payload);
+            Box::pin(async move {
+                match parsed {
+                    Ok(job) => job.run(&cx).await,
+                    Err(e) => Ok(Outcome::Discard(format!(
+                        "the payload does not match job type `{}`: {e}",
+                        J::NAME
+                    ))),
+                }
+            })
+        });
+        let previous = self.jobs.insert(
+            J::NAME,
+            Entry {
+                run,
+                queue: J::QUEUE,
+            },
+        );
+        assert!(
+            previous.is_none(),
+            "job type `{}` registered twice",
+            J::NAME
+        );
+        self
+    }
+
+    /// The future that runs one stored job, or `None` if no type has that name.
+    pub(crate) fn start(&self, kind: &str, payload: &str, cx: JobContext<C>) -> Option<BoxFuture> {
+        self.jobs.get(kind).map(|entry| (entry.run)(payload, cx))
+    }
+
+    /// Every queue some registered type uses: what a worker claims from.
+    pub fn queues(&self) -> Vec<String> {
+        let mut queues: Vec<String> = self.jobs.values().map(|e| e.queue.to_owned()).collect();
+        queues.sort();
+        queues.dedup();
+        queues
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.jobs.keys().copied()
+    }
+}

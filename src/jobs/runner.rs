@@ -1,0 +1,669 @@
+//! The worker side of the queue: claim, run, commit.
+//!
+//! Four tasks and a thread cooperate, and only through the database and in-process channels:
+//! - the **fetcher** claims as many due jobs as there are free executors (never more, so a
+//!   tenant's backlog can delay another tenant's job by at most one job per executor), and
+//!   spawns each on the runtime;
+//! - the **completer** commits finished jobs in batches: whatever finished while the previous
+//!   commit was in flight goes in the next one (group commit);
+//! - the **waker** turns "something changed" into an immediate claim: LISTEN/NOTIFY on
+//!   PostgreSQL, `PRAGMA data_version` polling on SQLite;
+//! - the **rescuer** returns jobs whose lease ran out (their worker died) to the queue;
+//! - the **heartbeat thread** extends our leases and reports the ones we lost.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use serde_json::json;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::task::{AbortHandle, JoinHandle};
+use tracing::Instrument;
+
+use super::heartbeat::{self, Heartbeat, HeldLeases};
+use super::queue::{CHANNEL_JOBS, listen};
+use super::store::{self, ClaimedRow, Finish, Finished, Successors};
+use super::{JobContext, Outcome, Registry, backoff};
+use crate::config::DatabaseUrl;
+use crate::storage::Database;
+use crate::storage::workers::{self, WorkerIdentity};
+
+/// How a runner runs.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    pub worker_id: String,
+    pub concurrency: usize,
+    /// How long a claim holds a job without a heartbeat extending it.
+    pub lease: Duration,
+    /// The heartbeat must be fresher than this for the worker to count as alive.
+    pub stall_timeout: Duration,
+    /// Fallback poll when no wake-up arrives (notifications can be lost; jobs become due).
+    pub poll_interval: Duration,
+    /// First retry delay; later ones double (with jitter) up to an hour.
+    pub retry_base: Duration,
+    /// For the heartbeat thread's own connection.
+    pub database_url: DatabaseUrl,
+}
+
+impl RunnerConfig {
+    pub fn new(database_url: DatabaseUrl) -> Self {
+        Self {
+            worker_id: uuid::Uuid::new_v4().to_string(),
+            concurrency: 16,
+            lease: Duration::from_secs(30),
+            stall_timeout: Duration::from_secs(60),
+            poll_interval: Duration::from_secs(1),
+            retry_base: backoff::BASE,
+            database_url,
+        }
+    }
+}
+
+/// A configured, not yet started, job runner.
+pub struct Runner<C> {
+    db: Database,
+    registry: Arc<Registry<C>>,
+    app: Arc<C>,
+    config: RunnerConfig,
+}
+
+struct RunningJob {
+    abort: AbortHandle,
+    claimed_at: Instant,
+}
+
+struct Shared<C> {
+    db: Database,
+    registry: Arc<Registry<C>>,
+    app: Arc<C>,
+    worker: Arc<str>,
+    lease_ms: i64,
+    retry_base: Duration,
+    wake: Notify,
+    running: Mutex<HashMap<i64, RunningJob>>,
+    idle: Notify,
+}
+
+impl<C> Shared<C> {
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<i64, RunningJob>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<C: Send + Sync + 'static> Runner<C> {
+    pub fn new(db: Database, registry: Registry<C>, app: C, config: RunnerConfig) -> Self {
+        Self {
+            db,
+            registry: Arc::new(registry),
+            app: Arc::new(app),
+            config,
+        }
+    }
+
+    /// Registers the worker (first heartbeat) and starts claiming.
+    pub async fn start(self) -> anyhow::Result<RunnerHandle> {
+        let config = self.config;
+        let identity = WorkerIdentity {
+            id: config.worker_id.clone(),
+            hostname: nix::unistd::gethostname()
+                .ok()
+                .and_then(|h| h.into_string().ok())
+                .unwrap_or_else(|| "unknown".to_owned()),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION"),
+        };
+        let (held_tx, held_rx) = watch::channel(None);
+        let heartbeat = Heartbeat::start(
+            &config.database_url,
+            identity,
+            heartbeat::interval_for(config.stall_timeout, config.lease),
+            config.lease,
+            held_tx,
+        )?;
+        let shared = Arc::new(Shared {
+            db: self.db.clone(),
+            registry: self.registry,
+            app: self.app,
+            worker: Arc::from(config.worker_id.as_str()),
+            lease_ms: i64::try_from(config.lease.as_millis()).unwrap_or(i64::MAX),
+            retry_base: config.retry_base,
+            wake: Notify::new(),
+            running: Mutex::new(HashMap::new()),
+            idle: Notify::new(),
+        });
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let (finished_tx, finished_rx) = mpsc::unbounded_channel();
+        let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
+
+        let background = vec![
+            tokio::spawn(wake_loop(shared.clone())),
+            tokio::spawn(rescue_loop(shared.clone())),
+            tokio::spawn(watch_leases(shared.clone(), held_rx)),
+        ];
+        let completer = tokio::spawn(complete_loop(shared.clone(), finished_rx));
+        let fetcher = tokio::spawn(fetch_loop(
+            shared.clone(),
+            permits,
+            config.concurrency.max(1),
+            config.poll_interval,
+            finished_tx,
+            stop_rx,
+        ));
+        Ok(RunnerHandle {
+            shared,
+            stop: stop_tx,
+            fetcher,
+            completer,
+            background,
+            heartbeat,
+            worker_id: config.worker_id,
+        })
+    }
+}
+
+/// A running runner. Call [`RunnerHandle::shutdown`] to stop it.
+pub struct RunnerHandle {
+    shared: Arc<dyn RunnerState>,
+    stop: watch::Sender<bool>,
+    fetcher: JoinHandle<()>,
+    completer: JoinHandle<()>,
+    background: Vec<JoinHandle<()>>,
+    heartbeat: Heartbeat,
+    worker_id: String,
+}
+
+/// The part of the shared state shutdown needs, without the context type.
+trait RunnerState: Send + Sync {
+    fn running_ids(&self) -> Vec<i64>;
+    fn abort_all(&self) -> Vec<i64>;
+    fn idle(&self) -> &Notify;
+    fn db(&self) -> &Database;
+}
+
+impl<C: Send + Sync + 'static> RunnerState for Shared<C> {
+    fn running_ids(&self) -> Vec<i64> {
+        self.running().keys().copied().collect()
+    }
+
+    fn abort_all(&self) -> Vec<i64> {
+        let mut running = self.running();
+        let ids: Vec<i64> = running.keys().copied().collect();
+        for job in running.values() {
+            job.abort.abort();
+        }
+        running.clear();
+        ids
+    }
+
+    fn idle(&self) -> &Notify {
+        &self.idle
+    }
+
+    fn db(&self) -> &Database {
+        &self.db
+    }
+}
+
+/// What a shutdown did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// Jobs that finished during the grace period.
+    pub drained: usize,
+    /// Jobs still running at the deadline, stopped and given back to the queue unspent.
+    pub released: usize,
+}
+
+impl RunnerHandle {
+    pub fn worker_id(&self) -> &str {
+        &self.worker_id
+    }
+
+    /// Stops claiming, lets running jobs finish for up to `grace`, gives back the rest (without
+    /// spending their attempt), commits what finished, and deregisters the worker.
+    pub async fn shutdown(self, grace: Duration) -> ShutdownReport {
+        let _ = self.stop.send(true);
+        let _ = self.fetcher.await;
+        let at_start = self.shared.running_ids().len();
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let idle = self.shared.idle().notified();
+            if self.shared.running_ids().is_empty() {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                break;
+            }
+        }
+        let leftover = self.shared.abort_all();
+        let released = if leftover.is_empty() {
+            0
+        } else {
+            match store::release(self.shared.db(), &self.worker_id, &leftover).await {
+                Ok(n) => {
+                    tracing::info!(released = n, "gave unfinished jobs back to the queue");
+                    usize::try_from(n).unwrap_or(0)
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not release jobs; their leases will expire");
+                    0
+                }
+            }
+        };
+        // Every sender is gone now (fetcher and job tasks), so the completer drains and ends.
+        let _ = self.completer.await;
+        for task in &self.background {
+            task.abort();
+        }
+        self.heartbeat.stop().await;
+        if let Err(e) = workers::remove_worker(self.shared.db(), &self.worker_id).await {
+            tracing::warn!(error = %e, "could not remove this worker's heartbeat row");
+        }
+        ShutdownReport {
+            drained: at_start.saturating_sub(leftover.len()),
+            released,
+        }
+    }
+}
+
+async fn fetch_loop<C: Send + Sync + 'static>(
+    shared: Arc<Shared<C>>,
+    permits: Arc<Semaphore>,
+    concurrency: usize,
+    poll_interval: Duration,
+    finished: mpsc::UnboundedSender<Finished>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let all_queues = shared.registry.queues();
+    let mut queues = all_queues.clone();
+    let mut paused_checked: Option<Instant> = None;
+    let mut failures = 0u32;
+    loop {
+        if *stop.borrow() {
+            break;
+        }
+        let first = tokio::select! {
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = stop.changed() => break,
+        };
+        let mut held = vec![first];
+        while held.len() < concurrency {
+            match permits.clone().try_acquire_owned() {
+                Ok(p) => held.push(p),
+                Err(_) => break,
+            }
+        }
+
+        if paused_checked.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            paused_checked = Some(Instant::now());
+            match store::paused_queues(&shared.db).await {
+                Ok(paused) => {
+                    queues = all_queues
+                        .iter()
+                        .filter(|q| !paused.contains(q))
+                        .cloned()
+                        .collect();
+                }
+                Err(e) => tracing::warn!(error = %e, "could not read paused queues"),
+            }
+        }
+
+        let wanted = held.len();
+        let claimed = match store::claim(
+            &shared.db,
+            &shared.worker,
+            &queues,
+            i64::try_from(wanted).unwrap_or(1),
+            shared.lease_ms,
+        )
+        .await
+        {
+            Ok(rows) => {
+                failures = 0;
+                rows
+            }
+            Err(e) => {
+                failures += 1;
+                let pause = Duration::from_millis(100 * 2u64.pow(failures.min(6)));
+                tracing::warn!(error = %e, retry_in = ?pause, "claiming jobs failed");
+                drop(held);
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    _ = stop.changed() => break,
+                }
+                continue;
+            }
+        };
+        let got = claimed.len();
+        for row in claimed {
+            let Some(permit) = held.pop() else { break };
+            spawn_job(&shared, row, permit, finished.clone());
+        }
+        drop(held);
+        if got == wanted {
+            continue;
+        }
+        // Nothing more is due: sleep until woken, until the next scheduled job is due, or until
+        // the fallback poll.
+        let nap = match store::next_due_in_ms(&shared.db).await {
+            Ok(Some(ms)) => {
+                Duration::from_millis(u64::try_from(ms).unwrap_or(0)).min(poll_interval)
+            }
+            _ => poll_interval,
+        };
+        tokio::select! {
+            () = shared.wake.notified() => {}
+            () = tokio::time::sleep(nap) => {}
+            _ = stop.changed() => break,
+        }
+    }
+}
+
+fn spawn_job<C: Send + Sync + 'static>(
+    shared: &Arc<Shared<C>>,
+    row: ClaimedRow,
+    permit: OwnedSemaphorePermit,
+    finished: mpsc::UnboundedSender<Finished>,
+) {
+    let successors = Arc::new(Mutex::new(Successors::default()));
+    let cx = JobContext::new(
+        shared.app.clone(),
+        shared.db.clone(),
+        shared.worker.clone(),
+        row.id,
+        row.attempt,
+        row.max_attempts,
+        row.tenant.clone(),
+        row.workflow.clone(),
+        successors.clone(),
+    );
+    let span = tracing::info_span!(
+        "job",
+        job.id = row.id,
+        job.kind = %row.kind,
+        job.queue = %row.queue,
+        job.attempt = row.attempt,
+        workflow = row.workflow.as_deref().unwrap_or(""),
+    );
+    let run = shared.registry.start(&row.kind, &row.payload, cx);
+    let id = row.id;
+    let task_shared = shared.clone();
+    // Hold the map's lock across the spawn, so the task cannot remove its entry before it exists.
+    let mut running = shared.running();
+    let task = tokio::spawn(
+        async move {
+            let started = Instant::now();
+            let outcome = match run {
+                None => Ok(Outcome::Discard(format!(
+                    "unknown job type `{}`: no worker registers it (was it renamed, or is this worker older than the code that enqueued it?)",
+                    row.kind
+                ))),
+                Some(run) => AssertUnwindSafe(run)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|panic| Err(anyhow::anyhow!("the job panicked: {}", panic_message(&panic)))),
+            };
+            let finish = to_finish(outcome, &row, started.elapsed(), task_shared.retry_base);
+            let successors = std::mem::take(&mut *successors.lock().unwrap_or_else(|e| e.into_inner()));
+            let _ = finished.send(Finished {
+                id: row.id,
+                join_id: row.join_id,
+                workflow: row.workflow,
+                unblocks: row.serial_key.is_some(),
+                finish,
+                successors,
+            });
+            let mut running = task_shared.running();
+            running.remove(&row.id);
+            if running.is_empty() {
+                task_shared.idle.notify_waiters();
+            }
+            drop(permit);
+        }
+        .instrument(span),
+    );
+    running.insert(
+        id,
+        RunningJob {
+            abort: task.abort_handle(),
+            claimed_at: Instant::now(),
+        },
+    );
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
+}
+
+fn error_entry(attempt: i32, message: &str, causes: Vec<String>) -> serde_json::Value {
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    json!({ "attempt": attempt, "at": at, "error": message, "causes": causes })
+}
+
+fn to_finish(
+    outcome: anyhow::Result<Outcome>,
+    row: &ClaimedRow,
+    took: Duration,
+    retry_base: Duration,
+) -> Finish {
+    let duration_ms = took.as_secs_f64() * 1000.0;
+    match outcome {
+        Ok(Outcome::Complete(result)) => {
+            tracing::debug!(duration_ms, "job completed");
+            Finish::Complete {
+                result: result.map(|r| r.to_string()),
+            }
+        }
+        Ok(Outcome::Snooze(delay)) => {
+            tracing::debug!(duration_ms, ?delay, "job snoozed");
+            Finish::Snooze {
+                delay_ms: i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
+            }
+        }
+        Ok(Outcome::Discard(message)) => {
+            tracing::warn!(duration_ms, error = %message, "job discarded: it cannot succeed");
+            Finish::Discard {
+                error: error_entry(row.attempt, &message, Vec::new()),
+            }
+        }
+        Ok(Outcome::Cancel(message)) => {
+            tracing::info!(duration_ms, reason = %message, "job cancelled itself");
+            Finish::Cancel {
+                error: error_entry(row.attempt, &format!("cancelled: {message}"), Vec::new()),
+            }
+        }
+        Err(error) => {
+            let causes = error.chain().skip(1).map(ToString::to_string).collect();
+            let entry = error_entry(row.attempt, &error.to_string(), causes);
+            if row.attempt >= row.max_attempts {
+                tracing::error!(duration_ms, error = %format!("{error:#}"), attempts = row.attempt, "job failed for the last time; it is dead");
+                Finish::Dead { error: entry }
+            } else {
+                let delay = backoff::retry_delay(row.attempt, retry_base);
+                tracing::warn!(duration_ms, error = %format!("{error:#}"), retry_in = ?delay, "job failed; will retry");
+                Finish::Retry {
+                    delay_ms: i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
+                    error: entry,
+                }
+            }
+        }
+    }
+}
+
+async fn complete_loop<C: Send + Sync + 'static>(
+    shared: Arc<Shared<C>>,
+    mut finished: mpsc::UnboundedReceiver<Finished>,
+) {
+    let mut batch = Vec::new();
+    while let Some(first) = finished.recv().await {
+        batch.push(first);
+        while batch.len() < 2048 {
+            match finished.try_recv() {
+                Ok(item) => batch.push(item),
+                Err(_) => break,
+            }
+        }
+        let mut pause = Duration::from_millis(50);
+        loop {
+            match store::finish_batch(&shared.db, &shared.worker, &batch).await {
+                Ok(accepted) => {
+                    if accepted.len() < batch.len() {
+                        for item in batch.iter().filter(|i| !accepted.contains(&i.id)) {
+                            tracing::warn!(
+                                job.id = item.id,
+                                "the job was cancelled or taken from this worker before it finished; its result is dropped"
+                            );
+                        }
+                    }
+                    break;
+                }
+                Err(e) => {
+                    // The jobs keep their leases while we retry; if the database stays away
+                    // longer than a lease, they are rescued and run again (at least once).
+                    tracing::warn!(error = %e, jobs = batch.len(), retry_in = ?pause, "committing finished jobs failed");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+        batch.clear();
+        // Successors, released joins and unblocked serial keys may be claimable now.
+        shared.wake.notify_one();
+    }
+}
+
+async fn wake_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
+    match &shared.db {
+        Database::Postgres(pool) => {
+            let wake_shared = shared.clone();
+            listen(pool.clone(), CHANNEL_JOBS, move || {
+                wake_shared.wake.notify_one()
+            })
+            .await;
+        }
+        Database::Sqlite(pool) => {
+            // `data_version` changes whenever another connection commits: the cheapest way to
+            // learn of a new job in a file shared with another process.
+            loop {
+                let result: anyhow::Result<()> = async {
+                    let mut conn = pool.acquire().await?;
+                    let mut last: i64 = sqlx::query_scalar("PRAGMA data_version")
+                        .fetch_one(&mut *conn)
+                        .await?;
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                        let now: i64 = sqlx::query_scalar("PRAGMA data_version")
+                            .fetch_one(&mut *conn)
+                            .await?;
+                        if now != last {
+                            last = now;
+                            shared.wake.notify_one();
+                        }
+                    }
+                }
+                .await;
+                if let Err(e) = result {
+                    tracing::warn!(error = %e, "polling for new jobs failed; retrying");
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    }
+}
+
+async fn rescue_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match store::rescue_expired(&shared.db).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::warn!(jobs = n, "rescued jobs whose worker stopped heartbeating");
+                shared.wake.notify_one();
+            }
+            Err(e) => tracing::warn!(error = %e, "rescuing expired leases failed"),
+        }
+    }
+}
+
+/// Stops local runs of jobs this worker no longer holds (cancelled by an operator, or rescued
+/// after our lease lapsed): their results would be dropped anyway, and their effects must not
+/// race the new owner's.
+async fn watch_leases<C: Send + Sync + 'static>(
+    shared: Arc<Shared<C>>,
+    mut held: watch::Receiver<Option<HeldLeases>>,
+) {
+    while held.changed().await.is_ok() {
+        let Some(beat) = held.borrow_and_update().clone() else {
+            continue;
+        };
+        let mut running = shared.running();
+        let lost: Vec<i64> = running
+            .iter()
+            .filter(|(id, job)| job.claimed_at < beat.at && !beat.ids.contains(id))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in lost {
+            if let Some(job) = running.remove(&id) {
+                job.abort.abort();
+                tracing::warn!(
+                    job.id = id,
+                    "stopped a job this worker no longer holds (cancelled, or rescued after its lease lapsed)"
+                );
+            }
+        }
+        if running.is_empty() {
+            shared.idle.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(attempt: i32, max_attempts: i32) -> ClaimedRow {
+        ClaimedRow {
+            id: 1,
+            kind: "k".into(),
+            payload: "{}".into(),
+            queue: "default".into(),
+            tenant: String::new(),
+            attempt,
+            max_attempts,
+            workflow: None,
+            join_id: None,
+            serial_key: None,
+            priority: 0,
+            fair_tag: 0,
+        }
+    }
+
+    #[test]
+    fn errors_retry_until_the_last_attempt_then_die() {
+        let err = || Err(anyhow::anyhow!("disk on fire").context("writing chapter 3"));
+        assert!(matches!(
+            to_finish(err(), &row(1, 3), Duration::ZERO, backoff::BASE),
+            Finish::Retry { .. }
+        ));
+        let Finish::Dead { error } = to_finish(err(), &row(3, 3), Duration::ZERO, backoff::BASE)
+        else {
+            panic!("expected dead");
+        };
+        assert_eq!(error["error"], "writing chapter 3");
+        assert_eq!(error["causes"][0], "disk on fire");
+        assert_eq!(error["attempt"], 3);
+    }
+}

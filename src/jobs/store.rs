@@ -1,0 +1,1051 @@
+//! Every SQL statement of the job engine, for both backends.
+//!
+//! Most statements are written once with `$N` parameters (which SQLite accepts too) and a
+//! `{now}` token that `sql!` renders into each backend's clock expression. The few that differ
+//! (array parameters, row locking, JSON) are written twice, side by side.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::Serialize;
+use sqlx::FromRow;
+
+use super::{Enqueued, JobState, NewJob};
+use crate::storage::{Database, Tx};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+pub(crate) fn render(text: &str) -> [String; 2] {
+    [
+        text.replace("{now}", sqlite_now!()),
+        text.replace("{now}", postgres_now!()),
+    ]
+}
+
+/// One SQL text, rendered once per backend and cached for the life of the process (sqlx
+/// caches prepared statements by text, so the strings must be stable).
+macro_rules! sql {
+    ($dialect:expr, $text:expr) => {{
+        static RENDERED: LazyLock<[String; 2]> = LazyLock::new(|| render($text));
+        match $dialect {
+            Dialect::Sqlite => RENDERED[0].as_str(),
+            Dialect::Postgres => RENDERED[1].as_str(),
+        }
+    }};
+}
+
+/// Runs `$body` against the pool of whichever backend `$db` is, with `$dialect` set. The body
+/// is compiled once per backend, so it can bind any type both support.
+macro_rules! on_pool {
+    ($db:expr, |$pool:ident, $dialect:ident| $body:expr) => {
+        match $db {
+            Database::Sqlite($pool) => {
+                let $dialect = Dialect::Sqlite;
+                $body
+            }
+            Database::Postgres($pool) => {
+                let $dialect = Dialect::Postgres;
+                $body
+            }
+        }
+    };
+}
+
+/// The same, inside a transaction: `$conn` is the transaction's connection.
+macro_rules! on_tx {
+    ($tx:expr, |$conn:ident, $dialect:ident| $body:expr) => {
+        match $tx {
+            Tx::Sqlite(t) => {
+                let $conn = &mut **t;
+                let $dialect = Dialect::Sqlite;
+                $body
+            }
+            Tx::Postgres(t) => {
+                let $conn = &mut **t;
+                let $dialect = Dialect::Postgres;
+                $body
+            }
+        }
+    };
+}
+
+const JOB_COLUMNS: &str = "id, kind, queue, tenant, payload, state, priority, attempt, max_attempts, \
+     run_at, unique_key, serial_key, workflow, join_id, pending_children, locked_by, locked_until, \
+     progress, progress_message, result, errors, created_at, started_at, finished_at";
+
+/// A job as stored, for status pages and the API.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct JobRecord {
+    pub id: i64,
+    pub kind: String,
+    pub queue: String,
+    pub tenant: String,
+    pub payload: String,
+    pub state: String,
+    pub priority: i16,
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub run_at: i64,
+    pub unique_key: Option<String>,
+    pub serial_key: Option<String>,
+    pub workflow: Option<String>,
+    pub join_id: Option<i64>,
+    pub pending_children: i32,
+    pub locked_by: Option<String>,
+    pub locked_until: Option<i64>,
+    pub progress: Option<i32>,
+    pub progress_message: Option<String>,
+    pub result: Option<String>,
+    pub errors: String,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+impl JobRecord {
+    pub fn state(&self) -> Option<JobState> {
+        JobState::parse(&self.state)
+    }
+
+    /// The error history: one entry per failed attempt, oldest first.
+    pub fn error_history(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str(&self.errors).unwrap_or_default()
+    }
+
+    pub fn result_json(&self) -> Option<serde_json::Value> {
+        self.result
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok())
+    }
+}
+
+/// How one child of a join ended, as the join reads it.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct ChildOutcome {
+    pub id: i64,
+    pub kind: String,
+    pub state: String,
+    pub result: Option<String>,
+    pub errors: String,
+}
+
+impl ChildOutcome {
+    pub fn succeeded(&self) -> bool {
+        self.state == JobState::Completed.as_str()
+    }
+
+    pub fn last_error(&self) -> Option<String> {
+        let history: Vec<serde_json::Value> = serde_json::from_str(&self.errors).ok()?;
+        history
+            .last()
+            .and_then(|e| e.get("error"))
+            .and_then(|e| e.as_str())
+            .map(str::to_owned)
+    }
+}
+
+/// All the jobs of one workflow, read in one query.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkflowState {
+    pub jobs: Vec<JobRecord>,
+}
+
+impl WorkflowState {
+    /// No job of the workflow can still run.
+    pub fn finished(&self) -> bool {
+        !self.jobs.is_empty()
+            && self
+                .jobs
+                .iter()
+                .all(|j| j.state().is_some_and(JobState::is_terminal))
+    }
+
+    pub fn failed(&self) -> bool {
+        self.jobs
+            .iter()
+            .any(|j| matches!(j.state(), Some(JobState::Dead | JobState::Discarded)))
+    }
+}
+
+/// A claimed job, as the runner needs it.
+#[derive(Debug, Clone, FromRow)]
+pub(crate) struct ClaimedRow {
+    pub id: i64,
+    pub kind: String,
+    pub payload: String,
+    pub queue: String,
+    pub tenant: String,
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub workflow: Option<String>,
+    pub join_id: Option<i64>,
+    pub serial_key: Option<String>,
+    pub priority: i16,
+    pub fair_tag: i64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enqueue
+
+/// Where inserted jobs hang: under a join, in a state other than available.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Placement {
+    pub join_id: Option<i64>,
+    pub workflow: Option<String>,
+    /// A join waiting for this many children (state `waiting`); 0 means available.
+    pub pending_children: i32,
+}
+
+/// The fair tag for the next job of `tenant` at `priority`: after the tenant's own queued jobs,
+/// and no earlier than the oldest job that is due now (the queue's "virtual time").
+async fn next_fair_tag(tx: &mut Tx, tenant: &str, priority: i16) -> sqlx::Result<i64> {
+    let (front, own): (Option<i64>, Option<i64>) = on_tx!(tx, |conn, d| {
+        let front: Option<i64> = sqlx::query_scalar(sql!(
+            d,
+            "SELECT min(fair_tag) FROM jobs
+             WHERE state = 'available' AND priority = $1 AND run_at <= {now}"
+        ))
+        .bind(priority)
+        .fetch_one(&mut *conn)
+        .await?;
+        let own: Option<i64> = sqlx::query_scalar(sql!(
+            d,
+            "SELECT max(fair_tag) FROM jobs
+             WHERE state = 'available' AND tenant = $1 AND priority = $2"
+        ))
+        .bind(tenant)
+        .bind(priority)
+        .fetch_one(&mut *conn)
+        .await?;
+        (front, own)
+    });
+    Ok(match (front, own) {
+        (Some(front), Some(own)) => front.max(own + 1),
+        (Some(front), None) => front,
+        (None, Some(own)) => own + 1,
+        (None, None) => 0,
+    })
+}
+
+/// Inserts jobs one statement each, returning their ids in order (the existing job's id for a
+/// unique key that is taken). For enqueue, successors and fan-out.
+pub(crate) async fn insert_jobs(
+    tx: &mut Tx,
+    jobs: &[NewJob],
+    placement: &Placement,
+) -> sqlx::Result<Vec<Enqueued>> {
+    let mut tags: BTreeMap<(String, i16), i64> = BTreeMap::new();
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let group = (job.tenant.clone(), job.priority);
+        let tag = match tags.get(&group) {
+            Some(t) => t + 1,
+            None => next_fair_tag(tx, &job.tenant, job.priority).await?,
+        };
+        tags.insert(group, tag);
+        let state = if placement.pending_children > 0 {
+            JobState::Waiting
+        } else {
+            JobState::Available
+        };
+        let workflow = job.workflow.as_ref().or(placement.workflow.as_ref());
+        let inserted: Option<i64> = on_tx!(tx, |conn, d| {
+            sqlx::query_scalar(sql!(
+                d,
+                "INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag, run_at,
+                                   max_attempts, unique_key, serial_key, workflow, join_id,
+                                   pending_children, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, {now} + $8, $9, $10, $11, $12, $13, $14, {now})
+                 ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+                 RETURNING id"
+            ))
+            .bind(&job.kind)
+            .bind(&job.queue)
+            .bind(&job.tenant)
+            .bind(&job.payload)
+            .bind(state.as_str())
+            .bind(job.priority)
+            .bind(tag)
+            .bind(job.delay_ms)
+            .bind(job.max_attempts)
+            .bind(&job.unique_key)
+            .bind(&job.serial_key)
+            .bind(workflow)
+            .bind(placement.join_id)
+            .bind(placement.pending_children)
+            .fetch_optional(&mut *conn)
+            .await?
+        });
+        match inserted {
+            Some(id) => out.push(Enqueued { id, inserted: true }),
+            None => {
+                let id: i64 = on_tx!(tx, |conn, d| {
+                    sqlx::query_scalar(sql!(d, "SELECT id FROM jobs WHERE unique_key = $1"))
+                        .bind(&job.unique_key)
+                        .fetch_one(&mut *conn)
+                        .await?
+                });
+                out.push(Enqueued {
+                    id,
+                    inserted: false,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Inserts many jobs in few statements. Jobs whose unique key is taken are skipped. Returns how
+/// many were inserted.
+pub(crate) async fn insert_bulk(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<u64> {
+    // Tags per (tenant, priority), continuing from what is queued.
+    let mut tags: BTreeMap<(String, i16), i64> = BTreeMap::new();
+    let mut fair = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let group = (job.tenant.clone(), job.priority);
+        let tag = match tags.get(&group) {
+            Some(t) => t + 1,
+            None => next_fair_tag(tx, &job.tenant, job.priority).await?,
+        };
+        tags.insert(group, tag);
+        fair.push(tag);
+    }
+    let mut inserted = 0;
+    match tx {
+        Tx::Postgres(t) => {
+            for (chunk, tags) in jobs.chunks(10_000).zip(fair.chunks(10_000)) {
+                let col = |f: fn(&NewJob) -> String| chunk.iter().map(f).collect::<Vec<String>>();
+                let result = sqlx::query(sql!(
+                    Dialect::Postgres,
+                    "WITH now AS (SELECT {now} AS ms)
+                     INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag,
+                                       run_at, max_attempts, unique_key, serial_key, workflow,
+                                       created_at)
+                     SELECT k, q, t, p, 'available', pr, ft, (SELECT ms FROM now) + d, ma, uk, sk,
+                            wf, (SELECT ms FROM now)
+                     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[],
+                                 $6::bigint[], $7::bigint[], $8::int[], $9::text[], $10::text[],
+                                 $11::text[])
+                          AS u(k, q, t, p, pr, ft, d, ma, uk, sk, wf)
+                     ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING"
+                ))
+                .bind(col(|j| j.kind.clone()))
+                .bind(col(|j| j.queue.clone()))
+                .bind(col(|j| j.tenant.clone()))
+                .bind(col(|j| j.payload.clone()))
+                .bind(chunk.iter().map(|j| j.priority).collect::<Vec<i16>>())
+                .bind(tags.to_vec())
+                .bind(chunk.iter().map(|j| j.delay_ms).collect::<Vec<i64>>())
+                .bind(chunk.iter().map(|j| j.max_attempts).collect::<Vec<i32>>())
+                .bind(
+                    chunk
+                        .iter()
+                        .map(|j| j.unique_key.clone())
+                        .collect::<Vec<Option<String>>>(),
+                )
+                .bind(
+                    chunk
+                        .iter()
+                        .map(|j| j.serial_key.clone())
+                        .collect::<Vec<Option<String>>>(),
+                )
+                .bind(
+                    chunk
+                        .iter()
+                        .map(|j| j.workflow.clone())
+                        .collect::<Vec<Option<String>>>(),
+                )
+                .execute(&mut **t)
+                .await?;
+                inserted += result.rows_affected();
+            }
+        }
+        Tx::Sqlite(t) => {
+            // SQLite caps bound parameters at 32766; 11 per row.
+            for (chunk, tags) in jobs.chunks(2_000).zip(fair.chunks(2_000)) {
+                let mut builder = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+                    "INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag, \
+                     run_at, max_attempts, unique_key, serial_key, workflow, created_at) ",
+                );
+                builder.push_values(chunk.iter().zip(tags), |mut row, (job, tag)| {
+                    row.push_bind(job.kind.clone())
+                        .push_bind(job.queue.clone())
+                        .push_bind(job.tenant.clone())
+                        .push_bind(job.payload.clone())
+                        .push("'available'")
+                        .push_bind(job.priority)
+                        .push_bind(*tag)
+                        .push(concat!(sqlite_now!(), " + "))
+                        .push_bind_unseparated(job.delay_ms)
+                        .push_bind(job.max_attempts)
+                        .push_bind(job.unique_key.clone())
+                        .push_bind(job.serial_key.clone())
+                        .push_bind(job.workflow.clone())
+                        .push(sqlite_now!());
+                });
+                builder.push(" ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING");
+                let result = builder.build().execute(&mut **t).await?;
+                inserted += result.rows_affected();
+            }
+        }
+    }
+    Ok(inserted)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claim, lease, finish
+
+/// Claims up to `limit` due jobs in (priority, fair_tag, id) order, skipping any whose
+/// serialization key has an earlier unfinished job, and leases them to `worker`.
+pub(crate) async fn claim(
+    db: &Database,
+    worker: &str,
+    queues: &[String],
+    limit: i64,
+    lease_ms: i64,
+) -> sqlx::Result<Vec<ClaimedRow>> {
+    let mut rows: Vec<ClaimedRow> = match db {
+        Database::Postgres(pool) => {
+            sqlx::query_as(sql!(
+                Dialect::Postgres,
+                "WITH now AS (SELECT {now} AS ms),
+                 picked AS (
+                     SELECT c.id FROM jobs c
+                     WHERE c.state = 'available' AND c.run_at <= (SELECT ms FROM now)
+                       AND c.queue = ANY($1)
+                       AND (c.serial_key IS NULL OR NOT EXISTS (
+                            SELECT 1 FROM jobs b
+                            WHERE b.serial_key = c.serial_key AND b.id < c.id
+                              AND b.state IN ('available', 'waiting', 'running')))
+                     ORDER BY c.priority, c.fair_tag, c.id
+                     LIMIT $2
+                     FOR UPDATE SKIP LOCKED)
+                 UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, locked_by = $3,
+                        locked_until = (SELECT ms FROM now) + $4,
+                        started_at = (SELECT ms FROM now)
+                 FROM picked WHERE jobs.id = picked.id
+                 RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant, jobs.attempt,
+                           jobs.max_attempts, jobs.workflow, jobs.join_id, jobs.serial_key,
+                           jobs.priority, jobs.fair_tag"
+            ))
+            .bind(queues)
+            .bind(limit)
+            .bind(worker)
+            .bind(lease_ms)
+            .fetch_all(pool)
+            .await?
+        }
+        Database::Sqlite(pool) => {
+            let queues = serde_json::to_string(queues).unwrap_or_else(|_| "[]".to_owned());
+            sqlx::query_as(sql!(
+                Dialect::Sqlite,
+                "UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $3,
+                        locked_until = {now} + $4, started_at = {now}
+                 WHERE id IN (
+                     SELECT c.id FROM jobs c
+                     WHERE c.state = 'available' AND c.run_at <= {now}
+                       AND c.queue IN (SELECT value FROM json_each($1))
+                       AND (c.serial_key IS NULL OR NOT EXISTS (
+                            SELECT 1 FROM jobs b
+                            WHERE b.serial_key = c.serial_key AND b.id < c.id
+                              AND b.state IN ('available', 'waiting', 'running')))
+                     ORDER BY c.priority, c.fair_tag, c.id
+                     LIMIT $2)
+                 RETURNING id, kind, payload, queue, tenant, attempt, max_attempts, workflow,
+                           join_id, serial_key, priority, fair_tag"
+            ))
+            .bind(queues)
+            .bind(limit)
+            .bind(worker)
+            .bind(lease_ms)
+            .fetch_all(pool)
+            .await?
+        }
+    };
+    // RETURNING order is unspecified; start them in claim order.
+    rows.sort_by_key(|r| (r.priority, r.fair_tag, r.id));
+    Ok(rows)
+}
+
+/// Extends the leases of every job `worker` is running, and returns the ids it still holds.
+/// A job missing from the answer was cancelled or rescued from under us.
+pub(crate) async fn extend_leases(
+    db: &Database,
+    worker: &str,
+    lease_ms: i64,
+) -> sqlx::Result<Vec<i64>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_scalar(sql!(
+            d,
+            "UPDATE jobs SET locked_until = {now} + $2
+             WHERE state = 'running' AND locked_by = $1
+             RETURNING id"
+        ))
+        .bind(worker)
+        .bind(lease_ms)
+        .fetch_all(pool)
+        .await
+    })
+}
+
+/// Jobs whose lease ran out (their worker died or froze) go back to the queue, spending the
+/// attempt they were on: a job that kills its worker every time must end up dead, not loop.
+pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
+    let mut tx = db.begin().await?;
+    let rescued: Vec<(i64, Option<i64>, String)> = on_tx!(&mut tx, |conn, d| {
+        let entry = "lease expired: the worker running this job stopped heartbeating";
+        match d {
+            Dialect::Sqlite => sqlx::query_as(sql!(
+                d,
+                "UPDATE jobs SET
+                    state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'available' END,
+                    run_at = {now},
+                    finished_at = CASE WHEN attempt >= max_attempts THEN {now} ELSE NULL END,
+                    errors = json_insert(errors, '$[#]', json_object(
+                        'attempt', attempt, 'at', {now}, 'error', $1, 'worker', locked_by)),
+                    locked_by = NULL, locked_until = NULL
+                 WHERE state = 'running' AND locked_until < {now}
+                 RETURNING id, join_id, state"
+            )),
+            Dialect::Postgres => sqlx::query_as(sql!(
+                d,
+                "UPDATE jobs SET
+                    state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'available' END,
+                    run_at = {now},
+                    finished_at = CASE WHEN attempt >= max_attempts THEN {now} ELSE NULL END,
+                    errors = (errors::jsonb || jsonb_build_array(jsonb_build_object(
+                        'attempt', attempt, 'at', {now}, 'error', $1::text,
+                        'worker', locked_by)))::text,
+                    locked_by = NULL, locked_until = NULL
+                 WHERE state = 'running' AND locked_until < {now}
+                 RETURNING id, join_id, state"
+            )),
+        }
+        .bind(entry)
+        .fetch_all(&mut *conn)
+        .await?
+    });
+    let finished_children: Vec<i64> = rescued
+        .iter()
+        .filter(|(_, _, state)| state == "dead")
+        .filter_map(|(_, join, _)| *join)
+        .collect();
+    release_joins(&mut tx, &finished_children).await?;
+    tx.commit().await?;
+    Ok(rescued.len() as u64)
+}
+
+/// Gives jobs back without spending their attempt (graceful shutdown of a worker).
+pub(crate) async fn release(db: &Database, worker: &str, ids: &[i64]) -> sqlx::Result<u64> {
+    let mut released = 0;
+    for id in ids {
+        released += on_pool!(db, |pool, d| {
+            sqlx::query(sql!(
+                d,
+                "UPDATE jobs SET state = 'available', attempt = attempt - 1, run_at = {now},
+                        locked_by = NULL, locked_until = NULL
+                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
+            ))
+            .bind(id)
+            .bind(worker)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+    }
+    Ok(released)
+}
+
+/// How a claimed job ended, as the completer commits it.
+#[derive(Debug, Clone)]
+pub(crate) enum Finish {
+    Complete {
+        result: Option<String>,
+    },
+    Retry {
+        delay_ms: i64,
+        error: serde_json::Value,
+    },
+    Dead {
+        error: serde_json::Value,
+    },
+    Discard {
+        error: serde_json::Value,
+    },
+    Snooze {
+        delay_ms: i64,
+    },
+    Cancel {
+        error: serde_json::Value,
+    },
+}
+
+impl Finish {
+    /// Whether this ends the job (so a waiting join counts it as done).
+    fn is_terminal(&self) -> bool {
+        !matches!(self, Finish::Retry { .. } | Finish::Snooze { .. })
+    }
+}
+
+/// Successor jobs to insert when a job's completion commits.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Successors {
+    pub then: Vec<NewJob>,
+    /// Fan-out: children, and the join that runs once after all of them.
+    pub fan_out: Vec<(Vec<NewJob>, NewJob)>,
+}
+
+impl Successors {
+    pub fn is_empty(&self) -> bool {
+        self.then.is_empty() && self.fan_out.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Finished {
+    pub id: i64,
+    pub join_id: Option<i64>,
+    pub workflow: Option<String>,
+    /// It had a serialization key, so the next job with that key may now run.
+    pub unblocks: bool,
+    pub finish: Finish,
+    pub successors: Successors,
+}
+
+/// Commits a batch of finished jobs in one transaction: each job's new state, its successors
+/// (only if its lease was still ours) and the joins it releases. Returns the ids accepted; a
+/// job missing from it had been cancelled or rescued, and its run is dropped.
+pub(crate) async fn finish_batch(
+    db: &Database,
+    worker: &str,
+    batch: &[Finished],
+) -> sqlx::Result<Vec<i64>> {
+    let mut tx = db.begin().await?;
+    let mut accepted = Vec::with_capacity(batch.len());
+    let mut joins_released = Vec::new();
+
+    // The common case in one statement: plain completions with no result and no successors.
+    let plain: Vec<&Finished> = batch
+        .iter()
+        .filter(|f| {
+            matches!(f.finish, Finish::Complete { result: None }) && f.successors.is_empty()
+        })
+        .collect();
+    if !plain.is_empty() {
+        let ids: Vec<i64> = plain.iter().map(|f| f.id).collect();
+        let done: Vec<(i64, Option<i64>)> = match &mut tx {
+            Tx::Postgres(t) => {
+                sqlx::query_as(sql!(
+                    Dialect::Postgres,
+                    "UPDATE jobs SET state = 'completed', finished_at = {now}, locked_by = NULL,
+                            locked_until = NULL
+                     WHERE id = ANY($1) AND state = 'running' AND locked_by = $2
+                     RETURNING id, join_id"
+                ))
+                .bind(&ids)
+                .bind(worker)
+                .fetch_all(&mut **t)
+                .await?
+            }
+            Tx::Sqlite(t) => {
+                let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
+                sqlx::query_as(sql!(
+                    Dialect::Sqlite,
+                    "UPDATE jobs SET state = 'completed', finished_at = {now}, locked_by = NULL,
+                            locked_until = NULL
+                     WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
+                       AND locked_by = $2
+                     RETURNING id, join_id"
+                ))
+                .bind(ids)
+                .bind(worker)
+                .fetch_all(&mut **t)
+                .await?
+            }
+        };
+        for (id, join) in done {
+            accepted.push(id);
+            joins_released.extend(join);
+        }
+    }
+
+    for item in batch {
+        if matches!(item.finish, Finish::Complete { result: None }) && item.successors.is_empty() {
+            continue;
+        }
+        if !finish_one(&mut tx, worker, item).await? {
+            continue;
+        }
+        accepted.push(item.id);
+        if item.finish.is_terminal() {
+            joins_released.extend(item.join_id);
+        }
+        if matches!(item.finish, Finish::Complete { .. }) {
+            let inherit = Placement {
+                workflow: item.workflow.clone(),
+                ..Placement::default()
+            };
+            insert_jobs(&mut tx, &item.successors.then, &inherit).await?;
+            for (children, join) in &item.successors.fan_out {
+                let pending = i32::try_from(children.len()).unwrap_or(i32::MAX);
+                let join_placement = Placement {
+                    workflow: item.workflow.clone(),
+                    pending_children: pending,
+                    join_id: None,
+                };
+                let join_id =
+                    insert_jobs(&mut tx, std::slice::from_ref(join), &join_placement).await?[0].id;
+                let child_placement = Placement {
+                    workflow: item.workflow.clone(),
+                    join_id: Some(join_id),
+                    pending_children: 0,
+                };
+                insert_jobs(&mut tx, children, &child_placement).await?;
+            }
+        }
+    }
+    release_joins(&mut tx, &joins_released).await?;
+    // Wake other workers when something new may be claimable, and waiters when jobs finished.
+    let claimable =
+        !joins_released.is_empty() || batch.iter().any(|f| f.unblocks || !f.successors.is_empty());
+    if claimable {
+        super::queue::notify(&mut tx, super::queue::CHANNEL_JOBS).await?;
+    }
+    if batch.iter().any(|f| f.finish.is_terminal()) {
+        super::queue::notify(&mut tx, super::queue::CHANNEL_DONE).await?;
+    }
+    tx.commit().await?;
+    Ok(accepted)
+}
+
+/// Applies one non-trivial finish. Returns false when the lease was no longer ours.
+async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<bool> {
+    let affected = on_tx!(tx, |conn, d| {
+        let sql = match (&item.finish, d) {
+            (Finish::Complete { .. }, _) => sql!(
+                d,
+                "UPDATE jobs SET state = 'completed', result = $3, finished_at = {now},
+                        progress = 100, locked_by = NULL, locked_until = NULL
+                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
+            ),
+            (Finish::Snooze { .. }, _) => sql!(
+                d,
+                "UPDATE jobs SET state = 'available', run_at = {now} + $3, attempt = attempt - 1,
+                        locked_by = NULL, locked_until = NULL
+                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
+            ),
+            (Finish::Retry { .. }, Dialect::Sqlite) => sql!(
+                d,
+                "UPDATE jobs SET state = 'available', run_at = {now} + $3,
+                        errors = json_insert(errors, '$[#]', json($4)),
+                        locked_by = NULL, locked_until = NULL
+                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
+            ),
+            (Finish::Retry { .. }, Dialect::Postgres) => sql!(
+                d,
+                "UPDATE jobs SET state = 'available', run_at = {now} + $3,
+                        errors = (errors::jsonb || jsonb_build_array($4::jsonb))::text,
+                        locked_by = NULL, locked_until = NULL
+                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
+            ),
+            (_, Dialect::Sqlite) => sql!(
+                d,
+                "UPDATE jobs SET state = $3, finished_at = {now},
+                        errors = json_insert(errors, '$[#]', json($4)),
+                        locked_by = NULL, locked_until = NULL
+                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
+            ),
+            (_, Dialect::Postgres) => sql!(
+                d,
+                "UPDATE jobs SET state = $3, finished_at = {now},
+                        errors = (errors::jsonb || jsonb_build_array($4::jsonb))::text,
+                        locked_by = NULL, locked_until = NULL
+                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
+            ),
+        };
+        // Arguments bind by position: $1 and $2 first, then each form's own.
+        let query = sqlx::query(sql).bind(item.id).bind(worker);
+        let query = match &item.finish {
+            Finish::Complete { result } => query.bind(result.clone()),
+            Finish::Snooze { delay_ms } => query.bind(*delay_ms),
+            Finish::Retry { delay_ms, error } => query.bind(*delay_ms).bind(error.to_string()),
+            Finish::Dead { error } => query.bind(JobState::Dead.as_str()).bind(error.to_string()),
+            Finish::Discard { error } => query
+                .bind(JobState::Discarded.as_str())
+                .bind(error.to_string()),
+            Finish::Cancel { error } => query
+                .bind(JobState::Cancelled.as_str())
+                .bind(error.to_string()),
+        };
+        query.execute(&mut *conn).await?.rows_affected()
+    });
+    Ok(affected == 1)
+}
+
+/// One child of each listed join has finished: count it, and make the join available once its
+/// last child is done. One statement per join row, so concurrent finishers serialise on the row
+/// and exactly one of them sees the count reach zero.
+async fn release_joins(tx: &mut Tx, joins: &[i64]) -> sqlx::Result<()> {
+    let mut counts: BTreeMap<i64, i32> = BTreeMap::new();
+    for join in joins {
+        *counts.entry(*join).or_default() += 1;
+    }
+    for (join, done) in counts {
+        on_tx!(tx, |conn, d| {
+            sqlx::query(sql!(
+                d,
+                "UPDATE jobs SET pending_children = pending_children - $2,
+                        state = CASE WHEN pending_children - $2 <= 0 THEN 'available'
+                                     ELSE state END,
+                        run_at = CASE WHEN pending_children - $2 <= 0 THEN {now}
+                                      ELSE run_at END
+                 WHERE id = $1 AND state = 'waiting'"
+            ))
+            .bind(join)
+            .bind(done)
+            .execute(&mut *conn)
+            .await?;
+        });
+    }
+    Ok(())
+}
+
+/// Records progress of a running job (only while `worker` holds it).
+pub(crate) async fn set_progress(
+    db: &Database,
+    id: i64,
+    worker: &str,
+    percent: i32,
+    message: &str,
+) -> sqlx::Result<()> {
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET progress = $3, progress_message = $4
+             WHERE id = $1 AND locked_by = $2 AND state = 'running'"
+        ))
+        .bind(id)
+        .bind(worker)
+        .bind(percent.clamp(0, 100))
+        .bind(message)
+        .execute(pool)
+        .await?;
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+pub(crate) async fn fetch_job(db: &Database, id: i64) -> sqlx::Result<Option<JobRecord>> {
+    static SQL: LazyLock<String> =
+        LazyLock::new(|| format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1"));
+    on_pool!(db, |pool, _d| {
+        sqlx::query_as(SQL.as_str())
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+    })
+}
+
+pub(crate) async fn fetch_workflow(db: &Database, workflow: &str) -> sqlx::Result<WorkflowState> {
+    static SQL: LazyLock<String> =
+        LazyLock::new(|| format!("SELECT {JOB_COLUMNS} FROM jobs WHERE workflow = $1 ORDER BY id"));
+    let jobs = on_pool!(db, |pool, _d| {
+        sqlx::query_as(SQL.as_str())
+            .bind(workflow)
+            .fetch_all(pool)
+            .await?
+    });
+    Ok(WorkflowState { jobs })
+}
+
+pub(crate) async fn fetch_children(db: &Database, join_id: i64) -> sqlx::Result<Vec<ChildOutcome>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT id, kind, state, result, errors FROM jobs WHERE join_id = $1 ORDER BY id"
+        ))
+        .bind(join_id)
+        .fetch_all(pool)
+        .await
+    })
+}
+
+/// Jobs filtered by state, queue and tenant, newest first, `limit` at most, before `before_id`.
+pub(crate) async fn list_jobs(
+    db: &Database,
+    state: Option<&str>,
+    queue: Option<&str>,
+    tenant: Option<&str>,
+    before_id: Option<i64>,
+    limit: i64,
+) -> sqlx::Result<Vec<JobRecord>> {
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {JOB_COLUMNS} FROM jobs
+             WHERE ($1 IS NULL OR state = $1) AND ($2 IS NULL OR queue = $2)
+               AND ($3 IS NULL OR tenant = $3) AND ($4 IS NULL OR id < $4)
+             ORDER BY id DESC LIMIT $5"
+        )
+    });
+    on_pool!(db, |pool, _d| {
+        sqlx::query_as(SQL.as_str())
+            .bind(state)
+            .bind(queue)
+            .bind(tenant)
+            .bind(before_id)
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+    })
+}
+
+/// Per queue: how many jobs wait in each state, and how long the oldest due one has waited.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct QueueRow {
+    pub queue: String,
+    pub state: String,
+    pub count: i64,
+    pub oldest_due_ms: Option<i64>,
+}
+
+pub(crate) async fn queue_rows(db: &Database) -> sqlx::Result<Vec<QueueRow>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT queue, state, count(*) AS count,
+                    CASE WHEN state = 'available'
+                         THEN {now} - min(CASE WHEN run_at <= {now} THEN run_at END)
+                    END AS oldest_due_ms
+             FROM jobs WHERE state IN ('available', 'waiting', 'running', 'dead')
+             GROUP BY queue, state ORDER BY queue, state"
+        ))
+        .fetch_all(pool)
+        .await
+    })
+}
+
+pub(crate) async fn paused_queues(db: &Database) -> sqlx::Result<Vec<String>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_scalar(sql!(
+            d,
+            "SELECT name FROM job_queues WHERE paused ORDER BY name"
+        ))
+        .fetch_all(pool)
+        .await
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+pub(crate) async fn set_paused(db: &Database, queue: &str, paused: bool) -> sqlx::Result<()> {
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "INSERT INTO job_queues (name, paused, updated_at) VALUES ($1, $2, {now})
+             ON CONFLICT (name) DO UPDATE SET paused = excluded.paused,
+                                              updated_at = excluded.updated_at"
+        ))
+        .bind(queue)
+        .bind(paused)
+        .execute(pool)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Puts a finished job back in the queue with a fresh set of attempts; its history stays.
+pub(crate) async fn retry_job(db: &Database, id: i64) -> sqlx::Result<bool> {
+    let affected = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET state = 'available', attempt = 0, run_at = {now},
+                    finished_at = NULL, locked_by = NULL, locked_until = NULL
+             WHERE id = $1 AND state IN ('dead', 'discarded', 'cancelled')"
+        ))
+        .bind(id)
+        .execute(pool)
+        .await?
+        .rows_affected()
+    });
+    Ok(affected == 1)
+}
+
+/// Ends a job that has not finished: `cancelled` or `discarded`, with a reason in its history.
+/// A running job is taken from its worker, which notices at its next heartbeat and stops it.
+pub(crate) async fn end_job(
+    db: &Database,
+    id: i64,
+    state: JobState,
+    reason: &str,
+) -> sqlx::Result<bool> {
+    let mut tx = db.begin().await?;
+    let join: Option<Option<i64>> = on_tx!(&mut tx, |conn, d| {
+        match d {
+            Dialect::Sqlite => sqlx::query_scalar(sql!(
+                d,
+                "UPDATE jobs SET state = $2, finished_at = {now}, locked_by = NULL,
+                        locked_until = NULL,
+                        errors = json_insert(errors, '$[#]', json_object(
+                            'attempt', attempt, 'at', {now}, 'error', $3))
+                 WHERE id = $1 AND state IN ('available', 'waiting', 'running')
+                 RETURNING join_id"
+            )),
+            Dialect::Postgres => sqlx::query_scalar(sql!(
+                d,
+                "UPDATE jobs SET state = $2, finished_at = {now}, locked_by = NULL,
+                        locked_until = NULL,
+                        errors = (errors::jsonb || jsonb_build_array(jsonb_build_object(
+                            'attempt', attempt, 'at', {now}, 'error', $3::text)))::text
+                 WHERE id = $1 AND state IN ('available', 'waiting', 'running')
+                 RETURNING join_id"
+            )),
+        }
+        .bind(id)
+        .bind(state.as_str())
+        .bind(reason)
+        .fetch_optional(&mut *conn)
+        .await?
+    });
+    let Some(join) = join else {
+        tx.rollback().await?;
+        return Ok(false);
+    };
+    release_joins(&mut tx, join.as_slice()).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Deletes finished jobs older than `retention_ms`, except dead ones, which wait for a person.
+pub(crate) async fn prune_finished(db: &Database, retention_ms: i64) -> sqlx::Result<u64> {
+    on_pool!(db, |pool, d| {
+        Ok(sqlx::query(sql!(
+            d,
+            "DELETE FROM jobs
+             WHERE finished_at IS NOT NULL AND finished_at < {now} - $1
+               AND state IN ('completed', 'discarded', 'cancelled')"
+        ))
+        .bind(retention_ms)
+        .execute(pool)
+        .await?
+        .rows_affected())
+    })
+}
+
+/// The earliest `run_at` among jobs not yet due, so an idle worker sleeps exactly until then.
+pub(crate) async fn next_due_in_ms(db: &Database) -> sqlx::Result<Option<i64>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_scalar(sql!(
+            d,
+            "SELECT min(run_at) - {now} FROM jobs WHERE state = 'available' AND run_at > {now}"
+        ))
+        .fetch_one(pool)
+        .await
+    })
+}
