@@ -480,34 +480,39 @@ async fn tenants_are_served_round_robin(b: Backend) {
     )
     .await;
 
-    let enqueued_at = Instant::now();
     let small = queue
         .enqueue(record("small", "1", job_ms).tenant("indie-author"))
         .await
         .expect("enqueue");
-    wait_job(&queue, small.id).await;
+    let small = wait_job(&queue, small.id).await;
     runner.shutdown(Duration::from_secs(1)).await;
 
-    let events = log.events();
-    let small_event = events.iter().find(|e| e.key == "small").expect("small ran");
-    let waited = small_event.started - enqueued_at;
-    let overtaken = events
-        .iter()
-        .filter(|e| e.key == "big" && e.started > enqueued_at && e.started < small_event.started)
-        .count();
+    // Judge by the database's own clock: when the small job was inserted and claimed, and which
+    // backlog jobs were claimed in between.
+    let inserted = small.created_at;
+    let claimed = small.started_at.expect("claimed");
+    let mut overtaken = 0;
+    let mut before = None;
+    loop {
+        let page = queue
+            .list(&JobFilter { tenant: Some("big-press".into()), before_id: before, limit: 1000, ..Default::default() })
+            .await
+            .expect("list");
+        let Some(last) = page.last() else { break };
+        before = Some(last.id);
+        overtaken += page
+            .iter()
+            .filter(|j| j.started_at.is_some_and(|s| s > inserted && s < claimed))
+            .count();
+    }
     println!(
-        "fairness: the single job waited {:.1} ms behind a 2000-job backlog; {overtaken} backlog jobs started in between (concurrency {concurrency}, {job_ms} ms jobs)",
-        waited.as_secs_f64() * 1000.0
+        "fairness: the single job waited {} ms behind a 2000-job backlog; {overtaken} backlog jobs were claimed in between (concurrency {concurrency}, {job_ms} ms jobs)",
+        claimed - inserted
     );
-    // At most one job per executor may start ahead of it (those claimed before it existed).
-    assert!(
-        overtaken <= concurrency,
-        "{overtaken} backlog jobs started first"
-    );
-    assert!(
-        waited < Duration::from_millis(job_ms * 2 + 100),
-        "waited {waited:?}"
-    );
+    // At most one job per executor may go first: those whose executors freed up before the
+    // small job's first chance.
+    assert!(overtaken <= concurrency, "{overtaken} backlog jobs were claimed first");
+    assert!(claimed - inserted < 1000, "waited {} ms", claimed - inserted);
 }
 
 async fn failures_retry_with_backoff_then_die_with_their_history(b: Backend) {
@@ -916,7 +921,9 @@ async fn priority_delay_pause_and_stats(b: Backend) {
         .expect("enqueue");
 
     let stats = queue.stats().await.expect("stats");
-    assert_eq!(stats.available(), 4);
+    assert_eq!(stats.available(), 3);
+    let scheduled: i64 = stats.rows.iter().filter(|r| r.state == "scheduled").map(|r| r.count).sum();
+    assert_eq!(scheduled, 1);
 
     queue.pause("default").await.expect("pause");
     let runner = b.runner(&log, 1).await;

@@ -1,6 +1,7 @@
 -- The durable job queue. See src/jobs/ for the guarantees these columns carry.
 --
--- state: available (waiting for run_at), waiting (a join whose children are unfinished),
+-- state: available (due; the claim index holds only these), scheduled (run_at in the future:
+-- delayed, retrying or snoozed; promoted when due), waiting (a join whose children are unfinished),
 -- running (claimed; locked_by holds a lease until locked_until), and the terminal states
 -- completed, discarded (bad input, never retried), dead (out of attempts), cancelled.
 -- Times are unix milliseconds from the database's clock.
@@ -39,7 +40,8 @@ CREATE INDEX jobs_claim ON jobs (priority, fair_tag, id) WHERE state = 'availabl
 CREATE INDEX jobs_tenant ON jobs (tenant, priority, fair_tag) WHERE state = 'available';
 CREATE UNIQUE INDEX jobs_unique_key ON jobs (unique_key) WHERE unique_key IS NOT NULL;
 CREATE INDEX jobs_serial ON jobs (serial_key, id)
-    WHERE serial_key IS NOT NULL AND state IN ('available', 'waiting', 'running');
+    WHERE serial_key IS NOT NULL AND state IN ('available', 'scheduled', 'waiting', 'running');
+CREATE INDEX jobs_scheduled ON jobs (run_at) WHERE state = 'scheduled';
 CREATE INDEX jobs_running ON jobs (locked_by) WHERE state = 'running';
 CREATE INDEX jobs_workflow ON jobs (workflow) WHERE workflow IS NOT NULL;
 CREATE INDEX jobs_join ON jobs (join_id) WHERE join_id IS NOT NULL;

@@ -86,6 +86,8 @@ impl Outcome {
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Available,
+    /// Not due yet: delayed, waiting to retry, or snoozed.
+    Scheduled,
     Waiting,
     Running,
     Completed,
@@ -95,8 +97,9 @@ pub enum JobState {
 }
 
 impl JobState {
-    pub const ALL: [JobState; 7] = [
+    pub const ALL: [JobState; 8] = [
         JobState::Available,
+        JobState::Scheduled,
         JobState::Waiting,
         JobState::Running,
         JobState::Completed,
@@ -108,6 +111,7 @@ impl JobState {
     pub fn as_str(self) -> &'static str {
         match self {
             JobState::Available => "available",
+            JobState::Scheduled => "scheduled",
             JobState::Waiting => "waiting",
             JobState::Running => "running",
             JobState::Completed => "completed",

@@ -278,6 +278,7 @@ async fn fetch_loop<C: Send + Sync + 'static>(
     let all_queues = shared.registry.queues();
     let mut queues = all_queues.clone();
     let mut paused_checked: Option<Instant> = None;
+    let mut promoted: Option<Instant> = None;
     let mut failures = 0u32;
     loop {
         if *stop.borrow() {
@@ -309,6 +310,15 @@ async fn fetch_loop<C: Send + Sync + 'static>(
                         .collect();
                 }
                 Err(e) => tracing::warn!(error = %e, "could not read paused queues"),
+            }
+        }
+
+        // Scheduled jobs whose time has come join the claimable set; at most every 20 ms, so a
+        // busy fetcher does not pay for it on every claim.
+        if promoted.is_none_or(|t| t.elapsed() >= Duration::from_millis(20)) {
+            promoted = Some(Instant::now());
+            if let Err(e) = store::promote_due(&shared.db).await {
+                tracing::warn!(error = %e, "promoting due jobs failed");
             }
         }
 

@@ -207,7 +207,7 @@ async fn next_fair_tag(tx: &mut Tx, tenant: &str, priority: i16) -> sqlx::Result
         let front: Option<i64> = sqlx::query_scalar(sql!(
             d,
             "SELECT min(fair_tag) FROM jobs
-             WHERE state = 'available' AND priority = $1 AND run_at <= {now}"
+             WHERE state = 'available' AND priority = $1"
         ))
         .bind(priority)
         .fetch_one(&mut *conn)
@@ -249,6 +249,8 @@ pub(crate) async fn insert_jobs(
         tags.insert(group, tag);
         let state = if placement.pending_children > 0 {
             JobState::Waiting
+        } else if job.delay_ms > 0 {
+            JobState::Scheduled
         } else {
             JobState::Available
         };
@@ -325,7 +327,8 @@ pub(crate) async fn insert_bulk(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<u6
                      INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag,
                                        run_at, max_attempts, unique_key, serial_key, workflow,
                                        created_at)
-                     SELECT k, q, t, p, 'available', pr, ft, (SELECT ms FROM now) + d, ma, uk, sk,
+                     SELECT k, q, t, p, CASE WHEN d > 0 THEN 'scheduled' ELSE 'available' END, pr, ft,
+                            (SELECT ms FROM now) + d, ma, uk, sk,
                             wf, (SELECT ms FROM now)
                      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[],
                                  $6::bigint[], $7::bigint[], $8::int[], $9::text[], $10::text[],
@@ -376,7 +379,7 @@ pub(crate) async fn insert_bulk(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<u6
                         .push_bind(job.queue.clone())
                         .push_bind(job.tenant.clone())
                         .push_bind(job.payload.clone())
-                        .push("'available'")
+                        .push(if job.delay_ms > 0 { "'scheduled'" } else { "'available'" })
                         .push_bind(job.priority)
                         .push_bind(*tag)
                         .push(concat!(sqlite_now!(), " + "))
@@ -415,12 +418,11 @@ pub(crate) async fn claim(
                 "WITH now AS (SELECT {now} AS ms),
                  picked AS (
                      SELECT c.id FROM jobs c
-                     WHERE c.state = 'available' AND c.run_at <= (SELECT ms FROM now)
-                       AND c.queue = ANY($1)
+                     WHERE c.state = 'available' AND c.queue = ANY($1)
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
-                              AND b.state IN ('available', 'waiting', 'running')))
+                              AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
                      ORDER BY c.priority, c.fair_tag, c.id
                      LIMIT $2
                      FOR UPDATE SKIP LOCKED)
@@ -447,12 +449,12 @@ pub(crate) async fn claim(
                         locked_until = {now} + $4, started_at = {now}
                  WHERE id IN (
                      SELECT c.id FROM jobs c
-                     WHERE c.state = 'available' AND c.run_at <= {now}
+                     WHERE c.state = 'available'
                        AND c.queue IN (SELECT value FROM json_each($1))
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
-                              AND b.state IN ('available', 'waiting', 'running')))
+                              AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
                      ORDER BY c.priority, c.fair_tag, c.id
                      LIMIT $2)
                  RETURNING id, kind, payload, queue, tenant, attempt, max_attempts, workflow,
@@ -734,20 +736,20 @@ async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<
             ),
             (Finish::Snooze { .. }, _) => sql!(
                 d,
-                "UPDATE jobs SET state = 'available', run_at = {now} + $3, attempt = attempt - 1,
+                "UPDATE jobs SET state = 'scheduled', run_at = {now} + $3, attempt = attempt - 1,
                         locked_by = NULL, locked_until = NULL
                  WHERE id = $1 AND state = 'running' AND locked_by = $2"
             ),
             (Finish::Retry { .. }, Dialect::Sqlite) => sql!(
                 d,
-                "UPDATE jobs SET state = 'available', run_at = {now} + $3,
+                "UPDATE jobs SET state = 'scheduled', run_at = {now} + $3,
                         errors = json_insert(errors, '$[#]', json($4)),
                         locked_by = NULL, locked_until = NULL
                  WHERE id = $1 AND state = 'running' AND locked_by = $2"
             ),
             (Finish::Retry { .. }, Dialect::Postgres) => sql!(
                 d,
-                "UPDATE jobs SET state = 'available', run_at = {now} + $3,
+                "UPDATE jobs SET state = 'scheduled', run_at = {now} + $3,
                         errors = (errors::jsonb || jsonb_build_array($4::jsonb))::text,
                         locked_by = NULL, locked_until = NULL
                  WHERE id = $1 AND state = 'running' AND locked_by = $2"
@@ -919,10 +921,8 @@ pub(crate) async fn queue_rows(db: &Database) -> sqlx::Result<Vec<QueueRow>> {
         sqlx::query_as(sql!(
             d,
             "SELECT queue, state, count(*) AS count,
-                    CASE WHEN state = 'available'
-                         THEN {now} - min(CASE WHEN run_at <= {now} THEN run_at END)
-                    END AS oldest_due_ms
-             FROM jobs WHERE state IN ('available', 'waiting', 'running', 'dead')
+                    CASE WHEN state = 'available' THEN {now} - min(run_at) END AS oldest_due_ms
+             FROM jobs WHERE state IN ('available', 'scheduled', 'waiting', 'running', 'dead')
              GROUP BY queue, state ORDER BY queue, state"
         ))
         .fetch_all(pool)
@@ -994,7 +994,7 @@ pub(crate) async fn end_job(
                         locked_until = NULL,
                         errors = json_insert(errors, '$[#]', json_object(
                             'attempt', attempt, 'at', {now}, 'error', $3))
-                 WHERE id = $1 AND state IN ('available', 'waiting', 'running')
+                 WHERE id = $1 AND state IN ('available', 'scheduled', 'waiting', 'running')
                  RETURNING join_id"
             )),
             Dialect::Postgres => sqlx::query_scalar(sql!(
@@ -1003,7 +1003,7 @@ pub(crate) async fn end_job(
                         locked_until = NULL,
                         errors = (errors::jsonb || jsonb_build_array(jsonb_build_object(
                             'attempt', attempt, 'at', {now}, 'error', $3::text)))::text
-                 WHERE id = $1 AND state IN ('available', 'waiting', 'running')
+                 WHERE id = $1 AND state IN ('available', 'scheduled', 'waiting', 'running')
                  RETURNING join_id"
             )),
         }
@@ -1038,12 +1038,27 @@ pub(crate) async fn prune_finished(db: &Database, retention_ms: i64) -> sqlx::Re
     })
 }
 
-/// The earliest `run_at` among jobs not yet due, so an idle worker sleeps exactly until then.
+/// Makes scheduled jobs (delayed, retrying, snoozed) whose time has come available. Kept apart
+/// so that the claim index holds only runnable jobs: a million jobs scheduled for tomorrow
+/// cost a claim nothing.
+pub(crate) async fn promote_due(db: &Database) -> sqlx::Result<u64> {
+    on_pool!(db, |pool, d| {
+        Ok(sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET state = 'available' WHERE state = 'scheduled' AND run_at <= {now}"
+        ))
+        .execute(pool)
+        .await?
+        .rows_affected())
+    })
+}
+
+/// How long until the next scheduled job is due, so an idle worker sleeps exactly until then.
 pub(crate) async fn next_due_in_ms(db: &Database) -> sqlx::Result<Option<i64>> {
     on_pool!(db, |pool, d| {
         sqlx::query_scalar(sql!(
             d,
-            "SELECT min(run_at) - {now} FROM jobs WHERE state = 'available' AND run_at > {now}"
+            "SELECT min(run_at) - {now} FROM jobs WHERE state = 'scheduled'"
         ))
         .fetch_one(pool)
         .await
