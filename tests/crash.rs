@@ -57,9 +57,11 @@ impl Shared {
             cmd.env(k, v);
         }
         let worker = Running::start(cmd);
-        worker.logs.wait_for("worker ready", Duration::from_secs(20), |l| {
-            message(l, Some("worker"), "worker ready")
-        });
+        worker
+            .logs
+            .wait_for("worker ready", Duration::from_secs(20), |l| {
+                message(l, Some("worker"), "worker ready")
+            });
         worker
     }
 }
@@ -78,7 +80,10 @@ async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
         if record.state() == Some(JobState::Running) && record.progress.unwrap_or(0) > 0 {
             break;
         }
-        assert!(Instant::now() < deadline, "the job never started: {record:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the job never started: {record:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     first.signal(Signal::SIGKILL);
@@ -96,7 +101,11 @@ async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
     assert_eq!(done.state(), Some(JobState::Completed), "{done:?}");
     assert_eq!(done.attempt, 2, "run once, killed, run again: {done:?}");
     let result = done.result_json().expect("result");
-    assert_eq!(result["worker_pid"], second.pid(), "completed by the second worker");
+    assert_eq!(
+        result["worker_pid"],
+        second.pid(),
+        "completed by the second worker"
+    );
     assert_eq!(result["attempt"], 2);
     let history = done.error_history();
     assert_eq!(history.len(), 1, "{history:?}");
@@ -108,7 +117,10 @@ async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
     );
     // Reclaimed within one lease period (2 s) of the kill, plus the rescue tick and the rerun.
     let recovered = killed_at.elapsed();
-    assert!(recovered < Duration::from_millis(2000 + 1000 + 2500 + 1500), "{recovered:?}");
+    assert!(
+        recovered < Duration::from_millis(2000 + 1000 + 2500 + 1500),
+        "{recovered:?}"
+    );
 }
 
 async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
@@ -128,7 +140,10 @@ async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
     );
     let done = queue.job(job.id).await.expect("read").expect("job");
     assert_eq!(done.state(), Some(JobState::Completed));
-    assert_eq!(done.attempt, 1, "a live worker's job was run twice: {done:?}");
+    assert_eq!(
+        done.attempt, 1,
+        "a live worker's job was run twice: {done:?}"
+    );
     assert!(done.error_history().is_empty());
 }
 

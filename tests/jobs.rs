@@ -495,7 +495,12 @@ async fn tenants_are_served_round_robin(b: Backend) {
     let mut before = None;
     loop {
         let page = queue
-            .list(&JobFilter { tenant: Some("big-press".into()), before_id: before, limit: 1000, ..Default::default() })
+            .list(&JobFilter {
+                tenant: Some("big-press".into()),
+                before_id: before,
+                limit: 1000,
+                ..Default::default()
+            })
             .await
             .expect("list");
         let Some(last) = page.last() else { break };
@@ -511,8 +516,15 @@ async fn tenants_are_served_round_robin(b: Backend) {
     );
     // At most one job per executor may go first: those whose executors freed up before the
     // small job's first chance.
-    assert!(overtaken <= concurrency, "{overtaken} backlog jobs were claimed first");
-    assert!(claimed - inserted < 1000, "waited {} ms", claimed - inserted);
+    assert!(
+        overtaken <= concurrency,
+        "{overtaken} backlog jobs were claimed first"
+    );
+    assert!(
+        claimed - inserted < 1000,
+        "waited {} ms",
+        claimed - inserted
+    );
 }
 
 async fn failures_retry_with_backoff_then_die_with_their_history(b: Backend) {
@@ -838,6 +850,28 @@ async fn wait_for_resolves_or_times_out(b: Backend) {
         Some(serde_json::json!({ "slept": 150 }))
     );
 
+    // A plain completion (no result, no successors) takes the engine's fast path; waiters must
+    // still hear of it at once, not at the next fallback poll.
+    let plain = queue
+        .enqueue(NewJob::of(&Flaky {
+            key: "plain".into(),
+            failures: 0,
+        }))
+        .await
+        .expect("enqueue");
+    let started = Instant::now();
+    assert!(
+        queue
+            .wait_for(&WaitTarget::Job(plain.id), Duration::from_secs(10))
+            .await
+            .expect("wait")
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+
     let slow = queue
         .enqueue(NewJob::of(&Slow { millis: 5_000 }))
         .await
@@ -922,7 +956,12 @@ async fn priority_delay_pause_and_stats(b: Backend) {
 
     let stats = queue.stats().await.expect("stats");
     assert_eq!(stats.available(), 3);
-    let scheduled: i64 = stats.rows.iter().filter(|r| r.state == "scheduled").map(|r| r.count).sum();
+    let scheduled: i64 = stats
+        .rows
+        .iter()
+        .filter(|r| r.state == "scheduled")
+        .map(|r| r.count)
+        .sum();
     assert_eq!(scheduled, 1);
 
     queue.pause("default").await.expect("pause");

@@ -46,7 +46,8 @@ CREATE INDEX jobs_running ON jobs (locked_by) WHERE state = 'running';
 CREATE INDEX jobs_workflow ON jobs (workflow) WHERE workflow IS NOT NULL;
 CREATE INDEX jobs_join ON jobs (join_id) WHERE join_id IS NOT NULL;
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
-CREATE INDEX jobs_listing ON jobs (state, queue, tenant, id);
+-- Dead jobs wait for a person; listing them must not scan the whole history.
+CREATE INDEX jobs_dead ON jobs (id) WHERE state = 'dead';
 
 -- Queues an operator has paused. A queue with no row is running.
 CREATE TABLE job_queues (

@@ -90,10 +90,6 @@ impl<C> JobContext<C> {
         Ok(store::fetch_children(&self.db, self.id).await?)
     }
 
-    pub fn database(&self) -> &Database {
-        &self.db
-    }
-
     fn inherit(&self, mut job: NewJob) -> NewJob {
         if job.tenant.is_empty() {
             job.tenant.clone_from(&self.tenant);

@@ -27,8 +27,8 @@ use super::queue::{CHANNEL_JOBS, listen};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
 use super::{JobContext, Outcome, Registry, backoff};
 use crate::config::DatabaseUrl;
-use crate::storage::Database;
 use crate::storage::workers::{self, WorkerIdentity};
+use crate::storage::{Database, Durability};
 
 /// How a runner runs.
 #[derive(Debug, Clone)]
@@ -122,8 +122,19 @@ impl<C: Send + Sync + 'static> Runner<C> {
             config.lease,
             held_tx,
         )?;
+        // Claims and completions on PostgreSQL go through a pool of their own that does not wait
+        // for the WAL flush: losing one to a database crash only means the job runs again.
+        let engine_db = match &self.db {
+            Database::Postgres(_) => {
+                let size = u32::try_from(config.concurrency.min(32))
+                    .unwrap_or(8)
+                    .max(4);
+                Database::connect_with(&config.database_url, size, Durability::Relaxed).await?
+            }
+            Database::Sqlite(_) => self.db.clone(),
+        };
         let shared = Arc::new(Shared {
-            db: self.db.clone(),
+            db: engine_db,
             registry: self.registry,
             app: self.app,
             worker: Arc::from(config.worker_id.as_str()),
@@ -134,28 +145,23 @@ impl<C: Send + Sync + 'static> Runner<C> {
             idle: Notify::new(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
-        let (finished_tx, finished_rx) = mpsc::unbounded_channel();
         let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
-
         let background = vec![
             tokio::spawn(wake_loop(shared.clone())),
             tokio::spawn(rescue_loop(shared.clone())),
             tokio::spawn(watch_leases(shared.clone(), held_rx)),
         ];
-        let completer = tokio::spawn(complete_loop(shared.clone(), finished_rx));
-        let fetcher = tokio::spawn(fetch_loop(
+        let pump = tokio::spawn(pump(
             shared.clone(),
             permits,
             config.concurrency.max(1),
             config.poll_interval,
-            finished_tx,
             stop_rx,
         ));
         Ok(RunnerHandle {
             shared,
             stop: stop_tx,
-            fetcher,
-            completer,
+            pump,
             background,
             heartbeat,
             worker_id: config.worker_id,
@@ -167,8 +173,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
 pub struct RunnerHandle {
     shared: Arc<dyn RunnerState>,
     stop: watch::Sender<bool>,
-    fetcher: JoinHandle<()>,
-    completer: JoinHandle<()>,
+    pump: JoinHandle<()>,
     background: Vec<JoinHandle<()>>,
     heartbeat: Heartbeat,
     worker_id: String,
@@ -224,7 +229,6 @@ impl RunnerHandle {
     /// spending their attempt), commits what finished, and deregisters the worker.
     pub async fn shutdown(self, grace: Duration) -> ShutdownReport {
         let _ = self.stop.send(true);
-        let _ = self.fetcher.await;
         let at_start = self.shared.running_ids().len();
         let deadline = tokio::time::Instant::now() + grace;
         loop {
@@ -251,8 +255,8 @@ impl RunnerHandle {
                 }
             }
         };
-        // Every sender is gone now (fetcher and job tasks), so the completer drains and ends.
-        let _ = self.completer.await;
+        // Every job task is gone now, so the pump commits what they reported and ends.
+        let _ = self.pump.await;
         for task in &self.background {
             task.abort();
         }
@@ -267,109 +271,200 @@ impl RunnerHandle {
     }
 }
 
-async fn fetch_loop<C: Send + Sync + 'static>(
+/// The claim/commit loop. Each turn it gathers what has finished and how many executors are
+/// free, then commits the one and claims for the other, in a single statement where it can
+/// (plain completions on PostgreSQL): a round trip and a commit serve both.
+async fn pump<C: Send + Sync + 'static>(
     shared: Arc<Shared<C>>,
     permits: Arc<Semaphore>,
     concurrency: usize,
     poll_interval: Duration,
-    finished: mpsc::UnboundedSender<Finished>,
     mut stop: watch::Receiver<bool>,
 ) {
+    let (finished_tx, mut finished) = mpsc::unbounded_channel::<Finished>();
+    let mut finished_tx = Some(finished_tx);
     let all_queues = shared.registry.queues();
     let mut queues = all_queues.clone();
     let mut paused_checked: Option<Instant> = None;
     let mut promoted: Option<Instant> = None;
     let mut failures = 0u32;
+    let mut batch: Vec<Finished> = Vec::new();
+    let mut held: Vec<OwnedSemaphorePermit> = Vec::new();
+    let mut idle = false;
     loop {
-        if *stop.borrow() {
-            break;
+        let stopping = *stop.borrow();
+        if stopping && finished_tx.is_some() {
+            // No new claims; keep committing until every running job has reported.
+            finished_tx = None;
+            held.clear();
         }
-        let first = tokio::select! {
-            permit = permits.clone().acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = stop.changed() => break,
-        };
-        let mut held = vec![first];
-        while held.len() < concurrency {
-            match permits.clone().try_acquire_owned() {
-                Ok(p) => held.push(p),
+        // Gather without waiting.
+        while batch.len() < 2048 {
+            match finished.try_recv() {
+                Ok(item) => batch.push(item),
                 Err(_) => break,
             }
         }
-
-        if paused_checked.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-            paused_checked = Some(Instant::now());
-            match store::paused_queues(&shared.db).await {
-                Ok(paused) => {
-                    queues = all_queues
-                        .iter()
-                        .filter(|q| !paused.contains(q))
-                        .cloned()
-                        .collect();
+        if !stopping && !idle {
+            while held.len() < concurrency {
+                match permits.clone().try_acquire_owned() {
+                    Ok(p) => held.push(p),
+                    Err(_) => break,
                 }
-                Err(e) => tracing::warn!(error = %e, "could not read paused queues"),
             }
         }
+        // Nothing to do: wait for a finished job, a free executor, a wake-up or a stop.
+        if batch.is_empty() && held.is_empty() {
+            if stopping {
+                match finished.recv().await {
+                    Some(item) => batch.push(item),
+                    None => break,
+                }
+                continue;
+            }
+            let nap = if idle {
+                next_nap(&shared, poll_interval).await
+            } else {
+                poll_interval
+            };
+            tokio::select! {
+                item = finished.recv() => {
+                    if let Some(item) = item {
+                        batch.push(item);
+                    }
+                }
+                permit = permits.clone().acquire_owned(), if !idle => {
+                    if let Ok(p) = permit {
+                        held.push(p);
+                    }
+                }
+                () = shared.wake.notified(), if idle => idle = false,
+                () = tokio::time::sleep(nap), if idle => idle = false,
+                _ = stop.changed() => {}
+            }
+            continue;
+        }
 
-        // Scheduled jobs whose time has come join the claimable set; at most every 20 ms, so a
-        // busy fetcher does not pay for it on every claim.
-        if promoted.is_none_or(|t| t.elapsed() >= Duration::from_millis(20)) {
-            promoted = Some(Instant::now());
-            if let Err(e) = store::promote_due(&shared.db).await {
-                tracing::warn!(error = %e, "promoting due jobs failed");
+        if !held.is_empty() {
+            if paused_checked.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                paused_checked = Some(Instant::now());
+                match store::paused_queues(&shared.db).await {
+                    Ok(paused) => {
+                        queues = all_queues
+                            .iter()
+                            .filter(|q| !paused.contains(q))
+                            .cloned()
+                            .collect();
+                    }
+                    Err(e) => tracing::warn!(error = %e, "could not read paused queues"),
+                }
+            }
+            // Scheduled jobs whose time has come join the claimable set; at most every 20 ms,
+            // so a busy loop does not pay for it on every claim.
+            if promoted.is_none_or(|t| t.elapsed() >= Duration::from_millis(20)) {
+                promoted = Some(Instant::now());
+                if let Err(e) = store::promote_due(&shared.db).await {
+                    tracing::warn!(error = %e, "promoting due jobs failed");
+                }
             }
         }
 
         let wanted = held.len();
-        let claimed = match store::claim(
-            &shared.db,
-            &shared.worker,
-            &queues,
-            i64::try_from(wanted).unwrap_or(1),
-            shared.lease_ms,
-        )
-        .await
-        {
+        let plain = batch.iter().all(Finished::is_plain);
+        let result = if !batch.is_empty() && !plain {
+            // Successors, joins, failures: their own transaction, then claim.
+            match store::finish_batch(&shared.db, &shared.worker, &batch).await {
+                Ok(accepted) => {
+                    report_dropped(&batch, accepted.len());
+                    batch.clear();
+                    shared.wake.notify_one();
+                    if wanted > 0 {
+                        store::claim_and_complete(
+                            &shared.db,
+                            &shared.worker,
+                            &queues,
+                            &[],
+                            wanted,
+                            shared.lease_ms,
+                        )
+                        .await
+                        .map(|(rows, _)| rows)
+                    } else {
+                        Ok(Vec::new())
+                    }
+                }
+                Err(e) => Err(e),
+            }
+        } else {
+            let ids: Vec<i64> = batch.iter().map(|f| f.id).collect();
+            match store::claim_and_complete(
+                &shared.db,
+                &shared.worker,
+                &queues,
+                &ids,
+                wanted,
+                shared.lease_ms,
+            )
+            .await
+            {
+                Ok((rows, completed)) => {
+                    report_dropped(&batch, completed);
+                    batch.clear();
+                    Ok(rows)
+                }
+                Err(e) => Err(e),
+            }
+        };
+        let claimed = match result {
             Ok(rows) => {
                 failures = 0;
                 rows
             }
             Err(e) => {
+                // Finished jobs keep their leases while we retry; if the database stays away
+                // longer than a lease, they are rescued and run again (at least once).
                 failures += 1;
-                let pause = Duration::from_millis(100 * 2u64.pow(failures.min(6)));
-                tracing::warn!(error = %e, retry_in = ?pause, "claiming jobs failed");
-                drop(held);
+                let pause = Duration::from_millis(50 * 2u64.pow(failures.min(6)));
+                tracing::warn!(error = %e, retry_in = ?pause, pending = batch.len(), "committing or claiming jobs failed");
+                held.clear();
                 tokio::select! {
                     () = tokio::time::sleep(pause) => {}
-                    _ = stop.changed() => break,
+                    _ = stop.changed() => {}
                 }
                 continue;
             }
         };
         let got = claimed.len();
-        for row in claimed {
-            let Some(permit) = held.pop() else { break };
-            spawn_job(&shared, row, permit, finished.clone());
-        }
-        drop(held);
-        if got == wanted {
-            continue;
-        }
-        // Nothing more is due: sleep until woken, until the next scheduled job is due, or until
-        // the fallback poll.
-        let nap = match store::next_due_in_ms(&shared.db).await {
-            Ok(Some(ms)) => {
-                Duration::from_millis(u64::try_from(ms).unwrap_or(0)).min(poll_interval)
+        if let Some(tx) = &finished_tx {
+            for row in claimed {
+                let Some(permit) = held.pop() else { break };
+                spawn_job(&shared, row, permit, tx.clone());
             }
-            _ => poll_interval,
-        };
-        tokio::select! {
-            () = shared.wake.notified() => {}
-            () = tokio::time::sleep(nap) => {}
-            _ = stop.changed() => break,
         }
+        held.clear();
+        // Fewer than asked for: nothing more is due, so wait for a wake-up before claiming again.
+        idle = wanted > 0 && got < wanted;
+        // Let the jobs just spawned start (short ones finish) before counting free executors
+        // again: bigger claims, fewer round trips.
+        tokio::task::yield_now().await;
+    }
+}
+
+fn report_dropped(batch: &[Finished], accepted: usize) {
+    if accepted < batch.len() {
+        tracing::warn!(
+            dropped = batch.len() - accepted,
+            "some jobs were cancelled or taken from this worker before they finished; their results are dropped"
+        );
+    }
+}
+
+/// Until the next scheduled job is due, within the fallback poll interval.
+async fn next_nap<C>(shared: &Shared<C>, poll_interval: Duration) -> Duration {
+    match store::next_due_in_ms(&shared.db).await {
+        Ok(Some(ms)) => Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+            .clamp(Duration::from_millis(5), poll_interval),
+        _ => poll_interval,
     }
 }
 
@@ -508,48 +603,6 @@ fn to_finish(
                 }
             }
         }
-    }
-}
-
-async fn complete_loop<C: Send + Sync + 'static>(
-    shared: Arc<Shared<C>>,
-    mut finished: mpsc::UnboundedReceiver<Finished>,
-) {
-    let mut batch = Vec::new();
-    while let Some(first) = finished.recv().await {
-        batch.push(first);
-        while batch.len() < 2048 {
-            match finished.try_recv() {
-                Ok(item) => batch.push(item),
-                Err(_) => break,
-            }
-        }
-        let mut pause = Duration::from_millis(50);
-        loop {
-            match store::finish_batch(&shared.db, &shared.worker, &batch).await {
-                Ok(accepted) => {
-                    if accepted.len() < batch.len() {
-                        for item in batch.iter().filter(|i| !accepted.contains(&i.id)) {
-                            tracing::warn!(
-                                job.id = item.id,
-                                "the job was cancelled or taken from this worker before it finished; its result is dropped"
-                            );
-                        }
-                    }
-                    break;
-                }
-                Err(e) => {
-                    // The jobs keep their leases while we retry; if the database stays away
-                    // longer than a lease, they are rescued and run again (at least once).
-                    tracing::warn!(error = %e, jobs = batch.len(), retry_in = ?pause, "committing finished jobs failed");
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(5));
-                }
-            }
-        }
-        batch.clear();
-        // Successors, released joins and unblocked serial keys may be claimable now.
-        shared.wake.notify_one();
     }
 }
 

@@ -379,7 +379,11 @@ pub(crate) async fn insert_bulk(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<u6
                         .push_bind(job.queue.clone())
                         .push_bind(job.tenant.clone())
                         .push_bind(job.payload.clone())
-                        .push(if job.delay_ms > 0 { "'scheduled'" } else { "'available'" })
+                        .push(if job.delay_ms > 0 {
+                            "'scheduled'"
+                        } else {
+                            "'available'"
+                        })
                         .push_bind(job.priority)
                         .push_bind(*tag)
                         .push(concat!(sqlite_now!(), " + "))
@@ -448,7 +452,7 @@ pub(crate) async fn claim(
                 "UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $3,
                         locked_until = {now} + $4, started_at = {now}
                  WHERE id IN (
-                     SELECT c.id FROM jobs c
+                     SELECT c.id FROM jobs c INDEXED BY jobs_claim
                      WHERE c.state = 'available'
                        AND c.queue IN (SELECT value FROM json_each($1))
                        AND (c.serial_key IS NULL OR NOT EXISTS (
@@ -471,6 +475,137 @@ pub(crate) async fn claim(
     // RETURNING order is unspecified; start them in claim order.
     rows.sort_by_key(|r| (r.priority, r.fair_tag, r.id));
     Ok(rows)
+}
+
+/// One row of `claim_and_complete` on PostgreSQL: a claimed job (or none), and how many of the
+/// completions were applied.
+#[derive(Debug, FromRow)]
+struct ClaimCompleteRow {
+    id: Option<i64>,
+    kind: Option<String>,
+    payload: Option<String>,
+    queue: Option<String>,
+    tenant: Option<String>,
+    attempt: Option<i32>,
+    max_attempts: Option<i32>,
+    workflow: Option<String>,
+    join_id: Option<i64>,
+    serial_key: Option<String>,
+    priority: Option<i16>,
+    fair_tag: Option<i64>,
+    completed: i64,
+}
+
+/// Completes `complete` (plain completions still leased to `worker`) and claims up to `limit`
+/// jobs. On PostgreSQL this is one statement, so one round trip and one commit serve both;
+/// on SQLite, two autocommit statements. Returns the claimed jobs and how many completions
+/// were applied.
+pub(crate) async fn claim_and_complete(
+    db: &Database,
+    worker: &str,
+    queues: &[String],
+    complete: &[i64],
+    limit: usize,
+    lease_ms: i64,
+) -> sqlx::Result<(Vec<ClaimedRow>, usize)> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    match db {
+        Database::Postgres(pool) => {
+            if complete.is_empty() && limit == 0 {
+                return Ok((Vec::new(), 0));
+            }
+            let rows: Vec<ClaimCompleteRow> = sqlx::query_as(sql!(
+                Dialect::Postgres,
+                "WITH now AS (SELECT {now} AS ms),
+                 done AS (
+                     UPDATE jobs SET state = 'completed', finished_at = (SELECT ms FROM now),
+                            locked_by = NULL, locked_until = NULL
+                     WHERE id = ANY($5) AND state = 'running' AND locked_by = $3
+                     RETURNING id),
+                 picked AS (
+                     SELECT c.id FROM jobs c
+                     WHERE c.state = 'available' AND c.queue = ANY($1)
+                       AND (c.serial_key IS NULL OR NOT EXISTS (
+                            SELECT 1 FROM jobs b
+                            WHERE b.serial_key = c.serial_key AND b.id < c.id
+                              AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
+                     ORDER BY c.priority, c.fair_tag, c.id
+                     LIMIT $2
+                     FOR UPDATE SKIP LOCKED),
+                 claimed AS (
+                     UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, locked_by = $3,
+                            locked_until = (SELECT ms FROM now) + $4,
+                            started_at = (SELECT ms FROM now)
+                     FROM picked WHERE jobs.id = picked.id
+                     RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant,
+                               jobs.attempt, jobs.max_attempts, jobs.workflow, jobs.join_id,
+                               jobs.serial_key, jobs.priority, jobs.fair_tag),
+                 counts AS (
+                     SELECT (SELECT count(*) FROM done) AS completed,
+                            -- count(expression), not count(*): the call must be evaluated.
+                            (SELECT count(pg_notify('bindery_done', ''))
+                             FROM (SELECT 1 FROM done LIMIT 1) one) AS notified)
+                 SELECT claimed.*, counts.completed
+                 FROM counts LEFT JOIN claimed ON true"
+            ))
+            .bind(queues)
+            .bind(limit)
+            .bind(worker)
+            .bind(lease_ms)
+            .bind(complete)
+            .fetch_all(pool)
+            .await?;
+            let completed = rows
+                .first()
+                .map_or(0, |r| usize::try_from(r.completed).unwrap_or(0));
+            let mut claimed: Vec<ClaimedRow> = rows
+                .into_iter()
+                .filter_map(|r| {
+                    Some(ClaimedRow {
+                        id: r.id?,
+                        kind: r.kind?,
+                        payload: r.payload?,
+                        queue: r.queue?,
+                        tenant: r.tenant?,
+                        attempt: r.attempt?,
+                        max_attempts: r.max_attempts?,
+                        workflow: r.workflow,
+                        join_id: r.join_id,
+                        serial_key: r.serial_key,
+                        priority: r.priority?,
+                        fair_tag: r.fair_tag?,
+                    })
+                })
+                .collect();
+            claimed.sort_by_key(|r| (r.priority, r.fair_tag, r.id));
+            Ok((claimed, completed))
+        }
+        Database::Sqlite(pool) => {
+            let completed = if complete.is_empty() {
+                0
+            } else {
+                let ids = serde_json::to_string(complete).unwrap_or_else(|_| "[]".to_owned());
+                sqlx::query(sql!(
+                    Dialect::Sqlite,
+                    "UPDATE jobs SET state = 'completed', finished_at = {now}, locked_by = NULL,
+                            locked_until = NULL
+                     WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
+                       AND locked_by = $2"
+                ))
+                .bind(ids)
+                .bind(worker)
+                .execute(pool)
+                .await?
+                .rows_affected() as usize
+            };
+            let claimed = if limit > 0 {
+                claim(db, worker, queues, limit, lease_ms).await?
+            } else {
+                Vec::new()
+            };
+            Ok((claimed, completed))
+        }
+    }
 }
 
 /// Extends the leases of every job `worker` is running, and returns the ids it still holds.
@@ -722,6 +857,17 @@ pub(crate) async fn finish_batch(
     }
     tx.commit().await?;
     Ok(accepted)
+}
+
+impl Finished {
+    /// Completed with no result, no successors, no join to release and no key to unblock: the
+    /// bulk of all jobs, which the claim statement itself can finish.
+    pub(crate) fn is_plain(&self) -> bool {
+        matches!(self.finish, Finish::Complete { result: None })
+            && self.successors.is_empty()
+            && self.join_id.is_none()
+            && !self.unblocks
+    }
 }
 
 /// Applies one non-trivial finish. Returns false when the lease was no longer ours.

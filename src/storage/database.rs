@@ -16,6 +16,18 @@ use crate::config::DatabaseUrl;
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
+/// How a pool's commits reach the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// A commit returns once it is durable (the default for everything a person is told about).
+    Flush,
+    /// PostgreSQL returns before the WAL flush (`synchronous_commit = off`): a database crash can
+    /// forget the last few milliseconds of commits, atomically, but never corrupts. Only for
+    /// work that is safe to redo: the job engine's claims and completions, whose loss means a
+    /// job runs again, which at-least-once execution already allows. SQLite is unaffected.
+    Relaxed,
+}
+
 /// A connection pool to whichever backend `DATABASE_URL` names. Cheap to clone.
 #[derive(Clone, Debug)]
 pub enum Database {
@@ -26,6 +38,15 @@ pub enum Database {
 impl Database {
     /// Opens a pool of at most `max_connections`. Nothing else in Bindery opens a database.
     pub async fn connect(url: &DatabaseUrl, max_connections: u32) -> anyhow::Result<Self> {
+        Self::connect_with(url, max_connections, Durability::Flush).await
+    }
+
+    /// Like [`Database::connect`], choosing how commits reach the disk.
+    pub async fn connect_with(
+        url: &DatabaseUrl,
+        max_connections: u32,
+        durability: Durability,
+    ) -> anyhow::Result<Self> {
         match url {
             DatabaseUrl::Sqlite { path } => {
                 let options = SqliteConnectOptions::new()
@@ -48,9 +69,12 @@ impl Database {
                 Ok(Database::Sqlite(pool))
             }
             DatabaseUrl::Postgres { url } => {
-                let options = PgConnectOptions::from_str(url.expose().as_str())
+                let mut options = PgConnectOptions::from_str(url.expose().as_str())
                     .context("reading DATABASE_URL")?
                     .application_name("bindery");
+                if durability == Durability::Relaxed {
+                    options = options.options([("synchronous_commit", "off")]);
+                }
                 let pool = PgPoolOptions::new()
                     .max_connections(max_connections)
                     .acquire_timeout(Duration::from_secs(15))

@@ -6,4 +6,4 @@ pub mod database;
 pub mod workers;
 
 pub use blob::BlobStore;
-pub use database::{Database, Tx};
+pub use database::{Database, Durability, Tx};
