@@ -296,9 +296,13 @@ impl Job for Join {
                 )
             })
             .collect();
+        let finished = children
+            .iter()
+            .filter(|c| JobState::parse(&c.state).is_some_and(JobState::is_terminal))
+            .count();
         cx.app().push(Event {
             key: "join".into(),
-            tag: failed.join(","),
+            tag: format!("{finished}/{}|{}", children.len(), failed.join(",")),
             started: Instant::now(),
             ended: Instant::now(),
             attempt: cx.attempt,
@@ -781,6 +785,15 @@ async fn a_join_runs_exactly_once_after_all_children(b: Backend) {
     assert_eq!(workflow.jobs.len(), 18, "parent + 16 children + join");
     assert!(workflow.finished() && !workflow.failed());
     assert_eq!(log.count("join"), 1, "the join ran more than once");
+    let join = log
+        .events()
+        .into_iter()
+        .find(|e| e.key == "join")
+        .expect("join ran");
+    assert_eq!(
+        join.tag, "16/16|",
+        "the join ran before every child had finished"
+    );
     assert_eq!(workflow.jobs[0].id, parent.id);
     *log.barrier.lock().expect("barrier") = None;
 
@@ -820,7 +833,7 @@ async fn a_join_runs_exactly_once_after_all_children(b: Backend) {
         .expect("a dead child");
     assert_eq!(
         joins[1].tag,
-        format!("{}:dead:child 3 cannot render", dead_child.id)
+        format!("5/5|{}:dead:child 3 cannot render", dead_child.id)
     );
     one.shutdown(Duration::from_secs(1)).await;
     two.shutdown(Duration::from_secs(1)).await;
