@@ -24,6 +24,7 @@ mod registry;
 mod runner;
 pub mod schedule;
 mod store;
+mod wake;
 
 use std::time::Duration;
 

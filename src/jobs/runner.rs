@@ -25,7 +25,7 @@ use tracing::Instrument;
 use super::heartbeat::{self, Heartbeat, HeldLeases};
 use super::queue::{CHANNEL_JOBS, listen};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
-use super::{JobContext, Outcome, Registry, backoff};
+use super::{JobContext, Outcome, Registry, backoff, wake};
 use crate::config::DatabaseUrl;
 use crate::storage::workers::{self, WorkerIdentity};
 use crate::storage::{Database, Durability};
@@ -81,6 +81,7 @@ struct Shared<C> {
     worker: Arc<str>,
     lease_ms: i64,
     retry_base: Duration,
+    sqlite_path: Option<std::path::PathBuf>,
     wake: Notify,
     running: Mutex<HashMap<i64, RunningJob>>,
     idle: Notify,
@@ -140,6 +141,10 @@ impl<C: Send + Sync + 'static> Runner<C> {
             worker: Arc::from(config.worker_id.as_str()),
             lease_ms: i64::try_from(config.lease.as_millis()).unwrap_or(i64::MAX),
             retry_base: config.retry_base,
+            sqlite_path: match &config.database_url {
+                DatabaseUrl::Sqlite { path } => Some(path.clone()),
+                DatabaseUrl::Postgres { .. } => None,
+            },
             wake: Notify::new(),
             running: Mutex::new(HashMap::new()),
             idle: Notify::new(),
@@ -616,31 +621,11 @@ async fn wake_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
             .await;
         }
         Database::Sqlite(pool) => {
-            // `data_version` changes whenever another connection commits: the cheapest way to
-            // learn of a new job in a file shared with another process.
-            loop {
-                let result: anyhow::Result<()> = async {
-                    let mut conn = pool.acquire().await?;
-                    let mut last: i64 = sqlx::query_scalar("PRAGMA data_version")
-                        .fetch_one(&mut *conn)
-                        .await?;
-                    loop {
-                        tokio::time::sleep(Duration::from_millis(2)).await;
-                        let now: i64 = sqlx::query_scalar("PRAGMA data_version")
-                            .fetch_one(&mut *conn)
-                            .await?;
-                        if now != last {
-                            last = now;
-                            shared.wake.notify_one();
-                        }
-                    }
-                }
-                .await;
-                if let Err(e) = result {
-                    tracing::warn!(error = %e, "polling for new jobs failed; retrying");
-                }
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
+            let Some(path) = shared.sqlite_path.clone() else {
+                return;
+            };
+            let wake_shared = shared.clone();
+            wake::sqlite_commits(pool.clone(), &path, move || wake_shared.wake.notify_one()).await;
         }
     }
 }

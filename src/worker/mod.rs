@@ -117,14 +117,33 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         "worker ready"
     );
 
-    let signal = signals.recv().await;
+    // The parent-death signal is the primary guard; this check catches whatever slips past it
+    // (a supervisor thread that exited, a signal lost in a race).
+    let orphan_check = async {
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if supervisor_gone(&options) {
+                return;
+            }
+        }
+    };
+    let signal = tokio::select! {
+        signal = signals.recv() => Some(signal),
+        () = orphan_check => None,
+    };
     let first_signal_at = Instant::now();
     schedules.shutdown().await;
     if supervisor_gone(&options) {
-        tracing::warn!(%signal, "the web process is gone; giving work back and stopping now");
+        match signal {
+            Some(signal) => {
+                tracing::warn!(%signal, "the web process is gone; giving work back and stopping now")
+            }
+            None => tracing::warn!("the web process is gone; giving work back and stopping now"),
+        }
         runner.shutdown(Duration::ZERO).await;
         return Ok(ExitCode::FAILURE);
     }
+    let signal = signal.unwrap_or(Signal::SIGTERM);
     tracing::info!(%signal, "stopping: no new work will be claimed");
 
     // Leave the supervisor time to see us exit inside its own SHUTDOWN_TIMEOUT.
