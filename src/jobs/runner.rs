@@ -288,9 +288,8 @@ async fn pump<C: Send + Sync + 'static>(
 ) {
     let (finished_tx, mut finished) = mpsc::unbounded_channel::<Finished>();
     let mut finished_tx = Some(finished_tx);
-    let all_queues = shared.registry.queues();
-    let mut queues = all_queues.clone();
-    let mut paused_checked: Option<Instant> = None;
+    // Paused queues are left out by the claim itself, so a pause takes effect at once.
+    let queues = shared.registry.queues();
     let mut promoted: Option<Instant> = None;
     let mut failures = 0u32;
     let mut batch: Vec<Finished> = Vec::new();
@@ -351,19 +350,6 @@ async fn pump<C: Send + Sync + 'static>(
         }
 
         if !held.is_empty() {
-            if paused_checked.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                paused_checked = Some(Instant::now());
-                match store::paused_queues(&shared.db).await {
-                    Ok(paused) => {
-                        queues = all_queues
-                            .iter()
-                            .filter(|q| !paused.contains(q))
-                            .cloned()
-                            .collect();
-                    }
-                    Err(e) => tracing::warn!(error = %e, "could not read paused queues"),
-                }
-            }
             // Scheduled jobs whose time has come join the claimable set; at most every 20 ms,
             // so a busy loop does not pay for it on every claim.
             if promoted.is_none_or(|t| t.elapsed() >= Duration::from_millis(20)) {

@@ -423,6 +423,7 @@ pub(crate) async fn claim(
                  picked AS (
                      SELECT c.id FROM jobs c
                      WHERE c.state = 'available' AND c.queue = ANY($1)
+                       AND c.queue NOT IN (SELECT name FROM job_queues WHERE paused)
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
@@ -455,6 +456,7 @@ pub(crate) async fn claim(
                      SELECT c.id FROM jobs c INDEXED BY jobs_claim
                      WHERE c.state = 'available'
                        AND c.queue IN (SELECT value FROM json_each($1))
+                       AND c.queue NOT IN (SELECT name FROM job_queues WHERE paused)
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
@@ -525,6 +527,7 @@ pub(crate) async fn claim_and_complete(
                  picked AS (
                      SELECT c.id FROM jobs c
                      WHERE c.state = 'available' AND c.queue = ANY($1)
+                       AND c.queue NOT IN (SELECT name FROM job_queues WHERE paused)
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id

@@ -1,5 +1,7 @@
 //! The command line. `main` calls [`main`]; each subcommand is a function in the library.
 
+mod jobs;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +51,11 @@ enum Command {
     /// Print the effective configuration, with secrets redacted.
     #[command(after_long_help = variables_help())]
     Config,
+    /// Inspect and operate the job queue: stats, list, show, retry, cancel, discard, pause, resume.
+    Jobs {
+        #[command(subcommand)]
+        command: jobs::JobsCommand,
+    },
 }
 
 fn variables_help() -> String {
@@ -110,7 +117,7 @@ pub fn main() -> ExitCode {
     let role = match command {
         Command::Serve | Command::Web => Role::Web,
         Command::Worker { .. } => Role::Worker,
-        Command::Migrate | Command::Config => Role::Cli,
+        Command::Migrate | Command::Config | Command::Jobs { .. } => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -158,6 +165,7 @@ pub fn main() -> ExitCode {
                 worker::run(&config, options).await
             }
             Command::Migrate => migrate(&config).await,
+            Command::Jobs { command } => jobs::run(&config, command).await,
             Command::Config => Ok(ExitCode::SUCCESS),
         }
     });
