@@ -929,6 +929,23 @@ mod tests {
     }
 
     #[test]
+    fn schedules_can_be_overridden_or_switched_off() {
+        let c = parse(&[]).expect("defaults").config;
+        assert_eq!(c.schedules.prune_jobs.as_deref(), Some("0 17 * * * *"));
+        let c = parse(&[("SCHEDULE_PRUNE_JOBS", "*/5 * * * *")])
+            .expect("ok")
+            .config;
+        assert_eq!(c.schedules.prune_jobs.as_deref(), Some("*/5 * * * *"));
+        let c = parse(&[("SCHEDULE_PRUNE_JOBS", "OFF")]).expect("ok").config;
+        assert_eq!(c.schedules.prune_jobs, None);
+        assert_eq!(
+            error(&[("SCHEDULE_PRUNE_JOBS", "hourly-ish")]).name,
+            "SCHEDULE_PRUNE_JOBS"
+        );
+        assert_eq!(error(&[("JOB_LEASE", "500ms")]).name, "JOB_LEASE");
+    }
+
+    #[test]
     fn unwritable_data_dir_is_refused() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let file = tmp.path().join("a-file");

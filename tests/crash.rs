@@ -204,6 +204,51 @@ async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shar
     println!("{kills} SIGKILLs; {retried} of {total} jobs were caught mid-flight and run again");
 }
 
+async fn serialization_keys_hold_across_two_worker_processes(shared: Shared) {
+    let queue = shared.queue().await;
+    let env = [("WORKER_CONCURRENCY", "16")];
+    let _one = shared.worker(&env);
+    let _two = shared.worker(&env);
+    let mut ids = Vec::new();
+    for n in 0..12 {
+        for key in ["book-a", "book-b"] {
+            let job = NewJob::of(&Sleep { millis: 20 }).serial_key(key);
+            ids.push((key, n, queue.enqueue(job).await.expect("enqueue").id));
+        }
+    }
+    for (_, _, id) in &ids {
+        assert!(
+            queue
+                .wait_for(&WaitTarget::Job(*id), Duration::from_secs(30))
+                .await
+                .expect("wait")
+        );
+    }
+    let mut pids = std::collections::HashSet::new();
+    for key in ["book-a", "book-b"] {
+        let mut runs = Vec::new();
+        for (k, _, id) in &ids {
+            if *k == key {
+                let job = queue.job(*id).await.expect("read").expect("job");
+                assert_eq!(job.state(), Some(JobState::Completed));
+                pids.insert(job.result_json().expect("result")["worker_pid"].clone());
+                runs.push((
+                    job.started_at.expect("started"),
+                    job.finished_at.expect("finished"),
+                ));
+            }
+        }
+        // In enqueue order, each one starting after the previous one finished.
+        for pair in runs.windows(2) {
+            assert!(
+                pair[1].0 >= pair[0].1,
+                "{key}: overlapping or out of order: {runs:?}"
+            );
+        }
+    }
+    assert_eq!(pids.len(), 2, "both worker processes took part");
+}
+
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -223,4 +268,5 @@ on_both_backends!(
     a_worker_killed_mid_job_loses_nothing,
     a_long_job_keeps_its_lease_while_its_worker_lives,
     kills_during_claims_and_commits_lose_and_duplicate_nothing,
+    serialization_keys_hold_across_two_worker_processes,
 );

@@ -53,6 +53,8 @@ fn an_operator_pings_the_worker_and_manages_jobs() {
 
     // Pausing a queue holds new jobs back; resuming lets them run.
     assert!(jobs(&server, &["pause", "default"]).status.success());
+    // A pause takes effect within 100 ms.
+    std::thread::sleep(Duration::from_millis(300));
     let out = jobs(&server, &["ping", "--millis", "10"]);
     assert!(out.status.success());
     std::thread::sleep(Duration::from_millis(1500));

@@ -423,7 +423,6 @@ pub(crate) async fn claim(
                  picked AS (
                      SELECT c.id FROM jobs c
                      WHERE c.state = 'available' AND c.queue = ANY($1)
-                       AND c.queue NOT IN (SELECT name FROM job_queues WHERE paused)
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
@@ -434,7 +433,9 @@ pub(crate) async fn claim(
                  UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, locked_by = $3,
                         locked_until = (SELECT ms FROM now) + $4,
                         started_at = (SELECT ms FROM now)
-                 FROM picked WHERE jobs.id = picked.id
+                 -- An id array, not a join: a generic plan guesses LIMIT $2 at
+                     -- thousands of rows and would hash-join against the whole table.
+                     WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
                  RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant, jobs.attempt,
                            jobs.max_attempts, jobs.workflow, jobs.join_id, jobs.serial_key,
                            jobs.priority, jobs.fair_tag"
@@ -456,7 +457,6 @@ pub(crate) async fn claim(
                      SELECT c.id FROM jobs c INDEXED BY jobs_claim
                      WHERE c.state = 'available'
                        AND c.queue IN (SELECT value FROM json_each($1))
-                       AND c.queue NOT IN (SELECT name FROM job_queues WHERE paused)
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
@@ -527,7 +527,6 @@ pub(crate) async fn claim_and_complete(
                  picked AS (
                      SELECT c.id FROM jobs c
                      WHERE c.state = 'available' AND c.queue = ANY($1)
-                       AND c.queue NOT IN (SELECT name FROM job_queues WHERE paused)
                        AND (c.serial_key IS NULL OR NOT EXISTS (
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
@@ -539,7 +538,9 @@ pub(crate) async fn claim_and_complete(
                      UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, locked_by = $3,
                             locked_until = (SELECT ms FROM now) + $4,
                             started_at = (SELECT ms FROM now)
-                     FROM picked WHERE jobs.id = picked.id
+                     -- An id array, not a join: a generic plan guesses LIMIT $2 at
+                     -- thousands of rows and would hash-join against the whole table.
+                     WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
                      RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant,
                                jobs.attempt, jobs.max_attempts, jobs.workflow, jobs.join_id,
                                jobs.serial_key, jobs.priority, jobs.fair_tag),
