@@ -15,8 +15,9 @@ fn serve_on_postgres_migrates_heartbeats_and_stops_cleanly() {
     let line = server
         .process
         .logs
-        .find(|l| message(l, Some("worker"), "worker ready"))
-        .expect("worker ready");
+        .wait_for("worker ready", Duration::from_secs(10), |l| {
+            message(l, Some("worker"), "worker ready")
+        });
     assert_eq!(line["database"], "postgres");
     server.process.signal(Signal::SIGTERM);
     let (status, _) = server.process.wait_exit(Duration::from_secs(10));

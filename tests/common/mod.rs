@@ -33,6 +33,7 @@ pub fn command(data_dir: &Path) -> Command {
 #[derive(Clone, Default)]
 pub struct LogStream {
     lines: Arc<(Mutex<Vec<Value>>, Condvar)>,
+    closed: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl LogStream {
@@ -40,6 +41,24 @@ impl LogStream {
         let (lock, cvar) = &*self.lines;
         lock.lock().expect("log lock").push(line);
         cvar.notify_all();
+    }
+
+    fn close(&self) {
+        let (lock, cvar) = &*self.closed;
+        *lock.lock().expect("closed lock") = true;
+        cvar.notify_all();
+        // Wake anyone waiting for a line, so they see the final state.
+        self.lines.1.notify_all();
+    }
+
+    /// Waits (up to `timeout`) until the writer closed its end: every line is in.
+    pub fn wait_closed(&self, timeout: Duration) -> bool {
+        let (lock, cvar) = &*self.closed;
+        let guard = lock.lock().expect("closed lock");
+        let (guard, _) = cvar
+            .wait_timeout_while(guard, timeout, |closed| !*closed)
+            .expect("closed lock");
+        *guard
     }
 
     /// Waits until a line matches, and returns it.
@@ -111,6 +130,7 @@ impl Running {
                 let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
                 sink.push(value);
             }
+            sink.close();
         });
         let stderr = Arc::new(Mutex::new(String::new()));
         let pipe = child.stderr.take().expect("stderr");
@@ -143,7 +163,10 @@ impl Running {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return (status, started.elapsed());
+                let took = started.elapsed();
+                // Read what it printed last (its worker child may hold the pipe a moment longer).
+                self.logs.wait_closed(Duration::from_secs(3));
+                return (status, took);
             }
             assert!(
                 started.elapsed() < timeout,
