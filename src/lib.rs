@@ -18,6 +18,53 @@ macro_rules! postgres_now {
     };
 }
 
+/// One SQL text, rendered once per backend and cached for the life of the process (sqlx
+/// caches prepared statements by text, so the strings must be stable).
+macro_rules! sql {
+    ($dialect:expr, $text:expr) => {{
+        static RENDERED: std::sync::LazyLock<[String; 2]> =
+            std::sync::LazyLock::new(|| $crate::storage::sql::render($text));
+        match $dialect {
+            $crate::storage::sql::Dialect::Sqlite => RENDERED[0].as_str(),
+            $crate::storage::sql::Dialect::Postgres => RENDERED[1].as_str(),
+        }
+    }};
+}
+
+/// Runs `$body` against the pool of whichever backend `$db` is, with `$dialect` set.
+macro_rules! on_pool {
+    ($db:expr, |$pool:ident, $dialect:ident| $body:expr) => {
+        match $db {
+            $crate::storage::Database::Sqlite($pool) => {
+                let $dialect = $crate::storage::sql::Dialect::Sqlite;
+                $body
+            }
+            $crate::storage::Database::Postgres($pool) => {
+                let $dialect = $crate::storage::sql::Dialect::Postgres;
+                $body
+            }
+        }
+    };
+}
+
+/// The same, inside a transaction: `$conn` is the transaction's connection.
+macro_rules! on_tx {
+    ($tx:expr, |$conn:ident, $dialect:ident| $body:expr) => {
+        match $tx {
+            $crate::storage::Tx::Sqlite(t) => {
+                let $conn = &mut **t;
+                let $dialect = $crate::storage::sql::Dialect::Sqlite;
+                $body
+            }
+            $crate::storage::Tx::Postgres(t) => {
+                let $conn = &mut **t;
+                let $dialect = $crate::storage::sql::Dialect::Postgres;
+                $body
+            }
+        }
+    };
+}
+
 pub mod cli;
 pub mod config;
 pub mod jobs;

@@ -1,8 +1,7 @@
 //! Every SQL statement of the job engine, for both backends.
 //!
-//! Most statements are written once with `$N` parameters (which SQLite accepts too) and a
-//! `{now}` token that `sql!` renders into each backend's clock expression. The few that differ
-//! (array parameters, row locking, JSON) are written twice, side by side.
+//! Most statements are written once (see `storage::sql`); the few that differ (array
+//! parameters, row locking, JSON) are written twice, side by side.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -11,67 +10,8 @@ use serde::Serialize;
 use sqlx::FromRow;
 
 use super::{Enqueued, JobState, NewJob};
+use crate::storage::sql::Dialect;
 use crate::storage::{Database, Tx};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Dialect {
-    Sqlite,
-    Postgres,
-}
-
-pub(crate) fn render(text: &str) -> [String; 2] {
-    [
-        text.replace("{now}", sqlite_now!()),
-        text.replace("{now}", postgres_now!()),
-    ]
-}
-
-/// One SQL text, rendered once per backend and cached for the life of the process (sqlx
-/// caches prepared statements by text, so the strings must be stable).
-macro_rules! sql {
-    ($dialect:expr, $text:expr) => {{
-        static RENDERED: LazyLock<[String; 2]> = LazyLock::new(|| render($text));
-        match $dialect {
-            Dialect::Sqlite => RENDERED[0].as_str(),
-            Dialect::Postgres => RENDERED[1].as_str(),
-        }
-    }};
-}
-
-/// Runs `$body` against the pool of whichever backend `$db` is, with `$dialect` set. The body
-/// is compiled once per backend, so it can bind any type both support.
-macro_rules! on_pool {
-    ($db:expr, |$pool:ident, $dialect:ident| $body:expr) => {
-        match $db {
-            Database::Sqlite($pool) => {
-                let $dialect = Dialect::Sqlite;
-                $body
-            }
-            Database::Postgres($pool) => {
-                let $dialect = Dialect::Postgres;
-                $body
-            }
-        }
-    };
-}
-
-/// The same, inside a transaction: `$conn` is the transaction's connection.
-macro_rules! on_tx {
-    ($tx:expr, |$conn:ident, $dialect:ident| $body:expr) => {
-        match $tx {
-            Tx::Sqlite(t) => {
-                let $conn = &mut **t;
-                let $dialect = Dialect::Sqlite;
-                $body
-            }
-            Tx::Postgres(t) => {
-                let $conn = &mut **t;
-                let $dialect = Dialect::Postgres;
-                $body
-            }
-        }
-    };
-}
 
 const JOB_COLUMNS: &str = "id, kind, queue, tenant, payload, state, priority, attempt, max_attempts, \
      run_at, unique_key, serial_key, workflow, join_id, pending_children, locked_by, locked_until, \
@@ -231,6 +171,22 @@ async fn next_fair_tag(tx: &mut Tx, tenant: &str, priority: i16) -> sqlx::Result
     })
 }
 
+/// Fair tags for new jobs: per (tenant, priority), consecutive, continuing from what is queued.
+async fn assign_fair_tags(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<Vec<i64>> {
+    let mut last: BTreeMap<(&str, i16), i64> = BTreeMap::new();
+    let mut tags = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let group = (job.tenant.as_str(), job.priority);
+        let tag = match last.get(&group) {
+            Some(t) => t + 1,
+            None => next_fair_tag(tx, &job.tenant, job.priority).await?,
+        };
+        last.insert(group, tag);
+        tags.push(tag);
+    }
+    Ok(tags)
+}
+
 /// Inserts jobs one statement each, returning their ids in order (the existing job's id for a
 /// unique key that is taken). For enqueue, successors and fan-out.
 pub(crate) async fn insert_jobs(
@@ -238,15 +194,9 @@ pub(crate) async fn insert_jobs(
     jobs: &[NewJob],
     placement: &Placement,
 ) -> sqlx::Result<Vec<Enqueued>> {
-    let mut tags: BTreeMap<(String, i16), i64> = BTreeMap::new();
+    let tags = assign_fair_tags(tx, jobs).await?;
     let mut out = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let group = (job.tenant.clone(), job.priority);
-        let tag = match tags.get(&group) {
-            Some(t) => t + 1,
-            None => next_fair_tag(tx, &job.tenant, job.priority).await?,
-        };
-        tags.insert(group, tag);
+    for (job, tag) in jobs.iter().zip(tags) {
         let state = if placement.pending_children > 0 {
             JobState::Waiting
         } else if job.delay_ms > 0 {
@@ -304,18 +254,7 @@ pub(crate) async fn insert_jobs(
 /// Inserts many jobs in few statements. Jobs whose unique key is taken are skipped. Returns how
 /// many were inserted.
 pub(crate) async fn insert_bulk(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<u64> {
-    // Tags per (tenant, priority), continuing from what is queued.
-    let mut tags: BTreeMap<(String, i16), i64> = BTreeMap::new();
-    let mut fair = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let group = (job.tenant.clone(), job.priority);
-        let tag = match tags.get(&group) {
-            Some(t) => t + 1,
-            None => next_fair_tag(tx, &job.tenant, job.priority).await?,
-        };
-        tags.insert(group, tag);
-        fair.push(tag);
-    }
+    let fair = assign_fair_tags(tx, jobs).await?;
     let mut inserted = 0;
     match tx {
         Tx::Postgres(t) => {

@@ -3,6 +3,7 @@
 
 pub mod blob;
 pub mod database;
+pub(crate) mod sql;
 pub mod workers;
 
 pub use blob::BlobStore;

@@ -38,122 +38,62 @@ impl WorkerHeartbeat {
 /// Inserts or refreshes this worker's row.
 #[tracing::instrument(skip_all, fields(worker.id = %worker.id))]
 pub async fn record_heartbeat(db: &Database, worker: &WorkerIdentity) -> sqlx::Result<()> {
-    let pid = i64::from(worker.pid);
-    match db {
-        Database::Sqlite(pool) => {
-            sqlx::query(concat!(
-                "INSERT INTO workers (id, hostname, pid, version, started_at, heartbeat_at)
-                 VALUES (?1, ?2, ?3, ?4, ",
-                sqlite_now!(),
-                ", ",
-                sqlite_now!(),
-                ")
-                 ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at"
-            ))
-            .bind(&worker.id)
-            .bind(&worker.hostname)
-            .bind(pid)
-            .bind(worker.version)
-            .execute(pool)
-            .await?;
-        }
-        Database::Postgres(pool) => {
-            sqlx::query(concat!(
-                "INSERT INTO workers (id, hostname, pid, version, started_at, heartbeat_at)
-                 VALUES ($1, $2, $3, $4, ",
-                postgres_now!(),
-                ", ",
-                postgres_now!(),
-                ")
-                 ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at"
-            ))
-            .bind(&worker.id)
-            .bind(&worker.hostname)
-            .bind(pid)
-            .bind(worker.version)
-            .execute(pool)
-            .await?;
-        }
-    }
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "INSERT INTO workers (id, hostname, pid, version, started_at, heartbeat_at)
+             VALUES ($1, $2, $3, $4, {now}, {now})
+             ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at"
+        ))
+        .bind(&worker.id)
+        .bind(&worker.hostname)
+        .bind(i64::from(worker.pid))
+        .bind(worker.version)
+        .execute(pool)
+        .await?;
+    });
     Ok(())
 }
 
 /// Removes a worker's row when it stops cleanly.
 #[tracing::instrument(skip(db))]
 pub async fn remove_worker(db: &Database, id: &str) -> sqlx::Result<()> {
-    match db {
-        Database::Sqlite(pool) => {
-            sqlx::query("DELETE FROM workers WHERE id = ?1")
-                .bind(id)
-                .execute(pool)
-                .await?;
-        }
-        Database::Postgres(pool) => {
-            sqlx::query("DELETE FROM workers WHERE id = $1")
-                .bind(id)
-                .execute(pool)
-                .await?;
-        }
-    }
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(d, "DELETE FROM workers WHERE id = $1"))
+            .bind(id)
+            .execute(pool)
+            .await?;
+    });
     Ok(())
 }
 
 /// One worker's heartbeat, if it has written one.
 #[tracing::instrument(skip(db), level = "debug")]
 pub async fn fetch_worker(db: &Database, id: &str) -> sqlx::Result<Option<WorkerHeartbeat>> {
-    match db {
-        Database::Sqlite(pool) => {
-            sqlx::query_as(concat!(
-                "SELECT id, hostname, pid, version, started_at, heartbeat_at,
-                        ",
-                sqlite_now!(),
-                " - heartbeat_at AS age_ms
-                 FROM workers WHERE id = ?1"
-            ))
-            .bind(id)
-            .fetch_optional(pool)
-            .await
-        }
-        Database::Postgres(pool) => {
-            sqlx::query_as(concat!(
-                "SELECT id, hostname, pid, version, started_at, heartbeat_at,
-                        ",
-                postgres_now!(),
-                " - heartbeat_at AS age_ms
-                 FROM workers WHERE id = $1"
-            ))
-            .bind(id)
-            .fetch_optional(pool)
-            .await
-        }
-    }
+    on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT id, hostname, pid, version, started_at, heartbeat_at,
+                    {now} - heartbeat_at AS age_ms
+             FROM workers WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+    })
 }
 
 /// All workers, freshest first.
 #[tracing::instrument(skip(db), level = "debug")]
 pub async fn list_workers(db: &Database) -> sqlx::Result<Vec<WorkerHeartbeat>> {
-    match db {
-        Database::Sqlite(pool) => {
-            sqlx::query_as(concat!(
-                "SELECT id, hostname, pid, version, started_at, heartbeat_at,
-                        ",
-                sqlite_now!(),
-                " - heartbeat_at AS age_ms
-                 FROM workers ORDER BY heartbeat_at DESC"
-            ))
-            .fetch_all(pool)
-            .await
-        }
-        Database::Postgres(pool) => {
-            sqlx::query_as(concat!(
-                "SELECT id, hostname, pid, version, started_at, heartbeat_at,
-                        ",
-                postgres_now!(),
-                " - heartbeat_at AS age_ms
-                 FROM workers ORDER BY heartbeat_at DESC"
-            ))
-            .fetch_all(pool)
-            .await
-        }
-    }
+    on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT id, hostname, pid, version, started_at, heartbeat_at,
+                    {now} - heartbeat_at AS age_ms
+             FROM workers ORDER BY heartbeat_at DESC"
+        ))
+        .fetch_all(pool)
+        .await
+    })
 }
