@@ -345,52 +345,19 @@ pub(crate) async fn insert_bulk(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<u6
 // ---------------------------------------------------------------------------------------------
 // Claim, lease, finish
 
-/// Claims up to `limit` due jobs in (priority, fair_tag, id) order, skipping any whose
-/// serialization key has an earlier unfinished job, and leases them to `worker`.
-pub(crate) async fn claim(
-    db: &Database,
+/// Claims up to `limit` due jobs on SQLite, in (priority, fair_tag, id) order, skipping any
+/// whose serialization key has an earlier unfinished job, and leases them to `worker`.
+async fn claim_sqlite(
+    pool: &sqlx::SqlitePool,
     worker: &str,
     queues: &[String],
     limit: i64,
     lease_ms: i64,
 ) -> sqlx::Result<Vec<ClaimedRow>> {
-    let mut rows: Vec<ClaimedRow> = match db {
-        Database::Postgres(pool) => {
-            sqlx::query_as(sql!(
-                Dialect::Postgres,
-                "WITH now AS (SELECT {now} AS ms),
-                 picked AS (
-                     SELECT c.id FROM jobs c
-                     WHERE c.state = 'available' AND c.queue = ANY($1)
-                       AND (c.serial_key IS NULL OR NOT EXISTS (
-                            SELECT 1 FROM jobs b
-                            WHERE b.serial_key = c.serial_key AND b.id < c.id
-                              AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
-                     ORDER BY c.priority, c.fair_tag, c.id
-                     LIMIT $2
-                     FOR UPDATE SKIP LOCKED)
-                 UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, locked_by = $3,
-                        locked_until = (SELECT ms FROM now) + $4,
-                        started_at = (SELECT ms FROM now)
-                 -- An id array, not a join: a generic plan guesses LIMIT $2 at
-                     -- thousands of rows and would hash-join against the whole table.
-                     WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
-                 RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant, jobs.attempt,
-                           jobs.max_attempts, jobs.workflow, jobs.join_id, jobs.serial_key,
-                           jobs.priority, jobs.fair_tag"
-            ))
-            .bind(queues)
-            .bind(limit)
-            .bind(worker)
-            .bind(lease_ms)
-            .fetch_all(pool)
-            .await?
-        }
-        Database::Sqlite(pool) => {
-            let queues = serde_json::to_string(queues).unwrap_or_else(|_| "[]".to_owned());
-            sqlx::query_as(sql!(
-                Dialect::Sqlite,
-                "UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $3,
+    let queues = serde_json::to_string(queues).unwrap_or_else(|_| "[]".to_owned());
+    let mut rows: Vec<ClaimedRow> = sqlx::query_as(sql!(
+        Dialect::Sqlite,
+        "UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $3,
                         locked_until = {now} + $4, started_at = {now}
                  WHERE id IN (
                      SELECT c.id FROM jobs c INDEXED BY jobs_claim
@@ -404,15 +371,13 @@ pub(crate) async fn claim(
                      LIMIT $2)
                  RETURNING id, kind, payload, queue, tenant, attempt, max_attempts, workflow,
                            join_id, serial_key, priority, fair_tag"
-            ))
-            .bind(queues)
-            .bind(limit)
-            .bind(worker)
-            .bind(lease_ms)
-            .fetch_all(pool)
-            .await?
-        }
-    };
+    ))
+    .bind(queues)
+    .bind(limit)
+    .bind(worker)
+    .bind(lease_ms)
+    .fetch_all(pool)
+    .await?;
     // RETURNING order is unspecified; start them in claim order.
     rows.sort_by_key(|r| (r.priority, r.fair_tag, r.id));
     Ok(rows)
@@ -438,7 +403,8 @@ struct ClaimCompleteRow {
 }
 
 /// Completes `complete` (plain completions still leased to `worker`) and claims up to `limit`
-/// jobs. On PostgreSQL this is one statement, so one round trip and one commit serve both;
+/// due jobs in (priority, fair_tag, id) order, skipping any whose serialization key has an
+/// earlier unfinished job. On PostgreSQL this is one statement, so one round trip and one commit serve both;
 /// on SQLite, two autocommit statements. Returns the claimed jobs and how many completions
 /// were applied.
 pub(crate) async fn claim_and_complete(
@@ -542,7 +508,7 @@ pub(crate) async fn claim_and_complete(
                 .rows_affected() as usize
             };
             let claimed = if limit > 0 {
-                claim(db, worker, queues, limit, lease_ms).await?
+                claim_sqlite(pool, worker, queues, limit, lease_ms).await?
             } else {
                 Vec::new()
             };
