@@ -10,7 +10,7 @@ use bindery::config::{DatabaseUrl, Secret};
 use bindery::jobs::{JobFilter, JobQueue, JobState, NewJob, WaitTarget};
 use bindery::storage::Database;
 use bindery::worker::builtin::{Noop, Sleep};
-use common::{Running, message};
+use common::{Running, all_jobs, message, wait_job};
 use nix::sys::signal::Signal;
 use rand::Rng;
 
@@ -91,13 +91,7 @@ async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
     let killed_at = Instant::now();
 
     let second = shared.worker(&env);
-    assert!(
-        queue
-            .wait_for(&WaitTarget::Job(job.id), Duration::from_secs(20))
-            .await
-            .expect("wait")
-    );
-    let done = queue.job(job.id).await.expect("read").expect("job");
+    let done = wait_job(&queue, job.id).await;
     assert_eq!(done.state(), Some(JobState::Completed), "{done:?}");
     assert_eq!(done.attempt, 2, "run once, killed, run again: {done:?}");
     let result = done.result_json().expect("result");
@@ -132,13 +126,7 @@ async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
         .enqueue(NewJob::of(&Sleep { millis: 4000 }))
         .await
         .expect("enqueue");
-    assert!(
-        queue
-            .wait_for(&WaitTarget::Job(job.id), Duration::from_secs(20))
-            .await
-            .expect("wait")
-    );
-    let done = queue.job(job.id).await.expect("read").expect("job");
+    let done = wait_job(&queue, job.id).await;
     assert_eq!(done.state(), Some(JobState::Completed));
     assert_eq!(
         done.attempt, 1,
@@ -178,28 +166,12 @@ async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shar
         assert!(Instant::now() < deadline, "jobs left open: {stats:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let mut completed = 0;
-    let mut retried = 0;
-    let mut before = None;
-    loop {
-        let page = queue
-            .list(&JobFilter {
-                before_id: before,
-                limit: 1000,
-                ..Default::default()
-            })
-            .await
-            .expect("list");
-        let Some(last) = page.last() else { break };
-        before = Some(last.id);
-        for job in &page {
-            assert_eq!(job.state(), Some(JobState::Completed), "{job:?}");
-            completed += 1;
-            if job.attempt > 1 {
-                retried += 1;
-            }
-        }
+    let jobs = all_jobs(&queue, JobFilter::default()).await;
+    for job in &jobs {
+        assert_eq!(job.state(), Some(JobState::Completed), "{job:?}");
     }
+    let completed = jobs.len();
+    let retried = jobs.iter().filter(|j| j.attempt > 1).count();
     assert_eq!(completed, total, "every job completed, each exactly once");
     println!("{kills} SIGKILLs; {retried} of {total} jobs were caught mid-flight and run again");
 }

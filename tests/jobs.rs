@@ -15,6 +15,7 @@ use bindery::jobs::{
     RunnerConfig, RunnerHandle, WaitTarget,
 };
 use bindery::storage::Database;
+use common::{all_jobs, wait_job};
 use serde::{Deserialize, Serialize};
 
 // ----- test harness ----------------------------------------------------------------------------
@@ -348,16 +349,16 @@ fn registry() -> Registry<Log> {
         .register::<Slow>()
 }
 
-async fn wait_job(queue: &JobQueue, id: i64) -> bindery::jobs::JobRecord {
-    assert!(
-        queue
-            .wait_for(&WaitTarget::Job(id), Duration::from_secs(20))
-            .await
-            .expect("wait"),
-        "job {id} did not finish: {:?}",
-        queue.job(id).await
+/// Proves the runner survived whatever the test did to it: a fresh job still completes.
+async fn assert_runner_alive(queue: &JobQueue) {
+    let after = queue
+        .enqueue(record("after", "", 0))
+        .await
+        .expect("enqueue");
+    assert_eq!(
+        wait_job(queue, after.id).await.state(),
+        Some(JobState::Completed)
     );
-    queue.job(id).await.expect("read").expect("job exists")
 }
 
 async fn wait_until(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> bool) {
@@ -495,25 +496,17 @@ async fn tenants_are_served_round_robin(b: Backend) {
     // backlog jobs were claimed in between.
     let inserted = small.created_at;
     let claimed = small.started_at.expect("claimed");
-    let mut overtaken = 0;
-    let mut before = None;
-    loop {
-        let page = queue
-            .list(&JobFilter {
-                tenant: Some("big-press".into()),
-                before_id: before,
-                limit: 1000,
-                ..Default::default()
-            })
-            .await
-            .expect("list");
-        let Some(last) = page.last() else { break };
-        before = Some(last.id);
-        overtaken += page
-            .iter()
-            .filter(|j| j.started_at.is_some_and(|s| s > inserted && s < claimed))
-            .count();
-    }
+    let overtaken = all_jobs(
+        &queue,
+        JobFilter {
+            tenant: Some("big-press".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .iter()
+    .filter(|j| j.started_at.is_some_and(|s| s > inserted && s < claimed))
+    .count();
     println!(
         "fairness: the single job waited {} ms behind a 2000-job backlog; {overtaken} backlog jobs were claimed in between (concurrency {concurrency}, {job_ms} ms jobs)",
         claimed - inserted
@@ -640,14 +633,7 @@ async fn bad_input_is_discarded_at_once(b: Backend) {
         );
     }
     // The runner is alive and well.
-    let after = queue
-        .enqueue(record("after", "", 0))
-        .await
-        .expect("enqueue");
-    assert_eq!(
-        wait_job(&queue, after.id).await.state(),
-        Some(JobState::Completed)
-    );
+    assert_runner_alive(&queue).await;
     runner.shutdown(Duration::from_secs(1)).await;
 }
 
@@ -743,14 +729,7 @@ async fn a_panicking_job_fails_and_the_runner_lives_on(b: Backend) {
     assert_eq!(job.state(), Some(JobState::Dead));
     assert_eq!(job.attempt, 2);
     assert_eq!(job.error_history()[0]["error"], "the job panicked: boom");
-    let after = queue
-        .enqueue(record("after", "", 0))
-        .await
-        .expect("enqueue");
-    assert_eq!(
-        wait_job(&queue, after.id).await.state(),
-        Some(JobState::Completed)
-    );
+    assert_runner_alive(&queue).await;
     runner.shutdown(Duration::from_secs(1)).await;
 }
 

@@ -75,10 +75,6 @@ impl JobQueue {
         }
     }
 
-    pub fn database(&self) -> &Database {
-        &self.db
-    }
-
     /// Enqueues one job in its own transaction.
     #[tracing::instrument(skip_all, fields(job.kind = %job.kind))]
     pub async fn enqueue(&self, job: NewJob) -> anyhow::Result<Enqueued> {

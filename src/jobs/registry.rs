@@ -74,8 +74,4 @@ impl<C: Send + Sync + 'static> Registry<C> {
         queues.dedup();
         queues
     }
-
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.jobs.keys().copied()
-    }
 }

@@ -2,8 +2,6 @@
 //! a unique key for its slot (`schedule:NAME:UNIX_SECONDS`), so however many workers run the
 //! same schedule, each slot becomes exactly one job, run once by whichever worker claims it.
 
-use std::time::Duration;
-
 use anyhow::Context;
 use chrono::Utc;
 use croner::Cron;
@@ -107,14 +105,6 @@ pub async fn start(queue: JobQueue, schedules: Vec<Schedule>) -> anyhow::Result<
     Ok(Schedules {
         scheduler: Some(scheduler),
     })
-}
-
-/// How long until a cron expression next fires (for admin pages).
-pub fn next_run_in(expression: &str) -> Option<Duration> {
-    let cron = parse_cron(expression).ok()?;
-    let now = Utc::now();
-    let next = cron.find_next_occurrence(&now, false).ok()?;
-    (next - now).to_std().ok()
 }
 
 #[cfg(test)]

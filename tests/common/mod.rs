@@ -335,3 +335,36 @@ fn create_database(admin: &str, name: &str) {
             .expect("create test database");
     });
 }
+
+/// Waits (up to 20 s) for a job to finish and returns it as stored.
+pub async fn wait_job(queue: &bindery::jobs::JobQueue, id: i64) -> bindery::jobs::JobRecord {
+    let finished = queue
+        .wait_for(&bindery::jobs::WaitTarget::Job(id), Duration::from_secs(20))
+        .await
+        .expect("wait");
+    assert!(
+        finished,
+        "job {id} did not finish: {:?}",
+        queue.job(id).await
+    );
+    queue.job(id).await.expect("read").expect("job exists")
+}
+
+/// Every job the filter matches, newest first, read a page at a time.
+pub async fn all_jobs(
+    queue: &bindery::jobs::JobQueue,
+    filter: bindery::jobs::JobFilter,
+) -> Vec<bindery::jobs::JobRecord> {
+    let mut jobs = Vec::new();
+    let mut page_filter = bindery::jobs::JobFilter {
+        limit: 1000,
+        ..filter
+    };
+    loop {
+        let page = queue.list(&page_filter).await.expect("list");
+        let Some(last) = page.last() else { break };
+        page_filter.before_id = Some(last.id);
+        jobs.extend(page);
+    }
+    jobs
+}
