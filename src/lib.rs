@@ -67,8 +67,12 @@ macro_rules! on_tx {
 
 pub mod cli;
 pub mod config;
+pub mod document;
+pub mod ebook;
 pub mod jobs;
 pub mod keepalive;
+pub mod manuscript;
+pub mod report;
 pub mod signals;
 pub mod storage;
 pub mod supervisor;

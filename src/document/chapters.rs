@@ -1,0 +1,183 @@
+//! Cutting a flat run of blocks into chapters. Every reader ends with this, so that a heading
+//! means the same thing whichever format it came from.
+
+use super::{Block, Chapter, Division, Metadata, inline_text};
+use crate::report::Warning;
+
+/// Splits `blocks` at their shallowest heading level, which becomes level 1.
+///
+/// - A single shallowest heading at the very start, above deeper headings, is the book's
+///   title (Markdown `# Title` over `## Chapter`s): it fills `metadata.title` when that is
+///   empty, and chapters are cut at the next level.
+/// - With no headings at all, explicit page breaks are taken as chapter breaks (with a
+///   warning); failing that the book is one chapter.
+/// - Text before the first heading becomes an untitled opening chapter.
+pub fn split(
+    mut blocks: Vec<Block>,
+    metadata: &mut Metadata,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Chapter> {
+    let levels: Vec<u8> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Heading { level, .. } => Some(*level),
+            _ => None,
+        })
+        .collect();
+    let Some(&top) = levels.iter().min() else {
+        return split_without_headings(blocks, warnings);
+    };
+
+    let mut cut = top;
+    let tops = levels.iter().filter(|&&l| l == top).count();
+    let deeper = levels.iter().filter(|&&l| l > top).min().copied();
+    if let (1, Some(next), Some(Block::Heading { level, content, .. })) =
+        (tops, deeper, blocks.first())
+        && *level == top
+    {
+        let title = inline_text(content).trim().to_owned();
+        let same = metadata.title.as_deref().map(str::trim) == Some(title.as_str());
+        if metadata.title.is_none() || same {
+            if metadata.title.is_none() && !title.is_empty() {
+                metadata.title = Some(title);
+            }
+            blocks.remove(0);
+        }
+        cut = next;
+    }
+
+    let mut chapters: Vec<Chapter> = Vec::new();
+    let mut current = Chapter::default();
+    let mut started = false;
+    for mut block in blocks {
+        if let Block::Heading { level, content, .. } = &mut block {
+            if *level <= cut {
+                if started || has_content(&current.blocks) {
+                    chapters.push(std::mem::take(&mut current));
+                }
+                started = true;
+                current.title = inline_text(content).split_whitespace().collect::<Vec<_>>().join(" ");
+                current.division = Division::from_title(&current.title);
+            }
+            *level = level.saturating_sub(cut - 1).clamp(1, 6);
+        }
+        current.blocks.push(block);
+    }
+    if started || has_content(&current.blocks) {
+        chapters.push(current);
+    }
+    chapters
+}
+
+fn split_without_headings(blocks: Vec<Block>, warnings: &mut Vec<Warning>) -> Vec<Chapter> {
+    let breaks = blocks
+        .iter()
+        .filter(|b| matches!(b, Block::PageBreak))
+        .count();
+    if breaks == 0 {
+        return vec![Chapter {
+            blocks,
+            ..Chapter::default()
+        }];
+    }
+    let mut chapters = Vec::new();
+    let mut current = Vec::new();
+    for block in blocks {
+        if matches!(block, Block::PageBreak) {
+            if has_content(&current) {
+                chapters.push(Chapter {
+                    blocks: std::mem::take(&mut current),
+                    ..Chapter::default()
+                });
+            }
+        } else {
+            current.push(block);
+        }
+    }
+    if has_content(&current) || chapters.is_empty() {
+        chapters.push(Chapter {
+            blocks: current,
+            ..Chapter::default()
+        });
+    }
+    if chapters.len() > 1 {
+        warnings.push(Warning::new(
+            "chapters_guessed",
+            format!(
+                "The manuscript has no headings, so its {} page breaks were taken as chapter breaks. \
+                 Give chapter titles a heading style to choose the chapters yourself.",
+                chapters.len() - 1
+            ),
+        ));
+    }
+    chapters
+}
+
+/// Whether blocks hold anything a reader would see.
+fn has_content(blocks: &[Block]) -> bool {
+    blocks.iter().any(|b| match b {
+        Block::SceneBreak | Block::PageBreak => false,
+        Block::Paragraph { content, .. } => !content.is_empty(),
+        _ => true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::Inline;
+
+    fn h(level: u8, text: &str) -> Block {
+        Block::Heading {
+            level,
+            id: None,
+            content: vec![Inline::Text(text.into())],
+        }
+    }
+
+    fn p(text: &str) -> Block {
+        Block::Paragraph {
+            align: Default::default(),
+            content: vec![Inline::Text(text.into())],
+        }
+    }
+
+    #[test]
+    fn a_lone_top_heading_is_the_title_and_chapters_are_cut_below_it() {
+        let mut meta = Metadata::default();
+        let chapters = split(
+            vec![h(1, "My Book"), h(2, "Prologue"), p("a"), h(2, "One"), p("b"), h(3, "Sub"), p("c")],
+            &mut meta,
+            &mut Vec::new(),
+        );
+        assert_eq!(meta.title.as_deref(), Some("My Book"));
+        let titles: Vec<_> = chapters.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(titles, ["Prologue", "One"]);
+        assert_eq!(chapters[0].division, Division::Prologue);
+        assert!(matches!(chapters[1].blocks[0], Block::Heading { level: 1, .. }));
+        assert!(matches!(chapters[1].blocks[2], Block::Heading { level: 2, .. }));
+    }
+
+    #[test]
+    fn text_before_the_first_heading_is_an_opening_chapter() {
+        let chapters = split(
+            vec![p("epigraph"), h(2, "I"), p("a"), h(2, "II"), p("b")],
+            &mut Metadata::default(),
+            &mut Vec::new(),
+        );
+        assert_eq!(chapters.len(), 3);
+        assert_eq!(chapters[0].title, "");
+    }
+
+    #[test]
+    fn page_breaks_cut_a_book_without_headings_and_say_so() {
+        let mut warnings = Vec::new();
+        let chapters = split(
+            vec![p("a"), Block::PageBreak, p("b"), Block::PageBreak],
+            &mut Metadata::default(),
+            &mut warnings,
+        );
+        assert_eq!(chapters.len(), 2);
+        assert_eq!(warnings[0].code, "chapters_guessed");
+    }
+}

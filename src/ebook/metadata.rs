@@ -1,0 +1,404 @@
+//! The book's final metadata: what the manuscript said, overridden by what the user supplied,
+//! with every gap filled and every value made valid for EPUB.
+//!
+//! Nothing here may produce a book EPUBCheck rejects: the title is never empty, the language
+//! is always a valid BCP 47 tag (never pandoc's "C"), dates follow W3CDTF.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::document::Metadata;
+use crate::manuscript::InputError;
+use crate::report::Warning;
+
+/// Language used when neither the manuscript nor the user names one.
+pub const DEFAULT_LANGUAGE: &str = "en";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BookMetadata {
+    pub title: String,
+    pub subtitle: Option<String>,
+    pub authors: Vec<String>,
+    /// A valid BCP 47 tag.
+    pub language: String,
+    /// `urn:isbn:…` when an ISBN was given, else `urn:uuid:…` derived from the manuscript.
+    pub identifier: String,
+    pub isbn: Option<String>,
+    pub publisher: Option<String>,
+    /// W3CDTF (`2024`, `2024-05`, `2024-05-01`).
+    pub date: Option<String>,
+    pub description: Option<String>,
+    pub subjects: Vec<String>,
+    pub series: Option<String>,
+    pub series_number: Option<String>,
+    pub rights: Option<String>,
+    /// `dcterms:modified` (`2024-05-01T12:00:00Z`). Never read from the clock here, so the
+    /// same input gives the same bytes.
+    pub modified: String,
+}
+
+/// What the conversion knows besides the manuscript.
+#[derive(Debug, Clone, Default)]
+pub struct MetadataInputs {
+    /// `key=value` pairs the user supplied; they win over the manuscript.
+    pub overrides: BTreeMap<String, String>,
+    /// The upload's file name, for a title of last resort.
+    pub file_name: Option<String>,
+    /// SHA-256 of the manuscript bytes (and cover), for a stable identifier.
+    pub digest: [u8; 32],
+    /// When the book was made, as `dcterms:modified`; `None` means a fixed epoch.
+    pub modified: Option<String>,
+    /// Used when no language is given; must itself be valid.
+    pub default_language: Option<String>,
+}
+
+/// Keys users may supply, for error messages and `--help`.
+pub const KEYS: &[&str] = &[
+    "title",
+    "subtitle",
+    "author",
+    "language",
+    "identifier",
+    "isbn",
+    "publisher",
+    "date",
+    "description",
+    "subject",
+    "series",
+    "series_number",
+    "rights",
+];
+
+/// Merges and validates. User-supplied values that are invalid are errors (the user can fix
+/// them); invalid values found in the manuscript become warnings and are replaced.
+pub fn resolve(
+    found: &Metadata,
+    inputs: &MetadataInputs,
+    warnings: &mut Vec<Warning>,
+) -> Result<BookMetadata, InputError> {
+    let mut m = found.clone();
+    for (key, value) in &inputs.overrides {
+        apply_override(&mut m, key, value.trim())?;
+    }
+    let user = |key: &str| inputs.overrides.contains_key(key);
+
+    let title = m
+        .title
+        .as_deref()
+        .map(clean)
+        .filter(|t| !t.is_empty())
+        .or_else(|| inputs.file_name.as_deref().map(title_from_file_name).filter(|t| !t.is_empty()))
+        .unwrap_or_else(|| "Untitled".to_owned());
+
+    let default_language = inputs.default_language.as_deref().unwrap_or(DEFAULT_LANGUAGE);
+    let language = match m.language.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
+        None => default_language.to_owned(),
+        Some(tag) => match normalize_language(tag) {
+            Some(tag) => tag,
+            None if user("language") => {
+                return Err(InputError::Metadata {
+                    key: "language".into(),
+                    value: tag.into(),
+                    problem: "not a BCP 47 language tag (examples: en, en-GB, fr, pt-BR)".into(),
+                });
+            }
+            None => {
+                warnings.push(Warning::new(
+                    "language_invalid",
+                    format!(
+                        "The manuscript's language {tag:?} is not a valid language tag; \
+                         {default_language:?} was used. Supply language=… to choose."
+                    ),
+                ));
+                default_language.to_owned()
+            }
+        },
+    };
+
+    let mut isbn = None;
+    if let Some(id) = m.identifier.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        match parse_isbn(id) {
+            Some(valid) => isbn = Some(valid),
+            None if looks_like_isbn(id) && (user("isbn") || user("identifier")) => {
+                return Err(InputError::Metadata {
+                    key: "isbn".into(),
+                    value: id.into(),
+                    problem: "the ISBN's check digit is wrong".into(),
+                });
+            }
+            None if looks_like_isbn(id) => warnings.push(Warning::new(
+                "isbn_invalid",
+                format!("The ISBN {id:?} has a wrong check digit and was not used."),
+            )),
+            None => {}
+        }
+    }
+    let identifier = match &isbn {
+        Some(isbn) => format!("urn:isbn:{isbn}"),
+        None => format!(
+            "urn:uuid:{}",
+            uuid::Uuid::new_v5(&BINDERY_NAMESPACE, &inputs.digest)
+        ),
+    };
+
+    let date = match m.date.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(d) => match normalize_date(d) {
+            Some(d) => Some(d),
+            None if user("date") => {
+                return Err(InputError::Metadata {
+                    key: "date".into(),
+                    value: d.into(),
+                    problem: "use YYYY, YYYY-MM or YYYY-MM-DD".into(),
+                });
+            }
+            None => {
+                warnings.push(Warning::new(
+                    "date_invalid",
+                    format!("The date {d:?} is not a date Bindery understands and was left out."),
+                ));
+                None
+            }
+        },
+    };
+
+    let text = |v: &Option<String>| v.as_deref().map(clean).filter(|s| !s.is_empty());
+    Ok(BookMetadata {
+        title,
+        subtitle: text(&m.subtitle),
+        authors: m.authors.iter().map(|a| clean(a)).filter(|a| !a.is_empty()).collect(),
+        language,
+        identifier,
+        isbn,
+        publisher: text(&m.publisher),
+        date,
+        description: text(&m.description),
+        subjects: m.subjects.iter().map(|s| clean(s)).filter(|s| !s.is_empty()).collect(),
+        series: text(&m.series),
+        series_number: text(&m.series_number),
+        rights: text(&m.rights),
+        modified: inputs
+            .modified
+            .clone()
+            .unwrap_or_else(|| FIXED_MODIFIED.to_owned()),
+    })
+}
+
+/// `dcterms:modified` when the caller has no meaningful time: reproducible builds' choice of
+/// a fixed instant over the clock.
+pub const FIXED_MODIFIED: &str = "2000-01-01T00:00:00Z";
+
+/// Namespace for identifiers derived from a manuscript's digest (UUID v5).
+const BINDERY_NAMESPACE: uuid::Uuid = uuid::Uuid::from_bytes([
+    0x6b, 0x1d, 0x3f, 0x0e, 0x8a, 0x52, 0x4c, 0x1b, 0x9d, 0x2e, 0x51, 0x7a, 0x0c, 0x44, 0xb3, 0x19,
+]);
+
+fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputError> {
+    let some = || Some(value.to_owned());
+    let list = || {
+        value
+            .split(';')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+    };
+    match key.to_ascii_lowercase().replace('-', "_").as_str() {
+        "title" => m.title = some(),
+        "subtitle" => m.subtitle = some(),
+        "author" | "authors" | "creator" => m.authors = list(),
+        "language" | "lang" => m.language = some(),
+        "identifier" | "isbn" => m.identifier = some(),
+        "publisher" => m.publisher = some(),
+        "date" => m.date = some(),
+        "description" => m.description = some(),
+        "subject" | "subjects" => m.subjects = list(),
+        "series" => m.series = some(),
+        "series_number" | "series_index" => m.series_number = some(),
+        "rights" => m.rights = some(),
+        _ => {
+            return Err(InputError::Metadata {
+                key: key.into(),
+                value: value.into(),
+                problem: format!("unknown key; known keys are {}", KEYS.join(", ")),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Collapses whitespace (titles from Word often carry tabs and runs of spaces).
+fn clean(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `my_first-novel.final.docx` → `My first novel final`.
+pub fn title_from_file_name(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let stem = match base.rfind('.') {
+        Some(i) if i > 0 => &base[..i],
+        _ => base,
+    };
+    let words = stem.replace(['_', '-', '.'], " ");
+    let cleaned = clean(&words);
+    let mut chars = cleaned.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// A valid BCP 47 tag, or `None`. Accepts POSIX-style `en_US.UTF-8` by converting it.
+pub fn normalize_language(tag: &str) -> Option<String> {
+    let tag = tag.split(['.', '@']).next().unwrap_or(tag).replace('_', "-");
+    if tag.eq_ignore_ascii_case("c") || tag.eq_ignore_ascii_case("posix") {
+        return None;
+    }
+    let parsed = oxilangtag::LanguageTag::parse(tag.as_str()).ok()?;
+    // A 5–8 letter primary subtag is reserved in BCP 47; reading systems would not know it.
+    let primary = parsed.primary_language();
+    if !(2..=3).contains(&primary.len()) {
+        return None;
+    }
+    Some(parsed.as_str().to_owned())
+}
+
+fn looks_like_isbn(s: &str) -> bool {
+    let s = s.trim_start_matches("urn:isbn:").trim_start_matches("ISBN").trim_start_matches(':');
+    let digits = s.chars().filter(|c| c.is_ascii_digit() || *c == 'X' || *c == 'x').count();
+    (digits == 10 || digits == 13)
+        && s
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '-' | ' ' | 'X' | 'x'))
+}
+
+/// The ISBN in canonical form (digits only, ISBN-10 kept as given), if the check digit holds.
+pub fn parse_isbn(s: &str) -> Option<String> {
+    if !looks_like_isbn(s) {
+        return None;
+    }
+    let s = s.trim_start_matches("urn:isbn:").trim_start_matches("ISBN").trim_start_matches(':');
+    let digits: Vec<char> = s.chars().filter(|c| !matches!(c, '-' | ' ')).collect();
+    let value = |c: char| c.to_digit(10);
+    let valid = match digits.len() {
+        13 => {
+            let sum: Option<u32> = digits
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| value(c).map(|d| if i % 2 == 0 { d } else { d * 3 }))
+                .sum();
+            sum.is_some_and(|s| s % 10 == 0)
+        }
+        10 => {
+            let sum: Option<u32> = digits
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| {
+                    let d = if i == 9 && (c == 'X' || c == 'x') {
+                        Some(10)
+                    } else {
+                        value(c)
+                    };
+                    d.map(|d| d * (10 - i as u32))
+                })
+                .sum();
+            sum.is_some_and(|s| s % 11 == 0)
+        }
+        _ => false,
+    };
+    valid.then(|| digits.iter().collect::<String>().to_uppercase())
+}
+
+/// W3CDTF, which EPUBCheck expects of `dc:date`: `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, or a full
+/// timestamp. Also accepts `YYYY/MM/DD` and a leading timestamp's date part.
+pub fn normalize_date(s: &str) -> Option<String> {
+    let s = s.trim().replace('/', "-");
+    let date_part = s.split(['T', ' ']).next().unwrap_or(&s);
+    let parts: Vec<&str> = date_part.split('-').collect();
+    let num = |p: &str, len: usize, max: u32| {
+        (p.len() == len && p.chars().all(|c| c.is_ascii_digit()))
+            .then(|| p.parse::<u32>().ok())
+            .flatten()
+            .filter(|&n| n >= 1 && n <= max)
+    };
+    match parts.as_slice() {
+        [y] => num(y, 4, 9999).map(|_| y.to_string()),
+        [y, m] => (num(y, 4, 9999).is_some() && num(m, 2, 12).is_some()).then(|| format!("{y}-{m}")),
+        [y, m, d] => chrono::NaiveDate::from_ymd_opt(
+            num(y, 4, 9999)? as i32,
+            num(m, 2, 12)?,
+            num(d, 2, 31)?,
+        )
+        .map(|d| d.format("%Y-%m-%d").to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve_with(found: Metadata, overrides: &[(&str, &str)]) -> Result<BookMetadata, InputError> {
+        let overrides = overrides
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        resolve(
+            &found,
+            &MetadataInputs {
+                overrides,
+                file_name: Some("my_novel-draft.docx".into()),
+                ..Default::default()
+            },
+            &mut Vec::new(),
+        )
+    }
+
+    #[test]
+    fn gaps_are_filled_with_valid_values() {
+        let m = resolve_with(Metadata::default(), &[]).unwrap();
+        assert_eq!(m.title, "My novel draft");
+        assert_eq!(m.language, "en");
+        assert!(m.identifier.starts_with("urn:uuid:"));
+        assert_eq!(m.modified, FIXED_MODIFIED);
+    }
+
+    #[test]
+    fn posix_locales_never_become_the_language() {
+        for bad in ["C", "POSIX", "c.UTF-8", "english", "e"] {
+            assert_eq!(normalize_language(bad), None, "{bad}");
+        }
+        assert_eq!(normalize_language("en_GB.UTF-8").as_deref(), Some("en-GB"));
+        let found = Metadata {
+            language: Some("C".into()),
+            ..Default::default()
+        };
+        assert_eq!(resolve_with(found, &[]).unwrap().language, "en");
+        assert!(resolve_with(Metadata::default(), &[("language", "C")]).is_err());
+    }
+
+    #[test]
+    fn isbns_are_checked() {
+        assert_eq!(parse_isbn("978-0-306-40615-7").as_deref(), Some("9780306406157"));
+        assert_eq!(parse_isbn("0-306-40615-2").as_deref(), Some("0306406152"));
+        assert_eq!(parse_isbn("978-0-306-40615-8"), None);
+        let m = resolve_with(Metadata::default(), &[("isbn", "9780306406157")]).unwrap();
+        assert_eq!(m.identifier, "urn:isbn:9780306406157");
+        assert!(resolve_with(Metadata::default(), &[("isbn", "9780306406158")]).is_err());
+    }
+
+    #[test]
+    fn dates_follow_w3cdtf() {
+        assert_eq!(normalize_date("1906").as_deref(), Some("1906"));
+        assert_eq!(normalize_date("2024/05/01").as_deref(), Some("2024-05-01"));
+        assert_eq!(normalize_date("2024-02-30"), None);
+        assert_eq!(normalize_date("2024-05-01T10:00:00Z").as_deref(), Some("2024-05-01"));
+        assert_eq!(normalize_date("last May"), None);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_by_name() {
+        let err = resolve_with(Metadata::default(), &[("titel", "x")]).unwrap_err();
+        assert!(err.to_string().contains("titel"));
+    }
+}

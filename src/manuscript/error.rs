@@ -1,0 +1,76 @@
+//! Why a manuscript cannot be converted. Each variant is a problem with the input that no
+//! retry will fix; the message says what is wrong and what the author can do.
+
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum InputError {
+    #[error("The manuscript is empty (0 bytes). Upload the file again; if it is still empty, save it again from your editor.")]
+    Empty,
+    #[error("The manuscript is {size} bytes, over the limit of {limit} bytes (MAX_MANUSCRIPT_SIZE). Split it into volumes, or ask the operator to raise the limit.")]
+    TooLarge { size: u64, limit: u64 },
+    #[error("The manuscript has no text to make a book from.")]
+    NoText,
+    #[error("This file is not a supported manuscript: it looks like {detected}. Upload Markdown, a Word document (.docx) or plain text.")]
+    Unsupported { detected: String },
+    #[error("The text is not valid in any supported encoding (UTF-8, UTF-16, Windows-1252): {detail}. Save it as UTF-8 and upload it again.")]
+    Encoding { detail: String },
+    #[error("The Word document is damaged ({detail}). Open it in Word or LibreOffice, save it again as .docx, and upload the new file.")]
+    CorruptZip { detail: String },
+    #[error("The file is a zip archive but not a Word document: it has no word/document.xml. Save the manuscript as .docx and upload it again.")]
+    NotDocx,
+    #[error("The archive entry {entry} would inflate past {limit} bytes; the file looks like a zip bomb and was refused (MAX_INFLATED_SIZE).")]
+    ZipBomb { entry: String, limit: u64 },
+    #[error("The archive has {entries} entries, over the limit of {limit} (MAX_ZIP_ENTRIES).")]
+    TooManyEntries { entries: usize, limit: usize },
+    #[error("The archive entry name {entry:?} points outside the document (absolute path or \"..\"); the file was refused.")]
+    UnsafePath { entry: String },
+    #[error("{part} declares a DTD or entities, which Word documents never need; it was refused to prevent entity-expansion attacks.")]
+    XmlDoctype { part: String },
+    #[error("{part} is not well-formed XML ({detail}). Save the document again from your editor.")]
+    Xml { part: String, detail: String },
+    #[error("The image {name} is not a valid image ({detail}). Replace it with a JPEG or PNG.")]
+    BadImage { name: String, detail: String },
+    #[error("The image {name} is {width}×{height} pixels, over the limit of {limit} pixels (MAX_IMAGE_PIXELS). Scale it down and upload it again.")]
+    ImageTooLarge {
+        name: String,
+        width: u32,
+        height: u32,
+        limit: u64,
+    },
+    #[error("The cover must be a JPEG or PNG image; {name} is {detected}.")]
+    CoverFormat { name: String, detected: String },
+    #[error("The front matter is not valid YAML ({detail}). Fix the block between the --- lines at the top of the file.")]
+    FrontMatter { detail: String },
+    #[error("The metadata value {key}={value:?} is not valid: {problem}.")]
+    Metadata {
+        key: String,
+        value: String,
+        problem: String,
+    },
+}
+
+impl InputError {
+    /// A stable code for APIs and reports.
+    pub fn code(&self) -> &'static str {
+        match self {
+            InputError::Empty => "empty_manuscript",
+            InputError::TooLarge { .. } => "manuscript_too_large",
+            InputError::NoText => "no_text",
+            InputError::Unsupported { .. } => "unsupported_format",
+            InputError::Encoding { .. } => "bad_encoding",
+            InputError::CorruptZip { .. } => "corrupt_archive",
+            InputError::NotDocx => "not_docx",
+            InputError::ZipBomb { .. } => "zip_bomb",
+            InputError::TooManyEntries { .. } => "too_many_entries",
+            InputError::UnsafePath { .. } => "unsafe_path",
+            InputError::XmlDoctype { .. } => "xml_doctype",
+            InputError::Xml { .. } => "bad_xml",
+            InputError::BadImage { .. } => "bad_image",
+            InputError::ImageTooLarge { .. } => "image_too_large",
+            InputError::CoverFormat { .. } => "cover_format",
+            InputError::FrontMatter { .. } => "bad_front_matter",
+            InputError::Metadata { .. } => "bad_metadata",
+        }
+    }
+}

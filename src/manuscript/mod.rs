@@ -1,0 +1,157 @@
+//! Reading manuscripts: sniffing the format from the bytes, enforcing limits, and turning
+//! Markdown, DOCX or plain text into the one [`Document`](crate::document::Document) model.
+//!
+//! Everything here is pure (bytes in, model out) so the pipeline's jobs and `bindery convert`
+//! share it, and so a hostile file can only ever produce an [`InputError`].
+
+mod docx;
+pub mod encoding;
+mod error;
+mod html;
+pub mod image;
+mod limits;
+mod markdown;
+mod text;
+
+use serde::{Deserialize, Serialize};
+
+use crate::document::Parsed;
+
+pub use error::InputError;
+pub use limits::Limits;
+
+/// A supported manuscript format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Markdown,
+    Docx,
+    Text,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Markdown => "markdown",
+            Format::Docx => "docx",
+            Format::Text => "text",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Format> {
+        match s.to_ascii_lowercase().as_str() {
+            "markdown" | "md" => Some(Format::Markdown),
+            "docx" | "word" => Some(Format::Docx),
+            "text" | "txt" | "plain" => Some(Format::Text),
+            _ => None,
+        }
+    }
+}
+
+/// Decides the format from the content. The file name is never consulted: an author's
+/// `notes.txt` may well be Markdown, and a `.docx` may be anything.
+pub fn sniff(bytes: &[u8]) -> Result<Format, InputError> {
+    if bytes.is_empty() {
+        return Err(InputError::Empty);
+    }
+    if let Some(detected) = foreign_format(bytes) {
+        return Err(InputError::Unsupported {
+            detected: detected.to_owned(),
+        });
+    }
+    if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+        return Ok(Format::Docx);
+    }
+    let (text, _) = encoding::decode(bytes)?;
+    Ok(if markdown::looks_like_markdown(&text) {
+        Format::Markdown
+    } else {
+        Format::Text
+    })
+}
+
+/// Formats people upload by mistake, named so the error can say what the file is.
+fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
+    let starts = |magic: &[u8]| bytes.starts_with(magic);
+    if starts(b"%PDF") {
+        Some("a PDF")
+    } else if starts(b"{\\rtf") {
+        Some("an RTF document (save it as .docx)")
+    } else if starts(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
+        Some("a Word 97–2003 .doc file (save it as .docx)")
+    } else if starts(b"\x89PNG") || starts(&[0xFF, 0xD8, 0xFF]) || starts(b"GIF8") {
+        Some("an image")
+    } else if starts(&[0x1F, 0x8B]) {
+        Some("a gzip archive")
+    } else if starts(b"7z\xBC\xAF") || starts(b"Rar!") {
+        Some("a compressed archive")
+    } else if bytes.len() > 60
+        && starts(b"PK\x03\x04")
+        && bytes[30..].starts_with(b"mimetype")
+    {
+        let rest = &bytes[38..bytes.len().min(120)];
+        if rest.starts_with(b"application/epub+zip") {
+            Some("an EPUB, which is already an ebook")
+        } else if rest.starts_with(b"application/vnd.oasis.opendocument") {
+            Some("an OpenDocument file (save it as .docx)")
+        } else {
+            None
+        }
+    } else {
+        None
+    }
+}
+
+/// How to read a manuscript.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Overrides sniffing when the user names the format.
+    pub format: Option<Format>,
+    pub limits: Limits,
+}
+
+/// Reads a manuscript of any supported format into the model. The chapters are cut, but
+/// metadata is only what the manuscript itself says; the pipeline fills the rest.
+pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<(Format, Parsed), InputError> {
+    let limits = &options.limits;
+    if bytes.is_empty() {
+        return Err(InputError::Empty);
+    }
+    if bytes.len() as u64 > limits.max_manuscript_bytes {
+        return Err(InputError::TooLarge {
+            size: bytes.len() as u64,
+            limit: limits.max_manuscript_bytes,
+        });
+    }
+    let format = match options.format {
+        Some(format) => format,
+        None => sniff(bytes)?,
+    };
+    let parsed = match format {
+        Format::Docx => docx::read(bytes, limits)?,
+        Format::Markdown | Format::Text => {
+            let (text, encoding) = encoding::decode(bytes)?;
+            let mut parsed = if format == Format::Markdown {
+                markdown::read(&text, limits)?
+            } else {
+                text::read(&text)?
+            };
+            if encoding != "UTF-8" {
+                parsed.warnings.push(crate::report::Warning::new(
+                    "encoding_converted",
+                    format!("The text was decoded from {encoding} and converted to UTF-8."),
+                ));
+            }
+            parsed
+        }
+    };
+    let has_text = parsed
+        .document
+        .chapters
+        .iter()
+        .any(|c| crate::document::plain_text(&c.blocks).chars().any(char::is_alphanumeric));
+    if !has_text {
+        return Err(InputError::NoText);
+    }
+    Ok((format, parsed))
+}

@@ -1,0 +1,82 @@
+//! A book's report: what a person should know about its conversion: warnings, statistics,
+//! and how long each step took.
+
+use serde::{Deserialize, Serialize};
+
+/// Something the conversion did that the author may want to check. Never fatal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Stable, machine-readable: `comment_dropped`, `text_box_flattened`, `chapters_guessed`…
+    pub code: String,
+    /// One sentence for a person: what happened and, where useful, what to do.
+    pub message: String,
+    /// Where in the source, when known (`word/document.xml`, `line 120`, `chapter 3`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+impl Warning {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Warning {
+            code: code.to_owned(),
+            message: message.into(),
+            location: None,
+        }
+    }
+
+    pub fn at(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Statistics {
+    pub words: u64,
+    pub chapters: u64,
+    pub images: u64,
+    pub notes: u64,
+    pub tables: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepTiming {
+    pub step: String,
+    pub millis: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The format the manuscript was read as (`markdown`, `docx`, `text`).
+    pub format: String,
+    /// For plain text: the encoding it was decoded from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    pub warnings: Vec<Warning>,
+    pub statistics: Statistics,
+    pub timings: Vec<StepTiming>,
+}
+
+impl Report {
+    pub fn warn(&mut self, warning: Warning) {
+        // The same problem repeated on every page is one problem for a person.
+        let seen = self
+            .warnings
+            .iter()
+            .filter(|w| w.code == warning.code)
+            .count();
+        if seen < MAX_WARNINGS_PER_CODE {
+            self.warnings.push(warning);
+        } else if seen == MAX_WARNINGS_PER_CODE {
+            self.warnings.push(Warning {
+                code: warning.code.clone(),
+                message: format!(
+                    "More warnings like the above were left out (only the first {MAX_WARNINGS_PER_CODE} are listed)."
+                ),
+                location: None,
+            });
+        }
+    }
+}
+
+const MAX_WARNINGS_PER_CODE: usize = 20;
