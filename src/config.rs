@@ -164,6 +164,42 @@ pub const VARIABLES: &[Variable] = &[
         "Cron expression (5 or 6 fields, UTC) for pruning finished jobs, or `off`.",
     ),
     var(
+        "MAX_MANUSCRIPT_SIZE",
+        "100MiB",
+        "20MiB",
+        "Largest manuscript (or cover) accepted, as uploaded.",
+    ),
+    var(
+        "MAX_INFLATED_SIZE",
+        "512MiB",
+        "256MiB",
+        "Most a DOCX may inflate to, in total and per entry (zip bomb guard; actual bytes are counted, not the declared sizes).",
+    ),
+    var(
+        "MAX_ZIP_ENTRIES",
+        "10000",
+        "2000",
+        "Most entries a DOCX archive may have.",
+    ),
+    var(
+        "MAX_IMAGE_PIXELS",
+        "50000000",
+        "25000000",
+        "Most pixels (width × height) any image may decode to.",
+    ),
+    var(
+        "DEFAULT_LANGUAGE",
+        "en",
+        "en-GB",
+        "BCP 47 language of books whose manuscript and upload name none.",
+    ),
+    var(
+        "BINDERY_FAILPOINT",
+        "",
+        "after_commit:book.parse",
+        "Testing only: `before_commit:JOB` or `after_commit:JOB` makes the worker SIGKILL itself at that point, once.",
+    ),
+    var(
         "KEEPALIVE_URL",
         "from APP_URL or WEBSITE_HOSTNAME, else off",
         "https://books.example.com",
@@ -278,6 +314,10 @@ pub struct Config {
     pub job_lease: Duration,
     pub job_retention: Duration,
     pub schedules: ScheduleConfig,
+    pub limits: crate::manuscript::Limits,
+    /// A valid BCP 47 tag.
+    pub default_language: String,
+    pub failpoint: Option<crate::jobs::Failpoint>,
 }
 
 /// Cron expressions of the built-in schedules; `None` is switched off.
@@ -452,6 +492,27 @@ impl Config {
             prune_jobs: schedule("SCHEDULE_PRUNE_JOBS", get("SCHEDULE_PRUNE_JOBS"))?,
         };
 
+        let limits = crate::manuscript::Limits {
+            max_manuscript_bytes: size("MAX_MANUSCRIPT_SIZE", get("MAX_MANUSCRIPT_SIZE"))?,
+            max_inflated_bytes: size("MAX_INFLATED_SIZE", get("MAX_INFLATED_SIZE"))?,
+            max_zip_entries: positive("MAX_ZIP_ENTRIES", get("MAX_ZIP_ENTRIES"), 10_000)?.get(),
+            max_image_pixels: positive("MAX_IMAGE_PIXELS", get("MAX_IMAGE_PIXELS"), 50_000_000)?
+                .get() as u64,
+        };
+        let default_language = match get("DEFAULT_LANGUAGE") {
+            None => crate::ebook::metadata::DEFAULT_LANGUAGE.to_owned(),
+            Some(v) => crate::ebook::metadata::normalize_language(v).ok_or_else(|| {
+                ConfigError::new("DEFAULT_LANGUAGE", v, "is not a BCP 47 language tag")
+            })?,
+        };
+        let failpoint = match get("BINDERY_FAILPOINT") {
+            None => None,
+            Some(v) => Some(
+                v.parse()
+                    .map_err(|e: String| ConfigError::new("BINDERY_FAILPOINT", v, e))?,
+            ),
+        };
+
         let warnings = env
             .keys()
             .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
@@ -478,6 +539,9 @@ impl Config {
                 job_lease,
                 job_retention,
                 schedules,
+                limits,
+                default_language,
+                failpoint,
             },
             warnings,
         })
@@ -551,6 +615,23 @@ impl Config {
                     .prune_jobs
                     .clone()
                     .unwrap_or_else(|| "off".to_owned()),
+            ),
+            (
+                "MAX_MANUSCRIPT_SIZE",
+                bytesize::ByteSize(self.limits.max_manuscript_bytes).to_string(),
+            ),
+            (
+                "MAX_INFLATED_SIZE",
+                bytesize::ByteSize(self.limits.max_inflated_bytes).to_string(),
+            ),
+            ("MAX_ZIP_ENTRIES", self.limits.max_zip_entries.to_string()),
+            ("MAX_IMAGE_PIXELS", self.limits.max_image_pixels.to_string()),
+            ("DEFAULT_LANGUAGE", self.default_language.clone()),
+            (
+                "BINDERY_FAILPOINT",
+                self.failpoint
+                    .as_ref()
+                    .map_or_else(String::new, ToString::to_string),
             ),
         ]
     }
@@ -677,6 +758,26 @@ fn positive(
     value
         .parse::<NonZeroUsize>()
         .map_err(|_| ConfigError::new(name, value, "is not a whole number of at least 1"))
+}
+
+/// Sizes accept bytes (`1048576`) or units (`20MiB`, `500 KB`); the default is the
+/// variable's documented one.
+fn size(name: &'static str, value: Option<&str>) -> Result<u64, ConfigError> {
+    let value = value.unwrap_or(lookup(name).default);
+    let parsed = value
+        .parse::<u64>()
+        .or_else(|_| value.parse::<bytesize::ByteSize>().map(|b| b.as_u64()))
+        .map_err(|_| {
+            ConfigError::new(
+                name,
+                value,
+                "is not a size: use bytes or a unit, like 20MiB",
+            )
+        })?;
+    if parsed == 0 {
+        return Err(ConfigError::new(name, value, "must be more than 0"));
+    }
+    Ok(parsed)
 }
 
 /// Durations accept plain seconds (`25`) or units (`500ms`, `25s`, `5m`, `1h 30m`).

@@ -67,11 +67,13 @@ macro_rules! on_tx {
 
 pub mod cli;
 pub mod config;
+pub mod convert;
 pub mod document;
 pub mod ebook;
 pub mod jobs;
 pub mod keepalive;
 pub mod manuscript;
+pub mod pipeline;
 pub mod report;
 pub mod signals;
 pub mod storage;

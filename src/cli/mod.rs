@@ -1,5 +1,6 @@
 //! The command line. `main` calls [`main`]; each subcommand is a function in the library.
 
+mod convert;
 mod jobs;
 
 use std::process::ExitCode;
@@ -48,6 +49,9 @@ enum Command {
     },
     /// Apply database migrations and exit (a release-phase command).
     Migrate,
+    /// Convert one manuscript to an EPUB (and optionally the web reader) right here, with no
+    /// server or queue. Prints the book's report.
+    Convert(convert::ConvertArgs),
     /// Print the effective configuration, with secrets redacted.
     #[command(after_long_help = variables_help())]
     Config,
@@ -110,6 +114,9 @@ pub fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
+    if let Command::Convert(args) = command {
+        return convert::run(&config, args);
+    }
     if let Err(e) = config.prepare_directories() {
         return config_error(&e);
     }
@@ -117,7 +124,9 @@ pub fn main() -> ExitCode {
     let role = match command {
         Command::Serve | Command::Web => Role::Web,
         Command::Worker { .. } => Role::Worker,
-        Command::Migrate | Command::Config | Command::Jobs { .. } => Role::Cli,
+        Command::Migrate | Command::Config | Command::Convert(_) | Command::Jobs { .. } => {
+            Role::Cli
+        }
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -166,7 +175,7 @@ pub fn main() -> ExitCode {
             }
             Command::Migrate => migrate(&config).await,
             Command::Jobs { command } => jobs::run(&config, command).await,
-            Command::Config => Ok(ExitCode::SUCCESS),
+            Command::Config | Command::Convert(_) => Ok(ExitCode::SUCCESS),
         }
     });
     let code = match result {

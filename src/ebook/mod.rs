@@ -7,6 +7,7 @@ pub mod cover;
 pub mod epub;
 pub mod metadata;
 pub mod reader;
+pub mod verify;
 pub mod xhtml;
 
 use serde::{Deserialize, Serialize};

@@ -9,6 +9,7 @@ use super::Book;
 /// Builds the site: `(path, bytes)` pairs, paths relative to the reader's root.
 pub fn build(
     _book: &Book,
+    _chapters: &[String],
     _resources: &BTreeMap<String, Vec<u8>>,
 ) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     anyhow::bail!("web reader not built yet")

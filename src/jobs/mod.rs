@@ -18,6 +18,7 @@
 
 mod backoff;
 mod context;
+mod failpoint;
 pub mod heartbeat;
 mod queue;
 mod registry;
@@ -31,6 +32,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 pub use context::JobContext;
+pub use failpoint::{Failpoint, Moment};
 pub use queue::{JobFilter, JobQueue, QueueStats, WaitTarget};
 pub use registry::Registry;
 pub use runner::{Runner, RunnerConfig, RunnerHandle, ShutdownReport};

@@ -25,7 +25,7 @@ use tracing::Instrument;
 use super::heartbeat::{self, Heartbeat, HeldLeases};
 use super::queue::{CHANNEL_JOBS, listen};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
-use super::{JobContext, Outcome, Registry, backoff, wake};
+use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff, wake};
 use crate::config::DatabaseUrl;
 use crate::storage::workers::{self, WorkerIdentity};
 use crate::storage::{Database, Durability};
@@ -48,6 +48,8 @@ pub struct RunnerConfig {
     pub retry_base: Duration,
     /// For the heartbeat thread's own connection.
     pub database_url: DatabaseUrl,
+    /// Crash injection for recovery tests (`BINDERY_FAILPOINT`).
+    pub failpoint: Option<Failpoint>,
 }
 
 impl RunnerConfig {
@@ -60,6 +62,7 @@ impl RunnerConfig {
             poll_interval: Duration::from_secs(1),
             retry_base: backoff::BASE,
             database_url,
+            failpoint: None,
         }
     }
 }
@@ -88,6 +91,7 @@ struct Shared<C> {
     wake: Notify,
     running: Mutex<HashMap<i64, RunningJob>>,
     idle: Notify,
+    failpoint: Option<Failpoint>,
 }
 
 impl<C> Shared<C> {
@@ -151,6 +155,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
             wake: Notify::new(),
             running: Mutex::new(HashMap::new()),
             idle: Notify::new(),
+            failpoint: config.failpoint.clone(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
@@ -388,6 +393,7 @@ async fn pump<C: Send + Sync + 'static>(
             match store::finish_batch(&shared.db, &shared.worker, &batch).await {
                 Ok(accepted) => {
                     report_dropped(&batch, accepted.len());
+                    after_commit(&shared, &batch);
                     batch.clear();
                     shared.wake.notify_one();
                     if wanted > 0 {
@@ -421,6 +427,7 @@ async fn pump<C: Send + Sync + 'static>(
             {
                 Ok((rows, completed)) => {
                     report_dropped(&batch, completed);
+                    after_commit(&shared, &batch);
                     batch.clear();
                     Ok(rows)
                 }
@@ -459,6 +466,14 @@ async fn pump<C: Send + Sync + 'static>(
         // Let the jobs just spawned start (short ones finish) before counting free executors
         // again: bigger claims, fewer round trips.
         tokio::task::yield_now().await;
+    }
+}
+
+fn after_commit<C>(shared: &Shared<C>, batch: &[Finished]) {
+    if let Some(failpoint) = &shared.failpoint {
+        for finished in batch {
+            failpoint.check(Moment::AfterCommit, &finished.kind);
+        }
     }
 }
 
@@ -524,10 +539,14 @@ fn spawn_job<C: Send + Sync + 'static>(
                     .await
                     .unwrap_or_else(|panic| Err(anyhow::anyhow!("the job panicked: {}", panic_message(&panic)))),
             };
+            if let Some(failpoint) = &task_shared.failpoint {
+                failpoint.check(Moment::BeforeCommit, &row.kind);
+            }
             let finish = to_finish(outcome, &row, started.elapsed(), task_shared.retry_base);
             let successors = std::mem::take(&mut *successors.lock().unwrap_or_else(|e| e.into_inner()));
             let _ = finished.send(Finished {
                 id: row.id,
+                kind: row.kind,
                 join_id: row.join_id,
                 workflow: row.workflow,
                 unblocks: row.serial_key.is_some(),

@@ -654,6 +654,7 @@ impl Successors {
 #[derive(Debug, Clone)]
 pub(crate) struct Finished {
     pub id: i64,
+    pub kind: String,
     pub join_id: Option<i64>,
     pub workflow: Option<String>,
     /// It had a serialization key, so the next job with that key may now run.

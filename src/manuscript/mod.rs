@@ -85,10 +85,7 @@ fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
         Some("a gzip archive")
     } else if starts(b"7z\xBC\xAF") || starts(b"Rar!") {
         Some("a compressed archive")
-    } else if bytes.len() > 60
-        && starts(b"PK\x03\x04")
-        && bytes[30..].starts_with(b"mimetype")
-    {
+    } else if bytes.len() > 60 && starts(b"PK\x03\x04") && bytes[30..].starts_with(b"mimetype") {
         let rest = &bytes[38..bytes.len().min(120)];
         if rest.starts_with(b"application/epub+zip") {
             Some("an EPUB, which is already an ebook")
@@ -110,9 +107,19 @@ pub struct ReadOptions {
     pub limits: Limits,
 }
 
-/// Reads a manuscript of any supported format into the model. The chapters are cut, but
-/// metadata is only what the manuscript itself says; the pipeline fills the rest.
-pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<(Format, Parsed), InputError> {
+/// A manuscript that passed the first checks: its format is known, it is within the limits,
+/// and a text format has been decoded to UTF-8.
+#[derive(Debug, Clone)]
+pub struct Ingested {
+    pub format: Format,
+    /// The decoded text of Markdown and plain text; `None` for DOCX (read from the upload).
+    pub text: Option<String>,
+    /// The encoding the text was decoded from (`UTF-8`, `UTF-16LE`, `windows-1252`…).
+    pub encoding: Option<String>,
+}
+
+/// Sniffs, enforces the size limit, and decodes text. Cheap: no parsing.
+pub fn ingest(bytes: &[u8], options: &ReadOptions) -> Result<Ingested, InputError> {
     let limits = &options.limits;
     if bytes.is_empty() {
         return Err(InputError::Empty);
@@ -127,31 +134,64 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<(Format, Parsed), Inp
         Some(format) => format,
         None => sniff(bytes)?,
     };
-    let parsed = match format {
-        Format::Docx => docx::read(bytes, limits)?,
-        Format::Markdown | Format::Text => {
-            let (text, encoding) = encoding::decode(bytes)?;
-            let mut parsed = if format == Format::Markdown {
-                markdown::read(&text, limits)?
-            } else {
-                text::read(&text)?
-            };
-            if encoding != "UTF-8" {
-                parsed.warnings.push(crate::report::Warning::new(
-                    "encoding_converted",
-                    format!("The text was decoded from {encoding} and converted to UTF-8."),
-                ));
-            }
-            parsed
+    if format == Format::Docx {
+        return Ok(Ingested {
+            format,
+            text: None,
+            encoding: None,
+        });
+    }
+    let (text, encoding) = encoding::decode(bytes)?;
+    if !text.chars().any(char::is_alphanumeric) {
+        return Err(InputError::NoText);
+    }
+    Ok(Ingested {
+        format,
+        text: Some(text),
+        encoding: Some(encoding.to_owned()),
+    })
+}
+
+/// Reads an ingested manuscript into the model. `original` is the upload, needed for DOCX.
+/// The chapters are cut, but metadata is only what the manuscript itself says; the
+/// pipeline fills the rest.
+pub fn parse(ingested: &Ingested, original: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
+    let mut parsed = match (ingested.format, &ingested.text) {
+        (Format::Docx, _) => docx::read(original, limits)?,
+        (Format::Markdown, Some(text)) => markdown::read(text, limits)?,
+        (Format::Text, Some(text)) => text::read(text)?,
+        (_, None) => {
+            let (text, _) = encoding::decode(original)?;
+            return parse(
+                &Ingested {
+                    text: Some(text),
+                    ..ingested.clone()
+                },
+                original,
+                limits,
+            );
         }
     };
-    let has_text = parsed
-        .document
-        .chapters
-        .iter()
-        .any(|c| crate::document::plain_text(&c.blocks).chars().any(char::is_alphanumeric));
+    if let Some(encoding) = ingested.encoding.as_deref().filter(|e| *e != "UTF-8") {
+        parsed.warnings.push(crate::report::Warning::new(
+            "encoding_converted",
+            format!("The text was decoded from {encoding} and converted to UTF-8."),
+        ));
+    }
+    let has_text = parsed.document.chapters.iter().any(|c| {
+        crate::document::plain_text(&c.blocks)
+            .chars()
+            .any(char::is_alphanumeric)
+    });
     if !has_text {
         return Err(InputError::NoText);
     }
-    Ok((format, parsed))
+    Ok(parsed)
+}
+
+/// [`ingest`] then [`parse`].
+pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<(Ingested, Parsed), InputError> {
+    let ingested = ingest(bytes, options)?;
+    let parsed = parse(&ingested, bytes, &options.limits)?;
+    Ok((ingested, parsed))
 }

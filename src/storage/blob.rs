@@ -6,10 +6,12 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use object_store::ObjectStore;
+use bytes::Bytes;
+use futures_util::TryStreamExt;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 
 use crate::config::{AzureConfig, BlobUrl};
 
@@ -73,5 +75,74 @@ impl BlobStore {
     /// The underlying store, for the pipeline's reads and writes.
     pub fn store(&self) -> &Arc<dyn ObjectStore> {
         &self.inner
+    }
+
+    /// Reads a whole blob.
+    pub async fn get(&self, key: &str) -> anyhow::Result<Bytes> {
+        let path = Path::from(key);
+        let result = self
+            .inner
+            .get(&path)
+            .await
+            .with_context(|| format!("reading blob {key}"))?;
+        result
+            .bytes()
+            .await
+            .with_context(|| format!("reading blob {key}"))
+    }
+
+    /// Reads a blob that may not exist.
+    pub async fn get_opt(&self, key: &str) -> anyhow::Result<Option<Bytes>> {
+        match self.inner.get(&Path::from(key)).await {
+            Ok(result) => Ok(Some(
+                result
+                    .bytes()
+                    .await
+                    .with_context(|| format!("reading blob {key}"))?,
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading blob {key}")),
+        }
+    }
+
+    /// Writes a blob unless one already exists at `key`, atomically. Pipeline outputs are
+    /// deterministic, so an existing blob is what a crashed earlier run of the same step
+    /// wrote, and is kept. Returns whether this call wrote it.
+    pub async fn put_if_absent(&self, key: &str, bytes: impl Into<Bytes>) -> anyhow::Result<bool> {
+        let payload = PutPayload::from(bytes.into());
+        match self
+            .inner
+            .put_opts(&Path::from(key), payload, PutMode::Create.into())
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("writing blob {key}")),
+        }
+    }
+
+    /// Keys under `prefix`, sorted.
+    pub async fn list(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
+        let mut keys: Vec<String> = self
+            .inner
+            .list(Some(&Path::from(prefix)))
+            .map_ok(|meta| meta.location.to_string())
+            .try_collect()
+            .await
+            .with_context(|| format!("listing blobs under {prefix}"))?;
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Deletes every blob under `prefix`; returns how many.
+    pub async fn delete_prefix(&self, prefix: &str) -> anyhow::Result<usize> {
+        let keys = self.list(prefix).await?;
+        for key in &keys {
+            match self.inner.delete(&Path::from(key.as_str())).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(e).with_context(|| format!("deleting blob {key}")),
+            }
+        }
+        Ok(keys.len())
     }
 }

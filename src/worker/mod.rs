@@ -33,10 +33,11 @@ pub struct WorkerContext {
 
 /// Every job type Bindery runs: the one list.
 pub fn registry() -> Registry<WorkerContext> {
-    Registry::new()
+    let registry = Registry::new()
         .register::<builtin::Noop>()
         .register::<builtin::Sleep>()
-        .register::<builtin::PruneJobs>()
+        .register::<builtin::PruneJobs>();
+    crate::pipeline::register(registry)
 }
 
 /// The recurring jobs, with any `SCHEDULE_*` overrides applied (`off` removes one).
@@ -105,6 +106,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         poll_interval: Duration::from_secs(1),
         retry_base: Duration::from_secs(1),
         database_url: config.database.clone(),
+        failpoint: config.failpoint.clone(),
     };
     let runner = Runner::new(db.clone(), registry(), context, runner_config)
         .start()

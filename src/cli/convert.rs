@@ -1,0 +1,266 @@
+//! `bindery convert`: the pipeline's stages in this process, with no server and no queue.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::config::Config;
+use crate::convert::{self, ConvertError, Options};
+use crate::manuscript::Format;
+
+/// Exit code when the manuscript (or an option) is refused: sysexits' EX_DATAERR.
+const EXIT_BAD_INPUT: u8 = 65;
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The manuscript: Markdown, DOCX or plain text (the format is read from the content).
+    pub manuscript: PathBuf,
+    /// Where to write the EPUB [default: the manuscript's name with .epub, here].
+    #[arg(short, long, value_name = "BOOK.epub")]
+    pub output: Option<PathBuf>,
+    /// Cover image (JPEG or PNG); without one, a typographic cover is generated.
+    #[arg(long, value_name = "IMAGE")]
+    pub cover: Option<PathBuf>,
+    /// Metadata that overrides the manuscript's, e.g. --meta title="My Book" --meta
+    /// author="A. Writer" (keys: title, subtitle, author, language, isbn, identifier,
+    /// publisher, date, description, subject, series, series_number, rights).
+    #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta)]
+    pub meta: Vec<(String, String)>,
+    /// Read the manuscript as this format instead of sniffing it.
+    #[arg(long, value_parser = ["markdown", "docx", "text"])]
+    pub format: Option<String>,
+    /// Also write the offline web reader (a static site) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub reader: Option<PathBuf>,
+    /// Print the report as JSON on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar and no report, only errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn parse_meta(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE (example: --meta title=\"My Book\")"))?;
+    Ok((k.trim().to_owned(), v.to_owned()))
+}
+
+pub fn run(config: &Config, args: ConvertArgs) -> ExitCode {
+    match convert_file(config, &args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(message)) => {
+            eprintln!("bindery convert: {}: {message}", args.manuscript.display());
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+        Err(Failure::Other(e)) => {
+            eprintln!("bindery convert: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+enum Failure {
+    Input(String),
+    Other(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Other(e)
+    }
+}
+
+fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
+    let started = Instant::now();
+    let manuscript = read_limited(&args.manuscript, config.limits.max_manuscript_bytes)?;
+    let cover = match &args.cover {
+        Some(path) => Some((
+            file_name(path),
+            read_limited(path, config.limits.max_manuscript_bytes)?,
+        )),
+        None => None,
+    };
+    let options = Options {
+        metadata: args.meta.iter().cloned().collect::<BTreeMap<_, _>>(),
+        file_name: Some(file_name(&args.manuscript)),
+        format: args.format.as_deref().and_then(Format::parse),
+        modified: modified_time(&args.manuscript),
+    };
+    let output = args.output.clone().unwrap_or_else(|| {
+        let stem = args
+            .manuscript
+            .file_stem()
+            .map_or_else(|| "book".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from(format!("{stem}.epub"))
+    });
+
+    let bar = progress_bar(args.quiet);
+    let converted = convert::convert(
+        &manuscript,
+        cover.as_ref().map(|(n, b)| (n.as_str(), b.as_slice())),
+        &options,
+        &config.limits,
+        &config.default_language,
+        args.reader.is_some(),
+        |step, done, total| {
+            if let Some(bar) = &bar {
+                bar.set_message(step.to_owned());
+                if step == "render" {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                }
+            }
+        },
+    );
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let converted = match converted {
+        Ok(c) => c,
+        Err(ConvertError::Input(e)) => return Err(Failure::Input(e.to_string())),
+        Err(ConvertError::Internal(e)) => return Err(Failure::Other(e)),
+    };
+
+    write_atomically(&output, &converted.epub)?;
+    if let (Some(dir), Some(files)) = (&args.reader, &converted.reader) {
+        for (path, bytes) in files {
+            let target = dir.join(path);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| anyhow::anyhow!("creating {}: {e}", parent.display()))?;
+            }
+            std::fs::write(&target, bytes)
+                .map_err(|e| anyhow::anyhow!("writing {}: {e}", target.display()))?;
+        }
+    }
+
+    if args.json {
+        let out = serde_json::json!({
+            "output": output,
+            "bytes": converted.epub.len(),
+            "title": converted.book.metadata.title,
+            "language": converted.book.metadata.language,
+            "identifier": converted.book.metadata.identifier,
+            "report": converted.report,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(anyhow::Error::from)?
+        );
+    } else if !args.quiet {
+        print_report(&output, &converted, started.elapsed().as_millis());
+    }
+    Ok(())
+}
+
+fn print_report(output: &Path, c: &convert::Converted, millis: u128) {
+    let s = &c.report.statistics;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "Wrote {} ({} KiB) in {millis} ms: \"{}\", {} chapters, {} words, {} images, {} notes ({}).",
+        output.display(),
+        c.epub.len().div_ceil(1024),
+        c.book.metadata.title,
+        s.chapters,
+        s.words,
+        s.images,
+        s.notes,
+        c.report.format,
+    );
+    if c.report.warnings.is_empty() {
+        let _ = writeln!(out, "No warnings.");
+    } else {
+        let _ = writeln!(out, "{} warnings:", c.report.warnings.len());
+        for w in &c.report.warnings {
+            match &w.location {
+                Some(at) => {
+                    let _ = writeln!(out, "  - [{}] {} ({at})", w.code, w.message);
+                }
+                None => {
+                    let _ = writeln!(out, "  - [{}] {}", w.code, w.message);
+                }
+            }
+        }
+    }
+    let steps: Vec<String> = c
+        .report
+        .timings
+        .iter()
+        .map(|t| format!("{} {} ms", t.step, t.millis))
+        .collect();
+    let _ = writeln!(out, "Steps: {}.", steps.join(", "));
+}
+
+fn progress_bar(quiet: bool) -> Option<ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(1);
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg:14} [{bar:30}] {pos}/{len}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    Some(bar)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Reads a file, refusing before reading one over the limit.
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, Failure> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    if meta.is_dir() {
+        return Err(Failure::Input("is a directory, not a file".into()));
+    }
+    if meta.len() > limit {
+        return Err(Failure::Input(
+            crate::manuscript::InputError::TooLarge {
+                size: meta.len(),
+                limit,
+            }
+            .to_string(),
+        ));
+    }
+    std::fs::read(path)
+        .map_err(|e| Failure::Other(anyhow::anyhow!("cannot read {}: {e}", path.display())))
+}
+
+/// `dcterms:modified` for a command-line conversion: `SOURCE_DATE_EPOCH` when set (the
+/// reproducible-builds convention), else the manuscript's modification time; either way,
+/// converting the same file twice gives the same bytes.
+fn modified_time(path: &Path) -> Option<String> {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .or_else(|| {
+            let mtime = std::fs::metadata(path).ok()?.modified().ok()?;
+            let secs = mtime.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+            i64::try_from(secs).ok()
+        })?;
+    chrono::DateTime::from_timestamp(secs, 0).map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".{}.tmp-{}", file_name(path), std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow::anyhow!("writing {}: {e}", path.display())
+    })
+}

@@ -1,0 +1,306 @@
+//! The conversion's stages as plain functions: the pipeline's jobs call them one step at a
+//! time (with storage in between), and `bindery convert` calls them in a row in memory.
+//! Keeping one implementation is what makes both give byte-identical EPUBs.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::document::{self, Block, Parsed};
+use crate::ebook::metadata::{self, MetadataInputs};
+use crate::ebook::xhtml::{self, Target};
+use crate::ebook::{Book, cover, epub, reader, verify};
+use crate::manuscript::{self, Format, Ingested, InputError, Limits, ReadOptions};
+use crate::report::{Report, Statistics, StepTiming, Warning};
+
+/// What the user chose besides the manuscript.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Options {
+    /// `key=value` metadata that overrides the manuscript's.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    /// The upload's file name: a title of last resort, never used to guess the format.
+    #[serde(default)]
+    pub file_name: Option<String>,
+    /// Forces a format instead of sniffing.
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// `dcterms:modified`; `None` gives a fixed instant (reproducible output).
+    #[serde(default)]
+    pub modified: Option<String>,
+}
+
+/// Image bytes by image id, plus the cover under its file name.
+pub type Resources = BTreeMap<String, Vec<u8>>;
+
+/// The digest that names a book's identifier: manuscript, cover and options, so the same
+/// inputs always give the same `urn:uuid`.
+pub fn digest(manuscript: &[u8], cover: Option<&[u8]>, options: &Options) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash.update((manuscript.len() as u64).to_le_bytes());
+    hash.update(manuscript);
+    if let Some(cover) = cover {
+        hash.update((cover.len() as u64).to_le_bytes());
+        hash.update(cover);
+    }
+    for (k, v) in &options.metadata {
+        hash.update(k.as_bytes());
+        hash.update([0]);
+        hash.update(v.as_bytes());
+        hash.update([0]);
+    }
+    hash.finalize().into()
+}
+
+/// Stage 1: format, limits, encoding.
+pub fn ingest(
+    manuscript: &[u8],
+    options: &Options,
+    limits: &Limits,
+) -> Result<Ingested, InputError> {
+    manuscript::ingest(
+        manuscript,
+        &ReadOptions {
+            format: options.format,
+            limits: *limits,
+        },
+    )
+}
+
+/// Stage 2: the document model, final metadata and the cover, ready for the writers.
+pub struct Assembled {
+    pub book: Book,
+    pub resources: Resources,
+    pub report: Report,
+}
+
+/// Stage 2: parse, resolve metadata, prepare (or generate) the cover.
+pub fn assemble(
+    ingested: &Ingested,
+    manuscript: &[u8],
+    cover_upload: Option<(&str, &[u8])>,
+    options: &Options,
+    limits: &Limits,
+    default_language: &str,
+) -> Result<Assembled, InputError> {
+    let Parsed {
+        document,
+        mut resources,
+        warnings,
+    } = manuscript::parse(ingested, manuscript, limits)?;
+    let mut report = Report {
+        format: ingested.format.as_str().to_owned(),
+        encoding: ingested.encoding.clone(),
+        ..Report::default()
+    };
+    let mut meta_warnings = Vec::new();
+    let metadata = metadata::resolve(
+        &document.metadata,
+        &MetadataInputs {
+            overrides: options.metadata.clone(),
+            file_name: options.file_name.clone(),
+            digest: digest(manuscript, cover_upload.map(|(_, b)| b), options),
+            modified: options.modified.clone(),
+            default_language: Some(default_language.to_owned()),
+        },
+        &mut meta_warnings,
+    )?;
+    let (mut info, bytes) = match cover_upload {
+        Some((name, bytes)) => cover::prepare(name, bytes, limits)?,
+        None => cover::generate(&metadata),
+    };
+    // An image of the manuscript may already carry the cover's name.
+    if resources.contains_key(&info.file_name) {
+        info.file_name = format!("bindery-{}", info.file_name);
+    }
+    resources.insert(info.file_name.clone(), bytes);
+    for warning in warnings.into_iter().chain(meta_warnings) {
+        report.warn(warning);
+    }
+    let book = Book {
+        metadata,
+        document,
+        cover: Some(info),
+    };
+    report.statistics = statistics(&book);
+    Ok(Assembled {
+        book,
+        resources,
+        report,
+    })
+}
+
+fn statistics(book: &Book) -> Statistics {
+    let doc = &book.document;
+    let tables = doc
+        .chapters
+        .iter()
+        .flat_map(|c| &c.blocks)
+        .filter(|b| matches!(b, Block::Table(_)))
+        .count();
+    Statistics {
+        words: document::word_count(doc),
+        chapters: doc.chapters.len() as u64,
+        images: doc.images.len() as u64,
+        notes: doc.notes.len() as u64,
+        tables: tables as u64,
+    }
+}
+
+/// Stage 3, one chapter: its EPUB XHTML body and its web reader body.
+pub struct RenderedChapter {
+    pub epub: String,
+    pub web: String,
+    pub warnings: Vec<Warning>,
+}
+
+pub fn render_chapter(book: &Book, index: usize) -> RenderedChapter {
+    let epub = xhtml::render_chapter(book, index, Target::Epub);
+    let web = xhtml::render_chapter(book, index, Target::Web);
+    RenderedChapter {
+        epub: epub.body,
+        web: web.body,
+        warnings: epub.warnings,
+    }
+}
+
+/// Stage 4a: the EPUB.
+pub fn package_epub(
+    book: &Book,
+    chapters: &[String],
+    resources: &Resources,
+) -> anyhow::Result<Vec<u8>> {
+    epub::package(book, chapters, resources)
+}
+
+/// Stage 4b: the web reader's files.
+pub fn package_reader(
+    book: &Book,
+    chapters: &[String],
+    resources: &Resources,
+) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    reader::build(book, chapters, resources)
+}
+
+/// Stage 5: structural self-checks of the EPUB. A failure is Bindery's bug, not the author's.
+pub fn verify_epub(epub: &[u8]) -> Result<(), String> {
+    verify::check_epub(epub).map_err(|problems| problems.join("; "))
+}
+
+/// The whole conversion in memory, for `bindery convert`, tests and benchmarks.
+pub struct Converted {
+    pub book: Book,
+    pub epub: Vec<u8>,
+    /// The web reader's files, when asked for.
+    pub reader: Option<Vec<(String, Vec<u8>)>>,
+    pub report: Report,
+}
+
+/// Step names, in order, as the pipeline and the report use them.
+pub const STEPS: &[&str] = &[
+    "ingest",
+    "parse",
+    "render",
+    "package_epub",
+    "package_reader",
+    "verify",
+];
+
+/// Runs every stage; `progress(step, done, total)` is called as work advances.
+pub fn convert(
+    manuscript: &[u8],
+    cover_upload: Option<(&str, &[u8])>,
+    options: &Options,
+    limits: &Limits,
+    default_language: &str,
+    with_reader: bool,
+    mut progress: impl FnMut(&str, usize, usize),
+) -> Result<Converted, ConvertError> {
+    let mut timings = Vec::new();
+    let mut timed = |step: &str, started: Instant| {
+        timings.push(StepTiming {
+            step: step.to_owned(),
+            millis: started.elapsed().as_millis() as u64,
+        });
+    };
+
+    let t = Instant::now();
+    progress("ingest", 0, 1);
+    let ingested = ingest(manuscript, options, limits)?;
+    timed("ingest", t);
+
+    let t = Instant::now();
+    progress("parse", 0, 1);
+    let Assembled {
+        book,
+        resources,
+        mut report,
+    } = assemble(
+        &ingested,
+        manuscript,
+        cover_upload,
+        options,
+        limits,
+        default_language,
+    )?;
+    timed("parse", t);
+
+    let t = Instant::now();
+    let n = book.document.chapters.len();
+    let mut epub_chapters = Vec::with_capacity(n);
+    let mut web_chapters = Vec::with_capacity(n);
+    for i in 0..n {
+        progress("render", i, n);
+        let rendered = render_chapter(&book, i);
+        for w in rendered.warnings {
+            report.warn(w.at(format!("chapter {}", i + 1)));
+        }
+        epub_chapters.push(rendered.epub);
+        if with_reader {
+            web_chapters.push(rendered.web);
+        }
+    }
+    timed("render", t);
+
+    let t = Instant::now();
+    progress("package_epub", 0, 1);
+    let epub = package_epub(&book, &epub_chapters, &resources).map_err(ConvertError::Internal)?;
+    timed("package_epub", t);
+
+    let reader = if with_reader {
+        let t = Instant::now();
+        progress("package_reader", 0, 1);
+        let files =
+            package_reader(&book, &web_chapters, &resources).map_err(ConvertError::Internal)?;
+        timed("package_reader", t);
+        Some(files)
+    } else {
+        None
+    };
+
+    let t = Instant::now();
+    progress("verify", 0, 1);
+    verify_epub(&epub).map_err(|e| {
+        ConvertError::Internal(anyhow::anyhow!("the EPUB failed its self-check: {e}"))
+    })?;
+    timed("verify", t);
+
+    report.timings = timings;
+    Ok(Converted {
+        book,
+        epub,
+        reader,
+        report,
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// The manuscript (or an option) cannot work; the message is for the author.
+    #[error("{0}")]
+    Input(#[from] InputError),
+    /// Bindery failed; not the author's fault.
+    #[error("internal error: {0:#}")]
+    Internal(anyhow::Error),
+}

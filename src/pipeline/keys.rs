@@ -1,0 +1,64 @@
+//! Where each book's blobs live. Every key is a pure function of the book id (and chapter or
+//! file), so a step that runs twice writes to the same place: nothing is orphaned or doubled.
+
+use crate::ebook::xhtml::{Target, chapter_file_name};
+
+pub fn book_prefix(book: &str) -> String {
+    format!("books/{book}/")
+}
+
+/// The manuscript exactly as uploaded.
+pub fn upload(book: &str) -> String {
+    format!("books/{book}/upload/manuscript")
+}
+
+/// The cover exactly as uploaded.
+pub fn cover_upload(book: &str) -> String {
+    format!("books/{book}/upload/cover")
+}
+
+/// A text manuscript decoded to UTF-8 by `ingest`.
+pub fn text(book: &str) -> String {
+    format!("books/{book}/work/manuscript.txt")
+}
+
+/// The document model with final metadata (`ebook::Book`, JSON), written by `parse`.
+pub fn model(book: &str) -> String {
+    format!("books/{book}/work/book.json")
+}
+
+/// The report as `parse` left it (warnings, statistics), JSON.
+pub fn parse_report(book: &str) -> String {
+    format!("books/{book}/work/report.json")
+}
+
+pub fn resources_prefix(book: &str) -> String {
+    format!("books/{book}/work/resources/")
+}
+
+/// An image (or the cover) of the book, by its id.
+pub fn resource(book: &str, id: &str) -> String {
+    format!("books/{book}/work/resources/{id}")
+}
+
+/// A rendered chapter body.
+pub fn chapter(book: &str, index: usize, target: Target) -> String {
+    format!(
+        "books/{book}/work/chapters/{}",
+        chapter_file_name(index, target)
+    )
+}
+
+/// The finished EPUB.
+pub fn epub(book: &str) -> String {
+    format!("books/{book}/book.epub")
+}
+
+pub fn reader_prefix(book: &str) -> String {
+    format!("books/{book}/reader/")
+}
+
+/// A file of the web reader (`index.html`, `chapter-001.html`, `images/…`).
+pub fn reader(book: &str, path: &str) -> String {
+    format!("books/{book}/reader/{path}")
+}

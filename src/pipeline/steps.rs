@@ -1,0 +1,519 @@
+//! The pipeline's steps as jobs:
+//!
+//! ```text
+//! ingest ─► parse ─► render chapter ×N ─► package ─► package_epub ──┐
+//!                     (fan-out, join)        └─────► package_reader ┴► verify ─► publish
+//! ```
+//!
+//! Each step reads its inputs from storage, writes its outputs to deterministic keys with
+//! create-if-absent, and commits its completion together with its successors. A step killed
+//! anywhere runs again from the top and writes nothing new; a step that finds bad input marks
+//! the book failed and is discarded (never retried).
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::books::{self, BookRow};
+use super::keys;
+use crate::convert::{self, Resources};
+use crate::ebook::Book;
+use crate::ebook::xhtml::Target;
+use crate::jobs::{ChildOutcome, Job, JobContext, NewJob, Outcome};
+use crate::manuscript::{Format, Ingested, InputError};
+use crate::report::{Report, StepTiming, Warning};
+use crate::storage::BlobStore;
+use crate::worker::WorkerContext;
+
+/// Every pipeline job runs on this queue, so operators can pause conversions alone.
+pub const QUEUE: &str = "books";
+
+type Cx = JobContext<WorkerContext>;
+
+/// Sniff, enforce limits, decode text to UTF-8.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ingest {
+    pub book: String,
+}
+
+impl Job for Ingest {
+    const NAME: &'static str = "book.ingest";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let Some(row) = book_row(cx, &self.book).await? else {
+            return Ok(gone(&self.book));
+        };
+        let options = row.options()?;
+        let manuscript = app.blobs.get(&keys::upload(&self.book)).await?;
+        let ingested = match convert::ingest(&manuscript, &options.convert, &app.config.limits) {
+            Ok(ingested) => ingested,
+            Err(e) => return refuse(cx, &self.book, &e).await,
+        };
+        if let Some(text) = &ingested.text {
+            app.blobs
+                .put_if_absent(&keys::text(&self.book), text.clone())
+                .await?;
+        }
+        cx.then(NewJob::of(&Parse {
+            book: self.book.clone(),
+            format: ingested.format,
+            encoding: ingested.encoding.clone(),
+        }));
+        cx.progress(100, "ingested").await?;
+        Ok(Outcome::done_with(serde_json::json!({
+            "format": ingested.format,
+            "encoding": ingested.encoding,
+            "bytes": manuscript.len(),
+        })))
+    }
+}
+
+/// Read the manuscript into the document model, resolve metadata, prepare the cover.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Parse {
+    pub book: String,
+    pub format: Format,
+    pub encoding: Option<String>,
+}
+
+impl Job for Parse {
+    const NAME: &'static str = "book.parse";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let Some(row) = book_row(cx, &self.book).await? else {
+            return Ok(gone(&self.book));
+        };
+        let options = row.options()?;
+        let manuscript = app.blobs.get(&keys::upload(&self.book)).await?;
+        let text = match self.format {
+            Format::Docx => None,
+            Format::Markdown | Format::Text => Some(
+                String::from_utf8(app.blobs.get(&keys::text(&self.book)).await?.to_vec())
+                    .context("the decoded manuscript is not UTF-8")?,
+            ),
+        };
+        let cover = match &options.cover_name {
+            Some(name) => Some((
+                name.clone(),
+                app.blobs.get(&keys::cover_upload(&self.book)).await?,
+            )),
+            None => None,
+        };
+        cx.progress(10, "reading the manuscript").await?;
+        let ingested = Ingested {
+            format: self.format,
+            text,
+            encoding: self.encoding.clone(),
+        };
+        let limits = app.config.limits;
+        let language = app.config.default_language.clone();
+        let convert_options = options.convert.clone();
+        let assembled = tokio::task::spawn_blocking(move || {
+            convert::assemble(
+                &ingested,
+                &manuscript,
+                cover.as_ref().map(|(n, b)| (n.as_str(), b.as_ref())),
+                &convert_options,
+                &limits,
+                &language,
+            )
+        })
+        .await?;
+        let assembled = match assembled {
+            Ok(a) => a,
+            Err(e) => return refuse(cx, &self.book, &e).await,
+        };
+        cx.progress(60, "storing the document").await?;
+        for (id, bytes) in assembled.resources {
+            app.blobs
+                .put_if_absent(&keys::resource(&self.book, &id), bytes)
+                .await?;
+        }
+        app.blobs
+            .put_if_absent(
+                &keys::parse_report(&self.book),
+                serde_json::to_vec(&assembled.report)?,
+            )
+            .await?;
+        app.blobs
+            .put_if_absent(
+                &keys::model(&self.book),
+                serde_json::to_vec(&assembled.book)?,
+            )
+            .await?;
+
+        let chapters = assembled.book.document.chapters.len();
+        let children = (0..chapters)
+            .map(|chapter| {
+                NewJob::of(&RenderChapter {
+                    book: self.book.clone(),
+                    chapter,
+                })
+            })
+            .collect();
+        cx.fan_out(
+            children,
+            NewJob::of(&Package {
+                book: self.book.clone(),
+            }),
+        );
+        cx.progress(100, "parsed").await?;
+        Ok(Outcome::done_with(
+            serde_json::json!({ "chapters": chapters }),
+        ))
+    }
+}
+
+/// One chapter's EPUB and web bodies.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RenderChapter {
+    pub book: String,
+    pub chapter: usize,
+}
+
+impl Job for RenderChapter {
+    const NAME: &'static str = "book.render_chapter";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let book = load_model(&app.blobs, &self.book).await?;
+        if self.chapter >= book.document.chapters.len() {
+            anyhow::bail!(
+                "chapter {} does not exist in the stored document",
+                self.chapter
+            );
+        }
+        let rendered = convert::render_chapter(&book, self.chapter);
+        app.blobs
+            .put_if_absent(
+                &keys::chapter(&self.book, self.chapter, Target::Epub),
+                rendered.epub,
+            )
+            .await?;
+        app.blobs
+            .put_if_absent(
+                &keys::chapter(&self.book, self.chapter, Target::Web),
+                rendered.web,
+            )
+            .await?;
+        let warnings: Vec<Warning> = rendered
+            .warnings
+            .into_iter()
+            .map(|w| w.at(format!("chapter {}", self.chapter + 1)))
+            .collect();
+        Ok(Outcome::done_with(
+            serde_json::json!({ "warnings": warnings }),
+        ))
+    }
+}
+
+/// The join of the chapter renders: when all succeeded, start both packagers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Package {
+    pub book: String,
+}
+
+impl Job for Package {
+    const NAME: &'static str = "book.package";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
+            return Ok(outcome);
+        }
+        cx.fan_out(
+            vec![
+                NewJob::of(&PackageEpub {
+                    book: self.book.clone(),
+                }),
+                NewJob::of(&PackageReader {
+                    book: self.book.clone(),
+                }),
+            ],
+            NewJob::of(&Verify {
+                book: self.book.clone(),
+            }),
+        );
+        Ok(Outcome::done())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PackageEpub {
+    pub book: String,
+}
+
+impl Job for PackageEpub {
+    const NAME: &'static str = "book.package_epub";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let key = keys::epub(&self.book);
+        let book = load_model(&app.blobs, &self.book).await?;
+        let chapters = load_chapters(&app.blobs, &self.book, &book, Target::Epub).await?;
+        let resources = load_resources(&app.blobs, &self.book).await?;
+        cx.progress(50, "zipping the EPUB").await?;
+        let epub = tokio::task::spawn_blocking(move || {
+            convert::package_epub(&book, &chapters, &resources)
+        })
+        .await??;
+        let size = epub.len();
+        app.blobs.put_if_absent(&key, epub).await?;
+        Ok(Outcome::done_with(serde_json::json!({ "bytes": size })))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PackageReader {
+    pub book: String,
+}
+
+impl Job for PackageReader {
+    const NAME: &'static str = "book.package_reader";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let book = load_model(&app.blobs, &self.book).await?;
+        let chapters = load_chapters(&app.blobs, &self.book, &book, Target::Web).await?;
+        let resources = load_resources(&app.blobs, &self.book).await?;
+        let files = tokio::task::spawn_blocking(move || {
+            convert::package_reader(&book, &chapters, &resources)
+        })
+        .await??;
+        let total = files.len();
+        for (i, (path, bytes)) in files.into_iter().enumerate() {
+            app.blobs
+                .put_if_absent(&keys::reader(&self.book, &path), bytes)
+                .await?;
+            cx.progress(percent(i + 1, total), "writing the web reader")
+                .await?;
+        }
+        Ok(Outcome::done_with(serde_json::json!({ "files": total })))
+    }
+}
+
+/// The join of both packagers: self-check what they produced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Verify {
+    pub book: String,
+}
+
+impl Job for Verify {
+    const NAME: &'static str = "book.verify";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
+            return Ok(outcome);
+        }
+        let app = cx.app();
+        let epub = app.blobs.get(&keys::epub(&self.book)).await?;
+        let mut problems = match convert::verify_epub(&epub) {
+            Ok(()) => Vec::new(),
+            Err(e) => vec![e],
+        };
+        if app
+            .blobs
+            .get_opt(&keys::reader(&self.book, "index.html"))
+            .await?
+            .is_none()
+        {
+            problems.push("the web reader has no index.html".into());
+        }
+        if !problems.is_empty() {
+            // Deterministic output: running again would fail the same way.
+            let message = format!(
+                "Bindery produced a damaged book ({}). This is a bug in Bindery, not in your manuscript; please report it.",
+                problems.join("; ")
+            );
+            books::mark_failed(&app.db, &self.book, "internal_error", &message).await?;
+            return Ok(Outcome::Discard(message));
+        }
+        cx.then(NewJob::of(&Publish {
+            book: self.book.clone(),
+        }));
+        Ok(Outcome::done_with(
+            serde_json::json!({ "epub_bytes": epub.len() }),
+        ))
+    }
+}
+
+/// The book becomes ready, with its report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Publish {
+    pub book: String,
+}
+
+impl Job for Publish {
+    const NAME: &'static str = "book.publish";
+    const QUEUE: &'static str = QUEUE;
+    type Context = WorkerContext;
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let book = load_model(&app.blobs, &self.book).await?;
+        let mut report: Report =
+            serde_json::from_slice(&app.blobs.get(&keys::parse_report(&self.book)).await?)
+                .context("reading the parse report")?;
+        let workflow = app.queue.workflow(&self.book).await?;
+        let mut render_warnings: BTreeMap<usize, Vec<Warning>> = BTreeMap::new();
+        let mut timings: BTreeMap<&str, u64> = BTreeMap::new();
+        for job in &workflow.jobs {
+            let step = job.kind.trim_start_matches("book.");
+            if let (Some(start), Some(end)) = (job.started_at, job.finished_at) {
+                *timings.entry(step).or_default() += u64::try_from(end - start).unwrap_or(0);
+            }
+            if job.kind == RenderChapter::NAME
+                && let Some(result) = &job.result
+                && let Ok(payload) = serde_json::from_str::<RenderChapter>(&job.payload)
+                && let Ok(value) = serde_json::from_str::<serde_json::Value>(result)
+                && let Some(list) = value.get("warnings")
+            {
+                let warnings: Vec<Warning> =
+                    serde_json::from_value(list.clone()).unwrap_or_default();
+                render_warnings.insert(payload.chapter, warnings);
+            }
+        }
+        for warning in render_warnings.into_values().flatten() {
+            report.warn(warning);
+        }
+        report.timings = STEP_ORDER
+            .iter()
+            .filter_map(|step| {
+                timings.get(step).map(|millis| StepTiming {
+                    step: (*step).to_owned(),
+                    millis: *millis,
+                })
+            })
+            .collect();
+        let epub_bytes = workflow
+            .jobs
+            .iter()
+            .find(|j| j.kind == PackageEpub::NAME)
+            .and_then(|j| j.result.as_deref())
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
+            .and_then(|v| v.get("bytes").and_then(serde_json::Value::as_i64))
+            .unwrap_or(0);
+        books::mark_ready(
+            &app.db,
+            &self.book,
+            &books::Published {
+                title: &book.metadata.title,
+                authors: &book.metadata.authors.join("; "),
+                format: &report.format,
+                report: &serde_json::to_string(&report)?,
+                epub_bytes,
+            },
+        )
+        .await?;
+        tracing::info!(book.id = %self.book, title = %book.metadata.title, "book published");
+        Ok(Outcome::done())
+    }
+}
+
+/// Steps as the report lists them (publish's own time is not known until it commits).
+const STEP_ORDER: &[&str] = &[
+    "ingest",
+    "parse",
+    "render_chapter",
+    "package",
+    "package_epub",
+    "package_reader",
+    "verify",
+];
+
+fn percent(done: usize, total: usize) -> i32 {
+    i32::try_from(done * 100 / total.max(1)).unwrap_or(100)
+}
+
+async fn book_row(cx: &Cx, book: &str) -> anyhow::Result<Option<BookRow>> {
+    books::get(&cx.app().db, book).await
+}
+
+/// The book was deleted while its pipeline ran: stop quietly.
+fn gone(book: &str) -> Outcome {
+    Outcome::Cancel(format!("book {book} no longer exists"))
+}
+
+/// Bad input: the book fails with the reason, and the job is discarded (a retry cannot help).
+async fn refuse(cx: &Cx, book: &str, error: &InputError) -> anyhow::Result<Outcome> {
+    let message = error.to_string();
+    tracing::warn!(book.id = %book, code = error.code(), %message, "manuscript refused");
+    books::mark_failed(&cx.app().db, book, error.code(), &message).await?;
+    Ok(Outcome::Discard(message))
+}
+
+/// For joins: if a child ended in anything but success, the book fails with its error.
+async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Outcome>> {
+    let children = cx.children().await?;
+    let Some(failed) = children.iter().find(|c| !c.succeeded()) else {
+        return Ok(None);
+    };
+    let message = last_error(failed);
+    books::mark_failed(&cx.app().db, book, "step_failed", &message).await?;
+    Ok(Some(Outcome::Cancel(format!(
+        "{} ended {}: {message}",
+        failed.kind, failed.state
+    ))))
+}
+
+fn last_error(child: &ChildOutcome) -> String {
+    serde_json::from_str::<Vec<serde_json::Value>>(&child.errors)
+        .ok()
+        .and_then(|errors| errors.last().cloned())
+        .and_then(|e| e.get("message").and_then(|m| m.as_str().map(str::to_owned)))
+        .unwrap_or_else(|| format!("step {} ended {}", child.kind, child.state))
+}
+
+async fn load_model(blobs: &BlobStore, book: &str) -> anyhow::Result<Book> {
+    let bytes = blobs.get(&keys::model(book)).await?;
+    serde_json::from_slice(&bytes).context("reading the stored document model")
+}
+
+async fn load_chapters(
+    blobs: &BlobStore,
+    book_id: &str,
+    book: &Book,
+    target: Target,
+) -> anyhow::Result<Vec<String>> {
+    let mut chapters = Vec::with_capacity(book.document.chapters.len());
+    for i in 0..book.document.chapters.len() {
+        let bytes = blobs.get(&keys::chapter(book_id, i, target)).await?;
+        chapters
+            .push(String::from_utf8(bytes.to_vec()).context("a rendered chapter is not UTF-8")?);
+    }
+    Ok(chapters)
+}
+
+async fn load_resources(blobs: &BlobStore, book: &str) -> anyhow::Result<Resources> {
+    let prefix = keys::resources_prefix(book);
+    let mut resources = Resources::new();
+    for key in blobs.list(&prefix).await? {
+        let bytes = blobs.get(&key).await?;
+        let id = key.trim_start_matches(prefix.as_str()).to_owned();
+        resources.insert(id, bytes.to_vec());
+    }
+    Ok(resources)
+}
+
+/// Payload of `ingest` for a new book (used by `submit`).
+pub fn first_step(book: &str) -> NewJob {
+    NewJob::of(&Ingest {
+        book: book.to_owned(),
+    })
+}
