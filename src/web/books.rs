@@ -1,0 +1,151 @@
+//! A published book's files: the EPUB download and the web reader's static site, served
+//! from the blob store.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use sha2::{Digest, Sha256};
+
+use super::AppState;
+use crate::pipeline::{books, keys};
+
+/// Strict enough that a script smuggled into a manuscript cannot run in the reader: the
+/// reader's own script and styles are files of the site, never inline.
+const READER_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+                          img-src 'self' data:; manifest-src 'self'; worker-src 'self'; \
+                          frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(epub).service(reader_root).service(reader_file);
+}
+
+#[get("/books/{id}/epub")]
+async fn epub(state: web::Data<AppState>, id: web::Path<String>) -> HttpResponse {
+    let Some(book) = ready_book(&state, &id).await else {
+        return not_found();
+    };
+    match state.blobs.get_opt(&keys::epub(&book.id)).await {
+        Ok(Some(bytes)) => {
+            let name = download_name(book.title.as_deref().unwrap_or("book"));
+            HttpResponse::Ok()
+                .content_type("application/epub+zip")
+                .insert_header((
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{name}.epub\""),
+                ))
+                .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+                .body(bytes)
+        }
+        Ok(None) => not_found(),
+        Err(e) => storage_error(&e),
+    }
+}
+
+#[get("/books/{id}/reader")]
+async fn reader_root(id: web::Path<String>) -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((header::LOCATION, format!("/books/{id}/reader/")))
+        .finish()
+}
+
+#[get("/books/{id}/reader/{path:.*}")]
+async fn reader_file(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> HttpResponse {
+    let (id, file) = path.into_inner();
+    let file = if file.is_empty() { "index.html".to_owned() } else { file };
+    if file.split('/').any(|part| part.is_empty() || part.starts_with('.')) {
+        return not_found();
+    }
+    let Some(book) = ready_book(&state, &id).await else {
+        return not_found();
+    };
+    let bytes = match state.blobs.get_opt(&keys::reader(&book.id, &file)).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return not_found(),
+        Err(e) => return storage_error(&e),
+    };
+    let etag = format!("\"{}\"", hex(&Sha256::digest(&bytes)[..16]));
+    let fresh = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
+    let mut response = if fresh {
+        HttpResponse::NotModified()
+    } else {
+        HttpResponse::Ok()
+    };
+    response
+        .insert_header((header::ETAG, etag))
+        // Revalidate every time: the service worker is what makes the reader fast and offline.
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, READER_CSP))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"));
+    if fresh {
+        return response.finish();
+    }
+    response.content_type(content_type(&file)).body(bytes)
+}
+
+async fn ready_book(state: &AppState, id: &str) -> Option<books::BookRow> {
+    // Only well-formed ids reach storage: a path like `../x` never becomes a blob key.
+    uuid::Uuid::parse_str(id).ok()?;
+    match books::get(&state.db, id).await {
+        Ok(Some(book)) if book.status == books::READY => Some(book),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(book.id = %id, error = %format!("{e:#}"), "reading a book failed");
+            None
+        }
+    }
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "js" => "text/javascript; charset=utf-8",
+        "webmanifest" => "application/manifest+json",
+        "json" => "application/json",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "ico" => "image/x-icon",
+        _ => "application/octet-stream",
+    }
+}
+
+/// A title as a safe download file name.
+fn download_name(title: &str) -> String {
+    let name: String = title
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '-' { c } else { ' ' })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("-");
+    let ascii: String = name.chars().filter(char::is_ascii).take(80).collect();
+    if ascii.is_empty() { "book".into() } else { ascii }
+}
+
+fn not_found() -> HttpResponse {
+    HttpResponse::NotFound()
+        .content_type("text/plain; charset=utf-8")
+        .body("not found")
+}
+
+fn storage_error(e: &anyhow::Error) -> HttpResponse {
+    tracing::error!(error = %format!("{e:#}"), "blob store read failed");
+    HttpResponse::ServiceUnavailable()
+        .content_type("text/plain; charset=utf-8")
+        .body("storage is unavailable; try again shortly")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,408 @@
+//! The conversion pipeline as jobs, run by the real binary: a book goes from upload to ready
+//! on both backends; a worker SIGKILLed at every step boundary still finishes the book with
+//! byte-identical output and no stray blobs; bad input fails the book at once, with a reason,
+//! and the worker lives on.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bindery::config::{AzureConfig, BlobUrl, DatabaseUrl};
+use bindery::convert::{self, Options};
+use bindery::jobs::{JobFilter, JobQueue, JobState};
+use bindery::manuscript::Limits;
+use bindery::pipeline::{self, BookRow, Submission, books, keys};
+use bindery::storage::{BlobStore, Database};
+use common::{Running, Server, all_jobs, command, corpus, process_gone};
+use nix::sys::signal::Signal;
+
+struct Store {
+    db: Database,
+    blobs: BlobStore,
+    queue: JobQueue,
+}
+
+async fn open(data_dir: &Path, database_url: Option<&str>) -> Store {
+    let url = match database_url {
+        Some(url) => DatabaseUrl::Postgres {
+            url: bindery::config::Secret::new(url.parse().expect("url")),
+        },
+        None => DatabaseUrl::Sqlite {
+            path: data_dir.join("bindery.db"),
+        },
+    };
+    let db = Database::connect(&url, 2).await.expect("connect");
+    db.migrate().await.expect("migrate");
+    let blobs = BlobStore::open(
+        &BlobUrl::File {
+            root: data_dir.join("blobs"),
+        },
+        &AzureConfig::default(),
+    )
+    .expect("blobs");
+    let queue = JobQueue::new(db.clone());
+    Store { db, blobs, queue }
+}
+
+async fn submit(store: &Store, file: &Path, cover: Option<&Path>) -> String {
+    let manuscript = std::fs::read(file).expect("read manuscript");
+    submit_bytes(store, &file.file_name().expect("name").to_string_lossy(), manuscript, cover).await
+}
+
+async fn submit_bytes(store: &Store, name: &str, manuscript: Vec<u8>, cover: Option<&Path>) -> String {
+    pipeline::submit(
+        &store.db,
+        &store.blobs,
+        &store.queue,
+        Submission {
+            tenant: "test".into(),
+            file_name: name.into(),
+            manuscript: manuscript.into(),
+            cover: cover.map(|p| {
+                (
+                    p.file_name().expect("name").to_string_lossy().into_owned(),
+                    std::fs::read(p).expect("read cover").into(),
+                )
+            }),
+            options: Options::default(),
+        },
+    )
+    .await
+    .expect("submit")
+}
+
+/// Polls until the book leaves `processing`.
+async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
+    let started = Instant::now();
+    loop {
+        let book = books::get(&store.db, id).await.expect("read").expect("book exists");
+        if book.status != books::PROCESSING {
+            return book;
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "book {id} still processing after {timeout:?}; jobs: {:#?}",
+            store.queue.workflow(id).await.map(|w| w
+                .jobs
+                .iter()
+                .map(|j| format!("{} {} attempt {} {}", j.kind, j.state, j.attempt, j.errors))
+                .collect::<Vec<_>>())
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// What an uninterrupted, in-memory conversion of the same upload produces.
+async fn reference(store: &Store, book: &BookRow) -> convert::Converted {
+    let options = book.options().expect("options");
+    let manuscript = store.blobs.get(&keys::upload(&book.id)).await.expect("upload");
+    let cover = match &options.cover_name {
+        Some(name) => Some((
+            name.clone(),
+            store.blobs.get(&keys::cover_upload(&book.id)).await.expect("cover").to_vec(),
+        )),
+        None => None,
+    };
+    convert::convert(
+        &manuscript,
+        cover.as_ref().map(|(n, b)| (n.as_str(), b.as_slice())),
+        &options.convert,
+        &Limits::default(),
+        "en",
+        true,
+        |_, _, _| {},
+    )
+    .unwrap_or_else(|e| panic!("reference conversion failed: {e}"))
+}
+
+/// The book's blob keys, relative to its prefix.
+async fn blob_set(store: &Store, id: &str) -> BTreeSet<String> {
+    let prefix = keys::book_prefix(id);
+    store
+        .blobs
+        .list(&prefix)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|k| k.trim_start_matches(prefix.as_str()).to_owned())
+        .collect()
+}
+
+/// The published EPUB and reader equal an in-memory conversion, byte for byte.
+async fn assert_matches_reference(store: &Store, book: &BookRow) {
+    let expected = reference(store, book).await;
+    let epub = store.blobs.get(&keys::epub(&book.id)).await.expect("epub");
+    assert!(epub.as_ref() == expected.epub.as_slice(), "the pipeline's EPUB differs from an uninterrupted conversion");
+    for (path, bytes) in expected.reader.expect("reader files") {
+        let stored = store.blobs.get(&keys::reader(&book.id, &path)).await.expect("reader file");
+        assert!(stored.as_ref() == bytes.as_slice(), "reader file {path} differs");
+    }
+}
+
+fn novel() -> std::path::PathBuf {
+    corpus().join("markdown/love-among-the-chickens.md")
+}
+
+async fn happy_path(server: &Server, store: &Store) {
+    let cover = corpus().join("love-among-the-chickens-cover.jpg");
+    let id = submit(store, &corpus().join("docx/love-among-the-chickens.docx"), Some(&cover)).await;
+    let book = wait_book(store, &id, Duration::from_secs(60)).await;
+    assert_eq!(book.status, "ready", "{:?} {:?}", book.error_code, book.error);
+    assert_eq!(book.title.as_deref(), Some("Love Among the Chickens"));
+    let report: serde_json::Value = serde_json::from_str(book.report.as_deref().expect("report")).expect("json");
+    assert!(report["statistics"]["words"].as_u64() > Some(40_000), "{report}");
+    let steps: Vec<&str> = report["timings"]
+        .as_array()
+        .expect("timings")
+        .iter()
+        .filter_map(|t| t["step"].as_str())
+        .collect();
+    assert_eq!(
+        steps,
+        ["ingest", "parse", "render_chapter", "package", "package_epub", "package_reader", "verify"]
+    );
+    assert_matches_reference(store, &book).await;
+
+    // Served by the web process.
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        let client = client.clone();
+        let url = server.url(&path);
+        async move { client.get(url).send().await.expect("GET") }
+    };
+    let epub = get(format!("/books/{id}/epub")).await;
+    assert_eq!(epub.status(), 200);
+    assert_eq!(epub.headers()["content-type"], "application/epub+zip");
+    let index = get(format!("/books/{id}/reader/")).await;
+    assert_eq!(index.status(), 200);
+    let csp = index.headers()["content-security-policy"].to_str().expect("csp").to_owned();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    assert!(index.text().await.expect("body").contains("Love Among the Chickens"));
+    assert_eq!(get("/books/not-a-book/epub".into()).await.status(), 404);
+    assert_eq!(get(format!("/books/{id}/reader/../book.epub")).await.status(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manuscript_becomes_a_ready_book_on_sqlite() {
+    let server = Server::start(&["serve"], &[]);
+    let store = open(&server.data_dir(), None).await;
+    happy_path(&server, &store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manuscript_becomes_a_ready_book_on_postgres() {
+    let url = common::postgres_database();
+    let server = Server::start(&["serve"], &[("DATABASE_URL", &url)]);
+    let store = open(&server.data_dir(), Some(&url)).await;
+    happy_path(&server, &store).await;
+}
+
+fn worker(data: &Path, env: &[(&str, &str)]) -> Running {
+    let mut cmd = command(data);
+    cmd.arg("worker").env("JOB_LEASE", "1s");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Running::start(cmd)
+}
+
+fn stop(mut worker: Running) {
+    worker.signal(Signal::SIGTERM);
+    let (status, _) = worker.wait_exit(Duration::from_secs(20));
+    assert!(status.success(), "worker exit {status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identically() {
+    use std::os::unix::process::ExitStatusExt;
+    let data = tempfile::tempdir().expect("tempdir");
+    let store = open(data.path(), None).await;
+
+    // An uninterrupted run fixes what every crashed run must leave behind.
+    let clean = submit(&store, &novel(), None).await;
+    let w = worker(data.path(), &[]);
+    let clean_book = wait_book(&store, &clean, Duration::from_secs(60)).await;
+    stop(w);
+    assert_eq!(clean_book.status, "ready");
+    assert_matches_reference(&store, &clean_book).await;
+    let expected_blobs = blob_set(&store, &clean).await;
+
+    let steps = [
+        "book.ingest",
+        "book.parse",
+        "book.render_chapter",
+        "book.package",
+        "book.package_epub",
+        "book.package_reader",
+        "book.verify",
+        "book.publish",
+    ];
+    for step in steps {
+        for moment in ["before_commit", "after_commit"] {
+            let point = format!("{moment}:{step}");
+            let id = submit(&store, &novel(), None).await;
+            let mut doomed = worker(data.path(), &[("BINDERY_FAILPOINT", &point)]);
+            let (status, _) = doomed.wait_exit(Duration::from_secs(60));
+            assert_eq!(status.signal(), Some(9), "{point}: the worker was not killed there: {status:?}");
+
+            let w = worker(data.path(), &[]);
+            let book = wait_book(&store, &id, Duration::from_secs(60)).await;
+            stop(w);
+            assert_eq!(book.status, "ready", "{point}: {:?}", book.error);
+            assert_matches_reference(&store, &book).await;
+            assert_eq!(blob_set(&store, &id).await, expected_blobs, "{point}: blobs differ from a clean run");
+            let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
+            let per_kind = |kind: &str| jobs.iter().filter(|j| j.kind == kind).count();
+            for step in steps.iter().filter(|s| **s != "book.render_chapter") {
+                assert_eq!(per_kind(step), 1, "{point}: {step} enqueued more than once");
+            }
+            assert_eq!(
+                per_kind("book.render_chapter"),
+                clean_book_chapters(&store, &clean).await,
+                "{point}: one render per chapter"
+            );
+        }
+    }
+}
+
+async fn clean_book_chapters(store: &Store, id: &str) -> usize {
+    let model = store.blobs.get(&keys::model(id)).await.expect("model");
+    let book: bindery::ebook::Book = serde_json::from_slice(&model).expect("book json");
+    book.document.chapters.len()
+}
+
+fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes) in entries {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default())
+            .expect("entry");
+        zip.write_all(bytes).expect("write");
+    }
+    zip.finish().expect("finish").into_inner()
+}
+
+const CONTENT_TYPES: &[u8] = br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#;
+const RELS: &[u8] = br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#;
+
+fn docx_with(document: &[u8], extra: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut entries: Vec<(&str, &[u8])> = vec![
+        ("[Content_Types].xml", CONTENT_TYPES),
+        ("_rels/.rels", RELS),
+        ("word/document.xml", document),
+    ];
+    entries.extend_from_slice(extra);
+    zip_of(&entries)
+}
+
+fn document(body: &str) -> Vec<u8> {
+    format!(
+        r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+    )
+    .into_bytes()
+}
+
+/// A PNG header that declares 100,000 × 100,000 pixels (40 GB decoded) in a few bytes.
+fn pixel_bomb_png() -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = b"IHDR".to_vec();
+    ihdr.extend_from_slice(&100_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&100_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    png.extend_from_slice(&13u32.to_be_bytes());
+    png.extend_from_slice(&ihdr);
+    png.extend_from_slice(&crc32(&ihdr).to_be_bytes());
+    png
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
+    let server = Server::start(
+        &["serve"],
+        &[("MAX_MANUSCRIPT_SIZE", "2MiB"), ("MAX_INFLATED_SIZE", "1MiB")],
+    );
+    let store = open(&server.data_dir(), None).await;
+    let worker_pid = server.worker_pid();
+
+    let paragraph = "<w:p><w:r><w:t>Hello</w:t></w:r></w:p>";
+    let novel_docx = std::fs::read(corpus().join("docx/love-among-the-chickens.docx")).expect("docx");
+    let billion_laughs = br#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&lol2;</w:t></w:r></w:p></w:body></w:document>"#;
+    let xxe = br#"<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&x;</w:t></w:r></w:p></w:body></w:document>"#;
+    let zeros = vec![0u8; 3 * 1024 * 1024];
+    let mut cp1252_and_broken = b"Chapter 1\n\nCaf\xe9 au lait \x81 and more.\n".to_vec();
+    cp1252_and_broken.extend_from_slice(b"\xff\xfe\x00");
+
+    let cases: Vec<(&str, &str, Vec<u8>)> = vec![
+        ("empty.md", "empty_manuscript", Vec::new()),
+        ("blank.txt", "no_text", b" \n\n \t\n".to_vec()),
+        ("big.txt", "manuscript_too_large", vec![b'a'; 3 * 1024 * 1024]),
+        ("truncated.docx", "corrupt_archive", novel_docx[..novel_docx.len() / 2].to_vec()),
+        ("nodoc.docx", "not_docx", zip_of(&[("hello.txt", b"hello")])),
+        ("bomb.docx", "zip_bomb", docx_with(&document(paragraph), &[("word/media/big.bin", &zeros)])),
+        ("laughs.docx", "xml_doctype", docx_with(billion_laughs, &[])),
+        ("xxe.docx", "xml_doctype", docx_with(xxe, &[])),
+        ("escape.docx", "unsafe_path", docx_with(&document(paragraph), &[("../../evil.txt", b"x")])),
+        ("encoding.txt", "bad_encoding", cp1252_and_broken),
+        ("report.pdf", "unsupported_format", b"%PDF-1.7\n...".to_vec()),
+    ];
+    let mut submitted = Vec::new();
+    for (name, code, bytes) in &cases {
+        submitted.push((*name, *code, submit_bytes(&store, name, bytes.clone(), None).await));
+    }
+    // Covers that are not images, or too many pixels.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = dir.path().join("cover.jpg");
+    std::fs::write(&fake, b"this is not a jpeg").expect("write");
+    let bomb = dir.path().join("huge.png");
+    std::fs::write(&bomb, pixel_bomb_png()).expect("write");
+    for (cover, code) in [(&fake, "bad_image"), (&bomb, "image_too_large")] {
+        let id = submit(&store, &novel(), Some(cover)).await;
+        submitted.push(("cover", code, id));
+    }
+    // A good book submitted after them all still converts.
+    let good = submit(&store, &novel(), None).await;
+
+    for (name, code, id) in &submitted {
+        let book = wait_book(&store, id, Duration::from_secs(30)).await;
+        assert_eq!(book.status, "failed", "{name}");
+        assert_eq!(book.error_code.as_deref(), Some(*code), "{name}: {:?}", book.error);
+        let message = book.error.expect("a message");
+        assert!(message.len() > 30 && !message.contains("panicked"), "{name}: {message}");
+        let jobs = store.queue.workflow(id).await.expect("workflow").jobs;
+        let failed: Vec<_> = jobs.iter().filter(|j| j.state() == Some(JobState::Discarded)).collect();
+        assert_eq!(failed.len(), 1, "{name}: one step discarded");
+        assert_eq!(failed[0].attempt, 1, "{name}: bad input is never retried");
+    }
+    let good = wait_book(&store, &good, Duration::from_secs(60)).await;
+    assert_eq!(good.status, "ready");
+    assert!(!process_gone(worker_pid), "the worker survived every bad input");
+    assert_eq!(server.worker_pid(), worker_pid, "and was never restarted");
+    let dead = all_jobs(
+        &store.queue,
+        JobFilter {
+            state: Some(JobState::Dead),
+            ..JobFilter::default()
+        },
+    )
+    .await;
+    assert!(dead.is_empty(), "no job ran out of retries: {dead:?}");
+    // The leak check of a zip bomb: nothing was written for the refused book beyond its upload.
+    let bomb_id = &submitted[5].2;
+    assert_eq!(
+        blob_set(&store, bomb_id).await,
+        BTreeSet::from(["upload/manuscript".to_owned()])
+    );
+}
