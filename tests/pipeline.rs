@@ -8,92 +8,15 @@ mod common;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bindery::config::{AzureConfig, BlobUrl, DatabaseUrl};
-use bindery::convert::{self, Options};
-use bindery::jobs::{JobFilter, JobQueue, JobState};
+use bindery::convert;
+use bindery::jobs::{JobFilter, JobState};
 use bindery::manuscript::Limits;
-use bindery::pipeline::{self, BookRow, Submission, books, keys};
-use bindery::storage::{BlobStore, Database};
+use bindery::pipeline::{BookRow, keys};
+use common::books::{Store, open, submit, submit_bytes, wait_book};
 use common::{Running, Server, all_jobs, command, corpus, process_gone};
 use nix::sys::signal::Signal;
-
-struct Store {
-    db: Database,
-    blobs: BlobStore,
-    queue: JobQueue,
-}
-
-async fn open(data_dir: &Path, database_url: Option<&str>) -> Store {
-    let url = match database_url {
-        Some(url) => DatabaseUrl::Postgres {
-            url: bindery::config::Secret::new(url.parse().expect("url")),
-        },
-        None => DatabaseUrl::Sqlite {
-            path: data_dir.join("bindery.db"),
-        },
-    };
-    let db = Database::connect(&url, 2).await.expect("connect");
-    db.migrate().await.expect("migrate");
-    let blobs = BlobStore::open(
-        &BlobUrl::File {
-            root: data_dir.join("blobs"),
-        },
-        &AzureConfig::default(),
-    )
-    .expect("blobs");
-    let queue = JobQueue::new(db.clone());
-    Store { db, blobs, queue }
-}
-
-async fn submit(store: &Store, file: &Path, cover: Option<&Path>) -> String {
-    let manuscript = std::fs::read(file).expect("read manuscript");
-    submit_bytes(store, &file.file_name().expect("name").to_string_lossy(), manuscript, cover).await
-}
-
-async fn submit_bytes(store: &Store, name: &str, manuscript: Vec<u8>, cover: Option<&Path>) -> String {
-    pipeline::submit(
-        &store.db,
-        &store.blobs,
-        &store.queue,
-        Submission {
-            tenant: "test".into(),
-            file_name: name.into(),
-            manuscript: manuscript.into(),
-            cover: cover.map(|p| {
-                (
-                    p.file_name().expect("name").to_string_lossy().into_owned(),
-                    std::fs::read(p).expect("read cover").into(),
-                )
-            }),
-            options: Options::default(),
-        },
-    )
-    .await
-    .expect("submit")
-}
-
-/// Polls until the book leaves `processing`.
-async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
-    let started = Instant::now();
-    loop {
-        let book = books::get(&store.db, id).await.expect("read").expect("book exists");
-        if book.status != books::PROCESSING {
-            return book;
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "book {id} still processing after {timeout:?}; jobs: {:#?}",
-            store.queue.workflow(id).await.map(|w| w
-                .jobs
-                .iter()
-                .map(|j| format!("{} {} attempt {} {}", j.kind, j.state, j.attempt, j.errors))
-                .collect::<Vec<_>>())
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// What an uninterrupted, in-memory conversion of the same upload produces.
 async fn reference(store: &Store, book: &BookRow) -> convert::Converted {

@@ -2,6 +2,8 @@
 //! directory on a free port, read its JSON log stream, signal it, and watch it exit.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod books;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
