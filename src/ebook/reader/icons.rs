@@ -150,6 +150,7 @@ fn hsl(hue: f32, saturation: f32, lightness: f32) -> Rgba<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
 

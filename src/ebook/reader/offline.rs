@@ -102,6 +102,7 @@ pub fn service_worker(files: &[(String, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
 mod tests {
     use super::*;
 

@@ -74,11 +74,12 @@ const PARAGRAPHS: [&str; 6] = [
 /// heading, text, an internal link, an image, and a footnote.
 fn chapter_body(i: usize, count: usize) -> String {
     let n = i + 1;
-    let mut body = format!(
-        "<section id=\"chapter-{n}\" epub:type=\"chapter\" role=\"doc-chapter\" \
-         aria-labelledby=\"h-{n}\">\n<h1 id=\"h-{n}\">{}</h1>\n",
-        pages::escape(&chapter_titles()[i])
-    );
+    let title = &chapter_titles()[i];
+    let mut body =
+        format!("<section id=\"chapter-{n}\" epub:type=\"chapter\" role=\"doc-chapter\">\n");
+    if !title.is_empty() {
+        body.push_str(&format!("<h1 id=\"h-{n}\">{}</h1>\n", pages::escape(title)));
+    }
     for (p, text) in PARAGRAPHS.iter().cycle().take(12 + i * 3).enumerate() {
         if p == 2 {
             body.push_str(&format!(
@@ -96,7 +97,7 @@ fn chapter_body(i: usize, count: usize) -> String {
         } else if p == 8 && count > 1 {
             let other = if i + 1 < count { i + 2 } else { 1 };
             body.push_str(&format!(
-                "<p>{text} (See <a href=\"chapter-{other:03}.html#h-{other}\">the other \
+                "<p>{text} (See <a href=\"chapter-{other:03}.html#chapter-{other}\">the other \
                  chapter</a>.)</p>\n"
             ));
         } else {
