@@ -184,6 +184,22 @@ async function main() {
     check((await layoutShift(page)) < 0.01, 'the chapter page shifts while loading');
     await shoot(page, 'chapter-light.png');
 
+    step('the keyboard alone reaches the text and the settings, with visible focus');
+    await page.keyboard.press('Tab');
+    check(await page.evaluate(() => document.activeElement.classList.contains('skip')), 'Tab does not reach the skip link first');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement;
+      return { action: el.getAttribute('data-action'), outline: getComputedStyle(el).outlineStyle };
+    });
+    check(focused.action === 'smaller' && focused.outline !== 'none', 'the text-size button has no visible focus');
+    await shoot(page, 'focus-light.png');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    check(await page.evaluate(() => document.activeElement.id === 'main'), 'the skip link does not move focus to the text');
+
     step('dark theme and larger text are remembered across a reload');
     const before = await settings(page);
     await page.locator('button[data-action="theme"]').click();
