@@ -1,16 +1,171 @@
 //! The web reader: a static site per book (contents, one page per chapter, themes, font
 //! size, remembered position), with a Web App Manifest and a service worker so that after
 //! one visit it reads offline and installs to a home screen.
+//!
+//! The site uses relative URLs only, so it works under any prefix, and it passes a strict
+//! Content-Security-Policy (`default-src 'self'`): all script is in `reader.js`, all style in
+//! `reader.css`, and no page carries inline script, inline style or event attributes.
 
-use std::collections::BTreeMap;
+mod icons;
+mod offline;
+mod pages;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{Context, bail};
 
 use super::Book;
+use super::xhtml::{Target, chapter_file_name};
+use icons::IconSource;
+use pages::{Site, chapter_label};
 
-/// Builds the site: `(path, bytes)` pairs, paths relative to the reader's root.
+const READER_CSS: &str = include_str!("reader/reader.css");
+const READER_JS: &str = include_str!("reader/reader.js");
+
+/// Folder of the book's images within the site (`images/<image id>`).
+const IMAGES_DIR: &str = "images";
+
+/// Builds the site: `(path, bytes)` pairs, paths relative to the reader's root, in a stable
+/// order; the same input gives the same bytes.
+///
+/// `chapters[i]` is chapter `i`'s body as rendered for the web (an HTML fragment, trusted as
+/// it is); `resources` holds image bytes by image id and, when `book.cover` is set, the
+/// cover's bytes under its file name.
 pub fn build(
-    _book: &Book,
-    _chapters: &[String],
-    _resources: &BTreeMap<String, Vec<u8>>,
+    book: &Book,
+    chapters: &[String],
+    resources: &BTreeMap<String, Vec<u8>>,
 ) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    anyhow::bail!("web reader not built yet")
+    let expected = book.document.chapters.len();
+    if chapters.len() != expected {
+        bail!(
+            "the web reader got {} chapter bodies for a book of {expected} chapters",
+            chapters.len()
+        );
+    }
+    let cover = cover_file(book, resources)?;
+    let images = image_files(book, resources)?;
+    let site = Site {
+        book,
+        labels: book
+            .document
+            .chapters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| chapter_label(c, i))
+            .collect(),
+        image_sizes: book
+            .document
+            .images
+            .iter()
+            .filter(|i| i.width > 0 && i.height > 0)
+            .map(|i| (image_path(&i.id), (i.width, i.height)))
+            .collect(),
+        cover: cover.as_ref().map(|(path, _, _)| path.clone()),
+    };
+
+    let mut files: Vec<(String, Vec<u8>)> = Vec::with_capacity(chapters.len() + images.len() + 10);
+    files.push(("index.html".into(), site.index_page().into_bytes()));
+    for (i, body) in chapters.iter().enumerate() {
+        files.push((
+            chapter_file_name(i, Target::Web),
+            site.chapter_page(i, body).into_bytes(),
+        ));
+    }
+    files.push(("reader.css".into(), READER_CSS.as_bytes().to_vec()));
+    files.push(("reader.js".into(), READER_JS.as_bytes().to_vec()));
+    files.push((
+        "manifest.webmanifest".into(),
+        offline::manifest(&book.metadata)?,
+    ));
+    let icon = IconSource::new(
+        cover
+            .as_ref()
+            .map(|(_, media_type, bytes)| (media_type.as_str(), bytes.as_slice())),
+        &book.metadata.identifier,
+    );
+    for (name, size) in offline::ICONS
+        .into_iter()
+        .chain([offline::APPLE_TOUCH_ICON])
+    {
+        let png = icon
+            .png(size)
+            .with_context(|| format!("making the reader's {size}px icon"))?;
+        files.push((name.into(), png));
+    }
+    if let Some((path, _, bytes)) = cover {
+        files.push((path, bytes.clone()));
+    }
+    for (path, bytes) in images {
+        files.push((path, bytes.clone()));
+    }
+    let sw = offline::service_worker(&files)?;
+    files.push((offline::SERVICE_WORKER.into(), sw));
+
+    let mut seen = BTreeSet::new();
+    if let Some((path, _)) = files.iter().find(|(path, _)| !seen.insert(path.as_str())) {
+        bail!(
+            "the web reader would write {path:?} twice; a resource's name clashes with the site's own files"
+        );
+    }
+    Ok(files)
 }
+
+/// The cover's site path, media type and bytes, when the book has a cover with bytes.
+fn cover_file<'a>(
+    book: &Book,
+    resources: &'a BTreeMap<String, Vec<u8>>,
+) -> anyhow::Result<Option<(String, String, &'a Vec<u8>)>> {
+    let Some(cover) = &book.cover else {
+        return Ok(None);
+    };
+    let Some(bytes) = resources.get(&cover.file_name).filter(|b| !b.is_empty()) else {
+        return Ok(None);
+    };
+    check_name(&cover.file_name)?;
+    Ok(Some((
+        cover.file_name.clone(),
+        cover.media_type.clone(),
+        bytes,
+    )))
+}
+
+/// Every image resource as `images/<id>`: everything in `resources` except the cover (which
+/// is there only when the document itself also uses that name).
+fn image_files<'a>(
+    book: &Book,
+    resources: &'a BTreeMap<String, Vec<u8>>,
+) -> anyhow::Result<Vec<(String, &'a Vec<u8>)>> {
+    let cover_name = book.cover.as_ref().map(|c| c.file_name.as_str());
+    let used: BTreeSet<&str> = book.document.images.iter().map(|i| i.id.as_str()).collect();
+    resources
+        .iter()
+        .filter(|(id, _)| Some(id.as_str()) != cover_name || used.contains(id.as_str()))
+        .map(|(id, bytes)| {
+            check_name(id)?;
+            Ok((image_path(id), bytes))
+        })
+        .collect()
+}
+
+fn image_path(id: &str) -> String {
+    format!("{IMAGES_DIR}/{id}")
+}
+
+/// Resource names become file names on a web server: only plain names pass, never a path.
+fn check_name(name: &str) -> anyhow::Result<()> {
+    let plain = !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !plain {
+        bail!("the resource name {name:?} cannot be a file name in the web reader");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests;

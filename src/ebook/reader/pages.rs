@@ -1,0 +1,493 @@
+//! The reader's HTML pages: the contents page and one page per chapter.
+//!
+//! Every page is HTML5 that a strict Content-Security-Policy accepts as it is: scripts and
+//! styles come only from `reader.js` and `reader.css`, no `style=` and no `on…=` attributes,
+//! and every URL is relative so the site works under any prefix.
+
+use std::collections::BTreeMap;
+
+use crate::document::{Chapter, Division};
+use crate::ebook::Book;
+use crate::ebook::xhtml::{Target, chapter_file_name};
+
+/// Colours the browser chrome takes while a page loads (`theme-color`), per theme; the same
+/// values as `--bar` in `reader.css`.
+pub const LIGHT_BAR: &str = "#f3eee4";
+pub const DARK_BAR: &str = "#1d1e20";
+
+/// What every page of one site shares.
+pub struct Site<'a> {
+    pub book: &'a Book,
+    /// Labels for the contents and the pager: a chapter's title, or a made-up label.
+    pub labels: Vec<String>,
+    /// Pixel sizes of images by site path (`images/a.png`), so pages reserve their space.
+    pub image_sizes: BTreeMap<String, (u32, u32)>,
+    /// The cover's site path, when the book has one.
+    pub cover: Option<String>,
+}
+
+/// The label a chapter goes by: its title, or for an untitled one `Chapter 3` / `Prologue`.
+pub fn chapter_label(chapter: &Chapter, index: usize) -> String {
+    let title = chapter
+        .title
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if !title.is_empty() {
+        return title;
+    }
+    match chapter.division {
+        Division::Chapter => format!("Chapter {}", index + 1),
+        other => division_name(other).to_owned(),
+    }
+}
+
+fn division_name(division: Division) -> &'static str {
+    match division {
+        Division::Dedication => "Dedication",
+        Division::Epigraph => "Epigraph",
+        Division::Foreword => "Foreword",
+        Division::Preface => "Preface",
+        Division::Introduction => "Introduction",
+        Division::Prologue => "Prologue",
+        Division::Chapter => "Chapter",
+        Division::Part => "Part",
+        Division::Epilogue => "Epilogue",
+        Division::Afterword => "Afterword",
+        Division::Acknowledgments => "Acknowledgments",
+        Division::Appendix => "Appendix",
+        Division::Glossary => "Glossary",
+        Division::Bibliography => "Bibliography",
+        Division::Endnotes => "Notes",
+    }
+}
+
+/// Escapes text for element content and double- or single-quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Scripts written right to left; the page's `dir` and the arrow keys follow the language.
+fn is_rtl(language: &str) -> bool {
+    let lower = language.to_ascii_lowercase();
+    let mut subtags = lower.split('-');
+    let primary = subtags.next().unwrap_or("");
+    // An explicit script subtag decides (`pa-Arab` is RTL, `ku-Latn` is not).
+    if let Some(script) =
+        subtags.find(|s| s.len() == 4 && s.chars().all(|c| c.is_ascii_alphabetic()))
+    {
+        return matches!(
+            script,
+            "arab" | "hebr" | "thaa" | "syrc" | "nkoo" | "adlm" | "rohg"
+        );
+    }
+    matches!(
+        primary,
+        "ar" | "arc"
+            | "ckb"
+            | "dv"
+            | "fa"
+            | "he"
+            | "iw"
+            | "ks"
+            | "ku"
+            | "ps"
+            | "sd"
+            | "syr"
+            | "ug"
+            | "ur"
+            | "yi"
+    )
+}
+
+/// "A", "A and B", "A, B and C".
+fn join_authors(authors: &[String]) -> String {
+    match authors {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+impl Site<'_> {
+    fn head(&self, title: &str, links: &str) -> String {
+        let m = &self.book.metadata;
+        let dir = if is_rtl(&m.language) { "rtl" } else { "ltr" };
+        let description = m
+            .description
+            .as_deref()
+            .map(|d| format!("<meta name=\"description\" content=\"{}\">\n", escape(d)))
+            .unwrap_or_default();
+        format!(
+            "<!DOCTYPE html>\n\
+             <html lang=\"{lang}\" dir=\"{dir}\">\n\
+             <head>\n\
+             <meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta name=\"color-scheme\" content=\"light dark\">\n\
+             <meta name=\"theme-color\" content=\"{LIGHT_BAR}\" media=\"(prefers-color-scheme: light)\">\n\
+             <meta name=\"theme-color\" content=\"{DARK_BAR}\" media=\"(prefers-color-scheme: dark)\">\n\
+             {description}\
+             <title>{title}</title>\n\
+             <link rel=\"stylesheet\" href=\"reader.css\">\n\
+             <link rel=\"manifest\" href=\"manifest.webmanifest\">\n\
+             <link rel=\"icon\" type=\"image/png\" sizes=\"192x192\" href=\"icon-192.png\">\n\
+             <link rel=\"apple-touch-icon\" href=\"apple-touch-icon.png\">\n\
+             {links}\
+             <script src=\"reader.js\"></script>\n\
+             </head>\n",
+            lang = escape(&m.language),
+            title = escape(title),
+        )
+    }
+
+    /// The bar at the top of every page: the book's title (to the contents) and the settings.
+    fn bar(&self, on_contents: bool) -> String {
+        let current = if on_contents {
+            " aria-current=\"page\""
+        } else {
+            ""
+        };
+        format!(
+            "<header class=\"bar\">\n\
+             <a class=\"bar-home\" href=\"index.html\"{current}>\
+             <span class=\"bar-icon\" aria-hidden=\"true\">\u{2630}</span>\
+             <span class=\"visually-hidden\">Contents: </span>\
+             <span class=\"bar-title\">{title}</span></a>\n\
+             <div class=\"controls\" role=\"group\" aria-label=\"Reading settings\">\n\
+             <button type=\"button\" data-action=\"smaller\" aria-label=\"Smaller text\" title=\"Smaller text\">\
+             <span aria-hidden=\"true\" class=\"a-small\">A</span></button>\n\
+             <button type=\"button\" data-action=\"larger\" aria-label=\"Larger text\" title=\"Larger text\">\
+             <span aria-hidden=\"true\" class=\"a-large\">A</span></button>\n\
+             <button type=\"button\" data-action=\"theme\" aria-pressed=\"false\" aria-label=\"Dark theme\" title=\"Dark theme\">\
+             <span aria-hidden=\"true\" class=\"theme-icon\"></span></button>\n\
+             </div>\n\
+             </header>\n",
+            title = escape(&self.book.metadata.title),
+        )
+    }
+
+    /// `index.html`: the title page and the table of contents.
+    pub fn index_page(&self) -> String {
+        let m = &self.book.metadata;
+        let mut html = self.head(&m.title, "");
+        html.push_str("<body class=\"contents-page\">\n");
+        html.push_str("<a class=\"skip\" href=\"#main\">Skip to contents</a>\n");
+        html.push_str(&self.bar(true));
+        html.push_str("<main id=\"main\" tabindex=\"-1\">\n<div class=\"titlepage\">\n");
+        if let (Some(path), Some(cover)) = (&self.cover, &self.book.cover) {
+            html.push_str(&format!(
+                "<img class=\"cover\" src=\"{}\" width=\"{}\" height=\"{}\" alt=\"Cover\">\n",
+                escape(path),
+                cover.width.max(1),
+                cover.height.max(1),
+            ));
+        }
+        html.push_str(&format!(
+            "<h1 class=\"book-title\">{}</h1>\n",
+            escape(&m.title)
+        ));
+        if let Some(subtitle) = &m.subtitle {
+            html.push_str(&format!(
+                "<p class=\"book-subtitle\">{}</p>\n",
+                escape(subtitle)
+            ));
+        }
+        if !m.authors.is_empty() {
+            html.push_str(&format!(
+                "<p class=\"book-authors\">{}</p>\n",
+                escape(&join_authors(&m.authors))
+            ));
+        }
+        if let Some(first) = self.labels.first() {
+            // The label and the chapter line are always there, so that filling them in from
+            // the remembered position moves nothing on the page.
+            html.push_str(&format!(
+                "<p class=\"start\"><a class=\"button\" id=\"continue\" href=\"{href}\">\
+                 <span class=\"continue-label\">Start reading</span>\
+                 <span class=\"continue-where\">{label}</span></a></p>\n",
+                href = chapter_file_name(0, Target::Web),
+                label = escape(first),
+            ));
+        }
+        html.push_str("</div>\n");
+        if !self.labels.is_empty() {
+            html.push_str(
+                "<nav class=\"toc\" aria-labelledby=\"toc-heading\">\n\
+                 <h2 id=\"toc-heading\">Contents</h2>\n<ol>\n",
+            );
+            for (i, label) in self.labels.iter().enumerate() {
+                let class = self.toc_class(i);
+                html.push_str(&format!(
+                    "<li class=\"{class}\"><a href=\"{}\">{}</a></li>\n",
+                    chapter_file_name(i, Target::Web),
+                    escape(label),
+                ));
+            }
+            html.push_str("</ol>\n</nav>\n");
+        }
+        html.push_str("</main>\n</body>\n</html>\n");
+        html
+    }
+
+    fn toc_class(&self, index: usize) -> &'static str {
+        match self.book.document.chapters.get(index).map(|c| c.division) {
+            Some(Division::Part) => "toc-part",
+            Some(d) if d.is_front_matter() || d.is_back_matter() => "toc-matter",
+            _ => "toc-chapter",
+        }
+    }
+
+    /// `chapter-NNN.html`: one chapter in the reading column, with the pager below it.
+    pub fn chapter_page(&self, index: usize, body: &str) -> String {
+        let label = self.labels.get(index).map(String::as_str).unwrap_or("");
+        let title = format!("{label} \u{2014} {}", self.book.metadata.title);
+        let prev = index.checked_sub(1);
+        let next = Some(index + 1).filter(|&n| n < self.labels.len());
+        let mut links = String::new();
+        for (rel, target) in [("prev", prev), ("next", next)] {
+            if let Some(t) = target {
+                links.push_str(&format!(
+                    "<link rel=\"{rel}\" href=\"{}\">\n",
+                    chapter_file_name(t, Target::Web)
+                ));
+            }
+        }
+        let mut html = self.head(&title, &links);
+        html.push_str(&format!(
+            "<body class=\"chapter-page\" data-chapter=\"{}\">\n",
+            chapter_file_name(index, Target::Web)
+        ));
+        html.push_str("<a class=\"skip\" href=\"#main\">Skip to text</a>\n");
+        html.push_str(&self.bar(false));
+        html.push_str("<main id=\"main\" class=\"chapter\" tabindex=\"-1\">\n");
+        html.push_str(&with_image_sizes(body, &self.image_sizes));
+        html.push_str("\n</main>\n");
+        html.push_str(&self.pager(prev, next));
+        html.push_str("</body>\n</html>\n");
+        html
+    }
+
+    fn pager(&self, prev: Option<usize>, next: Option<usize>) -> String {
+        let mut html = String::from("<nav class=\"pager\" aria-label=\"Chapters\">\n");
+        let item = |rel: &str, word: &str, index: usize| {
+            format!(
+                "<a class=\"pager-{rel}\" rel=\"{rel}\" href=\"{}\">\
+                 <span class=\"pager-dir\">{word}</span>\
+                 <span class=\"pager-title\">{}</span></a>\n",
+                chapter_file_name(index, Target::Web),
+                escape(self.labels.get(index).map(String::as_str).unwrap_or("")),
+            )
+        };
+        match prev {
+            Some(p) => html.push_str(&item("prev", "Previous", p)),
+            None => html.push_str(
+                "<a class=\"pager-prev\" href=\"index.html\">\
+                 <span class=\"pager-dir\">Back to</span>\
+                 <span class=\"pager-title\">Contents</span></a>\n",
+            ),
+        }
+        match next {
+            Some(n) => html.push_str(&item("next", "Next", n)),
+            None => html.push_str(
+                "<a class=\"pager-next\" href=\"index.html\">\
+                 <span class=\"pager-dir\">The end</span>\
+                 <span class=\"pager-title\">Contents</span></a>\n",
+            ),
+        }
+        html.push_str("</nav>\n");
+        html
+    }
+}
+
+/// Gives each `<img>` of a known image its `width` and `height`, so the browser reserves the
+/// image's box before it loads: the text does not jump, and a restored reading position stays
+/// where it was put. Anything it does not recognise is left exactly as it was.
+pub fn with_image_sizes(fragment: &str, sizes: &BTreeMap<String, (u32, u32)>) -> String {
+    let mut out = String::with_capacity(fragment.len() + 64);
+    let mut rest = fragment;
+    while let Some(start) = rest.find("<img") {
+        let after = &rest[start + 4..];
+        let is_tag = after.starts_with(|c: char| c.is_ascii_whitespace() || c == '/' || c == '>');
+        let Some(tag_len) = is_tag.then(|| tag_length(after)).flatten() else {
+            out.push_str(&rest[..start + 4]);
+            rest = after;
+            continue;
+        };
+        let attrs = attributes(&after[..tag_len]);
+        let has_size = attrs.iter().any(|(n, _)| n == "width" || n == "height");
+        let size = attrs
+            .iter()
+            .find(|(n, _)| n == "src")
+            .and_then(|(_, src)| sizes.get(src.as_str()));
+        out.push_str(&rest[..start + 4]);
+        if let (false, Some((w, h))) = (has_size, size) {
+            out.push_str(&format!(" width=\"{w}\" height=\"{h}\""));
+        }
+        out.push_str(&after[..tag_len]);
+        rest = &after[tag_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Length of a tag's attributes up to and including its closing `>`, honouring quotes.
+fn tag_length(s: &str) -> Option<usize> {
+    let mut quote = None;
+    for (i, c) in s.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '>') => return Some(i + 1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A tag's attributes as (lowercase name, unescaped-enough value) pairs. Values are compared
+/// to plain site paths, so only `&amp;` needs undoing.
+fn attributes(tag: &str) -> Vec<(String, String)> {
+    let mut attrs = Vec::new();
+    let mut chars = tag.char_indices().peekable();
+    loop {
+        while chars
+            .next_if(|(_, c)| c.is_ascii_whitespace() || *c == '/')
+            .is_some()
+        {}
+        let Some(&(start, c)) = chars.peek() else {
+            break;
+        };
+        if c == '>' {
+            break;
+        }
+        let mut end = start;
+        while let Some((i, c)) =
+            chars.next_if(|(_, c)| !matches!(c, '=' | '>' | '/') && !c.is_ascii_whitespace())
+        {
+            end = i + c.len_utf8();
+        }
+        let name = tag[start..end].to_ascii_lowercase();
+        while chars.next_if(|(_, c)| c.is_ascii_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if(|(_, c)| *c == '=').is_some() {
+            while chars.next_if(|(_, c)| c.is_ascii_whitespace()).is_some() {}
+            match chars.next_if(|(_, c)| *c == '"' || *c == '\'') {
+                Some((_, q)) => {
+                    for (_, c) in chars.by_ref() {
+                        if c == q {
+                            break;
+                        }
+                        value.push(c);
+                    }
+                }
+                None => {
+                    while let Some((_, c)) =
+                        chars.next_if(|(_, c)| !c.is_ascii_whitespace() && *c != '>')
+                    {
+                        value.push(c);
+                    }
+                }
+            }
+        }
+        if name.is_empty() {
+            // A stray character; step over it so the loop always advances.
+            chars.next();
+            continue;
+        }
+        attrs.push((name, value.replace("&amp;", "&")));
+    }
+    attrs
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use super::*;
+
+    fn sizes() -> BTreeMap<String, (u32, u32)> {
+        BTreeMap::from([("images/a.png".to_owned(), (640, 480))])
+    }
+
+    #[test]
+    fn images_get_their_size_so_text_does_not_jump() {
+        let html = with_image_sizes(
+            "<p><img src=\"images/a.png\" alt=\"x > y\"/> and <img alt='b' src='images/b.png'/></p>",
+            &sizes(),
+        );
+        assert_eq!(
+            html,
+            "<p><img width=\"640\" height=\"480\" src=\"images/a.png\" alt=\"x > y\"/> and \
+             <img alt='b' src='images/b.png'/></p>"
+        );
+    }
+
+    #[test]
+    fn sizes_already_given_and_odd_markup_are_left_alone() {
+        for fragment in [
+            "<img width=\"3\" src=\"images/a.png\">",
+            "<imgx src=\"images/a.png\">",
+            "text <img",
+            "<img src=\"images/a.png",
+            "<img =\"\" src==images/a.png ü>",
+        ] {
+            let html = with_image_sizes(fragment, &sizes());
+            assert!(
+                html == fragment || html.contains("width=\"640\""),
+                "{fragment} became {html}"
+            );
+            assert_eq!(html.replace(" width=\"640\" height=\"480\"", ""), fragment);
+        }
+    }
+
+    #[test]
+    fn escaping_covers_markup_and_both_quotes() {
+        assert_eq!(
+            escape("<b>\"Tom\" & 'Jerry'</b>"),
+            "&lt;b&gt;&quot;Tom&quot; &amp; &#39;Jerry&#39;&lt;/b&gt;"
+        );
+    }
+
+    #[test]
+    fn untitled_chapters_are_labelled() {
+        let untitled = |division| Chapter {
+            division,
+            ..Chapter::default()
+        };
+        assert_eq!(chapter_label(&untitled(Division::Chapter), 2), "Chapter 3");
+        assert_eq!(chapter_label(&untitled(Division::Prologue), 0), "Prologue");
+        let titled = Chapter {
+            title: "  The\tEnd ".into(),
+            ..Chapter::default()
+        };
+        assert_eq!(chapter_label(&titled, 0), "The End");
+    }
+
+    #[test]
+    fn right_to_left_languages_are_recognised() {
+        assert!(is_rtl("ar"));
+        assert!(is_rtl("he-IL"));
+        assert!(!is_rtl("en-GB"));
+        assert!(!is_rtl("ku-Latn"));
+        assert!(is_rtl("pa-Arab"));
+    }
+
+    #[test]
+    fn authors_are_joined_as_in_prose() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(join_authors(&names(&["A"])), "A");
+        assert_eq!(join_authors(&names(&["A", "B"])), "A and B");
+        assert_eq!(join_authors(&names(&["A", "B", "C"])), "A, B and C");
+    }
+}

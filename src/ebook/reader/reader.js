@@ -1,0 +1,217 @@
+// Bindery web reader: theme, text size, keyboard paging, the remembered reading position,
+// and the service worker that keeps the book for offline reading.
+//
+// Loaded from <head> without `defer` on purpose: the saved theme and text size are applied
+// before the first paint, so the page never flashes or reflows. The rest waits for the DOM.
+(function () {
+  'use strict';
+
+  var root = document.documentElement;
+  var SIZES = 7; // data-size 0..6, matching reader.css
+  var DEFAULT_SIZE = 2;
+  // Theme and size are the reader's taste, shared by all books; the position is this book's.
+  var KEY = 'bindery-reader:';
+  var POSITION_KEY = KEY + 'position:' + location.pathname.replace(/[^/]*$/, '');
+
+  function load(key) {
+    try {
+      return window.localStorage.getItem(key);
+    } catch (e) {
+      return null; // storage disabled: nothing is remembered, everything still works
+    }
+  }
+
+  function save(key, value) {
+    try {
+      window.localStorage.setItem(key, value);
+    } catch (e) {
+      /* storage full or disabled */
+    }
+  }
+
+  function savedSize() {
+    var size = parseInt(load(KEY + 'size'), 10);
+    return size >= 0 && size < SIZES ? size : DEFAULT_SIZE;
+  }
+
+  function applyTheme(theme) {
+    if (theme === 'light' || theme === 'dark') root.setAttribute('data-theme', theme);
+  }
+
+  function effectiveTheme() {
+    var chosen = root.getAttribute('data-theme');
+    if (chosen) return chosen;
+    return window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+  }
+
+  applyTheme(load(KEY + 'theme'));
+  root.setAttribute('data-size', String(savedSize()));
+  root.classList.add('js');
+
+  // Settings -------------------------------------------------------------------------------
+
+  function reflectTheme() {
+    var dark = effectiveTheme() === 'dark';
+    document.querySelectorAll('[data-action="theme"]').forEach(function (button) {
+      button.setAttribute('aria-pressed', dark ? 'true' : 'false');
+    });
+    if (root.getAttribute('data-theme')) {
+      // The browser's bar follows the chosen theme rather than the system's.
+      var colour = getComputedStyle(root).getPropertyValue('--bar').trim();
+      document.querySelectorAll('meta[name="theme-color"]').forEach(function (meta) {
+        if (colour) meta.setAttribute('content', colour);
+      });
+    }
+  }
+
+  function reflectSize() {
+    var size = savedSize();
+    var smaller = document.querySelector('[data-action="smaller"]');
+    var larger = document.querySelector('[data-action="larger"]');
+    // aria-disabled rather than disabled: the button keeps focus for keyboard users.
+    if (smaller) smaller.setAttribute('aria-disabled', size <= 0 ? 'true' : 'false');
+    if (larger) larger.setAttribute('aria-disabled', size >= SIZES - 1 ? 'true' : 'false');
+  }
+
+  function changeSize(step) {
+    var fraction = scrollFraction();
+    var size = Math.max(0, Math.min(SIZES - 1, savedSize() + step));
+    root.setAttribute('data-size', String(size));
+    save(KEY + 'size', String(size));
+    reflectSize();
+    // Keep the reader at the same place in the text while it reflows.
+    scrollToFraction(fraction);
+  }
+
+  function wireControls() {
+    document.addEventListener('click', function (event) {
+      var button = event.target.closest && event.target.closest('button[data-action]');
+      if (!button) return;
+      var action = button.getAttribute('data-action');
+      if (action === 'theme') {
+        var next = effectiveTheme() === 'dark' ? 'light' : 'dark';
+        applyTheme(next);
+        save(KEY + 'theme', next);
+        reflectTheme();
+      } else if (action === 'smaller') {
+        changeSize(-1);
+      } else if (action === 'larger') {
+        changeSize(1);
+      }
+    });
+    reflectTheme();
+    reflectSize();
+  }
+
+  // Keyboard -------------------------------------------------------------------------------
+
+  function wireKeys() {
+    var rtl = root.getAttribute('dir') === 'rtl';
+    document.addEventListener('keydown', function (event) {
+      if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      var target = event.target;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      var rel = null;
+      if (event.key === 'ArrowLeft') rel = rtl ? 'next' : 'prev';
+      if (event.key === 'ArrowRight') rel = rtl ? 'prev' : 'next';
+      if (!rel) return;
+      var link = document.querySelector('link[rel="' + rel + '"]');
+      if (!link) return;
+      event.preventDefault();
+      location.href = link.href;
+    });
+  }
+
+  // Reading position -----------------------------------------------------------------------
+
+  function scrollable() {
+    return Math.max(0, document.documentElement.scrollHeight - window.innerHeight);
+  }
+
+  function scrollFraction() {
+    var max = scrollable();
+    return max > 0 ? Math.min(1, Math.max(0, window.scrollY / max)) : 0;
+  }
+
+  function scrollToFraction(fraction) {
+    window.scrollTo(0, Math.round(fraction * scrollable()));
+  }
+
+  function savedPosition() {
+    try {
+      var position = JSON.parse(load(POSITION_KEY) || 'null');
+      if (position && typeof position.chapter === 'string' && typeof position.fraction === 'number') {
+        return position;
+      }
+    } catch (e) {
+      /* an unreadable position is no position */
+    }
+    return null;
+  }
+
+  function trackPosition(chapter) {
+    var restored = false;
+    var position = savedPosition();
+    if (!location.hash && position && position.chapter === chapter && position.fraction > 0) {
+      if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
+      scrollToFraction(position.fraction);
+      restored = position.fraction;
+    }
+    var userScrolled = false;
+    var timer = null;
+    function record() {
+      timer = null;
+      save(POSITION_KEY, JSON.stringify({ chapter: chapter, fraction: scrollFraction() }));
+    }
+    window.addEventListener(
+      'scroll',
+      function () {
+        userScrolled = true;
+        if (timer === null) timer = setTimeout(record, 250);
+      },
+      { passive: true },
+    );
+    window.addEventListener('pagehide', record);
+    document.addEventListener('visibilitychange', function () {
+      if (document.visibilityState === 'hidden') record();
+    });
+    // Late images or fonts can change the page's height: put the reader back once
+    // everything has loaded, unless they have moved on by themselves.
+    window.addEventListener('load', function () {
+      if (restored !== false && !userScrolled) scrollToFraction(restored);
+      if (!restored) record();
+    });
+    if (!restored) record();
+  }
+
+  function fillContinue() {
+    var link = document.getElementById('continue');
+    var position = savedPosition();
+    if (!link || !position) return;
+    var entry = document.querySelector('.toc a[href="' + CSS.escape(position.chapter) + '"]');
+    if (!entry) return;
+    link.setAttribute('href', position.chapter);
+    link.querySelector('.continue-label').textContent = 'Continue reading';
+    var percent = Math.round(position.fraction * 100);
+    link.querySelector('.continue-where').textContent =
+      entry.textContent + (percent > 0 ? ' \u00b7 ' + percent + '%' : '');
+  }
+
+  // Offline --------------------------------------------------------------------------------
+
+  function registerServiceWorker() {
+    if (!('serviceWorker' in navigator)) return; // insecure origin or an old browser
+    navigator.serviceWorker.register('sw.js').catch(function () {
+      /* the book still reads online */
+    });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    wireControls();
+    wireKeys();
+    var chapter = document.body.getAttribute('data-chapter');
+    if (chapter) trackPosition(chapter);
+    else fillContinue();
+    registerServiceWorker();
+  });
+})();
