@@ -58,8 +58,9 @@ pub fn chapter_label(book: &Book, index: usize) -> String {
     if !title.is_empty() {
         return title;
     }
-    if chapters.len() == 1 {
-        return collapse(&book.metadata.title);
+    let book_title = collapse(&book.metadata.title);
+    if chapters.len() == 1 && !book_title.is_empty() {
+        return book_title;
     }
     let nth = chapters[..=index]
         .iter()

@@ -55,9 +55,11 @@ pub fn escaped_attr(s: &str) -> String {
     out
 }
 
-/// Collapses runs of whitespace, for titles and labels.
+/// Collapses runs of whitespace and drops characters no file may hold, for titles and
+/// labels (a label that is only control characters becomes empty, and callers fall back).
 pub fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let kept: String = s.chars().filter(|&c| allowed(c)).collect();
+    kept.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

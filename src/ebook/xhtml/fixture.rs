@@ -355,3 +355,38 @@ pub fn resources() -> BTreeMap<String, Vec<u8>> {
         .unwrap();
     BTreeMap::from([("dot.png".to_owned(), png), ("photo.jpg".to_owned(), jpeg)])
 }
+
+/// Panics unless `xml` is a well-formed XML document.
+pub fn assert_well_formed(xml: &str) {
+    let mut reader = quick_xml::Reader::from_str(xml);
+    reader.config_mut().check_end_names = true;
+    let mut depth = 0i32;
+    loop {
+        match reader.read_event() {
+            Ok(quick_xml::events::Event::Start(_)) => depth += 1,
+            Ok(quick_xml::events::Event::End(_)) => depth -= 1,
+            Ok(quick_xml::events::Event::Eof) => break,
+            Ok(_) => {}
+            Err(e) => panic!("not well-formed: {e}\n{xml}"),
+        }
+    }
+    assert_eq!(depth, 0, "unclosed elements in\n{xml}");
+}
+
+/// Finds a file of the shared corpus: under `BINDERY_CORPUS`, or under `shared/corpus` in
+/// a directory above the crate.
+pub fn corpus_file(name: &str) -> Option<std::path::PathBuf> {
+    if let Ok(dir) = std::env::var("BINDERY_CORPUS") {
+        return Some(std::path::Path::new(&dir).join(name));
+    }
+    let mut dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared/corpus").join(name);
+        if candidate.exists() {
+            return Some(candidate);
+        }
+        if !dir.pop() {
+            return None;
+        }
+    }
+}
