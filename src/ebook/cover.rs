@@ -31,7 +31,14 @@ pub fn prepare(
         Ok(other) => {
             return Err(InputError::CoverFormat {
                 name: name.to_owned(),
-                detected: format!("a {} image", other.extensions_str().first().map_or("unknown", |e| e).to_uppercase()),
+                detected: format!(
+                    "a {} image",
+                    other
+                        .extensions_str()
+                        .first()
+                        .map_or("unknown", |e| e)
+                        .to_uppercase()
+                ),
             });
         }
         Err(_) => {
@@ -104,7 +111,11 @@ pub fn generate(metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
         t if t.is_empty() => "Untitled".to_owned(),
         t => t,
     };
-    let subtitle = metadata.subtitle.as_deref().map(collapse).unwrap_or_default();
+    let subtitle = metadata
+        .subtitle
+        .as_deref()
+        .map(collapse)
+        .unwrap_or_default();
     let authors: Vec<String> = metadata
         .authors
         .iter()
@@ -127,7 +138,11 @@ pub fn generate(metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
         label = format!("{label}, by {}", authors.join(", "));
     }
     let _ = writeln!(svg, "<title>{}</title>", escaped(&label));
-    let _ = writeln!(svg, "<rect width=\"{w}\" height=\"{h}\" fill=\"{}\"/>", palette.background);
+    let _ = writeln!(
+        svg,
+        "<rect width=\"{w}\" height=\"{h}\" fill=\"{}\"/>",
+        palette.background
+    );
     // A double frame.
     let _ = writeln!(
         svg,
@@ -194,7 +209,7 @@ pub fn generate(metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
 
     if !authors.is_empty() {
         let names = authors.join(" · ");
-        let lines = wrap(&names, chars_per_line(84), 3);
+        let lines = wrap(&names, caps_per_line(84, 6), 3);
         let mut y = 2280 - 104 * (lines.len() as u32).saturating_sub(1);
         for line in lines {
             let _ = writeln!(
@@ -219,10 +234,15 @@ pub fn generate(metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
     )
 }
 
-/// Characters that fit on a line of the cover at `size` pixels (a serif averages about
-/// half an em per character; the frame leaves 1240 pixels).
+/// Characters that fit on a line of the cover at `size` pixels: the frame leaves 1240
+/// pixels, and a serif's lower case averages a little over half an em.
 fn chars_per_line(size: u32) -> usize {
-    (1240 * 2 / size) as usize
+    (1240 * 100 / (size * 55)) as usize
+}
+
+/// The same for spaced capitals (the authors' line), which run wider.
+fn caps_per_line(size: u32, spacing: u32) -> usize {
+    (1240 * 100 / (size * 70 + spacing * 100)) as usize
 }
 
 /// The largest title size at which the title takes at most five lines.
@@ -321,33 +341,45 @@ mod tests {
         let mut out = Vec::new();
         image::DynamicImage::ImageRgb8(picture)
             .write_to(&mut Cursor::new(&mut out), format)
-            .unwrap();
+            .expect("test setup");
         out
     }
 
     #[test]
     fn a_cover_within_bounds_keeps_its_bytes() {
         let png = encode(400, 600, ImageFormat::Png);
-        let (info, bytes) = prepare("c.png", &png, &Limits::default()).unwrap();
+        let (info, bytes) = prepare("c.png", &png, &Limits::default()).expect("test setup");
         assert_eq!(bytes, png);
-        assert_eq!((info.file_name.as_str(), info.width, info.height), ("cover.png", 400, 600));
+        assert_eq!(
+            (info.file_name.as_str(), info.width, info.height),
+            ("cover.png", 400, 600)
+        );
         assert!(!info.generated);
     }
 
     #[test]
     fn a_large_cover_is_scaled_to_fit_keeping_its_shape() {
-        let jpeg = encode(2000, 2000, ImageFormat::Jpeg);
-        let (info, bytes) = prepare("big.jpg", &jpeg, &Limits::default()).unwrap();
-        assert_eq!((info.width, info.height), (1600, 1600));
+        let jpeg = encode(3200, 400, ImageFormat::Jpeg);
+        let (info, bytes) = prepare("wide.jpg", &jpeg, &Limits::default()).expect("test setup");
+        assert_eq!((info.width, info.height), (1600, 200));
         assert_eq!(info.media_type, "image/jpeg");
-        let decoded = image::load_from_memory(&bytes).unwrap();
-        assert_eq!((decoded.width(), decoded.height()), (1600, 1600));
+        let decoded = image::load_from_memory(&bytes).expect("test setup");
+        assert_eq!((decoded.width(), decoded.height()), (1600, 200));
         // Deterministic: the same upload gives the same bytes.
-        assert_eq!(prepare("big.jpg", &jpeg, &Limits::default()).unwrap().1, bytes);
+        assert_eq!(
+            prepare("wide.jpg", &jpeg, &Limits::default())
+                .expect("test setup")
+                .1,
+            bytes
+        );
 
-        let tall = encode(1000, 5000, ImageFormat::Png);
-        let (info, _) = prepare("tall.png", &tall, &Limits::default()).unwrap();
-        assert_eq!((info.width, info.height), (512, 2560));
+        let tall = encode(300, 5120, ImageFormat::Png);
+        let (info, bytes) = prepare("tall.png", &tall, &Limits::default()).expect("test setup");
+        assert_eq!(
+            (info.width, info.height, info.file_name.as_str()),
+            (150, 2560, "cover.png")
+        );
+        assert!(bytes.starts_with(b"\x89PNG"));
     }
 
     #[test]
@@ -355,8 +387,8 @@ mod tests {
         let Some(path) = fixture::corpus_file("love-among-the-chickens-cover.jpg") else {
             panic!("the corpus (shared/corpus) was not found; set BINDERY_CORPUS");
         };
-        let bytes = std::fs::read(path).unwrap();
-        let (info, out) = prepare("cover.jpg", &bytes, &Limits::default()).unwrap();
+        let bytes = std::fs::read(path).expect("test setup");
+        let (info, out) = prepare("cover.jpg", &bytes, &Limits::default()).expect("test setup");
         assert_eq!(info.file_name, "cover.jpg");
         assert!(info.width <= MAX_WIDTH && info.height <= MAX_HEIGHT);
         assert!(image::load_from_memory(&out).is_ok());
@@ -365,19 +397,25 @@ mod tests {
     #[test]
     fn other_formats_and_huge_images_are_refused_by_name() {
         let gif = encode(10, 10, ImageFormat::Gif);
-        let err = prepare("c.gif", &gif, &Limits::default()).unwrap_err();
+        let err = prepare("c.gif", &gif, &Limits::default()).expect_err("must be refused");
         assert_eq!(err.code(), "cover_format");
         assert!(err.to_string().contains("GIF"), "{err}");
-        let err = prepare("c.pdf", b"%PDF-1.4 ...", &Limits::default()).unwrap_err();
+        let err =
+            prepare("c.pdf", b"%PDF-1.4 ...", &Limits::default()).expect_err("must be refused");
         assert!(err.to_string().contains("PDF"), "{err}");
-        let err = prepare("c.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>", &Limits::default())
-            .unwrap_err();
+        let err = prepare(
+            "c.svg",
+            b"<svg xmlns='http://www.w3.org/2000/svg'/>",
+            &Limits::default(),
+        )
+        .expect_err("must be refused");
         assert!(err.to_string().contains("SVG"), "{err}");
         let limits = Limits {
             max_image_pixels: 100,
             ..Limits::default()
         };
-        let err = prepare("c.png", &encode(20, 20, ImageFormat::Png), &limits).unwrap_err();
+        let err = prepare("c.png", &encode(20, 20, ImageFormat::Png), &limits)
+            .expect_err("must be refused");
         assert_eq!(err.code(), "image_too_large");
         let mut truncated = encode(300, 300, ImageFormat::Jpeg);
         truncated.truncate(200);
@@ -390,21 +428,29 @@ mod tests {
         metadata.title = "A Very Long Title <with> & Markup That Needs Several Lines To Fit".into();
         let (info, svg) = generate(&metadata);
         assert!(info.generated);
-        assert_eq!((info.file_name.as_str(), info.media_type.as_str()), ("cover.svg", "image/svg+xml"));
+        assert_eq!(
+            (info.file_name.as_str(), info.media_type.as_str()),
+            ("cover.svg", "image/svg+xml")
+        );
         assert_eq!(generate(&metadata).1, svg);
-        let svg = String::from_utf8(svg).unwrap();
+        let svg = String::from_utf8(svg).expect("test setup");
         assert!(svg.contains("&lt;with&gt; &amp;"));
         assert!(svg.contains("P. G. WODEHOUSE"));
         assert!(svg.contains("font-family=\"Georgia"));
         fixture::assert_well_formed(&svg);
         let mut other = metadata.clone();
         other.title = "Something Else".into();
-        let other_svg = String::from_utf8(generate(&other).1).unwrap();
-        let fill = |s: &str| s.lines().find(|l| l.starts_with("<rect width")).unwrap().to_owned();
+        let other_svg = String::from_utf8(generate(&other).1).expect("test setup");
+        let fill = |s: &str| {
+            s.lines()
+                .find(|l| l.starts_with("<rect width"))
+                .expect("test setup")
+                .to_owned()
+        };
         assert_ne!(fill(&svg), fill(&other_svg));
         // A title of one enormous word still fits (broken, with an ellipsis when too long).
         other.title = "x".repeat(5000);
-        let huge = String::from_utf8(generate(&other).1).unwrap();
+        let huge = String::from_utf8(generate(&other).1).expect("test setup");
         assert!(huge.matches("<text").count() < 20);
     }
 }

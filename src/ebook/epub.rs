@@ -52,11 +52,7 @@ pub fn package(
             nav::nav_document(book, &manifest).into_bytes(),
             true,
         ),
-        (
-            format!("{ROOT}/toc.ncx"),
-            nav::ncx(book).into_bytes(),
-            true,
-        ),
+        (format!("{ROOT}/toc.ncx"), nav::ncx(book).into_bytes(), true),
         (
             format!("{ROOT}/css/book.css"),
             STYLESHEET.as_bytes().to_vec(),
@@ -90,7 +86,11 @@ pub fn package(
     for item in manifest.cover.iter().chain(&manifest.images) {
         // JPEG, PNG, GIF and WebP are compressed already; deflating them again is wasted work.
         let compress = item.media_type == "image/svg+xml";
-        files.push((format!("{ROOT}/{}", item.href), item.bytes.clone(), compress));
+        files.push((
+            format!("{ROOT}/{}", item.href),
+            item.bytes.clone(),
+            compress,
+        ));
     }
     zip(&files)
 }
@@ -128,7 +128,9 @@ impl Manifest {
             Some(info) => {
                 let ext_ok = matches!(
                     (info.file_name.as_str(), info.media_type.as_str()),
-                    ("cover.jpg", "image/jpeg") | ("cover.png", "image/png") | ("cover.svg", "image/svg+xml")
+                    ("cover.jpg", "image/jpeg")
+                        | ("cover.png", "image/png")
+                        | ("cover.svg", "image/svg+xml")
                 );
                 if !ext_ok {
                     bail!(

@@ -198,8 +198,7 @@ struct Renderer<'a> {
 impl<'a> Renderer<'a> {
     fn warn(&mut self, code: &str, message: String) {
         let location = format!("chapter {}", self.chapter + 1);
-        self.warnings
-            .push(Warning::new(code, message).at(location));
+        self.warnings.push(Warning::new(code, message).at(location));
     }
 
     /// `href` of an element in chapter `chapter`.
@@ -221,7 +220,8 @@ impl<'a> Renderer<'a> {
         let mut after_paragraph = false;
         for block in blocks {
             self.block(block, after_paragraph);
-            after_paragraph = matches!(block, Block::Paragraph { content, .. } if !is_blank(content));
+            after_paragraph =
+                matches!(block, Block::Paragraph { content, .. } if !is_blank(content));
         }
     }
 
@@ -274,7 +274,10 @@ impl<'a> Renderer<'a> {
             }
             Block::List { kind, start, items } => self.list(*kind, *start, items),
             Block::DefinitionList(items) => self.definitions(items),
-            Block::CodeBlock { language, text: code } => {
+            Block::CodeBlock {
+                language,
+                text: code,
+            } => {
                 self.out.push_str("<pre class=\"code\"><code");
                 let language: String = language
                     .as_deref()
@@ -619,16 +622,16 @@ impl<'a> Renderer<'a> {
         let (referenced, orphans): (Vec<usize>, Vec<usize>) = placed
             .iter()
             .copied()
-            .partition(|&n| matches!(&plan.notes[n], Some(p) if p.first_ref.is_some()));
+            .partition(|&n| matches!(plan.notes.get(n), Some(Some(p)) if p.first_ref.is_some()));
         if !referenced.is_empty() {
             self.out.push_str("<div class=\"footnotes\">\n");
             for n in referenced {
-                if let (Some(note), Some(p)) = (notes.get(n), &plan.notes[n]) {
+                if let (Some(note), Some(Some(p))) = (notes.get(n), plan.notes.get(n)) {
                     self.out.push_str("<aside");
                     self.epub_type("footnote");
-                    let _ = write!(
+                    let _ = writeln!(
                         self.out,
-                        " role=\"doc-footnote\" class=\"footnote\" id=\"{}\">\n",
+                        " role=\"doc-footnote\" class=\"footnote\" id=\"{}\">",
                         p.id
                     );
                     let back = p.first_ref.as_deref().map(|r| {
@@ -649,7 +652,7 @@ impl<'a> Renderer<'a> {
             let _ = writeln!(self.out, "<h{level}>Notes</h{level}>");
             self.last_level = level;
             for n in orphans {
-                if let (Some(note), Some(p)) = (notes.get(n), &plan.notes[n]) {
+                if let (Some(note), Some(Some(p))) = (notes.get(n), plan.notes.get(n)) {
                     self.warn(
                         "note_unreferenced",
                         format!(

@@ -51,7 +51,8 @@ pub fn toc(book: &Book) -> Vec<NavPoint> {
 fn sub_headings(blocks: &[Block], plan: &IdPlan, file: &str) -> Vec<NavPoint> {
     let mut flat = Vec::new();
     // The chapter's leading heading is its title: the chapter's own entry.
-    let titled = matches!(blocks.first(), Some(Block::Heading { content, .. }) if !is_blank(content));
+    let titled =
+        matches!(blocks.first(), Some(Block::Heading { content, .. }) if !is_blank(content));
     for block in blocks.iter().skip(usize::from(titled)) {
         let Block::Heading { level, content, .. } = block else {
             continue;
@@ -115,7 +116,11 @@ pub fn nav_document(book: &Book, manifest: &Manifest) -> String {
     landmark("titlepage", "titlepage.xhtml", "Title Page");
     landmark("toc", "nav.xhtml#toc", "Contents");
     if let Some(start) = body_start(book) {
-        landmark("bodymatter", &chapter_file_name(start, Target::Epub), "Start of Content");
+        landmark(
+            "bodymatter",
+            &chapter_file_name(start, Target::Epub),
+            "Start of Content",
+        );
     }
     landmark("copyright-page", "copyright.xhtml", "Copyright");
     body.push_str("</ol>\n</nav>\n");

@@ -47,11 +47,20 @@ fn metadata(out: &mut String, book: &Book, manifest: &Manifest) {
     };
     element(out, "dc:title", " id=\"title\"", &title);
     out.push_str("    <meta refines=\"#title\" property=\"title-type\">main</meta>\n");
-    if let Some(subtitle) = m.subtitle.as_deref().map(collapse).filter(|s| !s.is_empty()) {
+    if let Some(subtitle) = m
+        .subtitle
+        .as_deref()
+        .map(collapse)
+        .filter(|s| !s.is_empty())
+    {
         element(out, "dc:title", " id=\"subtitle\"", &subtitle);
         out.push_str("    <meta refines=\"#subtitle\" property=\"title-type\">subtitle</meta>\n");
     }
-    let authors = m.authors.iter().map(|a| collapse(a)).filter(|a| !a.is_empty());
+    let authors = m
+        .authors
+        .iter()
+        .map(|a| collapse(a))
+        .filter(|a| !a.is_empty());
     for (i, author) in authors.enumerate() {
         let id = format!("creator-{}", i + 1);
         element(out, "dc:creator", &format!(" id=\"{id}\""), &author);
@@ -77,7 +86,12 @@ fn metadata(out: &mut String, book: &Book, manifest: &Manifest) {
         element(out, "dc:rights", "", rights);
     }
     if let Some(series) = m.series.as_deref().map(collapse).filter(|s| !s.is_empty()) {
-        element(out, "meta", " property=\"belongs-to-collection\" id=\"series\"", &series);
+        element(
+            out,
+            "meta",
+            " property=\"belongs-to-collection\" id=\"series\"",
+            &series,
+        );
         out.push_str("    <meta refines=\"#series\" property=\"collection-type\">series</meta>\n");
         if let Some(position) = m.series_number.as_deref().and_then(group_position) {
             let _ = writeln!(
@@ -106,7 +120,10 @@ fn accessibility(out: &mut String, manifest: &Manifest) {
     let has_images = !manifest.images.is_empty();
     let described = manifest.all_images_described();
     let mut meta = |property: &str, value: &str| {
-        let _ = writeln!(out, "    <meta property=\"schema:{property}\">{value}</meta>");
+        let _ = writeln!(
+            out,
+            "    <meta property=\"schema:{property}\">{value}</meta>"
+        );
     };
     meta("accessMode", "textual");
     if has_images {
@@ -129,9 +146,15 @@ fn accessibility(out: &mut String, manifest: &Manifest) {
     }
     meta("accessibilityHazard", "none");
     let summary = match (has_images, described) {
-        (false, _) => "This publication meets WCAG 2.1 Level AA. It is text only, with a table of contents, headings for navigation and a logical reading order; its text can be resized and restyled.",
-        (true, true) => "This publication meets WCAG 2.1 Level AA. It has a table of contents, headings for navigation and a logical reading order; every image has a text description, and the text can be resized and restyled.",
-        (true, false) => "This publication has a table of contents, headings for navigation and a logical reading order, and its text can be resized and restyled; some images have no text description.",
+        (false, _) => {
+            "This publication meets WCAG 2.1 Level AA. It is text only, with a table of contents, headings for navigation and a logical reading order; its text can be resized and restyled."
+        }
+        (true, true) => {
+            "This publication meets WCAG 2.1 Level AA. It has a table of contents, headings for navigation and a logical reading order; every image has a text description, and the text can be resized and restyled."
+        }
+        (true, false) => {
+            "This publication has a table of contents, headings for navigation and a logical reading order, and its text can be resized and restyled; some images have no text description."
+        }
     };
     meta("accessibilitySummary", summary);
     if !has_images || described {
@@ -182,7 +205,12 @@ fn manifest_section(out: &mut String, book: &Book, manifest: &Manifest) {
     item("ncx", "toc.ncx", "application/x-dtbncx+xml", None);
     item("css", "css/book.css", "text/css", None);
     if let Some(cover) = &manifest.cover {
-        item(&cover.id, &cover.href, &cover.media_type, Some("cover-image"));
+        item(
+            &cover.id,
+            &cover.href,
+            &cover.media_type,
+            Some("cover-image"),
+        );
         item("cover", "cover.xhtml", XHTML, None);
     }
     item("titlepage", "titlepage.xhtml", XHTML, None);

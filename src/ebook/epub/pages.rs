@@ -98,14 +98,28 @@ pub fn title_page(book: &Book) -> String {
     let mut body = String::from(
         "<section epub:type=\"titlepage\" class=\"titlepage\" aria-label=\"Title page\">\n",
     );
-    let _ = writeln!(body, "<h1 class=\"title\">{}</h1>", escaped(&book_title(book)));
-    if let Some(subtitle) = m.subtitle.as_deref().map(collapse).filter(|s| !s.is_empty()) {
+    let _ = writeln!(
+        body,
+        "<h1 class=\"title\">{}</h1>",
+        escaped(&book_title(book))
+    );
+    if let Some(subtitle) = m
+        .subtitle
+        .as_deref()
+        .map(collapse)
+        .filter(|s| !s.is_empty())
+    {
         let _ = writeln!(body, "<p class=\"subtitle\">{}</p>", escaped(&subtitle));
     }
     for author in authors(book) {
         let _ = writeln!(body, "<p class=\"author\">{}</p>", escaped(&author));
     }
-    if let Some(publisher) = m.publisher.as_deref().map(collapse).filter(|s| !s.is_empty()) {
+    if let Some(publisher) = m
+        .publisher
+        .as_deref()
+        .map(collapse)
+        .filter(|s| !s.is_empty())
+    {
         let _ = writeln!(body, "<p class=\"publisher\">{}</p>", escaped(&publisher));
     }
     body.push_str("</section>\n");
@@ -121,7 +135,12 @@ pub fn copyright_page(book: &Book) -> String {
         let _ = writeln!(body, "<p>{}</p>", escaped(text));
     };
     let mut title = book_title(book);
-    if let Some(subtitle) = m.subtitle.as_deref().map(collapse).filter(|s| !s.is_empty()) {
+    if let Some(subtitle) = m
+        .subtitle
+        .as_deref()
+        .map(collapse)
+        .filter(|s| !s.is_empty())
+    {
         title = format!("{title}: {subtitle}");
     }
     let names = join_names(&authors(book));
@@ -136,7 +155,11 @@ pub fn copyright_page(book: &Book) -> String {
         Some(isbn) => para(&format!("ISBN {isbn}")),
         None => para(&format!("Identifier: {}", collapse(&m.identifier))),
     }
-    let publisher = m.publisher.as_deref().map(collapse).filter(|s| !s.is_empty());
+    let publisher = m
+        .publisher
+        .as_deref()
+        .map(collapse)
+        .filter(|s| !s.is_empty());
     match (publisher, &m.date) {
         (Some(p), Some(d)) => para(&format!("Published by {p}, {d}.")),
         (Some(p), None) => para(&format!("Published by {p}.")),

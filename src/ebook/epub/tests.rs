@@ -14,7 +14,7 @@ fn build(book: &Book, resources: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
     let chapters: Vec<String> = (0..book.document.chapters.len())
         .map(|i| render_chapter(book, i, Target::Epub).body)
         .collect();
-    package(book, &chapters, resources).unwrap()
+    package(book, &chapters, resources).expect("test setup")
 }
 
 /// The fixture book with a generated cover.
@@ -31,8 +31,9 @@ fn full_book() -> (Book, BTreeMap<String, Vec<u8>>) {
 fn plain_book() -> (Book, BTreeMap<String, Vec<u8>>) {
     let path = fixture::corpus_file("love-among-the-chickens-cover.jpg")
         .expect("the corpus (shared/corpus) was not found; set BINDERY_CORPUS");
-    let bytes = std::fs::read(path).unwrap();
-    let (info, bytes) = cover::prepare("cover.jpg", &bytes, &Limits::default()).unwrap();
+    let bytes = std::fs::read(path).expect("test setup");
+    let (info, bytes) =
+        cover::prepare("cover.jpg", &bytes, &Limits::default()).expect("test setup");
     let mut metadata = fixture::metadata();
     metadata.title = "<script>alert(1)</script> ]]> \u{1}Title".into();
     metadata.subtitle = None;
@@ -61,9 +62,10 @@ fn plain_book() -> (Book, BTreeMap<String, Vec<u8>>) {
 /// Runs EPUBCheck (which must be installed: CI installs it) and returns every message of
 /// severity warning or worse.
 fn epubcheck(epub: &[u8]) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let path = dir.path().join("book.epub");
-    std::fs::write(&path, epub).unwrap();
+    std::fs::write(&path, epub).expect("test setup");
+
     let output = Command::new("epubcheck").arg(&path).output().unwrap_or_else(|e| {
         panic!("epubcheck could not be run ({e}); install EPUBCheck 5.3 and put `epubcheck` on PATH")
     });
@@ -78,8 +80,9 @@ fn epubcheck(epub: &[u8]) -> Vec<String> {
         .filter(|line| {
             let line = line.trim_start();
             ["FATAL", "ERROR", "WARNING"].iter().any(|level| {
-                line.strip_prefix(level)
-                    .is_some_and(|rest| rest.starts_with('(') || rest.starts_with(" -") || rest.starts_with(':'))
+                line.strip_prefix(level).is_some_and(|rest| {
+                    rest.starts_with('(') || rest.starts_with(" -") || rest.starts_with(':')
+                })
             })
         })
         .map(str::to_owned)
@@ -115,17 +118,24 @@ fn a_plain_book_with_a_photo_cover_and_hostile_metadata_passes_epubcheck() {
 }
 
 fn entries(epub: &[u8]) -> Vec<String> {
-    let mut archive = zip::ZipArchive::new(Cursor::new(epub)).unwrap();
+    let mut archive = zip::ZipArchive::new(Cursor::new(epub)).expect("test setup");
     (0..archive.len())
-        .map(|i| archive.by_index(i).unwrap().name().unwrap().into_owned())
+        .map(|i| {
+            archive
+                .by_index(i)
+                .expect("test setup")
+                .name()
+                .expect("test setup")
+                .into_owned()
+        })
         .collect()
 }
 
 fn entry(epub: &[u8], name: &str) -> String {
-    let mut archive = zip::ZipArchive::new(Cursor::new(epub)).unwrap();
-    let mut file = archive.by_name(name).unwrap();
+    let mut archive = zip::ZipArchive::new(Cursor::new(epub)).expect("test setup");
+    let mut file = archive.by_name(name).expect("test setup");
     let mut text = String::new();
-    file.read_to_string(&mut text).unwrap();
+    file.read_to_string(&mut text).expect("test setup");
     text
 }
 
@@ -219,9 +229,20 @@ fn the_table_of_contents_nests_parts_chapters_and_headings() {
     assert_eq!(
         labels,
         [
-            "Dedication", "Epigraph", "Foreword", "Preface", "Introduction", "Prologue",
-            "Part One", "Epilogue", "Afterword", "Acknowledgments", "Appendix A", "Glossary",
-            "Bibliography", "Notes"
+            "Dedication",
+            "Epigraph",
+            "Foreword",
+            "Preface",
+            "Introduction",
+            "Prologue",
+            "Part One",
+            "Epilogue",
+            "Afterword",
+            "Acknowledgments",
+            "Appendix A",
+            "Glossary",
+            "Bibliography",
+            "Notes"
         ]
     );
     let part = &points[6];
@@ -247,11 +268,13 @@ fn the_table_of_contents_nests_parts_chapters_and_headings() {
 fn a_book_whose_images_are_described_claims_conformance() {
     let mut book = fixture::book();
     book.document.chapters.truncate(1);
-    book.document.chapters[0].blocks.push(crate::document::Block::Figure {
-        image: "photo.jpg".into(),
-        alt: "A hen".into(),
-        caption: vec![],
-    });
+    book.document.chapters[0]
+        .blocks
+        .push(crate::document::Block::Figure {
+            image: "photo.jpg".into(),
+            alt: "A hen".into(),
+            caption: vec![],
+        });
     let opf = entry(&build(&book, &fixture::resources()), "OEBPS/content.opf");
     assert!(opf.contains("<meta property=\"schema:accessibilityFeature\">alternativeText</meta>"));
     assert!(opf.contains("EPUB Accessibility 1.1 - WCAG 2.1 Level AA"));
@@ -264,7 +287,7 @@ fn missing_bytes_or_chapters_are_errors_not_broken_books() {
     let chapters: Vec<String> = (0..book.document.chapters.len())
         .map(|i| render_chapter(&book, i, Target::Epub).body)
         .collect();
-    let err = package(&book, &chapters, &BTreeMap::new()).unwrap_err();
+    let err = package(&book, &chapters, &BTreeMap::new()).expect_err("must be refused");
     assert!(err.to_string().contains("has no bytes"), "{err}");
     assert!(package(&book, &chapters[1..], &fixture::resources()).is_err());
 }

@@ -144,7 +144,10 @@ fn everything() -> Vec<Block> {
             content: vec![t("Centred text.")],
         },
         h(2, Some("sub"), "A Subheading"),
-        p(vec![t("Under the subheading."), Inline::NoteRef("n1".into())]),
+        p(vec![
+            t("Under the subheading."),
+            Inline::NoteRef("n1".into()),
+        ]),
         h(5, None, "A Skipped Level"),
         Block::BlockQuote(vec![
             p(vec![t("Quoted wisdom.")]),
@@ -153,7 +156,10 @@ fn everything() -> Vec<Block> {
         Block::List {
             kind: ListKind::Bullet,
             start: 1,
-            items: vec![vec![p(vec![t("bullet one")])], vec![p(vec![t("bullet two")])]],
+            items: vec![
+                vec![p(vec![t("bullet one")])],
+                vec![p(vec![t("bullet two")])],
+            ],
         },
         Block::List {
             kind: ListKind::Decimal,
@@ -297,7 +303,11 @@ pub fn book() -> Book {
                 definitions: vec![vec![para("A chicken.")]],
             }])],
         ),
-        chapter("Bibliography", Bibliography, vec![para("Wodehouse, P. G. (1906).")]),
+        chapter(
+            "Bibliography",
+            Bibliography,
+            vec![para("Wodehouse, P. G. (1906).")],
+        ),
         chapter("Notes", Endnotes, vec![para("Notes follow.")]),
     ];
     let note = |id: &str, blocks: Vec<Block>| Note {
@@ -309,12 +319,21 @@ pub fn book() -> Book {
         note(
             "n1",
             vec![
-                p(vec![t("The first note"), Inline::NoteRef("n4".into()), t(".")]),
+                p(vec![
+                    t("The first note"),
+                    Inline::NoteRef("n4".into()),
+                    t("."),
+                ]),
                 para("Its second paragraph."),
             ],
         ),
         note("n2", vec![para("Referenced from inside a link.")]),
-        note("n3", vec![Block::BlockQuote(vec![para("A note that starts with a quote.")])]),
+        note(
+            "n3",
+            vec![Block::BlockQuote(vec![para(
+                "A note that starts with a quote.",
+            )])],
+        ),
         note("n4", vec![para("A note referenced from a note.")]),
         Note {
             id: "orphan".into(),
@@ -335,7 +354,10 @@ pub fn book() -> Book {
             metadata: Default::default(),
             chapters,
             notes,
-            images: vec![image("dot.png", "image/png"), image("photo.jpg", "image/jpeg")],
+            images: vec![
+                image("dot.png", "image/png"),
+                image("photo.jpg", "image/jpeg"),
+            ],
         },
         cover: None,
     }
@@ -343,16 +365,18 @@ pub fn book() -> Book {
 
 /// Bytes of the fixture's images.
 pub fn resources() -> BTreeMap<String, Vec<u8>> {
-    let picture = image::RgbImage::from_fn(20, 10, |x, y| image::Rgb([(x * 12) as u8, (y * 25) as u8, 90]));
+    let picture = image::RgbImage::from_fn(20, 10, |x, y| {
+        image::Rgb([(x * 12) as u8, (y * 25) as u8, 90])
+    });
     let mut png = Vec::new();
     let mut jpeg = Vec::new();
     let dynamic = image::DynamicImage::ImageRgb8(picture);
     dynamic
         .write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png)
-        .unwrap();
+        .expect("test setup");
     dynamic
         .write_to(&mut Cursor::new(&mut jpeg), image::ImageFormat::Jpeg)
-        .unwrap();
+        .expect("test setup");
     BTreeMap::from([("dot.png".to_owned(), png), ("photo.jpg".to_owned(), jpeg)])
 }
 

@@ -95,7 +95,8 @@ impl IdPlan {
         if let Some((chapter, id)) = self.targets.get(source_id) {
             return Some((*chapter, id));
         }
-        self.note(source_id).map(|(_, n)| (n.chapter, n.id.as_str()))
+        self.note(source_id)
+            .map(|(_, n)| (n.chapter, n.id.as_str()))
     }
 
     /// The note a reference names, with its index.
@@ -262,7 +263,9 @@ impl Walker<'_> {
             Node::Block(block @ Block::Heading { id, content, .. }) => {
                 events.push(Event::Heading(key(block), id.as_deref(), content));
             }
-            Node::Inline(inline @ Inline::Anchor(id)) => events.push(Event::Anchor(key(inline), id)),
+            Node::Inline(inline @ Inline::Anchor(id)) => {
+                events.push(Event::Anchor(key(inline), id))
+            }
             Node::Inline(inline @ Inline::NoteRef(id)) => {
                 events.push(Event::NoteRef(key(inline), id));
             }

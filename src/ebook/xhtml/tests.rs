@@ -32,7 +32,9 @@ pub fn parse(body: &str) -> (Vec<Element>, String) {
                         let a = a.expect("attribute");
                         (
                             a.key.as_ref().to_owned(),
-                            a.normalized_value(quick_xml::XmlVersion::Implicit1_0).expect("value").into_owned(),
+                            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                                .expect("value")
+                                .into_owned(),
                         )
                     })
                     .collect();
@@ -116,7 +118,11 @@ fn every_chapter_is_well_formed_with_unique_ids_and_links_that_resolve() {
             }
             let (path, fragment) = href.split_once('#').expect("fragment");
             let path = if path.is_empty() { file.as_str() } else { path };
-            let ext = if target == Target::Epub { ".xhtml" } else { ".html" };
+            let ext = if target == Target::Epub {
+                ".xhtml"
+            } else {
+                ".html"
+            };
             assert!(path.ends_with(ext), "{href}");
             assert!(
                 ids.get(path).is_some_and(|s| s.contains(fragment)),
@@ -134,7 +140,11 @@ fn links_across_chapters_resolve_and_bad_links_keep_their_text() {
     let rendered = render_all(&book, Target::Epub);
     let everything = &rendered[7].body;
     assert!(everything.contains("<a href=\"chapter-009.xhtml#later\">the later anchor</a>"));
-    assert!(rendered[8].body.contains("<a href=\"chapter-008.xhtml#here\">back</a>"));
+    assert!(
+        rendered[8]
+            .body
+            .contains("<a href=\"chapter-008.xhtml#here\">back</a>")
+    );
     assert!(everything.contains("<a href=\"#sub\">a heading</a>"));
     // Dropped links: their words stay.
     assert!(everything.contains(", a lost target, "));
@@ -163,7 +173,9 @@ fn footnotes_are_numbered_through_the_book_and_shown_where_first_referenced() {
     // A second reference to the same note has its own id and the same number.
     assert!(ch.contains("href=\"#fn-n1\" id=\"fnref-n1-2\">1</a>"));
     // A reference inside a link follows the link instead of nesting in it.
-    assert!(ch.contains("<a href=\"https://example.com/a%20b?q=1&amp;r=2\">the web</a><a epub:type=\"noteref\""));
+    assert!(ch.contains(
+        "<a href=\"https://example.com/a%20b?q=1&amp;r=2\">the web</a><a epub:type=\"noteref\""
+    ));
     assert!(ch.contains(
         "<aside epub:type=\"footnote\" role=\"doc-footnote\" class=\"footnote\" id=\"fn-n1\">\n<p><a href=\"#fnref-n1\" role=\"doc-backlink\" class=\"backlink\">1.</a> The first note"
     ));
@@ -171,13 +183,26 @@ fn footnotes_are_numbered_through_the_book_and_shown_where_first_referenced() {
     assert!(ch.contains("id=\"fn-n4\""));
     assert!(ch.contains("id=\"fn-n2\""));
     // Chapter 9's note is number 4 (n1, n4, n2 came first).
-    assert!(rendered[8].body.contains("href=\"#fn-n3\" id=\"fnref-n3\">4</a>"));
-    assert!(rendered[8].body.contains("<p><a href=\"#fnref-n3\" role=\"doc-backlink\" class=\"backlink\">4.</a></p>\n<blockquote>"));
+    assert!(
+        rendered[8]
+            .body
+            .contains("href=\"#fn-n3\" id=\"fnref-n3\">4</a>")
+    );
+    assert!(rendered[8].body.contains(
+        "<p><a href=\"#fnref-n3\" role=\"doc-backlink\" class=\"backlink\">4.</a></p>\n<blockquote>"
+    ));
     // A link to a note goes to it, wherever it is.
-    assert!(rendered[8].body.contains("<a href=\"chapter-008.xhtml#fn-n1\">link to a note</a>"));
+    assert!(
+        rendered[8]
+            .body
+            .contains("<a href=\"chapter-008.xhtml#fn-n1\">link to a note</a>")
+    );
     // Notes nothing can reference end the book, visibly.
     let last = rendered.last().expect("chapters");
-    assert!(last.body.contains("<section class=\"notes\">\n<h2>Notes</h2>"));
+    assert!(
+        last.body
+            .contains("<section class=\"notes\">\n<h2>Notes</h2>")
+    );
     assert!(last.body.contains("A note nothing references."));
     assert!(last.body.contains("A note whose id is taken."));
     assert_eq!(
@@ -227,10 +252,17 @@ fn problems_are_reported_with_stable_codes() {
     let book = fixture::book();
     let rendered = render_chapter(&book, 7, Target::Epub);
     let warnings = &rendered.warnings;
-    let alt = warnings.iter().find(|w| w.code == "alt_missing").expect("alt");
+    let alt = warnings
+        .iter()
+        .find(|w| w.code == "alt_missing")
+        .expect("alt");
     assert!(alt.message.contains("dot.png"));
     assert!(warnings.iter().any(|w| w.code == "lang_invalid"));
-    assert!(warnings.iter().any(|w| w.code == "image_missing" && w.message.contains("ghost.png")));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.code == "image_missing" && w.message.contains("ghost.png"))
+    );
     let all = codes(&render_all(&book, Target::Epub));
     assert_eq!(all.iter().filter(|c| *c == "alt_missing").count(), 1);
 }
@@ -242,7 +274,9 @@ fn divisions_have_their_semantics_and_untitled_chapters_a_label() {
     for (chapter, r) in book.document.chapters.iter().zip(&rendered) {
         let (epub_type, role) = division_semantics(chapter.division);
         assert!(
-            r.body.starts_with(&format!("<section epub:type=\"{epub_type}\" role=\"{role}\"")),
+            r.body.starts_with(&format!(
+                "<section epub:type=\"{epub_type}\" role=\"{role}\""
+            )),
             "{}",
             r.body
         );
@@ -251,7 +285,11 @@ fn divisions_have_their_semantics_and_untitled_chapters_a_label() {
     assert_eq!(chapter_label(&book, 8), "Chapter 2");
     assert_eq!(chapter_label(&book, 7), "Chapter One: Everything");
     let web = render_chapter(&book, 1, Target::Web).body;
-    assert!(web.starts_with("<section role=\"doc-epigraph\" class=\"epigraph\" aria-label=\"Epigraph\">"));
+    assert!(
+        web.starts_with(
+            "<section role=\"doc-epigraph\" class=\"epigraph\" aria-label=\"Epigraph\">"
+        )
+    );
 }
 
 #[test]
@@ -363,7 +401,10 @@ fn ids_stay_unique_when_sources_collide() {
                     heading("x"),
                     heading("x"),
                     heading("fn-n"),
-                    p(vec![Inline::Anchor("x".into()), Inline::NoteRef("n".into())]),
+                    p(vec![
+                        Inline::Anchor("x".into()),
+                        Inline::NoteRef("n".into()),
+                    ]),
                     Block::Heading {
                         level: 2,
                         id: None,
@@ -379,10 +420,13 @@ fn ids_stay_unique_when_sources_collide() {
             Chapter {
                 title: "Two".into(),
                 division: Division::Chapter,
-                blocks: vec![heading("x"), p(vec![Inline::Link {
-                    target: LinkTarget::Internal("x".into()),
-                    content: vec![t("first x")],
-                }])],
+                blocks: vec![
+                    heading("x"),
+                    p(vec![Inline::Link {
+                        target: LinkTarget::Internal("x".into()),
+                        content: vec![t("first x")],
+                    }]),
+                ],
             },
         ],
         notes: vec![Note {
@@ -410,5 +454,8 @@ fn ids_stay_unique_when_sources_collide() {
 #[test]
 fn an_index_past_the_end_renders_nothing() {
     let book = fixture::book();
-    assert_eq!(render_chapter(&book, 99, Target::Epub), RenderedChapter::default());
+    assert_eq!(
+        render_chapter(&book, 99, Target::Epub),
+        RenderedChapter::default()
+    );
 }
