@@ -139,14 +139,28 @@ pub fn usable_image<'b>(book: &'b Book, id: &str) -> Option<&'b Image> {
 }
 
 /// Renders chapter `index` of `book`.
+///
+/// Each call plans the ids of the whole book (links cross chapters); to render every
+/// chapter of a long book, [`render_book`] plans once.
 pub fn render_chapter(book: &Book, index: usize, target: Target) -> RenderedChapter {
+    render_planned(book, &IdPlan::new(&book.document), index, target)
+}
+
+/// Every chapter of `book`, in order: the same as calling [`render_chapter`] for each.
+pub fn render_book(book: &Book, target: Target) -> Vec<RenderedChapter> {
+    let plan = IdPlan::new(&book.document);
+    (0..book.document.chapters.len())
+        .map(|i| render_planned(book, &plan, i, target))
+        .collect()
+}
+
+fn render_planned(book: &Book, plan: &IdPlan, index: usize, target: Target) -> RenderedChapter {
     let Some(chapter) = book.document.chapters.get(index) else {
         return RenderedChapter::default();
     };
-    let plan = IdPlan::new(&book.document);
     let mut r = Renderer {
         book,
-        plan: &plan,
+        plan,
         chapter: index,
         target,
         out: String::new(),

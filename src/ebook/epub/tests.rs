@@ -291,3 +291,27 @@ fn missing_bytes_or_chapters_are_errors_not_broken_books() {
     assert!(err.to_string().contains("has no bytes"), "{err}");
     assert!(package(&book, &chapters[1..], &fixture::resources()).is_err());
 }
+
+#[test]
+fn a_book_without_chapters_or_cover_still_passes_epubcheck() {
+    let book = Book {
+        metadata: fixture::metadata(),
+        document: Document::default(),
+        cover: None,
+    };
+    let epub = build(&book, &BTreeMap::new());
+    let problems = epubcheck(&epub);
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(!entries(&epub).contains(&"OEBPS/cover.xhtml".to_owned()));
+}
+
+/// The checks above would pass vacuously if their reading of EPUBCheck's output missed
+/// its messages.
+#[test]
+fn epubcheck_problems_are_seen() {
+    let (book, resources) = plain_book();
+    let mut chapters = vec![render_chapter(&book, 0, Target::Epub).body];
+    chapters[0].push_str("<p><a href=\"chapter-999.xhtml\">broken</a></p>");
+    let problems = epubcheck(&package(&book, &chapters, &resources).expect("package"));
+    assert!(!problems.is_empty());
+}
