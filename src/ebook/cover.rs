@@ -1,5 +1,15 @@
 //! Covers: an uploaded JPEG or PNG, scaled to fit 1600×2560, or a generated typographic cover.
 
+use std::fmt::Write as _;
+use std::io::Cursor;
+
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::PngEncoder;
+use image::imageops::FilterType;
+use image::{ImageFormat, ImageReader};
+use sha2::{Digest, Sha256};
+
+use super::xhtml::escape::{collapse, escaped};
 use super::{BookMetadata, CoverInfo};
 use crate::manuscript::{InputError, Limits};
 
@@ -7,28 +17,440 @@ use crate::manuscript::{InputError, Limits};
 pub const MAX_WIDTH: u32 = 1600;
 pub const MAX_HEIGHT: u32 = 2560;
 
+/// JPEG quality for a scaled cover: visually lossless for artwork at this size.
+const JPEG_QUALITY: u8 = 88;
+
 /// Checks and scales an uploaded cover. Returns its description and the bytes to store.
 pub fn prepare(
-    _name: &str,
-    _bytes: &[u8],
-    _limits: &Limits,
+    name: &str,
+    bytes: &[u8],
+    limits: &Limits,
 ) -> Result<(CoverInfo, Vec<u8>), InputError> {
-    Err(InputError::CoverFormat {
-        name: "cover".into(),
-        detected: "not supported yet".into(),
-    })
+    let format = match image::guess_format(bytes) {
+        Ok(f @ (ImageFormat::Jpeg | ImageFormat::Png)) => f,
+        Ok(other) => {
+            return Err(InputError::CoverFormat {
+                name: name.to_owned(),
+                detected: format!(
+                    "a {} image",
+                    other
+                        .extensions_str()
+                        .first()
+                        .map_or("unknown", |e| e)
+                        .to_uppercase()
+                ),
+            });
+        }
+        Err(_) => {
+            return Err(InputError::CoverFormat {
+                name: name.to_owned(),
+                detected: describe(bytes).to_owned(),
+            });
+        }
+    };
+    // The header first: a huge image is refused before anything decodes it.
+    let info = crate::manuscript::image::probe(name, bytes, limits)?;
+    let bad = |detail: String| InputError::BadImage {
+        name: name.to_owned(),
+        detail,
+    };
+    let decoded = ImageReader::with_format(Cursor::new(bytes), format)
+        .decode()
+        .map_err(|e| bad(e.to_string()))?;
+    let (file_name, media_type) = match format {
+        ImageFormat::Png => ("cover.png", "image/png"),
+        _ => ("cover.jpg", "image/jpeg"),
+    };
+    let describe = |width, height| CoverInfo {
+        file_name: file_name.into(),
+        media_type: media_type.into(),
+        width,
+        height,
+        generated: false,
+    };
+    if info.width <= MAX_WIDTH && info.height <= MAX_HEIGHT {
+        return Ok((describe(info.width, info.height), bytes.to_vec()));
+    }
+    // `resize` keeps the aspect ratio, fitting within the bounds.
+    let scaled = decoded.resize(MAX_WIDTH, MAX_HEIGHT, FilterType::Lanczos3);
+    let mut out = Vec::new();
+    let encoded = match format {
+        ImageFormat::Png => scaled.write_with_encoder(PngEncoder::new(&mut out)),
+        _ => {
+            let rgb = image::DynamicImage::ImageRgb8(scaled.to_rgb8());
+            rgb.write_with_encoder(JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY))
+        }
+    };
+    encoded.map_err(|e| bad(e.to_string()))?;
+    Ok((describe(scaled.width(), scaled.height()), out))
 }
 
-/// A typographic cover (SVG) from the title and authors.
-pub fn generate(_metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
+/// What a file that is not an image is, for the error message.
+fn describe(bytes: &[u8]) -> &'static str {
+    let head = &bytes[..bytes.len().min(512)];
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    if bytes.is_empty() {
+        "an empty file"
+    } else if bytes.starts_with(b"%PDF") {
+        "a PDF document"
+    } else if text.contains("<svg") {
+        "an SVG drawing"
+    } else if bytes.starts_with(b"PK\x03\x04") {
+        "a zip archive"
+    } else if crate::manuscript::image::is_known_unsupported(bytes).is_some() {
+        "an image in a format ebooks do not support (EMF, WMF, TIFF or BMP)"
+    } else {
+        "not an image"
+    }
+}
+
+/// A typographic cover (SVG) from the title and authors. The colours come from a hash of
+/// the title, so every book looks different but the same book always looks the same.
+pub fn generate(metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
+    let title = match collapse(&metadata.title) {
+        t if t.is_empty() => "Untitled".to_owned(),
+        t => t,
+    };
+    let subtitle = metadata
+        .subtitle
+        .as_deref()
+        .map(collapse)
+        .unwrap_or_default();
+    let authors: Vec<String> = metadata
+        .authors
+        .iter()
+        .map(|a| collapse(a))
+        .filter(|a| !a.is_empty())
+        .collect();
+    let palette = Palette::from_title(&title);
+    let font = "Georgia, 'Palatino Linotype', 'Times New Roman', serif";
+    let (w, h) = (MAX_WIDTH, MAX_HEIGHT);
+    let centre = w / 2;
+
+    let mut svg = String::new();
+    svg.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">"
+    );
+    let mut label = title.clone();
+    if !authors.is_empty() {
+        label = format!("{label}, by {}", authors.join(", "));
+    }
+    let _ = writeln!(svg, "<title>{}</title>", escaped(&label));
+    let _ = writeln!(
+        svg,
+        "<rect width=\"{w}\" height=\"{h}\" fill=\"{}\"/>",
+        palette.background
+    );
+    // A double frame.
+    let _ = writeln!(
+        svg,
+        "<rect x=\"80\" y=\"80\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"8\"/>",
+        w - 160,
+        h - 160,
+        palette.accent
+    );
+    let _ = writeln!(
+        svg,
+        "<rect x=\"112\" y=\"112\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>",
+        w - 224,
+        h - 224,
+        palette.accent
+    );
+
+    let (size, lines) = fit_title(&title);
+    let line_height = size * 6 / 5;
+    let block = line_height * lines.len() as u32;
+    let mut y = 1000u32.saturating_sub(block / 2).max(360) + size;
+    for line in &lines {
+        let _ = writeln!(
+            svg,
+            "<text x=\"{centre}\" y=\"{y}\" font-family=\"{font}\" font-size=\"{size}\" fill=\"{}\" text-anchor=\"middle\">{}</text>",
+            palette.foreground,
+            escaped(line)
+        );
+        y += line_height;
+    }
+
+    // Ornament: a rule broken by a diamond.
+    let oy = y - line_height + size / 2 + 110;
+    let _ = writeln!(
+        svg,
+        "<path d=\"M{} {oy} H{} M{} {oy} H{}\" stroke=\"{}\" stroke-width=\"4\"/>",
+        centre - 360,
+        centre - 60,
+        centre + 60,
+        centre + 360,
+        palette.accent
+    );
+    let _ = writeln!(
+        svg,
+        "<path d=\"M{centre} {} L{} {oy} L{centre} {} L{} {oy} Z\" fill=\"{}\"/>",
+        oy - 36,
+        centre + 36,
+        oy + 36,
+        centre - 36,
+        palette.accent
+    );
+
+    let mut y = oy + 170;
+    if !subtitle.is_empty() {
+        for line in wrap(&subtitle, chars_per_line(72), 4) {
+            let _ = writeln!(
+                svg,
+                "<text x=\"{centre}\" y=\"{y}\" font-family=\"{font}\" font-size=\"72\" font-style=\"italic\" fill=\"{}\" text-anchor=\"middle\">{}</text>",
+                palette.foreground,
+                escaped(&line)
+            );
+            y += 92;
+        }
+    }
+
+    if !authors.is_empty() {
+        let names = authors.join(" · ");
+        let lines = wrap(&names, caps_per_line(84, 6), 3);
+        let mut y = 2280 - 104 * (lines.len() as u32).saturating_sub(1);
+        for line in lines {
+            let _ = writeln!(
+                svg,
+                "<text x=\"{centre}\" y=\"{y}\" font-family=\"{font}\" font-size=\"84\" letter-spacing=\"6\" fill=\"{}\" text-anchor=\"middle\">{}</text>",
+                palette.foreground,
+                escaped(&line.to_uppercase())
+            );
+            y += 104;
+        }
+    }
+    svg.push_str("</svg>\n");
     (
         CoverInfo {
             file_name: "cover.svg".into(),
             media_type: "image/svg+xml".into(),
-            width: MAX_WIDTH,
-            height: MAX_HEIGHT,
+            width: w,
+            height: h,
             generated: true,
         },
-        Vec::new(),
+        svg.into_bytes(),
     )
+}
+
+/// Characters that fit on a line of the cover at `size` pixels: the frame leaves 1240
+/// pixels, and a serif's lower case averages a little over half an em.
+fn chars_per_line(size: u32) -> usize {
+    (1240 * 100 / (size * 55)) as usize
+}
+
+/// The same for spaced capitals (the authors' line), which run wider.
+fn caps_per_line(size: u32, spacing: u32) -> usize {
+    (1240 * 100 / (size * 70 + spacing * 100)) as usize
+}
+
+/// The largest title size at which the title takes at most five lines.
+fn fit_title(title: &str) -> (u32, Vec<String>) {
+    for size in [180, 160, 140, 120, 104, 92] {
+        let lines = wrap(title, chars_per_line(size), usize::MAX);
+        if lines.len() <= 5 {
+            return (size, lines);
+        }
+    }
+    (80, wrap(title, chars_per_line(80), 9))
+}
+
+/// Greedy word wrap into at most `max_lines` lines of `width` characters; words longer
+/// than a line are broken, and text past the last line ends in an ellipsis.
+fn wrap(text: &str, width: usize, max_lines: usize) -> Vec<String> {
+    let width = width.max(4);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let chars: Vec<char> = word.chars().collect();
+        for piece in chars.chunks(width) {
+            let piece: String = piece.iter().collect();
+            let len = line.chars().count();
+            if len > 0 && len + 1 + piece.chars().count() > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&piece);
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    if lines.len() > max_lines {
+        lines.truncate(max_lines);
+        if let Some(last) = lines.last_mut() {
+            let kept: String = last.chars().take(width.saturating_sub(1)).collect();
+            *last = format!("{kept}…");
+        }
+    }
+    lines
+}
+
+/// Cover colours: a dark background of a hue taken from the title, light type, and an
+/// accent of a neighbouring hue.
+struct Palette {
+    background: String,
+    foreground: String,
+    accent: String,
+}
+
+impl Palette {
+    fn from_title(title: &str) -> Palette {
+        let digest = Sha256::digest(title.as_bytes());
+        let hue = f64::from(u16::from_be_bytes([digest[0], digest[1]]) % 360);
+        let saturation = 0.30 + f64::from(digest[2] % 30) / 100.0;
+        let lightness = 0.16 + f64::from(digest[3] % 10) / 100.0;
+        Palette {
+            background: hsl(hue, saturation, lightness),
+            foreground: hsl(hue, 0.30, 0.93),
+            accent: hsl((hue + 35.0) % 360.0, 0.55, 0.66),
+        }
+    }
+}
+
+/// `#rrggbb` for a hue in degrees, saturation and lightness in 0–1.
+fn hsl(hue: f64, saturation: f64, lightness: f64) -> String {
+    let c = (1.0 - (2.0 * lightness - 1.0).abs()) * saturation;
+    let h = hue / 60.0;
+    let x = c * (1.0 - (h % 2.0 - 1.0).abs());
+    let (r, g, b) = match h as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = lightness - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    format!("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ebook::xhtml::fixture;
+
+    fn encode(width: u32, height: u32, format: ImageFormat) -> Vec<u8> {
+        let picture = image::RgbImage::from_fn(width, height, |x, y| {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, 128])
+        });
+        let mut out = Vec::new();
+        image::DynamicImage::ImageRgb8(picture)
+            .write_to(&mut Cursor::new(&mut out), format)
+            .expect("test setup");
+        out
+    }
+
+    #[test]
+    fn a_cover_within_bounds_keeps_its_bytes() {
+        let png = encode(400, 600, ImageFormat::Png);
+        let (info, bytes) = prepare("c.png", &png, &Limits::default()).expect("test setup");
+        assert_eq!(bytes, png);
+        assert_eq!(
+            (info.file_name.as_str(), info.width, info.height),
+            ("cover.png", 400, 600)
+        );
+        assert!(!info.generated);
+    }
+
+    #[test]
+    fn a_large_cover_is_scaled_to_fit_keeping_its_shape() {
+        let jpeg = encode(3200, 400, ImageFormat::Jpeg);
+        let (info, bytes) = prepare("wide.jpg", &jpeg, &Limits::default()).expect("test setup");
+        assert_eq!((info.width, info.height), (1600, 200));
+        assert_eq!(info.media_type, "image/jpeg");
+        let decoded = image::load_from_memory(&bytes).expect("test setup");
+        assert_eq!((decoded.width(), decoded.height()), (1600, 200));
+        // Deterministic: the same upload gives the same bytes.
+        assert_eq!(
+            prepare("wide.jpg", &jpeg, &Limits::default())
+                .expect("test setup")
+                .1,
+            bytes
+        );
+
+        let tall = encode(300, 5120, ImageFormat::Png);
+        let (info, bytes) = prepare("tall.png", &tall, &Limits::default()).expect("test setup");
+        assert_eq!(
+            (info.width, info.height, info.file_name.as_str()),
+            (150, 2560, "cover.png")
+        );
+        assert!(bytes.starts_with(b"\x89PNG"));
+    }
+
+    #[test]
+    fn the_corpus_cover_is_accepted() {
+        let Some(path) = fixture::corpus_file("love-among-the-chickens-cover.jpg") else {
+            panic!("the corpus (shared/corpus) was not found; set BINDERY_CORPUS");
+        };
+        let bytes = std::fs::read(path).expect("test setup");
+        let (info, out) = prepare("cover.jpg", &bytes, &Limits::default()).expect("test setup");
+        assert_eq!(info.file_name, "cover.jpg");
+        assert!(info.width <= MAX_WIDTH && info.height <= MAX_HEIGHT);
+        assert!(image::load_from_memory(&out).is_ok());
+    }
+
+    #[test]
+    fn other_formats_and_huge_images_are_refused_by_name() {
+        let gif = encode(10, 10, ImageFormat::Gif);
+        let err = prepare("c.gif", &gif, &Limits::default()).expect_err("must be refused");
+        assert_eq!(err.code(), "cover_format");
+        assert!(err.to_string().contains("GIF"), "{err}");
+        let err =
+            prepare("c.pdf", b"%PDF-1.4 ...", &Limits::default()).expect_err("must be refused");
+        assert!(err.to_string().contains("PDF"), "{err}");
+        let err = prepare(
+            "c.svg",
+            b"<svg xmlns='http://www.w3.org/2000/svg'/>",
+            &Limits::default(),
+        )
+        .expect_err("must be refused");
+        assert!(err.to_string().contains("SVG"), "{err}");
+        let limits = Limits {
+            max_image_pixels: 100,
+            ..Limits::default()
+        };
+        let err = prepare("c.png", &encode(20, 20, ImageFormat::Png), &limits)
+            .expect_err("must be refused");
+        assert_eq!(err.code(), "image_too_large");
+        let mut truncated = encode(300, 300, ImageFormat::Jpeg);
+        truncated.truncate(200);
+        assert!(prepare("c.jpg", &truncated, &Limits::default()).is_err());
+    }
+
+    #[test]
+    fn a_generated_cover_is_deterministic_escaped_svg_that_differs_by_title() {
+        let mut metadata = fixture::metadata();
+        metadata.title = "A Very Long Title <with> & Markup That Needs Several Lines To Fit".into();
+        let (info, svg) = generate(&metadata);
+        assert!(info.generated);
+        assert_eq!(
+            (info.file_name.as_str(), info.media_type.as_str()),
+            ("cover.svg", "image/svg+xml")
+        );
+        assert_eq!(generate(&metadata).1, svg);
+        let svg = String::from_utf8(svg).expect("test setup");
+        assert!(svg.contains("&lt;with&gt; &amp;"));
+        assert!(svg.contains("P. G. WODEHOUSE"));
+        assert!(svg.contains("font-family=\"Georgia"));
+        fixture::assert_well_formed(&svg);
+        let mut other = metadata.clone();
+        other.title = "Something Else".into();
+        let other_svg = String::from_utf8(generate(&other).1).expect("test setup");
+        let fill = |s: &str| {
+            s.lines()
+                .find(|l| l.starts_with("<rect width"))
+                .expect("test setup")
+                .to_owned()
+        };
+        assert_ne!(fill(&svg), fill(&other_svg));
+        // A title of one enormous word still fits (broken, with an ellipsis when too long).
+        other.title = "x".repeat(5000);
+        let huge = String::from_utf8(generate(&other).1).expect("test setup");
+        assert!(huge.matches("<text").count() < 20);
+    }
 }

@@ -1,7 +1,27 @@
 //! One chapter as markup: the body of an EPUB XHTML file or of a web reader page.
+//!
+//! The markup is polyglot: well-formed XML that is also valid HTML5, with no inline styles
+//! and no scripts (the web reader runs under a strict CSP), so presentation is all classes
+//! in [`STYLESHEET`]. `epub:type` is written for EPUB only; HTML5 does not know it.
+
+pub(crate) mod escape;
+#[cfg(test)]
+pub(crate) mod fixture;
+pub(crate) mod ids;
+
+use std::fmt::Write as _;
 
 use super::Book;
+use super::metadata::normalize_language;
+use crate::document::{
+    Align, Block, Cell, Definition, Division, Image, Inline, LinkTarget, ListKind, Table,
+};
 use crate::report::Warning;
+use escape::{attr, collapse, text};
+use ids::IdPlan;
+
+/// The default stylesheet, shared by the EPUB (`css/book.css`) and the web reader.
+pub const STYLESHEET: &str = include_str!("stylesheet.css");
 
 /// Where the markup goes; internal links and file names differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +46,694 @@ pub fn chapter_file_name(index: usize, target: Target) -> String {
     }
 }
 
-/// Renders chapter `index` of `book`.
-pub fn render_chapter(_book: &Book, _index: usize, _target: Target) -> RenderedChapter {
-    RenderedChapter::default()
+/// The chapter's name for navigation and `<title>`: its title, or for an untitled chapter
+/// a label from its division ("Chapter 3", "Prologue"), or the book's title when the book
+/// is a single untitled chapter.
+pub fn chapter_label(book: &Book, index: usize) -> String {
+    let chapters = &book.document.chapters;
+    let Some(chapter) = chapters.get(index) else {
+        return String::new();
+    };
+    let title = collapse(&chapter.title);
+    if !title.is_empty() {
+        return title;
+    }
+    let book_title = collapse(&book.metadata.title);
+    if chapters.len() == 1 && !book_title.is_empty() {
+        return book_title;
+    }
+    let nth = chapters[..=index]
+        .iter()
+        .filter(|c| c.division == chapter.division)
+        .count();
+    match chapter.division {
+        Division::Chapter | Division::Part | Division::Appendix => {
+            format!("{} {nth}", division_name(chapter.division))
+        }
+        d => division_name(d).to_owned(),
+    }
 }
+
+/// A division's name in English, for labels.
+pub fn division_name(division: Division) -> &'static str {
+    match division {
+        Division::Dedication => "Dedication",
+        Division::Epigraph => "Epigraph",
+        Division::Foreword => "Foreword",
+        Division::Preface => "Preface",
+        Division::Introduction => "Introduction",
+        Division::Prologue => "Prologue",
+        Division::Chapter => "Chapter",
+        Division::Part => "Part",
+        Division::Epilogue => "Epilogue",
+        Division::Afterword => "Afterword",
+        Division::Acknowledgments => "Acknowledgments",
+        Division::Appendix => "Appendix",
+        Division::Glossary => "Glossary",
+        Division::Bibliography => "Bibliography",
+        Division::Endnotes => "Notes",
+    }
+}
+
+/// The `epub:type` and DPUB-ARIA role of a division's `<section>`.
+pub fn division_semantics(division: Division) -> (&'static str, &'static str) {
+    match division {
+        Division::Dedication => ("dedication", "doc-dedication"),
+        Division::Epigraph => ("epigraph", "doc-epigraph"),
+        Division::Foreword => ("foreword", "doc-foreword"),
+        Division::Preface => ("preface", "doc-preface"),
+        Division::Introduction => ("introduction", "doc-introduction"),
+        Division::Prologue => ("prologue", "doc-prologue"),
+        Division::Chapter => ("chapter", "doc-chapter"),
+        Division::Part => ("part", "doc-part"),
+        Division::Epilogue => ("epilogue", "doc-epilogue"),
+        Division::Afterword => ("afterword", "doc-afterword"),
+        Division::Acknowledgments => ("acknowledgments", "doc-acknowledgments"),
+        Division::Appendix => ("appendix", "doc-appendix"),
+        Division::Glossary => ("glossary", "doc-glossary"),
+        Division::Bibliography => ("bibliography", "doc-bibliography"),
+        Division::Endnotes => ("endnotes", "doc-endnotes"),
+    }
+}
+
+/// An image the book may show: declared in the document, with a file name safe in a URL
+/// and a media type every EPUB reading system supports.
+pub fn usable_image<'b>(book: &'b Book, id: &str) -> Option<&'b Image> {
+    let safe = !id.is_empty()
+        && !id.starts_with('.')
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let core = |t: &str| {
+        matches!(
+            t,
+            "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "image/svg+xml"
+        )
+    };
+    book.document
+        .images
+        .iter()
+        .find(|image| image.id == id)
+        .filter(|image| safe && core(&image.media_type))
+}
+
+/// Renders chapter `index` of `book`.
+///
+/// Each call plans the ids of the whole book (links cross chapters); to render every
+/// chapter of a long book, [`render_book`] plans once.
+pub fn render_chapter(book: &Book, index: usize, target: Target) -> RenderedChapter {
+    render_planned(book, &IdPlan::new(&book.document), index, target)
+}
+
+/// Every chapter of `book`, in order: the same as calling [`render_chapter`] for each.
+pub fn render_book(book: &Book, target: Target) -> Vec<RenderedChapter> {
+    let plan = IdPlan::new(&book.document);
+    (0..book.document.chapters.len())
+        .map(|i| render_planned(book, &plan, i, target))
+        .collect()
+}
+
+fn render_planned(book: &Book, plan: &IdPlan, index: usize, target: Target) -> RenderedChapter {
+    let Some(chapter) = book.document.chapters.get(index) else {
+        return RenderedChapter::default();
+    };
+    let mut r = Renderer {
+        book,
+        plan,
+        chapter: index,
+        target,
+        out: String::new(),
+        warnings: Vec::new(),
+        last_level: 0,
+        in_link: false,
+        deferred: Vec::new(),
+    };
+    let (epub_type, role) = division_semantics(chapter.division);
+    r.out.push_str("<section");
+    if target == Target::Epub {
+        let _ = write!(r.out, " epub:type=\"{epub_type}\"");
+    }
+    let _ = write!(r.out, " role=\"{role}\" class=\"{epub_type}\"");
+    let titled = chapter
+        .blocks
+        .iter()
+        .any(|b| matches!(b, Block::Heading { content, .. } if !is_blank(content)));
+    if !titled {
+        r.out.push_str(" aria-label=\"");
+        attr(&mut r.out, &chapter_label(book, index));
+        r.out.push('"');
+    }
+    r.out.push_str(">\n");
+    r.blocks(&chapter.blocks);
+    r.notes();
+    r.out.push_str("</section>\n");
+    RenderedChapter {
+        body: r.out,
+        warnings: r.warnings,
+    }
+}
+
+struct Renderer<'a> {
+    book: &'a Book,
+    plan: &'a IdPlan,
+    chapter: usize,
+    target: Target,
+    out: String,
+    warnings: Vec<Warning>,
+    /// Level of the last heading written, so that levels never skip.
+    last_level: u8,
+    /// Links cannot nest: inside one, links render as their text and note references wait
+    /// in `deferred` until the link closes.
+    in_link: bool,
+    deferred: Vec<&'a Inline>,
+}
+
+impl<'a> Renderer<'a> {
+    fn warn(&mut self, code: &str, message: String) {
+        let location = format!("chapter {}", self.chapter + 1);
+        self.warnings.push(Warning::new(code, message).at(location));
+    }
+
+    /// `href` of an element in chapter `chapter`.
+    fn href(&self, chapter: usize, id: &str) -> String {
+        if chapter == self.chapter {
+            format!("#{id}")
+        } else {
+            format!("{}#{id}", chapter_file_name(chapter, self.target))
+        }
+    }
+
+    fn epub_type(&mut self, value: &str) {
+        if self.target == Target::Epub {
+            let _ = write!(self.out, " epub:type=\"{value}\"");
+        }
+    }
+
+    fn blocks(&mut self, blocks: &'a [Block]) {
+        let mut after_paragraph = false;
+        for block in blocks {
+            self.block(block, after_paragraph);
+            after_paragraph =
+                matches!(block, Block::Paragraph { content, .. } if !is_blank(content));
+        }
+    }
+
+    /// Content of a list item or table cell: a lone paragraph is written as bare text.
+    fn flow(&mut self, blocks: &'a [Block]) {
+        match blocks {
+            [Block::Paragraph { content, .. }] => self.inlines(content),
+            _ => {
+                self.out.push('\n');
+                self.blocks(blocks);
+            }
+        }
+    }
+
+    fn block(&mut self, block: &'a Block, after_paragraph: bool) {
+        match block {
+            Block::Heading { level, content, .. } => {
+                if is_blank(content) {
+                    return;
+                }
+                let level = (*level).clamp(1, 6).min(self.last_level + 1);
+                self.last_level = level;
+                let _ = write!(self.out, "<h{level}");
+                if let Some(id) = self.plan.node_id(block) {
+                    let _ = write!(self.out, " id=\"{id}\"");
+                }
+                self.out.push('>');
+                self.inlines(content);
+                let _ = writeln!(self.out, "</h{level}>");
+            }
+            Block::Paragraph { align, content } => {
+                if is_blank(content) {
+                    return;
+                }
+                let mut classes: Vec<&str> = Vec::new();
+                if !after_paragraph {
+                    classes.push("first");
+                }
+                classes.extend(align_class(*align));
+                self.out.push_str("<p");
+                self.classes(&classes);
+                self.out.push('>');
+                self.inlines(content);
+                self.out.push_str("</p>\n");
+            }
+            Block::BlockQuote(inner) => {
+                self.out.push_str("<blockquote>\n");
+                self.blocks(inner);
+                self.out.push_str("</blockquote>\n");
+            }
+            Block::List { kind, start, items } => self.list(*kind, *start, items),
+            Block::DefinitionList(items) => self.definitions(items),
+            Block::CodeBlock {
+                language,
+                text: code,
+            } => {
+                self.out.push_str("<pre class=\"code\"><code");
+                let language: String = language
+                    .as_deref()
+                    .unwrap_or("")
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+'))
+                    .take(32)
+                    .collect();
+                if !language.is_empty() {
+                    let _ = write!(self.out, " class=\"language-{language}\"");
+                }
+                self.out.push('>');
+                text(&mut self.out, code);
+                self.out.push_str("</code></pre>\n");
+            }
+            Block::Table(table) => self.table(table),
+            Block::Figure {
+                image,
+                alt,
+                caption,
+            } => self.figure(image, alt, caption),
+            Block::SceneBreak => self.out.push_str("<hr class=\"scene-break\"/>\n"),
+            Block::PageBreak => self.out.push_str("<div class=\"page-break\"></div>\n"),
+        }
+    }
+
+    fn classes(&mut self, classes: &[&str]) {
+        if !classes.is_empty() {
+            let _ = write!(self.out, " class=\"{}\"", classes.join(" "));
+        }
+    }
+
+    fn list(&mut self, kind: ListKind, start: u32, items: &'a [Vec<Block>]) {
+        let (tag, class, type_attr) = match kind {
+            ListKind::Bullet => ("ul", None, None),
+            ListKind::Decimal => ("ol", None, None),
+            ListKind::LowerAlpha => ("ol", Some("list-lower-alpha"), Some("a")),
+            ListKind::UpperAlpha => ("ol", Some("list-upper-alpha"), Some("A")),
+            ListKind::LowerRoman => ("ol", Some("list-lower-roman"), Some("i")),
+            ListKind::UpperRoman => ("ol", Some("list-upper-roman"), Some("I")),
+        };
+        let _ = write!(self.out, "<{tag}");
+        if let Some(class) = class {
+            let _ = write!(self.out, " class=\"{class}\"");
+        }
+        if let Some(t) = type_attr {
+            let _ = write!(self.out, " type=\"{t}\"");
+        }
+        if kind.is_ordered() && start != 1 {
+            let _ = write!(self.out, " start=\"{start}\"");
+        }
+        self.out.push_str(">\n");
+        for item in items {
+            self.out.push_str("<li>");
+            self.flow(item);
+            self.out.push_str("</li>\n");
+        }
+        let _ = writeln!(self.out, "</{tag}>");
+    }
+
+    fn definitions(&mut self, items: &'a [Definition]) {
+        self.out.push_str("<dl>\n");
+        for item in items {
+            self.out.push_str("<dt>");
+            self.inlines(&item.term);
+            self.out.push_str("</dt>\n");
+            if item.definitions.is_empty() {
+                // HTML requires a description after every term.
+                self.out.push_str("<dd></dd>\n");
+            }
+            for definition in &item.definitions {
+                self.out.push_str("<dd>");
+                self.flow(definition);
+                self.out.push_str("</dd>\n");
+            }
+        }
+        self.out.push_str("</dl>\n");
+    }
+
+    fn table(&mut self, table: &'a Table) {
+        self.out.push_str("<table>\n");
+        if !table.caption.is_empty() {
+            self.out.push_str("<caption>");
+            self.inlines(&table.caption);
+            self.out.push_str("</caption>\n");
+        }
+        for (rows, section, head) in [(&table.head, "thead", true), (&table.body, "tbody", false)] {
+            let rows: Vec<_> = rows.iter().filter(|r| !r.cells.is_empty()).collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(self.out, "<{section}>");
+            for row in rows {
+                self.out.push_str("<tr>");
+                for cell in &row.cells {
+                    self.cell(cell, head);
+                }
+                self.out.push_str("</tr>\n");
+            }
+            let _ = writeln!(self.out, "</{section}>");
+        }
+        self.out.push_str("</table>\n");
+    }
+
+    fn cell(&mut self, cell: &'a Cell, head: bool) {
+        let tag = if head || cell.header { "th" } else { "td" };
+        let _ = write!(self.out, "<{tag}");
+        if head {
+            self.out.push_str(" scope=\"col\"");
+        } else if cell.header {
+            self.out.push_str(" scope=\"row\"");
+        }
+        // HTML's own limits on spans.
+        if cell.colspan > 1 {
+            let _ = write!(self.out, " colspan=\"{}\"", cell.colspan.min(1000));
+        }
+        if cell.rowspan > 1 {
+            let _ = write!(self.out, " rowspan=\"{}\"", cell.rowspan.min(65534));
+        }
+        let class: Vec<&str> = align_class(cell.align).into_iter().collect();
+        self.classes(&class);
+        self.out.push('>');
+        self.flow(&cell.blocks);
+        let _ = write!(self.out, "</{tag}>");
+    }
+
+    fn figure(&mut self, image: &str, alt: &str, caption: &'a [Inline]) {
+        if self.image_src(image).is_none() {
+            // The picture is gone; its caption is still the author's text.
+            if !caption.is_empty() {
+                self.out.push_str("<p class=\"caption\">");
+                self.inlines(caption);
+                self.out.push_str("</p>\n");
+            }
+            return;
+        }
+        self.out.push_str("<figure class=\"figure\">\n");
+        self.img(image, alt, None);
+        self.out.push('\n');
+        if !caption.is_empty() {
+            self.out.push_str("<figcaption>");
+            self.inlines(caption);
+            self.out.push_str("</figcaption>\n");
+        }
+        self.out.push_str("</figure>\n");
+    }
+
+    /// The image's `src`, or `None` (with a warning) when the book cannot show it.
+    fn image_src(&mut self, id: &str) -> Option<String> {
+        if usable_image(self.book, id).is_some() {
+            return Some(format!("images/{id}"));
+        }
+        self.warn(
+            "image_missing",
+            format!(
+                "The image {:?} is not in the manuscript or is not in a format ebooks support, so it was left out.",
+                collapse(id)
+            ),
+        );
+        None
+    }
+
+    fn img(&mut self, id: &str, alt: &str, class: Option<&str>) {
+        let Some(src) = self.image_src(id) else {
+            return;
+        };
+        let alt = collapse(alt);
+        if alt.is_empty() {
+            self.warn(
+                "alt_missing",
+                format!(
+                    "The image {id} has no alternative text; readers who cannot see it will not know what it shows. Add a description to it."
+                ),
+            );
+        }
+        self.out.push_str("<img");
+        if let Some(class) = class {
+            let _ = write!(self.out, " class=\"{class}\"");
+        }
+        let _ = write!(self.out, " src=\"{src}\" alt=\"");
+        attr(&mut self.out, &alt);
+        self.out.push_str("\"/>");
+    }
+
+    fn inlines(&mut self, inlines: &'a [Inline]) {
+        for inline in inlines {
+            self.inline(inline);
+        }
+    }
+
+    fn wrap(&mut self, open: &str, close: &str, content: &'a [Inline]) {
+        self.out.push_str(open);
+        self.inlines(content);
+        self.out.push_str(close);
+    }
+
+    fn inline(&mut self, inline: &'a Inline) {
+        match inline {
+            Inline::Text(t) => text(&mut self.out, t),
+            Inline::Emphasis(c) => self.wrap("<em>", "</em>", c),
+            Inline::Strong(c) => self.wrap("<strong>", "</strong>", c),
+            Inline::Underline(c) => self.wrap("<span class=\"underline\">", "</span>", c),
+            Inline::Strikethrough(c) => self.wrap("<s>", "</s>", c),
+            Inline::Superscript(c) => self.wrap("<sup>", "</sup>", c),
+            Inline::Subscript(c) => self.wrap("<sub>", "</sub>", c),
+            Inline::SmallCaps(c) => self.wrap("<span class=\"smallcaps\">", "</span>", c),
+            Inline::Code(code) => {
+                self.out.push_str("<code>");
+                text(&mut self.out, code);
+                self.out.push_str("</code>");
+            }
+            Inline::Link { target, content } => self.link(target, content),
+            Inline::Image { image, alt } => self.img(image, alt, Some("inline")),
+            Inline::LineBreak => self.out.push_str("<br/>"),
+            Inline::NoteRef(id) => {
+                if self.in_link {
+                    self.deferred.push(inline);
+                } else {
+                    self.note_ref(inline, id);
+                }
+            }
+            Inline::Anchor(_) => {
+                if let Some(id) = self.plan.node_id(inline) {
+                    let _ = write!(self.out, "<span id=\"{id}\"></span>");
+                }
+            }
+            Inline::Lang { lang, content } => self.lang(lang, content),
+        }
+    }
+
+    fn lang(&mut self, lang: &str, content: &'a [Inline]) {
+        match normalize_language(lang) {
+            Some(tag) if tag.eq_ignore_ascii_case(&self.book.metadata.language) => {
+                self.inlines(content);
+            }
+            Some(tag) => {
+                let _ = write!(self.out, "<span lang=\"{tag}\" xml:lang=\"{tag}\">");
+                self.inlines(content);
+                self.out.push_str("</span>");
+            }
+            None => {
+                self.warn(
+                    "lang_invalid",
+                    format!(
+                        "{:?} is not a valid language tag, so the text marked with it is read in the book's language.",
+                        collapse(lang)
+                    ),
+                );
+                self.inlines(content);
+            }
+        }
+    }
+
+    fn link(&mut self, target: &LinkTarget, content: &'a [Inline]) {
+        if self.in_link {
+            self.inlines(content);
+            return;
+        }
+        let href = match target {
+            LinkTarget::External(url) => match external_url(url) {
+                Some(href) => Some(href),
+                None => {
+                    self.warn(
+                        "link_dropped",
+                        format!(
+                            "The link to {:?} was removed (only http, https, mailto and ftp links are kept); its text remains.",
+                            collapse(url)
+                        ),
+                    );
+                    None
+                }
+            },
+            LinkTarget::Internal(id) => {
+                let source = id.strip_prefix('#').unwrap_or(id);
+                match self.plan.target(source) {
+                    Some((chapter, xml_id)) => Some(self.href(chapter, xml_id)),
+                    None => {
+                        self.warn(
+                            "link_target_missing",
+                            format!(
+                                "A link points to {:?}, which is nowhere in the book; the link was removed and its text kept.",
+                                collapse(source)
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+        };
+        let Some(href) = href else {
+            self.inlines(content);
+            return;
+        };
+        self.out.push_str("<a href=\"");
+        attr(&mut self.out, &href);
+        self.out.push_str("\">");
+        self.in_link = true;
+        self.inlines(content);
+        self.in_link = false;
+        self.out.push_str("</a>");
+        for node in std::mem::take(&mut self.deferred) {
+            if let Inline::NoteRef(id) = node {
+                self.note_ref(node, id);
+            }
+        }
+    }
+
+    fn note_ref(&mut self, node: &Inline, source: &str) {
+        let own_id = self.plan.node_id(node).map(str::to_owned);
+        let Some((_, note)) = self.plan.note(source) else {
+            self.warn(
+                "note_missing",
+                format!(
+                    "A note reference points to {:?}, a note that is not in the manuscript; the reference was removed.",
+                    collapse(source)
+                ),
+            );
+            return;
+        };
+        let href = self.href(note.chapter, &note.id);
+        self.out.push_str("<a");
+        self.epub_type("noteref");
+        let _ = write!(
+            self.out,
+            " role=\"doc-noteref\" class=\"noteref\" href=\"{href}\""
+        );
+        if let Some(id) = own_id {
+            let _ = write!(self.out, " id=\"{id}\"");
+        }
+        let _ = write!(self.out, ">{}</a>", note.number);
+    }
+
+    /// Notes shown at the end of this chapter: footnotes first referenced here, then, in the
+    /// last chapter, notes nothing references (as plain text under "Notes", so that reading
+    /// systems that hide footnotes outside their pop-ups still show them).
+    fn notes(&mut self) {
+        let plan = self.plan;
+        let notes = &self.book.document.notes;
+        let Some(placed) = plan.chapter_notes.get(self.chapter) else {
+            return;
+        };
+        let (referenced, orphans): (Vec<usize>, Vec<usize>) = placed
+            .iter()
+            .copied()
+            .partition(|&n| matches!(plan.notes.get(n), Some(Some(p)) if p.first_ref.is_some()));
+        if !referenced.is_empty() {
+            self.out.push_str("<div class=\"footnotes\">\n");
+            for n in referenced {
+                if let (Some(note), Some(Some(p))) = (notes.get(n), plan.notes.get(n)) {
+                    self.out.push_str("<aside");
+                    self.epub_type("footnote");
+                    let _ = writeln!(
+                        self.out,
+                        " role=\"doc-footnote\" class=\"footnote\" id=\"{}\">",
+                        p.id
+                    );
+                    let back = p.first_ref.as_deref().map(|r| {
+                        format!(
+                            "<a href=\"#{r}\" role=\"doc-backlink\" class=\"backlink\">{}.</a> ",
+                            p.number
+                        )
+                    });
+                    self.note_body(&note.blocks, back.as_deref().unwrap_or(""));
+                    self.out.push_str("</aside>\n");
+                }
+            }
+            self.out.push_str("</div>\n");
+        }
+        if !orphans.is_empty() {
+            let level = if self.last_level == 0 { 1 } else { 2 };
+            self.out.push_str("<section class=\"notes\">\n");
+            let _ = writeln!(self.out, "<h{level}>Notes</h{level}>");
+            self.last_level = level;
+            for n in orphans {
+                if let (Some(note), Some(Some(p))) = (notes.get(n), plan.notes.get(n)) {
+                    self.warn(
+                        "note_unreferenced",
+                        format!(
+                            "The note {:?} is not referenced anywhere in the text; it was put under \"Notes\" at the end of the book.",
+                            collapse(&note.id)
+                        ),
+                    );
+                    let _ = writeln!(self.out, "<div class=\"note\" id=\"{}\">", p.id);
+                    let label = format!("<span class=\"note-number\">{}.</span> ", p.number);
+                    self.note_body(&note.blocks, &label);
+                    self.out.push_str("</div>\n");
+                }
+            }
+            self.out.push_str("</section>\n");
+        }
+    }
+
+    /// A note's blocks, `label` (its number) leading the first paragraph.
+    fn note_body(&mut self, blocks: &'a [Block], label: &str) {
+        match blocks.split_first() {
+            Some((Block::Paragraph { align, content }, rest)) if !is_blank(content) => {
+                self.out.push_str("<p");
+                let classes: Vec<&str> = align_class(*align).into_iter().collect();
+                self.classes(&classes);
+                self.out.push('>');
+                self.out.push_str(label);
+                self.inlines(content);
+                self.out.push_str("</p>\n");
+                self.blocks(rest);
+            }
+            _ => {
+                if !label.is_empty() {
+                    let _ = writeln!(self.out, "<p>{}</p>", label.trim_end());
+                }
+                self.blocks(blocks);
+            }
+        }
+    }
+}
+
+/// Inlines a reader would not see at all: nothing, or only spaces. Such headings and
+/// paragraphs are left out rather than written empty.
+pub fn is_blank(inlines: &[Inline]) -> bool {
+    inlines
+        .iter()
+        .all(|i| matches!(i, Inline::Text(t) if t.trim().is_empty()))
+}
+
+fn align_class(align: Align) -> Option<&'static str> {
+    match align {
+        Align::Default => None,
+        Align::Left => Some("align-left"),
+        Align::Center => Some("align-center"),
+        Align::Right => Some("align-right"),
+        Align::Justify => Some("align-justify"),
+    }
+}
+
+/// A link target readers may follow: an absolute http, https, mailto or ftp URL, in the
+/// canonical (percent-encoded) form EPUBCheck accepts.
+fn external_url(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    let allowed = matches!(parsed.scheme(), "http" | "https" | "mailto" | "ftp");
+    let has_host = parsed.scheme() == "mailto" || parsed.host_str().is_some_and(|h| !h.is_empty());
+    (allowed && has_host).then(|| parsed.as_str().to_owned())
+}
+
+#[cfg(test)]
+#[path = "xhtml/tests.rs"]
+mod tests;
