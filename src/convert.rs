@@ -248,19 +248,24 @@ pub fn convert(
 
     let t = Instant::now();
     let n = book.document.chapters.len();
+    progress("render", 0, n);
+    // One pass plans every id in the book; the pipeline's per-chapter jobs each redo it.
     let mut epub_chapters = Vec::with_capacity(n);
-    let mut web_chapters = Vec::with_capacity(n);
-    for i in 0..n {
-        progress("render", i, n);
-        let rendered = render_chapter(&book, i);
+    for (i, rendered) in xhtml::render_book(&book, Target::Epub).into_iter().enumerate() {
         for w in rendered.warnings {
             report.warn(w.at(format!("chapter {}", i + 1)));
         }
-        epub_chapters.push(rendered.epub);
-        if with_reader {
-            web_chapters.push(rendered.web);
-        }
+        epub_chapters.push(rendered.body);
     }
+    let web_chapters: Vec<String> = if with_reader {
+        xhtml::render_book(&book, Target::Web)
+            .into_iter()
+            .map(|r| r.body)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    progress("render", n, n);
     timed("render", t);
 
     let t = Instant::now();
