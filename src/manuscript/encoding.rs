@@ -49,9 +49,11 @@ fn utf16_without_bom(bytes: &[u8]) -> Option<Endian> {
         return None;
     }
     let pairs = sample.len() / 2;
-    let (even, odd) = sample.chunks_exact(2).fold((0usize, 0usize), |(e, o), pair| {
-        (e + usize::from(pair[0] == 0), o + usize::from(pair[1] == 0))
-    });
+    let (even, odd) = sample
+        .chunks_exact(2)
+        .fold((0usize, 0usize), |(e, o), pair| {
+            (e + usize::from(pair[0] == 0), o + usize::from(pair[1] == 0))
+        });
     // At least a third of the characters must be ASCII (one NUL byte) on the one side, and
     // hardly any NUL bytes on the other.
     if odd * 3 >= pairs && even * 20 <= pairs {
@@ -151,7 +153,10 @@ fn strip_dos_eof(bytes: &[u8]) -> &[u8] {
 /// In UTF-8 and Windows-1252 every control character is one byte below 0x20, never part of
 /// a longer sequence, so the bytes can be checked before decoding.
 fn check_controls(bytes: &[u8], offset: usize) -> Result<(), InputError> {
-    match bytes.iter().position(|&b| is_forbidden_control(u32::from(b))) {
+    match bytes
+        .iter()
+        .position(|&b| is_forbidden_control(u32::from(b)))
+    {
         Some(at) => check_control(u32::from(bytes[at]), at + offset),
         None => Ok(()),
     }
@@ -234,10 +239,16 @@ mod tests {
     fn utf16_with_boms_in_both_byte_orders() {
         let mut le = vec![0xFF, 0xFE];
         le.extend(utf16("Chapter 1 — “go”", Endian::Little));
-        assert_eq!(decode(&le).unwrap(), ("Chapter 1 — “go”".to_owned(), "UTF-16LE"));
+        assert_eq!(
+            decode(&le).unwrap(),
+            ("Chapter 1 — “go”".to_owned(), "UTF-16LE")
+        );
         let mut be = vec![0xFE, 0xFF];
         be.extend(utf16("Chapter 1 — “go”", Endian::Big));
-        assert_eq!(decode(&be).unwrap(), ("Chapter 1 — “go”".to_owned(), "UTF-16BE"));
+        assert_eq!(
+            decode(&be).unwrap(),
+            ("Chapter 1 — “go”".to_owned(), "UTF-16BE")
+        );
     }
 
     #[test]

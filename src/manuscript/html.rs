@@ -195,7 +195,14 @@ impl State {
                     _ => ListKind::Decimal,
                 };
                 let start = attr("start").and_then(|s| s.parse().ok()).unwrap_or(1);
-                b.open_block(BlockKind::List { kind, start, items: Vec::new() }, html)
+                b.open_block(
+                    BlockKind::List {
+                        kind,
+                        start,
+                        items: Vec::new(),
+                    },
+                    html,
+                )
             }
             "li" => {
                 self.close_if_top(b, |k| matches!(k, BlockKind::Item), "li")?;
@@ -241,7 +248,12 @@ impl State {
                 if !b.in_block(|k| matches!(k, BlockKind::Row(_))) {
                     b.open_block(BlockKind::Row(Vec::new()), Some("tr"))?;
                 }
-                let span = |key: &str| attr(key).and_then(|s| s.parse::<u32>().ok()).unwrap_or(1).clamp(1, 1000);
+                let span = |key: &str| {
+                    attr(key)
+                        .and_then(|s| s.parse::<u32>().ok())
+                        .unwrap_or(1)
+                        .clamp(1, 1000)
+                };
                 b.open_block(
                     BlockKind::Cell {
                         header: name == "th",
@@ -259,7 +271,9 @@ impl State {
             "hr" => b.add_block(Block::SceneBreak),
             _ => match attr("lang").filter(|l| !l.is_empty()) {
                 // A sectioning element (div, section, figure…) with a language.
-                Some(lang) if BLOCK_CONTAINERS.contains(&name) => b.open_block(BlockKind::Lang(lang), html),
+                Some(lang) if BLOCK_CONTAINERS.contains(&name) => {
+                    b.open_block(BlockKind::Lang(lang), html)
+                }
                 _ => b.close_leaf(),
             },
         }
@@ -312,8 +326,15 @@ impl State {
 
 fn code_block(text: String) -> Block {
     // A newline right after <pre> is not content (HTML drops it too).
-    let text = text.strip_prefix('\n').unwrap_or(&text).trim_end().to_owned();
-    Block::CodeBlock { language: None, text }
+    let text = text
+        .strip_prefix('\n')
+        .unwrap_or(&text)
+        .trim_end()
+        .to_owned();
+    Block::CodeBlock {
+        language: None,
+        text,
+    }
 }
 
 /// The element name as a `'static` string, if Bindery knows it.
@@ -322,51 +343,204 @@ fn known(name: &str) -> Option<&'static str> {
 }
 
 const INLINE: &[&str] = &[
-    "em", "i", "cite", "dfn", "var", "strong", "b", "u", "ins", "s", "del", "strike", "sup",
-    "sub", "small", "code", "kbd", "samp", "tt", "a", "span", "abbr", "q", "mark", "font",
-    "bdi", "bdo", "time", "label",
+    "em", "i", "cite", "dfn", "var", "strong", "b", "u", "ins", "s", "del", "strike", "sup", "sub",
+    "small", "code", "kbd", "samp", "tt", "a", "span", "abbr", "q", "mark", "font", "bdi", "bdo",
+    "time", "label",
 ];
 const DROPPED: &[&str] = &[
-    "script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math",
-    "form", "input", "button", "select", "option", "optgroup", "textarea", "canvas", "audio",
-    "video", "applet", "frameset", "frame", "noframes", "head", "title", "meta", "link", "base",
-    "param", "source", "track", "datalist", "output", "map", "area", "dialog",
+    "script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math", "form",
+    "input", "button", "select", "option", "optgroup", "textarea", "canvas", "audio", "video",
+    "applet", "frameset", "frame", "noframes", "head", "title", "meta", "link", "base", "param",
+    "source", "track", "datalist", "output", "map", "area", "dialog",
 ];
 #[cfg(test)]
 const BLOCK: &[&str] = &[
-    "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "dl", "dt", "dd",
-    "table", "thead", "tbody", "tfoot", "tr", "td", "th", "caption", "pre", "hr", "br", "img",
-    "div", "section", "article", "aside", "header", "footer", "main", "nav", "figure",
-    "figcaption", "center", "address", "details", "summary", "colgroup", "col", "wbr", "html",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "td",
+    "th",
+    "caption",
+    "pre",
+    "hr",
+    "br",
+    "img",
+    "div",
+    "section",
+    "article",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "figure",
+    "figcaption",
+    "center",
+    "address",
+    "details",
+    "summary",
+    "colgroup",
+    "col",
+    "wbr",
+    "html",
     "body",
 ];
 const BLOCK_CONTAINERS: &[&str] = &[
-    "div", "section", "article", "aside", "header", "footer", "main", "nav", "figure", "center",
-    "address", "details", "blockquote", "p",
+    "div",
+    "section",
+    "article",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "figure",
+    "center",
+    "address",
+    "details",
+    "blockquote",
+    "p",
 ];
 const VOID: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
-    "source", "track", "wbr",
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
 ];
 const KNOWN: &[&str] = &[
-    "em", "i", "cite", "dfn", "var", "strong", "b", "u", "ins", "s", "del", "strike", "sup",
-    "sub", "small", "code", "kbd", "samp", "tt", "a", "span", "abbr", "q", "mark", "font",
-    "bdi", "bdo", "time", "label", "script", "style", "iframe", "object", "embed", "template",
-    "noscript", "svg", "math", "form", "input", "button", "select", "option", "optgroup",
-    "textarea", "canvas", "audio", "video", "applet", "frameset", "frame", "noframes", "head",
-    "title", "meta", "link", "base", "param", "source", "track", "datalist", "output", "map",
-    "area", "dialog", "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li",
-    "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "td", "th", "caption", "pre",
-    "hr", "br", "img", "div", "section", "article", "aside", "header", "footer", "main", "nav",
-    "figure", "figcaption", "center", "address", "details", "summary", "colgroup", "col", "wbr",
-    "html", "body",
+    "em",
+    "i",
+    "cite",
+    "dfn",
+    "var",
+    "strong",
+    "b",
+    "u",
+    "ins",
+    "s",
+    "del",
+    "strike",
+    "sup",
+    "sub",
+    "small",
+    "code",
+    "kbd",
+    "samp",
+    "tt",
+    "a",
+    "span",
+    "abbr",
+    "q",
+    "mark",
+    "font",
+    "bdi",
+    "bdo",
+    "time",
+    "label",
+    "script",
+    "style",
+    "iframe",
+    "object",
+    "embed",
+    "template",
+    "noscript",
+    "svg",
+    "math",
+    "form",
+    "input",
+    "button",
+    "select",
+    "option",
+    "optgroup",
+    "textarea",
+    "canvas",
+    "audio",
+    "video",
+    "applet",
+    "frameset",
+    "frame",
+    "noframes",
+    "head",
+    "title",
+    "meta",
+    "link",
+    "base",
+    "param",
+    "source",
+    "track",
+    "datalist",
+    "output",
+    "map",
+    "area",
+    "dialog",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "td",
+    "th",
+    "caption",
+    "pre",
+    "hr",
+    "br",
+    "img",
+    "div",
+    "section",
+    "article",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "figure",
+    "figcaption",
+    "center",
+    "address",
+    "details",
+    "summary",
+    "colgroup",
+    "col",
+    "wbr",
+    "html",
+    "body",
 ];
 
 /// What an inline element becomes (`None` for elements that are not inline).
 fn inline_kind(name: &str, attr: &dyn Fn(&str) -> Option<String>) -> Option<InlineKind> {
     let small_caps = || {
         attr("style").is_some_and(|s| {
-            s.to_ascii_lowercase().replace(' ', "").contains("font-variant:small-caps")
+            s.to_ascii_lowercase()
+                .replace(' ', "")
+                .contains("font-variant:small-caps")
         })
     };
     Some(match name {
@@ -393,7 +567,12 @@ mod tests {
     #[test]
     fn element_lists_agree() {
         // Every element named anywhere must be known, or it would be treated as unknown.
-        for name in super::INLINE.iter().chain(super::DROPPED).chain(super::BLOCK).chain(super::VOID) {
+        for name in super::INLINE
+            .iter()
+            .chain(super::DROPPED)
+            .chain(super::BLOCK)
+            .chain(super::VOID)
+        {
             assert!(super::KNOWN.contains(name), "{name}");
         }
     }

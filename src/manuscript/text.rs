@@ -112,8 +112,27 @@ pub(super) fn is_scene_break(line: &str) -> bool {
             c.is_whitespace()
                 || matches!(
                     c,
-                    '*' | '#' | '~' | '-' | '_' | '=' | '+' | '•' | '·' | '⁂' | '§' | '❧' | '❦' | '◆'
-                        | '◇' | '✻' | '✽' | '⁕' | '†' | '⸻' | '—' | '–'
+                    '*' | '#'
+                        | '~'
+                        | '-'
+                        | '_'
+                        | '='
+                        | '+'
+                        | '•'
+                        | '·'
+                        | '⁂'
+                        | '§'
+                        | '❧'
+                        | '❦'
+                        | '◆'
+                        | '◇'
+                        | '✻'
+                        | '✽'
+                        | '⁕'
+                        | '†'
+                        | '⸻'
+                        | '—'
+                        | '–'
                 )
         })
 }
@@ -307,21 +326,63 @@ fn to_roman(mut n: u32) -> String {
 }
 
 const UNITS: [&str; 20] = [
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
     "nineteen",
 ];
 const TENS: [&str; 10] = [
     "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
 ];
 const ORDINAL_UNITS: [&str; 20] = [
-    "zeroth", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-    "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
-    "sixteenth", "seventeenth", "eighteenth", "nineteenth",
+    "zeroth",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
 ];
 const ORDINAL_TENS: [&str; 10] = [
-    "", "", "twentieth", "thirtieth", "fortieth", "fiftieth", "sixtieth", "seventieth",
-    "eightieth", "ninetieth",
+    "",
+    "",
+    "twentieth",
+    "thirtieth",
+    "fortieth",
+    "fiftieth",
+    "sixtieth",
+    "seventieth",
+    "eightieth",
+    "ninetieth",
 ];
 
 /// `one` … `ninety-nine`.
@@ -352,7 +413,9 @@ fn compound(word: &str, units: &[&str; 20], tens: &[&str; 10], tail: &[&str; 20]
 fn title_page(paragraphs: &[Vec<&str>], metadata: &mut Metadata) -> usize {
     let author_of = |line: &str| {
         let line = line.trim();
-        let rest = line.strip_prefix("by ").or_else(|| line.strip_prefix("By "))?;
+        let rest = line
+            .strip_prefix("by ")
+            .or_else(|| line.strip_prefix("By "))?;
         let rest = rest.trim();
         (!rest.is_empty() && rest.chars().count() <= 80).then(|| rest.to_owned())
     };
@@ -362,10 +425,12 @@ fn title_page(paragraphs: &[Vec<&str>], metadata: &mut Metadata) -> usize {
             .then(|| t.to_owned())
     };
     let found = match paragraphs {
-        [first, ..] if first.len() == 2 => short_title(first[0]).zip(author_of(first[1])).map(|t| (t, 1)),
-        [first, second, ..] if first.len() == 1 && second.len() == 1 => {
-            short_title(first[0]).zip(author_of(second[0])).map(|t| (t, 2))
-        }
+        [first, ..] if first.len() == 2 => short_title(first[0])
+            .zip(author_of(first[1]))
+            .map(|t| (t, 1)),
+        [first, second, ..] if first.len() == 1 && second.len() == 1 => short_title(first[0])
+            .zip(author_of(second[0]))
+            .map(|t| (t, 2)),
         _ => None,
     };
     match found {
@@ -404,14 +469,22 @@ mod tests {
     use crate::document::{Division, plain_text};
 
     fn titles(parsed: &Parsed) -> Vec<&str> {
-        parsed.document.chapters.iter().map(|c| c.title.as_str()).collect()
+        parsed
+            .document
+            .chapters
+            .iter()
+            .map(|c| c.title.as_str())
+            .collect()
     }
 
     #[test]
     fn lines_of_a_paragraph_are_joined_and_blank_lines_split() {
         let parsed = read("One line\nand the next.\n\nSecond paragraph.\n").unwrap();
         let blocks = &parsed.document.chapters[0].blocks;
-        assert_eq!(plain_text(blocks), "One line and the next.\nSecond paragraph.\n");
+        assert_eq!(
+            plain_text(blocks),
+            "One line and the next.\nSecond paragraph.\n"
+        );
         assert!(parsed.warnings.is_empty());
     }
 
@@ -419,7 +492,9 @@ mod tests {
     fn an_indented_paragraph_is_a_quotation_keeping_its_lines() {
         let parsed = read("Before.\n\n  To my friend\n  With thanks\n\nAfter.").unwrap();
         let blocks = &parsed.document.chapters[0].blocks;
-        let Block::BlockQuote(inner) = &blocks[1] else { panic!("{blocks:?}") };
+        let Block::BlockQuote(inner) = &blocks[1] else {
+            panic!("{blocks:?}")
+        };
         assert_eq!(plain_text(inner), "To my friend\nWith thanks\n");
     }
 
@@ -446,7 +521,10 @@ mod tests {
             "I",
         ] {
             assert!(
-                !matches!(heading_form(&[prose]), Some(HeadingForm::Chapter | HeadingForm::PartOrBook | HeadingForm::Division)),
+                !matches!(
+                    heading_form(&[prose]),
+                    Some(HeadingForm::Chapter | HeadingForm::PartOrBook | HeadingForm::Division)
+                ),
                 "{prose}"
             );
         }
@@ -455,7 +533,10 @@ mod tests {
     #[test]
     fn chapters_are_cut_at_headings_with_divisions() {
         let parsed = read("Prologue\n\nIt began.\n\nChapter 1\n\nOne.\n\nChapter 2: Later\n\nTwo.\n\nEpilogue\n\nEnd.").unwrap();
-        assert_eq!(titles(&parsed), ["Prologue", "Chapter 1", "Chapter 2: Later", "Epilogue"]);
+        assert_eq!(
+            titles(&parsed),
+            ["Prologue", "Chapter 1", "Chapter 2: Later", "Epilogue"]
+        );
         assert_eq!(parsed.document.chapters[0].division, Division::Prologue);
         assert_eq!(parsed.document.chapters[3].division, Division::Epilogue);
         assert_eq!(parsed.warnings[0].code, "chapters_guessed");
@@ -467,7 +548,8 @@ mod tests {
         let dialogue = read("“Who did it?”\n\nI\n\nThe silence was long.").unwrap();
         assert_eq!(dialogue.document.chapters.len(), 1);
         assert!(dialogue.warnings.is_empty());
-        let numbered = read("I.\n\nOne.\n\nII.\n\nTwo.\n\nI\n\nStill two.\n\nIII.\n\nThree.").unwrap();
+        let numbered =
+            read("I.\n\nOne.\n\nII.\n\nTwo.\n\nI\n\nStill two.\n\nIII.\n\nThree.").unwrap();
         assert_eq!(titles(&numbered), ["I.", "II.", "III."]);
     }
 
@@ -485,8 +567,13 @@ mod tests {
 
     #[test]
     fn a_title_page_fills_title_and_author() {
-        let parsed = read("The Long Road\n\nby Jane Doe\n\nChapter 1\n\nIt began.\n\nChapter 2\n\nOn.").unwrap();
-        assert_eq!(parsed.document.metadata.title.as_deref(), Some("The Long Road"));
+        let parsed =
+            read("The Long Road\n\nby Jane Doe\n\nChapter 1\n\nIt began.\n\nChapter 2\n\nOn.")
+                .unwrap();
+        assert_eq!(
+            parsed.document.metadata.title.as_deref(),
+            Some("The Long Road")
+        );
         assert_eq!(parsed.document.metadata.authors, ["Jane Doe"]);
         assert_eq!(titles(&parsed), ["Chapter 1", "Chapter 2"]);
         let together = read("The Long Road\nBy Jane Doe\n\nIt began.").unwrap();
@@ -499,5 +586,49 @@ mod tests {
         assert_eq!(roman("XIV"), Some(14));
         assert_eq!(roman("IIII"), None);
         assert_eq!(roman("VX"), None);
+    }
+}
+
+#[cfg(test)]
+mod corpus_tests {
+    use super::*;
+    use crate::document::{Division, word_count};
+
+    #[test]
+    fn the_plain_text_novel_has_a_dedication_and_its_chapters() {
+        let Some(text) = crate::manuscript::markdown::corpus("text/love-among-the-chickens.txt")
+        else {
+            return;
+        };
+        let Some(markdown) =
+            crate::manuscript::markdown::corpus("markdown/love-among-the-chickens.md")
+        else {
+            return;
+        };
+        let expected: Vec<&str> = markdown
+            .lines()
+            .filter_map(|l| l.strip_prefix("## "))
+            .collect();
+        let parsed = read(&text).unwrap();
+        let titles: Vec<_> = parsed
+            .document
+            .chapters
+            .iter()
+            .map(|c| c.title.as_str())
+            .collect();
+        assert_eq!(titles, expected);
+        assert_eq!(parsed.document.chapters[0].division, Division::Dedication);
+        // The indented lines of the dedication are a quotation with their line breaks.
+        assert!(parsed.document.chapters[0].blocks.iter().any(|b| matches!(
+            b,
+            Block::BlockQuote(inner) if crate::document::plain_text(inner).lines().count() == 4
+        )));
+        assert_eq!(parsed.warnings.len(), 1);
+        assert!(
+            parsed.warnings[0].message.contains("24 chapter headings"),
+            "{}",
+            parsed.warnings[0].message
+        );
+        assert!(word_count(&parsed.document) > 45_000);
     }
 }

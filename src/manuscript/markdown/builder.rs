@@ -41,7 +41,17 @@ pub(crate) enum BlockKind {
     },
     /// HTML `<div lang>`: its paragraphs are wrapped in [`Inline::Lang`].
     Lang(String),
+    /// A container nested past [`MAX_DEPTH`]: its blocks join its parent's.
+    Flat,
 }
+
+/// How deep blocks (or inlines) may nest in the model. Deeper input (100,000 `>` on a line
+/// is a few hundred kilobytes) is flattened, so nothing that walks the tree recursively
+/// can overflow the stack; no real book comes close.
+pub(crate) const MAX_DEPTH: usize = 40;
+/// End tags look this far up the open elements for their start tag, so a flood of
+/// unmatched tags stays linear.
+const MATCH_WINDOW: usize = 64;
 
 #[derive(Debug)]
 struct BlockFrame {
@@ -57,7 +67,10 @@ pub(crate) enum LeafKind {
     Paragraph,
     /// Loose text in a tight list item, a table cell or an HTML container.
     Implicit,
-    Heading { level: u8, id: Option<String> },
+    Heading {
+        level: u8,
+        id: Option<String>,
+    },
     Term,
 }
 
@@ -75,7 +88,10 @@ pub(crate) enum InlineKind {
     /// HTML `<code>`: its text becomes [`Inline::Code`].
     Code,
     Link(Option<LinkTarget>),
-    Image { url: String, title: String },
+    Image {
+        url: String,
+        title: String,
+    },
     Lang(String),
     /// Content removed with its element (`<script>`, `<svg>`…).
     Drop(&'static str),
@@ -94,6 +110,8 @@ struct InlineFrame {
 struct Leaf {
     kind: LeafKind,
     frames: Vec<InlineFrame>,
+    /// How many of `frames` drop their content.
+    drops: usize,
 }
 
 pub(crate) struct Builder<'r, 'l> {
@@ -136,8 +154,17 @@ impl<'r, 'l> Builder<'r, 'l> {
         self.stack.len()
     }
 
-    pub fn open_block(&mut self, kind: BlockKind, html: Option<&'static str>) -> Result<(), InputError> {
+    pub fn open_block(
+        &mut self,
+        kind: BlockKind,
+        html: Option<&'static str>,
+    ) -> Result<(), InputError> {
         self.close_leaf()?;
+        let kind = if self.stack.len() >= MAX_DEPTH {
+            BlockKind::Flat
+        } else {
+            kind
+        };
         self.stack.push(BlockFrame {
             kind,
             blocks: Vec::new(),
@@ -152,12 +179,18 @@ impl<'r, 'l> Builder<'r, 'l> {
         if self.stack.len() <= 1 {
             return Ok(());
         }
-        let Some(frame) = self.stack.pop() else { return Ok(()) };
+        let Some(frame) = self.stack.pop() else {
+            return Ok(());
+        };
         let blocks = frame.blocks;
         match frame.kind {
             BlockKind::Root => {}
             BlockKind::Quote => self.push_block(Block::BlockQuote(blocks)),
-            BlockKind::List { kind, start, mut items } => {
+            BlockKind::List {
+                kind,
+                start,
+                mut items,
+            } => {
                 // Loose blocks directly in a list (HTML without <li>) form their own item.
                 if !blocks.is_empty() {
                     items.push(blocks);
@@ -207,8 +240,17 @@ impl<'r, 'l> Builder<'r, 'l> {
             BlockKind::Row(cells) => {
                 let row = Row { cells };
                 match self.top_mut() {
-                    BlockKind::Table { head, body, in_head, .. } => {
-                        if *in_head { head.push(row) } else { body.push(row) }
+                    BlockKind::Table {
+                        head,
+                        body,
+                        in_head,
+                        ..
+                    } => {
+                        if *in_head {
+                            head.push(row)
+                        } else {
+                            body.push(row)
+                        }
                     }
                     _ => {
                         let blocks = row.cells.into_iter().flat_map(|c| c.blocks).collect();
@@ -216,7 +258,11 @@ impl<'r, 'l> Builder<'r, 'l> {
                     }
                 }
             }
-            BlockKind::Cell { header, colspan, rowspan } => {
+            BlockKind::Cell {
+                header,
+                colspan,
+                rowspan,
+            } => {
                 let column = match self.top_mut() {
                     BlockKind::Row(cells) => Some(cells.len()),
                     _ => None,
@@ -236,6 +282,7 @@ impl<'r, 'l> Builder<'r, 'l> {
                     _ => self.extend_blocks(cell.blocks),
                 }
             }
+            BlockKind::Flat => self.extend_blocks(blocks),
             BlockKind::Lang(lang) => {
                 let wrapped = blocks.into_iter().map(|b| wrap_lang(b, &lang)).collect();
                 self.extend_blocks(wrapped);
@@ -247,7 +294,12 @@ impl<'r, 'l> Builder<'r, 'l> {
     /// Closes block containers down to and including the innermost one opened by the HTML
     /// tag `name`, if there is one at or above `floor`.
     pub fn close_html_block(&mut self, name: &str, floor: usize) -> Result<bool, InputError> {
-        let Some(at) = self.stack.iter().rposition(|f| f.html == Some(name)) else {
+        let window = self.stack.len().saturating_sub(MATCH_WINDOW);
+        let Some(at) = self.stack[window..]
+            .iter()
+            .rposition(|f| f.html == Some(name))
+            .map(|i| i + window)
+        else {
             return Ok(false);
         };
         if at < floor.max(1) {
@@ -264,7 +316,13 @@ impl<'r, 'l> Builder<'r, 'l> {
     }
 
     pub fn set_table_head(&mut self, head: bool) {
-        if let Some(BlockKind::Table { in_head, .. }) = self.stack.iter_mut().rev().map(|f| &mut f.kind).find(|k| matches!(k, BlockKind::Table { .. })) {
+        if let Some(BlockKind::Table { in_head, .. }) = self
+            .stack
+            .iter_mut()
+            .rev()
+            .map(|f| &mut f.kind)
+            .find(|k| matches!(k, BlockKind::Table { .. }))
+        {
             *in_head = head;
         }
     }
@@ -316,13 +374,16 @@ impl<'r, 'l> Builder<'r, 'l> {
                 children: Vec::new(),
                 html: None,
             }],
+            drops: 0,
         });
         Ok(())
     }
 
     /// Ends the current run of inline content, turning it into its block.
     pub fn close_leaf(&mut self) -> Result<(), InputError> {
-        let Some(mut leaf) = self.leaf.take() else { return Ok(()) };
+        let Some(mut leaf) = self.leaf.take() else {
+            return Ok(());
+        };
         while leaf.frames.len() > 1 {
             self.pop_inline_frame(&mut leaf)?;
         }
@@ -410,8 +471,32 @@ impl<'r, 'l> Builder<'r, 'l> {
         Ok(())
     }
 
-    pub fn open_inline(&mut self, kind: InlineKind, html: Option<&'static str>) -> Result<(), InputError> {
+    pub fn open_inline(
+        &mut self,
+        kind: InlineKind,
+        html: Option<&'static str>,
+    ) -> Result<(), InputError> {
         let leaf = self.ensure_leaf()?;
+        let kind = match kind {
+            // Past the depth limit, formatting is dropped and text kept.
+            InlineKind::Emphasis
+            | InlineKind::Strong
+            | InlineKind::Underline
+            | InlineKind::Strikethrough
+            | InlineKind::Superscript
+            | InlineKind::Subscript
+            | InlineKind::SmallCaps
+            | InlineKind::Link(_)
+            | InlineKind::Lang(_)
+                if leaf.frames.len() >= MAX_DEPTH =>
+            {
+                InlineKind::Transparent
+            }
+            other => other,
+        };
+        if matches!(kind, InlineKind::Drop(_)) {
+            leaf.drops += 1;
+        }
         leaf.frames.push(InlineFrame {
             kind,
             children: Vec::new(),
@@ -423,7 +508,9 @@ impl<'r, 'l> Builder<'r, 'l> {
     /// Closes the innermost inline frame opened by Markdown (HTML frames inside it close
     /// with it).
     pub fn close_inline(&mut self) -> Result<(), InputError> {
-        let Some(mut leaf) = self.leaf.take() else { return Ok(()) };
+        let Some(mut leaf) = self.leaf.take() else {
+            return Ok(());
+        };
         while leaf.frames.len() > 1 {
             let markdown = leaf.frames.last().is_some_and(|f| f.html.is_none());
             self.pop_inline_frame(&mut leaf)?;
@@ -438,13 +525,16 @@ impl<'r, 'l> Builder<'r, 'l> {
     /// Closes the innermost inline frame opened by HTML tag `name`, unless a Markdown
     /// frame lies in between (`*<em>a*</em>` must not close the Markdown emphasis).
     pub fn close_html_inline(&mut self, name: &str) -> Result<bool, InputError> {
-        let Some(mut leaf) = self.leaf.take() else { return Ok(false) };
+        let Some(mut leaf) = self.leaf.take() else {
+            return Ok(false);
+        };
         let found = leaf
             .frames
             .iter()
             .enumerate()
             .skip(1)
             .rev()
+            .take(MATCH_WINDOW)
             .take_while(|(_, f)| f.html.is_some())
             .find(|(_, f)| f.html == Some(name))
             .map(|(i, _)| i);
@@ -459,13 +549,16 @@ impl<'r, 'l> Builder<'r, 'l> {
 
     /// Whether content is currently being dropped (inside `<script>` and the like).
     pub fn dropping(&self) -> bool {
-        self.leaf
-            .as_ref()
-            .is_some_and(|l| l.frames.iter().any(|f| matches!(f.kind, InlineKind::Drop(_))))
+        self.leaf.as_ref().is_some_and(|l| l.drops > 0)
     }
 
     fn pop_inline_frame(&mut self, leaf: &mut Leaf) -> Result<(), InputError> {
-        let Some(frame) = leaf.frames.pop() else { return Ok(()) };
+        let Some(frame) = leaf.frames.pop() else {
+            return Ok(());
+        };
+        if matches!(frame.kind, InlineKind::Drop(_)) {
+            leaf.drops = leaf.drops.saturating_sub(1);
+        }
         let children = frame.children;
         let out: Vec<Inline> = match frame.kind {
             InlineKind::Root | InlineKind::Transparent => children,
@@ -478,13 +571,27 @@ impl<'r, 'l> Builder<'r, 'l> {
             InlineKind::SmallCaps => wrap(Inline::SmallCaps, children),
             InlineKind::Code => {
                 let text = inline_text(&children);
-                if text.is_empty() { Vec::new() } else { vec![Inline::Code(text)] }
+                if text.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Inline::Code(text)]
+                }
             }
             InlineKind::Lang(lang) => {
-                if children.is_empty() { Vec::new() } else { vec![Inline::Lang { lang, content: children }] }
+                if children.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Inline::Lang {
+                        lang,
+                        content: children,
+                    }]
+                }
             }
             InlineKind::Link(Some(target)) if !children.is_empty() => {
-                vec![Inline::Link { target, content: children }]
+                vec![Inline::Link {
+                    target,
+                    content: children,
+                }]
             }
             InlineKind::Link(_) => children,
             InlineKind::Image { url, title } => {
@@ -533,7 +640,11 @@ fn push_text(children: &mut Vec<Inline>, text: &str) {
 }
 
 fn wrap(make: fn(Vec<Inline>) -> Inline, children: Vec<Inline>) -> Vec<Inline> {
-    if children.is_empty() { Vec::new() } else { vec![make(children)] }
+    if children.is_empty() {
+        Vec::new()
+    } else {
+        vec![make(children)]
+    }
 }
 
 fn paragraph(content: Vec<Inline>) -> Block {
@@ -571,7 +682,9 @@ fn wrap_lang(block: Block, lang: &str) -> Block {
                 content,
             }],
         },
-        Block::BlockQuote(blocks) => Block::BlockQuote(blocks.into_iter().map(|b| wrap_lang(b, lang)).collect()),
+        Block::BlockQuote(blocks) => {
+            Block::BlockQuote(blocks.into_iter().map(|b| wrap_lang(b, lang)).collect())
+        }
         other => other,
     }
 }

@@ -101,7 +101,9 @@ fn apply(key: &str, value: &Yaml, m: &mut Metadata) {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned),
         ),
-        "series" | "belongs-to-collection" | "collection" => set(&mut m.series, first(value, "name")),
+        "series" | "belongs-to-collection" | "collection" => {
+            set(&mut m.series, first(value, "name"))
+        }
         "series_number" | "series-number" | "series-index" | "series_index" | "group-position" => {
             set(&mut m.series_number, scalar(value))
         }
@@ -140,7 +142,10 @@ fn list(value: &Yaml) -> Vec<String> {
 fn names(value: &Yaml) -> Vec<String> {
     match value {
         Yaml::Array(items) => items.iter().flat_map(names).collect(),
-        Yaml::Hash(_) => scalar(&value["name"]).or_else(|| scalar(&value["text"])).into_iter().collect(),
+        Yaml::Hash(_) => scalar(&value["name"])
+            .or_else(|| scalar(&value["text"]))
+            .into_iter()
+            .collect(),
         _ => scalar(value)
             .map(|s| {
                 s.split(';')
@@ -191,8 +196,14 @@ mod tests {
              belongs-to-collection: Saga\ngroup-position: 3\n",
         );
         assert_eq!(m.authors, ["Ann One", "Bob Two"]);
-        assert_eq!((m.title.as_deref(), m.subtitle.as_deref()), (Some("Main"), Some("Sub")));
-        assert_eq!((m.series.as_deref(), m.series_number.as_deref()), (Some("Saga"), Some("3")));
+        assert_eq!(
+            (m.title.as_deref(), m.subtitle.as_deref()),
+            (Some("Main"), Some("Sub"))
+        );
+        assert_eq!(
+            (m.series.as_deref(), m.series_number.as_deref()),
+            (Some("Saga"), Some("3"))
+        );
     }
 
     #[test]
@@ -211,8 +222,18 @@ mod tests {
     #[test]
     fn huge_or_deep_front_matter_is_refused() {
         let huge = format!("title: {}\n", "x".repeat(MAX_BYTES));
-        assert!(parse(&huge, &mut Metadata::default()).unwrap_err().to_string().contains("KiB"));
+        assert!(
+            parse(&huge, &mut Metadata::default())
+                .unwrap_err()
+                .to_string()
+                .contains("KiB")
+        );
         let deep = format!("a: {}{}\n", "[".repeat(100), "]".repeat(100));
-        assert!(parse(&deep, &mut Metadata::default()).unwrap_err().to_string().contains("nests"));
+        assert!(
+            parse(&deep, &mut Metadata::default())
+                .unwrap_err()
+                .to_string()
+                .contains("nests")
+        );
     }
 }

@@ -20,7 +20,12 @@ pub(super) fn resolve(blocks: &mut [Block], notes: &mut [Note], warnings: &mut V
         }
     });
     walk_blocks(blocks, &mut |b| {
-        if let Block::Heading { id: id @ None, content, .. } = b {
+        if let Block::Heading {
+            id: id @ None,
+            content,
+            ..
+        } = b
+        {
             let base = slug(&inline_text(content));
             let mut candidate = base.clone();
             let mut n = 0;
@@ -62,16 +67,31 @@ pub(super) fn slug(text: &str) -> String {
         .collect();
     let joined = kept.split_whitespace().collect::<Vec<_>>().join("-");
     let slug = joined.trim_start_matches(|c: char| !c.is_alphabetic());
-    if slug.is_empty() { "section".to_owned() } else { slug.to_owned() }
+    if slug.is_empty() {
+        "section".to_owned()
+    } else {
+        slug.to_owned()
+    }
 }
 
-fn fix_inlines(inlines: &mut Vec<Inline>, ids: &HashSet<String>, notes: &HashSet<String>, warnings: &mut Vec<Warning>) {
+fn fix_inlines(
+    inlines: &mut Vec<Inline>,
+    ids: &HashSet<String>,
+    notes: &HashSet<String>,
+    warnings: &mut Vec<Warning>,
+) {
     let mut i = 0;
     while i < inlines.len() {
         let replacement = match &inlines[i] {
-            Inline::Link { target: LinkTarget::Internal(target), content } => {
+            Inline::Link {
+                target: LinkTarget::Internal(target),
+                content,
+            } => {
                 let (local, fragment) = match target.strip_prefix(LOCAL_MARK) {
-                    Some(url) => (Some(url), url.split_once('#').map(|(_, f)| percent_decode(f))),
+                    Some(url) => (
+                        Some(url),
+                        url.split_once('#').map(|(_, f)| percent_decode(f)),
+                    ),
                     None => (None, Some(target.clone())),
                 };
                 match fragment.filter(|f| ids.contains(f)) {
@@ -191,7 +211,10 @@ mod tests {
     #[test]
     fn slugs_follow_pandoc() {
         assert_eq!(slug("Chapter One"), "chapter-one");
-        assert_eq!(slug("Level 2 with an embedded link"), "level-2-with-an-embedded-link");
+        assert_eq!(
+            slug("Level 2 with an embedded link"),
+            "level-2-with-an-embedded-link"
+        );
         assert_eq!(slug("1. Introduction!"), "introduction");
         assert_eq!(slug("Café au lait"), "café-au-lait");
         assert_eq!(slug("123"), "section");

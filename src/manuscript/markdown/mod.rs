@@ -68,7 +68,10 @@ fn ordered_item(t: &str) -> bool {
 fn emphasis(line: &str) -> bool {
     ['*', '_'].iter().any(|&d| {
         line.split(d).skip(1).step_by(2).any(|inner| {
-            !inner.is_empty() && !inner.starts_with(' ') && !inner.ends_with(' ') && inner.len() < 80
+            !inner.is_empty()
+                && !inner.starts_with(' ')
+                && !inner.ends_with(' ')
+                && inner.len() < 80
         }) && line.matches(d).count() >= 2
     })
 }
@@ -163,10 +166,18 @@ enum Raw {
 }
 
 impl Events {
-    fn event(&mut self, event: Event, b: &mut Builder, metadata: &mut Metadata) -> Result<(), InputError> {
+    fn event(
+        &mut self,
+        event: Event,
+        b: &mut Builder,
+        metadata: &mut Metadata,
+    ) -> Result<(), InputError> {
         if let Some(raw) = &mut self.raw {
             match (raw, &event) {
-                (Raw::Code(_, text) | Raw::Html(text) | Raw::Metadata(text), Event::Text(t) | Event::Html(t)) => {
+                (
+                    Raw::Code(_, text) | Raw::Html(text) | Raw::Metadata(text),
+                    Event::Text(t) | Event::Html(t),
+                ) => {
                     text.push_str(t);
                     return Ok(());
                 }
@@ -225,14 +236,20 @@ impl Events {
             }
             Tag::List(start) => b.open_block(
                 BlockKind::List {
-                    kind: if start.is_some() { ListKind::Decimal } else { ListKind::Bullet },
+                    kind: if start.is_some() {
+                        ListKind::Decimal
+                    } else {
+                        ListKind::Bullet
+                    },
                     start: start.map_or(1, |s| u32::try_from(s).unwrap_or(u32::MAX)),
                     items: Vec::new(),
                 },
                 None,
             ),
             Tag::Item => b.open_block(BlockKind::Item, None),
-            Tag::FootnoteDefinition(label) => b.open_block(BlockKind::Note(label.into_string()), None),
+            Tag::FootnoteDefinition(label) => {
+                b.open_block(BlockKind::Note(label.into_string()), None)
+            }
             Tag::DefinitionList => b.open_block(BlockKind::DefinitionList(Vec::new()), None),
             Tag::DefinitionListTitle => b.open_leaf(LeafKind::Term),
             Tag::DefinitionListDefinition => b.open_block(BlockKind::Definition, None),
@@ -263,11 +280,17 @@ impl Events {
             Tag::Strikethrough => b.open_inline(InlineKind::Strikethrough, None),
             Tag::Superscript => b.open_inline(InlineKind::Superscript, None),
             Tag::Subscript => b.open_inline(InlineKind::Subscript, None),
-            Tag::Link { link_type, dest_url, .. } => {
+            Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            } => {
                 let target = b.res.link_target(&dest_url, link_type == LinkType::Email);
                 b.open_inline(InlineKind::Link(target), None)
             }
-            Tag::Image { dest_url, title, .. } => b.open_inline(
+            Tag::Image {
+                dest_url, title, ..
+            } => b.open_inline(
                 InlineKind::Image {
                     url: dest_url.into_string(),
                     title: title.into_string(),

@@ -51,16 +51,18 @@ impl<'l> Resources<'l> {
             return (!fragment.is_empty()).then(|| LinkTarget::Internal(percent_decode(fragment)));
         }
         match scheme(url) {
-            Some(s) if matches!(s.as_str(), "http" | "https" | "mailto") => match url::Url::parse(url) {
-                Ok(parsed) => Some(LinkTarget::External(parsed.to_string())),
-                Err(e) => {
-                    self.warn(
+            Some(s) if matches!(s.as_str(), "http" | "https" | "mailto") => {
+                match url::Url::parse(url) {
+                    Ok(parsed) => Some(LinkTarget::External(parsed.to_string())),
+                    Err(e) => {
+                        self.warn(
                         "link_dropped",
                         format!("The link to {url:?} is not a valid address ({e}), so its text was kept without the link."),
                     );
-                    None
+                        None
+                    }
                 }
-            },
+            }
             Some(s) => {
                 self.warn(
                     "link_dropped",
@@ -118,7 +120,10 @@ impl<'l> Resources<'l> {
         let meta = meta.to_ascii_lowercase();
         let mut parts = meta.split(';');
         let media = parts.next().unwrap_or("").trim().to_owned();
-        if !matches!(media.as_str(), "image/png" | "image/jpeg" | "image/jpg" | "image/gif" | "image/webp") {
+        if !matches!(
+            media.as_str(),
+            "image/png" | "image/jpeg" | "image/jpg" | "image/gif" | "image/webp"
+        ) {
             return Err(DataError::Unsupported(if media.is_empty() {
                 "untyped data".into()
             } else {
@@ -126,7 +131,9 @@ impl<'l> Resources<'l> {
             }));
         }
         if !parts.any(|p| p.trim() == "base64") {
-            return Err(DataError::Unsupported("a data: URI that is not base64".into()));
+            return Err(DataError::Unsupported(
+                "a data: URI that is not base64".into(),
+            ));
         }
         let name = format!("the embedded image{shown}");
         let bytes = base64_decode(payload).ok_or_else(|| {
@@ -233,8 +240,14 @@ mod tests {
 
     #[test]
     fn base64_decodes_standard_wrapped_and_unpadded_text() {
-        assert_eq!(base64_decode("SGVsbG8sIHdvcmxkIQ==").unwrap(), b"Hello, world!");
-        assert_eq!(base64_decode("SGVsbG8s\n IHdvcmxkIQ").unwrap(), b"Hello, world!");
+        assert_eq!(
+            base64_decode("SGVsbG8sIHdvcmxkIQ==").unwrap(),
+            b"Hello, world!"
+        );
+        assert_eq!(
+            base64_decode("SGVsbG8s\n IHdvcmxkIQ").unwrap(),
+            b"Hello, world!"
+        );
         assert_eq!(base64_decode("").unwrap(), b"");
         assert!(base64_decode("SGV*bG8").is_none());
         assert!(base64_decode("SGVsb").is_none());
@@ -252,7 +265,10 @@ mod tests {
             r.link_target("nobody@nowhere.net", true),
             Some(LinkTarget::External("mailto:nobody@nowhere.net".into()))
         );
-        assert_eq!(r.link_target("#chapter%20one", false), Some(LinkTarget::Internal("chapter one".into())));
+        assert_eq!(
+            r.link_target("#chapter%20one", false),
+            Some(LinkTarget::Internal("chapter one".into()))
+        );
         assert_eq!(r.link_target("javascript:alert(1)", false), None);
         assert_eq!(r.warnings[0].code, "link_dropped");
         assert_eq!(

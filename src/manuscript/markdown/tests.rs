@@ -7,7 +7,12 @@ fn parse(text: &str) -> Parsed {
 
 /// All blocks of all chapters, in order.
 fn blocks(parsed: &Parsed) -> Vec<Block> {
-    parsed.document.chapters.iter().flat_map(|c| c.blocks.clone()).collect()
+    parsed
+        .document
+        .chapters
+        .iter()
+        .flat_map(|c| c.blocks.clone())
+        .collect()
 }
 
 fn codes(parsed: &Parsed) -> Vec<&str> {
@@ -33,7 +38,9 @@ const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+
 
 #[test]
 fn front_matter_fills_metadata_and_is_not_text() {
-    let parsed = parse("---\ntitle: The Book\nauthor:\n  - name: Ann One\nlang: fr\n---\n\n# One\n\nText.\n");
+    let parsed = parse(
+        "---\ntitle: The Book\nauthor:\n  - name: Ann One\nlang: fr\n---\n\n# One\n\nText.\n",
+    );
     let m = &parsed.document.metadata;
     assert_eq!(m.title.as_deref(), Some("The Book"));
     assert_eq!(m.authors, ["Ann One"]);
@@ -65,7 +72,9 @@ fn pandoc_title_blocks_fill_metadata() {
 
 #[test]
 fn headings_get_explicit_or_pandoc_ids_and_internal_links_resolve() {
-    let parsed = parse("# Chapter One\n\nSee [two](#custom) and [one](#chapter-one).\n\n# Chapter Two {#custom}\n\nText.\n");
+    let parsed = parse(
+        "# Chapter One\n\nSee [two](#custom) and [one](#chapter-one).\n\n# Chapter Two {#custom}\n\nText.\n",
+    );
     let ids: Vec<_> = blocks(&parsed)
         .into_iter()
         .filter_map(|b| match b {
@@ -83,7 +92,10 @@ fn headings_get_explicit_or_pandoc_ids_and_internal_links_resolve() {
         .collect();
     assert_eq!(
         links,
-        [LinkTarget::Internal("custom".into()), LinkTarget::Internal("chapter-one".into())]
+        [
+            LinkTarget::Internal("custom".into()),
+            LinkTarget::Internal("chapter-one".into())
+        ]
     );
     assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
 }
@@ -108,7 +120,9 @@ fn links_keep_their_text_when_they_cannot_work() {
             content: vec![text("web")]
         }
     );
-    assert!(matches!(&para[2], Inline::Link { target: LinkTarget::External(u), .. } if u == "mailto:a@b.c"));
+    assert!(
+        matches!(&para[2], Inline::Link { target: LinkTarget::External(u), .. } if u == "mailto:a@b.c")
+    );
     assert_eq!(para[3], text(" js file "));
     assert_eq!(
         para[4],
@@ -118,12 +132,17 @@ fn links_keep_their_text_when_they_cannot_work() {
         }
     );
     assert_eq!(para[5], text(" gone"));
-    assert_eq!(codes(&parsed), ["link_dropped", "local_link_dropped", "link_target_missing"]);
+    assert_eq!(
+        codes(&parsed),
+        ["link_dropped", "local_link_dropped", "link_target_missing"]
+    );
 }
 
 #[test]
 fn data_uri_images_are_embedded_and_a_lone_one_is_a_figure() {
-    let md = format!("![A dot](data:image/png;base64,{PNG} \"The caption\")\n\nInline ![dot](data:image/png;base64,{PNG}) here.\n");
+    let md = format!(
+        "![A dot](data:image/png;base64,{PNG} \"The caption\")\n\nInline ![dot](data:image/png;base64,{PNG}) here.\n"
+    );
     let parsed = parse(&md);
     let b = blocks(&parsed);
     assert_eq!(
@@ -135,10 +154,18 @@ fn data_uri_images_are_embedded_and_a_lone_one_is_a_figure() {
         }
     );
     // The same data is one image.
-    assert!(matches!(&b[1], Block::Paragraph { content, .. } if content[1] == Inline::Image { image: "image1.png".into(), alt: "dot".into() }));
+    assert!(
+        matches!(&b[1], Block::Paragraph { content, .. } if content[1] == Inline::Image { image: "image1.png".into(), alt: "dot".into() })
+    );
     assert_eq!(parsed.document.images.len(), 1);
     assert_eq!(parsed.document.images[0].media_type, "image/png");
-    assert_eq!((parsed.document.images[0].width, parsed.document.images[0].height), (1, 1));
+    assert_eq!(
+        (
+            parsed.document.images[0].width,
+            parsed.document.images[0].height
+        ),
+        (1, 1)
+    );
     assert!(parsed.resources["image1.png"].starts_with(b"\x89PNG"));
 }
 
@@ -158,7 +185,10 @@ fn images_that_cannot_be_fetched_keep_their_alt_text() {
 #[test]
 fn scene_breaks_from_rules_and_ornament_paragraphs() {
     let parsed = parse("One.\n\n* * *\n\nTwo.\n\n⁂\n\nThree.\n\n#\n\nFour.\n");
-    let breaks = blocks(&parsed).iter().filter(|b| **b == Block::SceneBreak).count();
+    let breaks = blocks(&parsed)
+        .iter()
+        .filter(|b| **b == Block::SceneBreak)
+        .count();
     assert_eq!(breaks, 3);
     assert_eq!(parsed.document.chapters.len(), 1);
 }
@@ -170,9 +200,17 @@ fn lists_quotes_code_and_breaks() {
     );
     let b = blocks(&parsed);
     assert!(matches!(&b[0], Block::BlockQuote(inner) if plain_text(inner) == "quoted\n"));
-    let Block::List { kind, start, items } = &b[1] else { panic!("{:?}", b[1]) };
+    let Block::List { kind, start, items } = &b[1] else {
+        panic!("{:?}", b[1])
+    };
     assert_eq!((*kind, *start, items.len()), (ListKind::Decimal, 3, 2));
-    assert!(matches!(items[1].last(), Some(Block::List { kind: ListKind::Bullet, .. })));
+    assert!(matches!(
+        items[1].last(),
+        Some(Block::List {
+            kind: ListKind::Bullet,
+            ..
+        })
+    ));
     assert_eq!(plain_text(&b[2..3]), "[x] done\n[ ] todo\n");
     assert_eq!(
         b[3],
@@ -181,13 +219,17 @@ fn lists_quotes_code_and_breaks() {
             text: "fn main() {}".into()
         }
     );
-    assert!(matches!(&b[4], Block::Paragraph { content, .. } if content == &[text("line one"), Inline::LineBreak, text("line two soft")]));
+    assert!(
+        matches!(&b[4], Block::Paragraph { content, .. } if content == &[text("line one"), Inline::LineBreak, text("line two soft")])
+    );
 }
 
 #[test]
 fn tables_keep_alignment_and_header_row() {
     let parsed = parse("| Name | Qty |\n|:-----|----:|\n| Egg  | 12  |\n");
-    let Block::Table(table) = &blocks(&parsed)[0] else { panic!() };
+    let Block::Table(table) = &blocks(&parsed)[0] else {
+        panic!()
+    };
     assert_eq!(table.head.len(), 1);
     assert_eq!(table.body.len(), 1);
     let cell: &Cell = &table.body[0].cells[1];
@@ -202,7 +244,12 @@ fn footnotes_become_notes_and_missing_ones_stay_text() {
     let para = first_paragraph(&parsed);
     assert!(para.contains(&Inline::NoteRef("a".into())));
     assert!(plain_text(&blocks(&parsed)).contains("[^missing]"));
-    let ids: Vec<_> = parsed.document.notes.iter().map(|n| n.id.as_str()).collect();
+    let ids: Vec<_> = parsed
+        .document
+        .notes
+        .iter()
+        .map(|n| n.id.as_str())
+        .collect();
     assert_eq!(ids, ["a", "unused"]);
 }
 
@@ -223,7 +270,9 @@ fn inline_markup_maps_onto_the_model() {
 #[test]
 fn definition_lists() {
     let parsed = parse("Term\n: Definition one\n: Definition two\n");
-    let Block::DefinitionList(defs) = &blocks(&parsed)[0] else { panic!("{:?}", blocks(&parsed)) };
+    let Block::DefinitionList(defs) = &blocks(&parsed)[0] else {
+        panic!("{:?}", blocks(&parsed))
+    };
     assert_eq!(defs[0].term, [text("Term")]);
     assert_eq!(defs[0].definitions.len(), 2);
 }
@@ -236,7 +285,13 @@ fn inline_html_maps_onto_the_model() {
          <a href=\"https://example.com\">site</a> &amp; <unknown>kept</unknown>.\n",
     );
     let para = first_paragraph(&parsed);
-    assert_eq!(para[1], Inline::Lang { lang: "fr".into(), content: vec![text("bon mot")] });
+    assert_eq!(
+        para[1],
+        Inline::Lang {
+            lang: "fr".into(),
+            content: vec![text("bon mot")]
+        }
+    );
     assert!(para.contains(&Inline::Strong(vec![text("bold")])));
     assert!(para.contains(&Inline::Underline(vec![text("under")])));
     assert!(para.contains(&Inline::Subscript(vec![text("2")])));
@@ -280,24 +335,47 @@ fn block_html_becomes_blocks() {
             align: Align::Default,
             content: vec![Inline::Lang {
                 lang: "de".into(),
-                content: vec![text("Guten "), Inline::Emphasis(vec![text("Tag")]), text(" é")]
+                content: vec![
+                    text("Guten "),
+                    Inline::Emphasis(vec![text("Tag")]),
+                    text(" é")
+                ]
             }]
         }
     );
-    assert!(matches!(&b[1], Block::List { kind: ListKind::Bullet, items, .. } if items.len() == 2 && plain_text(&items[1]) == "two\n"));
+    assert!(
+        matches!(&b[1], Block::List { kind: ListKind::Bullet, items, .. } if items.len() == 2 && plain_text(&items[1]) == "two\n")
+    );
     assert!(matches!(&b[2], Block::Table(t) if t.body.len() == 2 && t.body[0].cells[0].header));
     assert_eq!(b[3], Block::SceneBreak);
-    assert_eq!(b[4], Block::CodeBlock { language: None, text: "  code".into() });
-    assert!(b.iter().any(|x| matches!(x, Block::Heading { id: Some(id), .. } if id == "x")));
+    assert_eq!(
+        b[4],
+        Block::CodeBlock {
+            language: None,
+            text: "  code".into()
+        }
+    );
+    assert!(
+        b.iter()
+            .any(|x| matches!(x, Block::Heading { id: Some(id), .. } if id == "x"))
+    );
 }
 
 #[test]
 fn markdown_and_html_are_told_from_prose() {
     assert!(looks_like_markdown("---\ntitle: x\n---\n\nText"));
-    assert!(looks_like_markdown("# Title\n\nSome *text* here.\n\n## Two\n"));
-    assert!(looks_like_markdown("Intro.\n\n- one\n- two\n- three\n\nSee [this](https://x.y).\n"));
-    assert!(!looks_like_markdown("It was a dark night.\n\nShe said - quietly - no.\n\nThe end.\n"));
-    assert!(!looks_like_markdown("Chapter 1\n\nHe paid 5 * 3 dollars.\n"));
+    assert!(looks_like_markdown(
+        "# Title\n\nSome *text* here.\n\n## Two\n"
+    ));
+    assert!(looks_like_markdown(
+        "Intro.\n\n- one\n- two\n- three\n\nSee [this](https://x.y).\n"
+    ));
+    assert!(!looks_like_markdown(
+        "It was a dark night.\n\nShe said - quietly - no.\n\nThe end.\n"
+    ));
+    assert!(!looks_like_markdown(
+        "Chapter 1\n\nHe paid 5 * 3 dollars.\n"
+    ));
 }
 
 #[test]
@@ -314,7 +392,9 @@ fn corpus_formats_are_sniffed_right() {
 
 #[test]
 fn the_pandoc_test_suite_reads_and_keeps_its_text() {
-    let Some(text) = corpus("markdown/pandoc-testsuite.md") else { return };
+    let Some(text) = corpus("markdown/pandoc-testsuite.md") else {
+        return;
+    };
     let parsed = parse(&text);
     let mut all = String::new();
     for chapter in &parsed.document.chapters {
@@ -323,7 +403,10 @@ fn the_pandoc_test_suite_reads_and_keeps_its_text() {
     for note in &parsed.document.notes {
         all.push_str(&plain_text(&note.blocks));
     }
-    assert_eq!(parsed.document.metadata.title.as_deref(), Some("Pandoc Test Suite"));
+    assert_eq!(
+        parsed.document.metadata.title.as_deref(),
+        Some("Pandoc Test Suite")
+    );
     for kept in [
         "Level 2 with an embedded link",
         "This should be a code block, though:",
@@ -343,7 +426,9 @@ fn the_pandoc_test_suite_reads_and_keeps_its_text() {
 
 #[test]
 fn the_markdown_novel_has_its_chapters_and_metadata() {
-    let Some(text) = corpus("markdown/love-among-the-chickens.md") else { return };
+    let Some(text) = corpus("markdown/love-among-the-chickens.md") else {
+        return;
+    };
     let start = std::time::Instant::now();
     let parsed = parse(&text);
     let elapsed = start.elapsed();
@@ -351,11 +436,48 @@ fn the_markdown_novel_has_its_chapters_and_metadata() {
     let m = &parsed.document.metadata;
     assert_eq!(m.title.as_deref(), Some("Love Among the Chickens"));
     assert_eq!(m.authors, ["P. G. Wodehouse"]);
-    let titles: Vec<_> = parsed.document.chapters.iter().map(|c| c.title.as_str()).collect();
-    assert_eq!(titles.len(), text.lines().filter(|l| l.starts_with("## ")).count());
+    let titles: Vec<_> = parsed
+        .document
+        .chapters
+        .iter()
+        .map(|c| c.title.as_str())
+        .collect();
+    assert_eq!(
+        titles.len(),
+        text.lines().filter(|l| l.starts_with("## ")).count()
+    );
     assert_eq!(titles[0], "Dedication");
     assert_eq!(titles[1], "I");
     assert_eq!(titles[23], "XXIII");
-    assert_eq!(parsed.document.chapters[0].division, crate::document::Division::Dedication);
+    assert_eq!(
+        parsed.document.chapters[0].division,
+        crate::document::Division::Dedication
+    );
     assert!(crate::document::word_count(&parsed.document) > 45_000);
+}
+
+#[test]
+fn hostile_nesting_is_flattened_quickly_and_keeps_text() {
+    let start = std::time::Instant::now();
+    let quotes = format!("{}deep\n", ">".repeat(50_000));
+    let spans = format!("{}text{}\n", "<span>".repeat(50_000), "</i>".repeat(50_000));
+    let divs = format!("<div lang=\"x\">\n{}inner\n", "<blockquote>".repeat(50_000));
+    let emphasis = format!("{}a{}\n", "*_".repeat(20_000), "_*".repeat(20_000));
+    for input in [quotes, spans, divs, emphasis] {
+        let one = std::time::Instant::now();
+        let parsed = parse(&input);
+        eprintln!("{:?} for {}…", one.elapsed(), &input[..20]);
+        let all = plain_text(&blocks(&parsed));
+        assert!(
+            all.contains("deep")
+                || all.contains("text")
+                || all.contains("inner")
+                || all.contains('a')
+        );
+    }
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
 }
