@@ -66,7 +66,7 @@ fn utf16_without_bom(bytes: &[u8]) -> Option<Endian> {
 }
 
 fn decode_utf16(bytes: &[u8], endian: Endian, offset: usize) -> Result<String, InputError> {
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(InputError::Encoding {
             detail: format!(
                 "the file looks like {} but has an odd number of bytes ({}), so its last character is cut in half",
@@ -199,6 +199,7 @@ fn normalise_newlines(text: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

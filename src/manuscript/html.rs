@@ -111,10 +111,11 @@ impl State {
             return Ok(());
         }
         if b.dropping() {
-            if let Some(name) = known(&name) {
-                if !VOID.contains(&name) && !tag.self_closing {
-                    b.open_inline(InlineKind::Transparent, Some(name))?;
-                }
+            if let Some(name) = known(&name)
+                && !VOID.contains(&name)
+                && !tag.self_closing
+            {
+                b.open_inline(InlineKind::Transparent, Some(name))?;
             }
             return Ok(());
         }
@@ -563,6 +564,7 @@ fn inline_kind(name: &str, attr: &dyn Fn(&str) -> Option<String>) -> Option<Inli
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     #[test]
     fn element_lists_agree() {

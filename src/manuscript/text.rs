@@ -464,6 +464,7 @@ fn chapters_guessed(found: &[HeadingForm]) -> Warning {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::document::{Division, plain_text};
@@ -590,6 +591,7 @@ mod tests {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod corpus_tests {
     use super::*;
     use crate::document::{Division, word_count};

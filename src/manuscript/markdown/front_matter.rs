@@ -159,6 +159,7 @@ fn names(value: &Yaml) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -56,7 +56,7 @@ pub fn looks_like_markdown(text: &str) -> bool {
 
 fn atx_heading(t: &str) -> bool {
     let hashes = t.bytes().take_while(|&b| b == b'#').count();
-    (1..=6).contains(&hashes) && t[hashes..].starts_with(' ') && t[hashes..].trim().len() > 0
+    (1..=6).contains(&hashes) && t[hashes..].starts_with(' ') && !t[hashes..].trim().is_empty()
 }
 
 fn ordered_item(t: &str) -> bool {

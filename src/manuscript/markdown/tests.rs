@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used)]
+
 use super::*;
 use crate::document::{Cell, LinkTarget, plain_text};
 
