@@ -25,7 +25,7 @@ pub fn read(text: &str) -> Result<Parsed, InputError> {
             blocks.push(Block::Heading {
                 level: 1,
                 id: None,
-                content: vec![Inline::Text(paragraph[0].trim().to_owned())],
+                content: vec![Inline::Text(heading_text(paragraph))],
             });
         } else {
             blocks.push(block(paragraph));
@@ -176,8 +176,37 @@ const DIVISIONS: &[&str] = &[
     "glossary",
 ];
 
-/// What heading form a paragraph has, if it is one line short enough to be a heading.
+/// A heading's text: its line, or `CHAPTER I.` and the title on the next line as one.
+fn heading_text(lines: &[&str]) -> String {
+    match lines {
+        [number, title] => {
+            let number = number.trim();
+            let separator = if number.ends_with(['.', ':']) {
+                " "
+            } else {
+                ": "
+            };
+            format!("{number}{separator}{}", title.trim())
+        }
+        _ => lines
+            .first()
+            .map(|l| l.trim().to_owned())
+            .unwrap_or_default(),
+    }
+}
+
+/// What heading form a paragraph has: one line short enough to be a heading, or a
+/// `Chapter …` line with a short title on the line below (as in many scanned books).
 fn heading_form(lines: &[&str]) -> Option<HeadingForm> {
+    if let [number, title] = lines {
+        let form = heading_form(&[number])?;
+        let title = title.trim();
+        let titled = matches!(form, HeadingForm::Chapter | HeadingForm::PartOrBook)
+            && title.chars().count() <= 60
+            && !title.ends_with([',', ';'])
+            && heading_form(&[title]).is_none();
+        return titled.then_some(form);
+    }
     let [line] = lines else { return None };
     let line = line.trim();
     if line.chars().count() > 100 || indent(lines[0]) >= 8 {
@@ -542,6 +571,16 @@ mod tests {
         assert_eq!(parsed.document.chapters[3].division, Division::Epilogue);
         assert_eq!(parsed.warnings[0].code, "chapters_guessed");
         assert!(parsed.warnings[0].message.contains("4 chapter headings"));
+    }
+
+    #[test]
+    fn a_chapter_line_with_its_title_below_is_one_heading() {
+        let parsed =
+            read("CHAPTER I.\nTHE BEGINNING\n\nIt began.\n\nCHAPTER II\nLater\n\nOn.").unwrap();
+        assert_eq!(
+            titles(&parsed),
+            ["CHAPTER I. THE BEGINNING", "CHAPTER II: Later"]
+        );
     }
 
     #[test]
