@@ -1,1 +1,581 @@
 //! Raw HTML inside Markdown, reduced to what the document model (and so EPUB) allows.
+//!
+//! HTML is never passed through: it is tokenized with `html5gum` (which decodes entities)
+//! and an allowlist of elements is mapped onto the same [`Builder`] that Markdown drives.
+//! Elements that execute or embed something (`script`, `iframe`, `svg`, forms…) are
+//! dropped with their content; any other unknown tag is dropped and its text kept.
+
+use html5gum::{DefaultEmitter, StartTag, Token, Tokenizer};
+
+use super::InputError;
+use super::markdown::builder::{BlockKind, Builder, InlineKind, LeafKind};
+use crate::document::{Block, Inline, ListKind};
+
+/// An HTML block (a run of lines starting with a tag): block structure and text.
+pub(super) fn block(html: &str, builder: &mut Builder) -> Result<(), InputError> {
+    let mut state = State {
+        block_mode: true,
+        floor: builder.depth(),
+        pre: None,
+    };
+    builder.close_leaf()?;
+    state.feed(html, builder)?;
+    if let Some(text) = state.pre.take() {
+        builder.add_block(code_block(text))?;
+    }
+    // An HTML block's own elements end with it, closed or not.
+    builder.close_leaf()?;
+    while builder.depth() > state.floor {
+        builder.close_block()?;
+    }
+    Ok(())
+}
+
+/// One inline HTML tag (or comment) inside Markdown text; its content arrives as Markdown
+/// events between the start and end tags, so frames stay open on the builder.
+pub(super) fn inline(html: &str, builder: &mut Builder) -> Result<(), InputError> {
+    let mut state = State {
+        block_mode: false,
+        floor: builder.depth(),
+        pre: None,
+    };
+    state.feed(html, builder)
+}
+
+struct State {
+    /// Block tags build blocks (in an HTML block) or are transparent (inside a paragraph).
+    block_mode: bool,
+    /// The builder's depth when the HTML began: HTML never closes Markdown's containers.
+    floor: usize,
+    /// Text of an open `<pre>`.
+    pre: Option<String>,
+}
+
+impl State {
+    fn feed(&mut self, html: &str, b: &mut Builder) -> Result<(), InputError> {
+        let mut emitter = DefaultEmitter::default();
+        // `<script>`, `<style>` and `<textarea>` hold raw text, not tags.
+        emitter.naively_switch_states(true);
+        for token in Tokenizer::new_with_emitter(html, emitter) {
+            let Ok(token) = token;
+            match token {
+                Token::StartTag(tag) => self.start(&tag, b)?,
+                Token::EndTag(tag) => self.end(&String::from_utf8_lossy(&tag.name), b)?,
+                Token::String(text) => self.text(&String::from_utf8_lossy(&text), b)?,
+                Token::Comment(_) | Token::Doctype(_) | Token::Error(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn text(&mut self, text: &str, b: &mut Builder) -> Result<(), InputError> {
+        if let Some(pre) = &mut self.pre {
+            pre.push_str(text);
+            return Ok(());
+        }
+        if !self.block_mode {
+            return b.text(text);
+        }
+        // HTML collapses runs of white space (line breaks included) to one space.
+        let mut collapsed = String::with_capacity(text.len());
+        let mut space = false;
+        for c in text.chars() {
+            if c.is_whitespace() {
+                space = true;
+            } else {
+                if space {
+                    collapsed.push(' ');
+                    space = false;
+                }
+                collapsed.push(c);
+            }
+        }
+        if space {
+            collapsed.push(' ');
+        }
+        b.text(&collapsed)
+    }
+
+    fn start(&mut self, tag: &StartTag<()>, b: &mut Builder) -> Result<(), InputError> {
+        let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
+        let attr = |key: &str| {
+            tag.attributes
+                .get(key.as_bytes())
+                .map(|v| String::from_utf8_lossy(v).trim().to_owned())
+        };
+        if let Some(pre) = &mut self.pre {
+            // Tags inside <pre> are markup of the code's text, not text.
+            if name == "br" {
+                pre.push('\n');
+            }
+            return Ok(());
+        }
+        if b.dropping() {
+            if let Some(name) = known(&name)
+                && !VOID.contains(&name)
+                && !tag.self_closing
+            {
+                b.open_inline(InlineKind::Transparent, Some(name))?;
+            }
+            return Ok(());
+        }
+        let Some(name) = known(&name) else {
+            // Unknown element: its tag goes, its text stays (end tags of unknown elements
+            // close nothing).
+            return Ok(());
+        };
+        if DROPPED.contains(&name) {
+            if !VOID.contains(&name) && !tag.self_closing {
+                b.open_inline(InlineKind::Drop(name), Some(name))?;
+            } else {
+                b.res.warn(
+                    "html_dropped",
+                    format!("An HTML <{name}> element was removed; ebooks do not allow it."),
+                );
+            }
+            return Ok(());
+        }
+        if let Some(kind) = inline_kind(name, &attr) {
+            if let Some(id) = attr("id").filter(|id| !id.is_empty())
+                && matches!(name, "a" | "span")
+            {
+                b.inline(Inline::Anchor(id))?;
+            }
+            let kind = match kind {
+                InlineKind::Link(None) => match attr("href") {
+                    Some(href) => InlineKind::Link(b.res.link_target(&href, false)),
+                    None => InlineKind::Transparent,
+                },
+                other => other,
+            };
+            return b.open_inline(kind, Some(name));
+        }
+        match name {
+            "br" => return b.inline(Inline::LineBreak),
+            "img" => {
+                let url = attr("src").unwrap_or_default();
+                let title = attr("title").unwrap_or_default();
+                b.open_inline(InlineKind::Image { url, title }, Some("img"))?;
+                b.text(&attr("alt").unwrap_or_default())?;
+                b.close_html_inline("img")?;
+                return Ok(());
+            }
+            _ => {}
+        }
+        if !self.block_mode {
+            if !VOID.contains(&name) && !tag.self_closing {
+                b.open_inline(InlineKind::Transparent, Some(name))?;
+            }
+            return Ok(());
+        }
+        self.start_block(name, &attr, b)
+    }
+
+    fn start_block(
+        &mut self,
+        name: &'static str,
+        attr: &dyn Fn(&str) -> Option<String>,
+        b: &mut Builder,
+    ) -> Result<(), InputError> {
+        let html = Some(name);
+        match name {
+            "p" => b.open_leaf(LeafKind::Paragraph),
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                let level = name.as_bytes()[1] - b'0';
+                let id = attr("id").filter(|id| !id.is_empty());
+                b.open_leaf(LeafKind::Heading { level, id })
+            }
+            "blockquote" => b.open_block(BlockKind::Quote, html),
+            "ul" | "ol" => {
+                let kind = match (name, attr("type").as_deref()) {
+                    ("ul", _) => ListKind::Bullet,
+                    (_, Some("a")) => ListKind::LowerAlpha,
+                    (_, Some("A")) => ListKind::UpperAlpha,
+                    (_, Some("i")) => ListKind::LowerRoman,
+                    (_, Some("I")) => ListKind::UpperRoman,
+                    _ => ListKind::Decimal,
+                };
+                let start = attr("start").and_then(|s| s.parse().ok()).unwrap_or(1);
+                b.open_block(
+                    BlockKind::List {
+                        kind,
+                        start,
+                        items: Vec::new(),
+                    },
+                    html,
+                )
+            }
+            "li" => {
+                self.close_if_top(b, |k| matches!(k, BlockKind::Item), "li")?;
+                b.open_block(BlockKind::Item, html)
+            }
+            "dl" => b.open_block(BlockKind::DefinitionList(Vec::new()), html),
+            "dt" => {
+                self.close_if_top(b, |k| matches!(k, BlockKind::Definition), "dd")?;
+                b.open_leaf(LeafKind::Term)
+            }
+            "dd" => {
+                self.close_if_top(b, |k| matches!(k, BlockKind::Definition), "dd")?;
+                b.open_block(BlockKind::Definition, html)
+            }
+            "table" => b.open_block(
+                BlockKind::Table {
+                    aligns: Vec::new(),
+                    head: Vec::new(),
+                    body: Vec::new(),
+                    in_head: false,
+                },
+                html,
+            ),
+            "thead" => {
+                b.close_leaf()?;
+                b.set_table_head(true);
+                Ok(())
+            }
+            "tbody" | "tfoot" => {
+                b.close_leaf()?;
+                b.set_table_head(false);
+                Ok(())
+            }
+            "tr" => {
+                self.close_if_top(b, |k| matches!(k, BlockKind::Cell { .. }), "td")?;
+                self.close_if_top(b, |k| matches!(k, BlockKind::Cell { .. }), "th")?;
+                self.close_if_top(b, |k| matches!(k, BlockKind::Row(_)), "tr")?;
+                b.open_block(BlockKind::Row(Vec::new()), html)
+            }
+            "td" | "th" => {
+                self.close_if_top(b, |k| matches!(k, BlockKind::Cell { .. }), "td")?;
+                self.close_if_top(b, |k| matches!(k, BlockKind::Cell { .. }), "th")?;
+                if !b.in_block(|k| matches!(k, BlockKind::Row(_))) {
+                    b.open_block(BlockKind::Row(Vec::new()), Some("tr"))?;
+                }
+                let span = |key: &str| {
+                    attr(key)
+                        .and_then(|s| s.parse::<u32>().ok())
+                        .unwrap_or(1)
+                        .clamp(1, 1000)
+                };
+                b.open_block(
+                    BlockKind::Cell {
+                        header: name == "th",
+                        colspan: span("colspan"),
+                        rowspan: span("rowspan"),
+                    },
+                    html,
+                )
+            }
+            "pre" => {
+                b.close_leaf()?;
+                self.pre = Some(String::new());
+                Ok(())
+            }
+            "hr" => b.add_block(Block::SceneBreak),
+            _ => match attr("lang").filter(|l| !l.is_empty()) {
+                // A sectioning element (div, section, figure…) with a language.
+                Some(lang) if BLOCK_CONTAINERS.contains(&name) => {
+                    b.open_block(BlockKind::Lang(lang), html)
+                }
+                _ => b.close_leaf(),
+            },
+        }
+    }
+
+    fn close_if_top(
+        &self,
+        b: &mut Builder,
+        test: impl Fn(&BlockKind) -> bool,
+        name: &str,
+    ) -> Result<(), InputError> {
+        b.close_leaf()?;
+        if b.in_block(test) {
+            b.close_html_block(name, self.floor)?;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, name: &str, b: &mut Builder) -> Result<(), InputError> {
+        let name = name.to_ascii_lowercase();
+        if self.pre.is_some() {
+            if name == "pre"
+                && let Some(text) = self.pre.take()
+            {
+                b.add_block(code_block(text))?;
+            }
+            return Ok(());
+        }
+        if b.close_html_inline(&name)? || !self.block_mode {
+            return Ok(());
+        }
+        match name.as_str() {
+            "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "dt" => b.close_leaf(),
+            "thead" => {
+                b.close_leaf()?;
+                b.close_html_block("tr", self.floor)?;
+                b.set_table_head(false);
+                Ok(())
+            }
+            _ => {
+                if !b.close_html_block(&name, self.floor)? {
+                    // A paragraph boundary anyway (`</div>`).
+                    b.close_leaf()?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn code_block(text: String) -> Block {
+    // A newline right after <pre> is not content (HTML drops it too).
+    let text = text
+        .strip_prefix('\n')
+        .unwrap_or(&text)
+        .trim_end()
+        .to_owned();
+    Block::CodeBlock {
+        language: None,
+        text,
+    }
+}
+
+/// The element name as a `'static` string, if Bindery knows it.
+fn known(name: &str) -> Option<&'static str> {
+    KNOWN.iter().copied().find(|k| *k == name)
+}
+
+const INLINE: &[&str] = &[
+    "em", "i", "cite", "dfn", "var", "strong", "b", "u", "ins", "s", "del", "strike", "sup", "sub",
+    "small", "code", "kbd", "samp", "tt", "a", "span", "abbr", "q", "mark", "font", "bdi", "bdo",
+    "time", "label",
+];
+const DROPPED: &[&str] = &[
+    "script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math", "form",
+    "input", "button", "select", "option", "optgroup", "textarea", "canvas", "audio", "video",
+    "applet", "frameset", "frame", "noframes", "head", "title", "meta", "link", "base", "param",
+    "source", "track", "datalist", "output", "map", "area", "dialog",
+];
+#[cfg(test)]
+const BLOCK: &[&str] = &[
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "td",
+    "th",
+    "caption",
+    "pre",
+    "hr",
+    "br",
+    "img",
+    "div",
+    "section",
+    "article",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "figure",
+    "figcaption",
+    "center",
+    "address",
+    "details",
+    "summary",
+    "colgroup",
+    "col",
+    "wbr",
+    "html",
+    "body",
+];
+const BLOCK_CONTAINERS: &[&str] = &[
+    "div",
+    "section",
+    "article",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "figure",
+    "center",
+    "address",
+    "details",
+    "blockquote",
+    "p",
+];
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+    "track", "wbr",
+];
+const KNOWN: &[&str] = &[
+    "em",
+    "i",
+    "cite",
+    "dfn",
+    "var",
+    "strong",
+    "b",
+    "u",
+    "ins",
+    "s",
+    "del",
+    "strike",
+    "sup",
+    "sub",
+    "small",
+    "code",
+    "kbd",
+    "samp",
+    "tt",
+    "a",
+    "span",
+    "abbr",
+    "q",
+    "mark",
+    "font",
+    "bdi",
+    "bdo",
+    "time",
+    "label",
+    "script",
+    "style",
+    "iframe",
+    "object",
+    "embed",
+    "template",
+    "noscript",
+    "svg",
+    "math",
+    "form",
+    "input",
+    "button",
+    "select",
+    "option",
+    "optgroup",
+    "textarea",
+    "canvas",
+    "audio",
+    "video",
+    "applet",
+    "frameset",
+    "frame",
+    "noframes",
+    "head",
+    "title",
+    "meta",
+    "link",
+    "base",
+    "param",
+    "source",
+    "track",
+    "datalist",
+    "output",
+    "map",
+    "area",
+    "dialog",
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "td",
+    "th",
+    "caption",
+    "pre",
+    "hr",
+    "br",
+    "img",
+    "div",
+    "section",
+    "article",
+    "aside",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "figure",
+    "figcaption",
+    "center",
+    "address",
+    "details",
+    "summary",
+    "colgroup",
+    "col",
+    "wbr",
+    "html",
+    "body",
+];
+
+/// What an inline element becomes (`None` for elements that are not inline).
+fn inline_kind(name: &str, attr: &dyn Fn(&str) -> Option<String>) -> Option<InlineKind> {
+    let small_caps = || {
+        attr("style").is_some_and(|s| {
+            s.to_ascii_lowercase()
+                .replace(' ', "")
+                .contains("font-variant:small-caps")
+        })
+    };
+    Some(match name {
+        "em" | "i" | "cite" | "dfn" | "var" => InlineKind::Emphasis,
+        "strong" | "b" => InlineKind::Strong,
+        "u" | "ins" => InlineKind::Underline,
+        "s" | "del" | "strike" => InlineKind::Strikethrough,
+        "sup" => InlineKind::Superscript,
+        "sub" => InlineKind::Subscript,
+        "small" => InlineKind::SmallCaps,
+        "code" | "kbd" | "samp" | "tt" => InlineKind::Code,
+        "a" => InlineKind::Link(None),
+        _ if INLINE.contains(&name) => match attr("lang").filter(|l| !l.is_empty()) {
+            Some(lang) => InlineKind::Lang(lang),
+            None if small_caps() => InlineKind::SmallCaps,
+            None => InlineKind::Transparent,
+        },
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    #[test]
+    fn element_lists_agree() {
+        // Every element named anywhere must be known, or it would be treated as unknown.
+        for name in super::INLINE
+            .iter()
+            .chain(super::DROPPED)
+            .chain(super::BLOCK)
+            .chain(super::VOID)
+        {
+            assert!(super::KNOWN.contains(name), "{name}");
+        }
+    }
+}
