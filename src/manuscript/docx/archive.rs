@@ -77,11 +77,16 @@ impl<'b> Archive<'b> {
         }
         // The declared size only sizes the buffer (capped); the read itself is what counts.
         let mut out = Vec::with_capacity(file.size().min(1 << 24) as usize);
-        file.take(remaining.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| InputError::CorruptZip {
+        if let Err(e) = file.take(remaining.saturating_add(1)).read_to_end(&mut out) {
+            // The zip crate stops an entry that inflates past its declared size: an archive
+            // that lies about sizes is a bomb, not mere damage.
+            if e.to_string().contains("larger than its declared") {
+                return Err(bomb());
+            }
+            return Err(InputError::CorruptZip {
                 detail: format!("{name}: {e}"),
-            })?;
+            });
+        }
         let got = out.len() as u64;
         if got > remaining {
             return Err(bomb());

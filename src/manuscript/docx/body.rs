@@ -684,11 +684,24 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
     fn table(&mut self) -> Result<Table, InputError> {
         let mut rows: Vec<RawRow> = Vec::new();
         let mut caption = Vec::new();
-        self.table_rows(&mut rows, &mut caption)?;
+        let mut first_row_head = false;
+        self.table_rows(&mut rows, &mut caption, &mut first_row_head)?;
+        if first_row_head
+            && rows.len() > 1
+            && !rows.iter().any(|r| r.header)
+            && let Some(first) = rows.first_mut()
+        {
+            first.header = true;
+        }
         Ok(build_table(rows, caption))
     }
 
-    fn table_rows(&mut self, rows: &mut Vec<RawRow>, caption: &mut Vec<Inline>) -> Result<(), InputError> {
+    fn table_rows(
+        &mut self,
+        rows: &mut Vec<RawRow>,
+        caption: &mut Vec<Inline>,
+        first_row_head: &mut bool,
+    ) -> Result<(), InputError> {
         while let Some(tag) = self.x.child()? {
             if tag.ns != Ns::W {
                 self.x.skip()?;
@@ -702,17 +715,22 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                 }
                 "tblPr" => {
                     while let Some(t) = self.x.child()? {
-                        if t.name() == "tblCaption"
-                            && let Some(v) = t.val().filter(|v| !v.trim().is_empty())
-                        {
-                            *caption = vec![Inline::Text(v.trim().to_owned())];
+                        match t.name() {
+                            "tblCaption" => {
+                                if let Some(v) = t.val().filter(|v| !v.trim().is_empty()) {
+                                    *caption = vec![Inline::Text(v.trim().to_owned())];
+                                }
+                            }
+                            // The table style sets the first row apart, as pandoc reads it.
+                            "tblLook" => *first_row_head = first_row_look(&t),
+                            _ => {}
                         }
                         self.x.skip()?;
                     }
                 }
                 "del" | "moveFrom" => self.x.skip()?,
                 name if is_property(name) || name == "tblGrid" => self.x.skip()?,
-                _ => self.table_rows(rows, caption)?,
+                _ => self.table_rows(rows, caption, first_row_head)?,
             }
         }
         Ok(())
@@ -874,6 +892,17 @@ fn build_table(rows: Vec<RawRow>, caption: Vec<Inline>) -> Table {
         }
     }
     table
+}
+
+/// `w:tblLook`: `w:firstRow="1"`, or bit 0x20 of the older hexadecimal `w:val`.
+fn first_row_look(tag: &Tag) -> bool {
+    match tag.attr("firstRow") {
+        Some(v) => v == "1" || v == "true" || v == "on",
+        None => tag
+            .val()
+            .and_then(|v| u32::from_str_radix(&v, 16).ok())
+            .is_some_and(|v| v & 0x20 != 0),
+    }
 }
 
 /// Elements that hold properties, not content (`w:rPr`, `w:tblPr`, `w:sdtPr`, `w:rPrChange`…).

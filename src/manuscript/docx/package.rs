@@ -183,7 +183,8 @@ pub fn core_properties(
         let name = tag.name().to_owned();
         let value = x.text()?;
         let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
-        if value.is_empty() {
+        // Templates leave placeholders such as `<%DESCRIPTION%>` in the properties.
+        if value.is_empty() || (value.contains("<%") && value.contains("%>")) {
             continue;
         }
         let list = |v: &str, seps: &[char]| -> Vec<String> {

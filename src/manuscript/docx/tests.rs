@@ -253,3 +253,94 @@ fn an_image_that_is_not_an_image_fails_and_emf_is_dropped_with_a_warning() {
     let warning = parsed.warnings.iter().find(|w| w.code == "image_unsupported").unwrap();
     assert!(warning.message.contains("A hen"));
 }
+
+#[test]
+fn the_novel_has_its_chapters_italics_and_metadata() {
+    if corpus().is_none() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let parsed = read(&docx("love-among-the-chickens.docx"), &Limits::default()).unwrap();
+    let elapsed = started.elapsed();
+    println!("love-among-the-chickens.docx read in {elapsed:?}");
+    let doc = &parsed.document;
+    let titles: Vec<&str> = doc.chapters.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(titles.len(), 24, "{titles:?}");
+    assert_eq!(&titles[..4], ["Dedication", "I", "II", "III"]);
+    assert_eq!(titles[23], "XXIII");
+    assert_eq!(doc.chapters[0].division, crate::document::Division::Dedication);
+    assert_eq!(doc.metadata.title.as_deref(), Some("Love Among the Chickens"));
+    assert_eq!(doc.metadata.authors, ["P. G. Wodehouse"]);
+    assert_eq!(doc.metadata.language.as_deref(), Some("en-US"));
+    let mut italics = 0;
+    let mut blocks: Vec<Block> = doc.chapters.iter().flat_map(|c| c.blocks.clone()).collect();
+    super::tidy::visit_inlines(&mut blocks, &mut |inlines: &mut Vec<Inline>| {
+        italics += inlines.iter().filter(|i| matches!(i, Inline::Emphasis(_))).count();
+    });
+    // As many as pandoc finds.
+    assert_eq!(italics, 83);
+    let scene_breaks = blocks.iter().filter(|b| matches!(b, Block::SceneBreak)).count();
+    assert_eq!(scene_breaks, 10);
+    // Runs merge: no paragraph is a string of single-word text nodes.
+    let Block::Paragraph { content, .. } = &doc.chapters[0].blocks[1] else {
+        panic!("{:?}", doc.chapters[0].blocks[1]);
+    };
+    assert_eq!(content, &[Inline::Text("To W. Townend".into())]);
+}
+
+/// A compact outline of blocks, for reading a conversion by eye (`DOCX_OUTLINE=name.docx`).
+fn outline(blocks: &[Block], depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    for block in blocks {
+        let line = match block {
+            Block::Heading { level, id, content } => format!("H{level} {id:?} {content:?}"),
+            Block::Paragraph { align, content } => format!("P {align:?} {content:?}"),
+            Block::BlockQuote(inner) => {
+                out.push_str(&format!("{pad}QUOTE\n"));
+                outline(inner, depth + 1, out);
+                continue;
+            }
+            Block::List { kind, start, items } => {
+                out.push_str(&format!("{pad}LIST {kind:?} start={start}\n"));
+                for item in items {
+                    out.push_str(&format!("{pad}- item\n"));
+                    outline(item, depth + 2, out);
+                }
+                continue;
+            }
+            Block::Table(t) => {
+                out.push_str(&format!("{pad}TABLE caption={:?}\n", t.caption));
+                for (head, row) in t.head.iter().map(|r| (true, r)).chain(t.body.iter().map(|r| (false, r))) {
+                    out.push_str(&format!("{pad} ROW head={head}\n"));
+                    for cell in &row.cells {
+                        out.push_str(&format!("{pad}  CELL {}x{}\n", cell.colspan, cell.rowspan));
+                        outline(&cell.blocks, depth + 3, out);
+                    }
+                }
+                continue;
+            }
+            other => format!("{other:?}"),
+        };
+        out.push_str(&format!("{pad}{line}\n"));
+    }
+}
+
+#[test]
+fn print_outline() {
+    let Ok(name) = std::env::var("DOCX_OUTLINE") else { return };
+    let parsed = read(&docx(&name), &Limits::default()).unwrap();
+    let mut out = format!("{:?}\n", parsed.document.metadata);
+    for chapter in &parsed.document.chapters {
+        out.push_str(&format!("== CHAPTER {:?} {:?}\n", chapter.title, chapter.division));
+        outline(&chapter.blocks, 1, &mut out);
+    }
+    for note in &parsed.document.notes {
+        out.push_str(&format!("== NOTE {} {:?}\n", note.id, note.kind));
+        outline(&note.blocks, 1, &mut out);
+    }
+    out.push_str(&format!("images {:?}\n", parsed.document.images));
+    for w in &parsed.warnings {
+        out.push_str(&format!("WARN {} {}\n", w.code, w.message));
+    }
+    println!("{out}");
+}

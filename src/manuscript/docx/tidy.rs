@@ -131,7 +131,11 @@ pub fn unused_anchors(blocks: &mut Vec<Block>, notes: &mut [Note]) {
         visit_inlines(&mut note.blocks, &mut collect);
     }
     let mut prune = |inlines: &mut Vec<Inline>| {
+        let before = inlines.len();
         inlines.retain(|i| !matches!(i, Inline::Anchor(a) if !targets.contains(a)));
+        if inlines.len() != before {
+            merge_text(inlines);
+        }
     };
     visit_inlines(blocks, &mut prune);
     for note in notes.iter_mut() {
@@ -139,6 +143,18 @@ pub fn unused_anchors(blocks: &mut Vec<Block>, notes: &mut [Note]) {
     }
     clear_heading_ids(blocks, &targets);
     drop_empty_paragraphs(blocks);
+}
+
+/// Joins adjacent text nodes (left apart by a bookmark that has since gone).
+fn merge_text(inlines: &mut Vec<Inline>) {
+    let mut out: Vec<Inline> = Vec::with_capacity(inlines.len());
+    for inline in inlines.drain(..) {
+        match (out.last_mut(), inline) {
+            (Some(Inline::Text(a)), Inline::Text(b)) => a.push_str(&b),
+            (_, inline) => out.push(inline),
+        }
+    }
+    *inlines = out;
 }
 
 fn clear_heading_ids(blocks: &mut [Block], targets: &HashSet<String>) {
