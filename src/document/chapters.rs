@@ -56,7 +56,10 @@ pub fn split(
                     chapters.push(std::mem::take(&mut current));
                 }
                 started = true;
-                current.title = inline_text(content).split_whitespace().collect::<Vec<_>>().join(" ");
+                current.title = inline_text(content)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 current.division = Division::from_title(&current.title);
             }
             *level = level.saturating_sub(cut - 1).clamp(1, 6);
@@ -146,7 +149,15 @@ mod tests {
     fn a_lone_top_heading_is_the_title_and_chapters_are_cut_below_it() {
         let mut meta = Metadata::default();
         let chapters = split(
-            vec![h(1, "My Book"), h(2, "Prologue"), p("a"), h(2, "One"), p("b"), h(3, "Sub"), p("c")],
+            vec![
+                h(1, "My Book"),
+                h(2, "Prologue"),
+                p("a"),
+                h(2, "One"),
+                p("b"),
+                h(3, "Sub"),
+                p("c"),
+            ],
             &mut meta,
             &mut Vec::new(),
         );
@@ -154,8 +165,14 @@ mod tests {
         let titles: Vec<_> = chapters.iter().map(|c| c.title.as_str()).collect();
         assert_eq!(titles, ["Prologue", "One"]);
         assert_eq!(chapters[0].division, Division::Prologue);
-        assert!(matches!(chapters[1].blocks[0], Block::Heading { level: 1, .. }));
-        assert!(matches!(chapters[1].blocks[2], Block::Heading { level: 2, .. }));
+        assert!(matches!(
+            chapters[1].blocks[0],
+            Block::Heading { level: 1, .. }
+        ));
+        assert!(matches!(
+            chapters[1].blocks[2],
+            Block::Heading { level: 2, .. }
+        ));
     }
 
     #[test]

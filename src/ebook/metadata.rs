@@ -88,11 +88,25 @@ pub fn resolve(
         .as_deref()
         .map(clean)
         .filter(|t| !t.is_empty())
-        .or_else(|| inputs.file_name.as_deref().map(title_from_file_name).filter(|t| !t.is_empty()))
+        .or_else(|| {
+            inputs
+                .file_name
+                .as_deref()
+                .map(title_from_file_name)
+                .filter(|t| !t.is_empty())
+        })
         .unwrap_or_else(|| "Untitled".to_owned());
 
-    let default_language = inputs.default_language.as_deref().unwrap_or(DEFAULT_LANGUAGE);
-    let language = match m.language.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
+    let default_language = inputs
+        .default_language
+        .as_deref()
+        .unwrap_or(DEFAULT_LANGUAGE);
+    let language = match m
+        .language
+        .as_deref()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
         None => default_language.to_owned(),
         Some(tag) => match normalize_language(tag) {
             Some(tag) => tag,
@@ -117,7 +131,12 @@ pub fn resolve(
     };
 
     let mut isbn = None;
-    if let Some(id) = m.identifier.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+    if let Some(id) = m
+        .identifier
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         match parse_isbn(id) {
             Some(valid) => isbn = Some(valid),
             None if looks_like_isbn(id) && (user("isbn") || user("identifier")) => {
@@ -167,14 +186,24 @@ pub fn resolve(
     Ok(BookMetadata {
         title,
         subtitle: text(&m.subtitle),
-        authors: m.authors.iter().map(|a| clean(a)).filter(|a| !a.is_empty()).collect(),
+        authors: m
+            .authors
+            .iter()
+            .map(|a| clean(a))
+            .filter(|a| !a.is_empty())
+            .collect(),
         language,
         identifier,
         isbn,
         publisher: text(&m.publisher),
         date,
         description: text(&m.description),
-        subjects: m.subjects.iter().map(|s| clean(s)).filter(|s| !s.is_empty()).collect(),
+        subjects: m
+            .subjects
+            .iter()
+            .map(|s| clean(s))
+            .filter(|s| !s.is_empty())
+            .collect(),
         series: text(&m.series),
         series_number: text(&m.series_number),
         rights: text(&m.rights),
@@ -250,7 +279,11 @@ pub fn title_from_file_name(name: &str) -> String {
 
 /// A valid BCP 47 tag, or `None`. Accepts POSIX-style `en_US.UTF-8` by converting it.
 pub fn normalize_language(tag: &str) -> Option<String> {
-    let tag = tag.split(['.', '@']).next().unwrap_or(tag).replace('_', "-");
+    let tag = tag
+        .split(['.', '@'])
+        .next()
+        .unwrap_or(tag)
+        .replace('_', "-");
     if tag.eq_ignore_ascii_case("c") || tag.eq_ignore_ascii_case("posix") {
         return None;
     }
@@ -264,11 +297,16 @@ pub fn normalize_language(tag: &str) -> Option<String> {
 }
 
 fn looks_like_isbn(s: &str) -> bool {
-    let s = s.trim_start_matches("urn:isbn:").trim_start_matches("ISBN").trim_start_matches(':');
-    let digits = s.chars().filter(|c| c.is_ascii_digit() || *c == 'X' || *c == 'x').count();
+    let s = s
+        .trim_start_matches("urn:isbn:")
+        .trim_start_matches("ISBN")
+        .trim_start_matches(':');
+    let digits = s
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'X' || *c == 'x')
+        .count();
     (digits == 10 || digits == 13)
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '-' | ' ' | 'X' | 'x'))
 }
 
@@ -277,7 +315,10 @@ pub fn parse_isbn(s: &str) -> Option<String> {
     if !looks_like_isbn(s) {
         return None;
     }
-    let s = s.trim_start_matches("urn:isbn:").trim_start_matches("ISBN").trim_start_matches(':');
+    let s = s
+        .trim_start_matches("urn:isbn:")
+        .trim_start_matches("ISBN")
+        .trim_start_matches(':');
     let digits: Vec<char> = s.chars().filter(|c| !matches!(c, '-' | ' ')).collect();
     let value = |c: char| c.to_digit(10);
     let valid = match digits.len() {
@@ -323,13 +364,13 @@ pub fn normalize_date(s: &str) -> Option<String> {
     };
     match parts.as_slice() {
         [y] => num(y, 4, 9999).map(|_| y.to_string()),
-        [y, m] => (num(y, 4, 9999).is_some() && num(m, 2, 12).is_some()).then(|| format!("{y}-{m}")),
-        [y, m, d] => chrono::NaiveDate::from_ymd_opt(
-            num(y, 4, 9999)? as i32,
-            num(m, 2, 12)?,
-            num(d, 2, 31)?,
-        )
-        .map(|d| d.format("%Y-%m-%d").to_string()),
+        [y, m] => {
+            (num(y, 4, 9999).is_some() && num(m, 2, 12).is_some()).then(|| format!("{y}-{m}"))
+        }
+        [y, m, d] => {
+            chrono::NaiveDate::from_ymd_opt(num(y, 4, 9999)? as i32, num(m, 2, 12)?, num(d, 2, 31)?)
+                .map(|d| d.format("%Y-%m-%d").to_string())
+        }
         _ => None,
     }
 }
@@ -338,7 +379,10 @@ pub fn normalize_date(s: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn resolve_with(found: Metadata, overrides: &[(&str, &str)]) -> Result<BookMetadata, InputError> {
+    fn resolve_with(
+        found: Metadata,
+        overrides: &[(&str, &str)],
+    ) -> Result<BookMetadata, InputError> {
         let overrides = overrides
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -379,7 +423,10 @@ mod tests {
 
     #[test]
     fn isbns_are_checked() {
-        assert_eq!(parse_isbn("978-0-306-40615-7").as_deref(), Some("9780306406157"));
+        assert_eq!(
+            parse_isbn("978-0-306-40615-7").as_deref(),
+            Some("9780306406157")
+        );
         assert_eq!(parse_isbn("0-306-40615-2").as_deref(), Some("0306406152"));
         assert_eq!(parse_isbn("978-0-306-40615-8"), None);
         let m = resolve_with(Metadata::default(), &[("isbn", "9780306406157")]).unwrap();
@@ -392,7 +439,10 @@ mod tests {
         assert_eq!(normalize_date("1906").as_deref(), Some("1906"));
         assert_eq!(normalize_date("2024/05/01").as_deref(), Some("2024-05-01"));
         assert_eq!(normalize_date("2024-02-30"), None);
-        assert_eq!(normalize_date("2024-05-01T10:00:00Z").as_deref(), Some("2024-05-01"));
+        assert_eq!(
+            normalize_date("2024-05-01T10:00:00Z").as_deref(),
+            Some("2024-05-01")
+        );
         assert_eq!(normalize_date("last May"), None);
     }
 

@@ -5,33 +5,53 @@ use thiserror::Error;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum InputError {
-    #[error("The manuscript is empty (0 bytes). Upload the file again; if it is still empty, save it again from your editor.")]
+    #[error(
+        "The manuscript is empty (0 bytes). Upload the file again; if it is still empty, save it again from your editor."
+    )]
     Empty,
-    #[error("The manuscript is {size} bytes, over the limit of {limit} bytes (MAX_MANUSCRIPT_SIZE). Split it into volumes, or ask the operator to raise the limit.")]
+    #[error(
+        "The manuscript is {size} bytes, over the limit of {limit} bytes (MAX_MANUSCRIPT_SIZE). Split it into volumes, or ask the operator to raise the limit."
+    )]
     TooLarge { size: u64, limit: u64 },
     #[error("The manuscript has no text to make a book from.")]
     NoText,
-    #[error("This file is not a supported manuscript: it looks like {detected}. Upload Markdown, a Word document (.docx) or plain text.")]
+    #[error(
+        "This file is not a supported manuscript: it looks like {detected}. Upload Markdown, a Word document (.docx) or plain text."
+    )]
     Unsupported { detected: String },
-    #[error("The text is not valid in any supported encoding (UTF-8, UTF-16, Windows-1252): {detail}. Save it as UTF-8 and upload it again.")]
+    #[error(
+        "The text is not valid in any supported encoding (UTF-8, UTF-16, Windows-1252): {detail}. Save it as UTF-8 and upload it again."
+    )]
     Encoding { detail: String },
-    #[error("The Word document is damaged ({detail}). Open it in Word or LibreOffice, save it again as .docx, and upload the new file.")]
+    #[error(
+        "The Word document is damaged ({detail}). Open it in Word or LibreOffice, save it again as .docx, and upload the new file."
+    )]
     CorruptZip { detail: String },
-    #[error("The file is a zip archive but not a Word document: it has no word/document.xml. Save the manuscript as .docx and upload it again.")]
+    #[error(
+        "The file is a zip archive but not a Word document: it has no word/document.xml. Save the manuscript as .docx and upload it again."
+    )]
     NotDocx,
-    #[error("The archive entry {entry} would inflate past {limit} bytes; the file looks like a zip bomb and was refused (MAX_INFLATED_SIZE).")]
+    #[error(
+        "The archive entry {entry} would inflate past {limit} bytes; the file looks like a zip bomb and was refused (MAX_INFLATED_SIZE)."
+    )]
     ZipBomb { entry: String, limit: u64 },
     #[error("The archive has {entries} entries, over the limit of {limit} (MAX_ZIP_ENTRIES).")]
     TooManyEntries { entries: usize, limit: usize },
-    #[error("The archive entry name {entry:?} points outside the document (absolute path or \"..\"); the file was refused.")]
+    #[error(
+        "The archive entry name {entry:?} points outside the document (absolute path or \"..\"); the file was refused."
+    )]
     UnsafePath { entry: String },
-    #[error("{part} declares a DTD or entities, which Word documents never need; it was refused to prevent entity-expansion attacks.")]
+    #[error(
+        "{part} declares a DTD or entities, which Word documents never need; it was refused to prevent entity-expansion attacks."
+    )]
     XmlDoctype { part: String },
     #[error("{part} is not well-formed XML ({detail}). Save the document again from your editor.")]
     Xml { part: String, detail: String },
     #[error("The image {name} is not a valid image ({detail}). Replace it with a JPEG or PNG.")]
     BadImage { name: String, detail: String },
-    #[error("The image {name} is {width}×{height} pixels, over the limit of {limit} pixels (MAX_IMAGE_PIXELS). Scale it down and upload it again.")]
+    #[error(
+        "The image {name} is {width}×{height} pixels, over the limit of {limit} pixels (MAX_IMAGE_PIXELS). Scale it down and upload it again."
+    )]
     ImageTooLarge {
         name: String,
         width: u32,
@@ -40,7 +60,9 @@ pub enum InputError {
     },
     #[error("The cover must be a JPEG or PNG image; {name} is {detected}.")]
     CoverFormat { name: String, detected: String },
-    #[error("The front matter is not valid YAML ({detail}). Fix the block between the --- lines at the top of the file.")]
+    #[error(
+        "The front matter is not valid YAML ({detail}). Fix the block between the --- lines at the top of the file."
+    )]
     FrontMatter { detail: String },
     #[error("The metadata value {key}={value:?} is not valid: {problem}.")]
     Metadata {

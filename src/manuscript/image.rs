@@ -52,13 +52,13 @@ pub fn probe(name: &str, bytes: &[u8], limits: &Limits) -> Result<ImageInfo, Inp
         .with_guessed_format()
         .map_err(|e| bad(e.to_string()))?;
     let format = match reader.format() {
-        Some(f @ (ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::Gif | ImageFormat::WebP)) => f,
+        Some(f @ (ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::Gif | ImageFormat::WebP)) => {
+            f
+        }
         Some(other) => return Err(bad(format!("{other:?} images are not supported"))),
         None => return Err(bad("not a JPEG, PNG, GIF or WebP file".into())),
     };
-    let (width, height) = reader
-        .into_dimensions()
-        .map_err(|e| bad(e.to_string()))?;
+    let (width, height) = reader.into_dimensions().map_err(|e| bad(e.to_string()))?;
     if width == 0 || height == 0 {
         return Err(bad("it has no pixels".into()));
     }

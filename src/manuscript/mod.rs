@@ -85,10 +85,7 @@ fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
         Some("a gzip archive")
     } else if starts(b"7z\xBC\xAF") || starts(b"Rar!") {
         Some("a compressed archive")
-    } else if bytes.len() > 60
-        && starts(b"PK\x03\x04")
-        && bytes[30..].starts_with(b"mimetype")
-    {
+    } else if bytes.len() > 60 && starts(b"PK\x03\x04") && bytes[30..].starts_with(b"mimetype") {
         let rest = &bytes[38..bytes.len().min(120)];
         if rest.starts_with(b"application/epub+zip") {
             Some("an EPUB, which is already an ebook")
@@ -145,11 +142,11 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<(Format, Parsed), Inp
             parsed
         }
     };
-    let has_text = parsed
-        .document
-        .chapters
-        .iter()
-        .any(|c| crate::document::plain_text(&c.blocks).chars().any(char::is_alphanumeric));
+    let has_text = parsed.document.chapters.iter().any(|c| {
+        crate::document::plain_text(&c.blocks)
+            .chars()
+            .any(char::is_alphanumeric)
+    });
     if !has_text {
         return Err(InputError::NoText);
     }

@@ -37,7 +37,8 @@ impl<'b> Archive<'b> {
                 return Err(InputError::UnsafePath { entry: name });
             }
             declared_total = declared_total.saturating_add(entry.size());
-            if entry.size() > limits.max_inflated_bytes || declared_total > limits.max_inflated_bytes
+            if entry.size() > limits.max_inflated_bytes
+                || declared_total > limits.max_inflated_bytes
             {
                 return Err(InputError::ZipBomb {
                     entry: name,
@@ -149,10 +150,21 @@ mod tests {
 
     #[test]
     fn unsafe_names_are_recognised() {
-        for bad in ["/etc/passwd", "C:/x", "c:\\x", "a/../../b", "..", "a\\..\\b"] {
+        for bad in [
+            "/etc/passwd",
+            "C:/x",
+            "c:\\x",
+            "a/../../b",
+            "..",
+            "a\\..\\b",
+        ] {
             assert!(is_unsafe(bad), "{bad}");
         }
-        for good in ["word/document.xml", "word/media/a..b.png", "[Content_Types].xml"] {
+        for good in [
+            "word/document.xml",
+            "word/media/a..b.png",
+            "[Content_Types].xml",
+        ] {
             assert!(!is_unsafe(good), "{good}");
         }
     }

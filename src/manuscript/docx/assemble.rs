@@ -8,6 +8,7 @@ use super::numbering;
 
 /// A paragraph or block as read, before grouping.
 #[derive(Debug)]
+#[allow(clippy::enum_variant_names)] // `Item::ListItem` reads better than `Item::List`.
 pub enum Item {
     Block(Block),
     Quote(Block),
@@ -30,7 +31,11 @@ impl OpenList {
     fn into_block(self) -> Block {
         Block::List {
             kind: self.kind,
-            start: if self.kind.is_ordered() { self.start } else { 1 },
+            start: if self.kind.is_ordered() {
+                self.start
+            } else {
+                1
+            },
             items: self.items,
         }
     }
@@ -47,7 +52,11 @@ impl Assembler {
     fn close_top(&mut self) {
         let Some(list) = self.lists.pop() else { return };
         let block = list.into_block();
-        match self.lists.last_mut().and_then(|parent| parent.items.last_mut()) {
+        match self
+            .lists
+            .last_mut()
+            .and_then(|parent| parent.items.last_mut())
+        {
             Some(item) => item.push(block),
             None => self.out.push(block),
         }
@@ -241,7 +250,10 @@ mod tests {
             li(0, 3, "c"),
         ]);
         assert_eq!(blocks.len(), 3);
-        let Block::List { items, start: 1, .. } = &blocks[0] else {
+        let Block::List {
+            items, start: 1, ..
+        } = &blocks[0]
+        else {
             panic!("{blocks:?}")
         };
         assert_eq!(items.len(), 2);
@@ -264,7 +276,12 @@ mod tests {
         };
         let table = || Block::Table(Default::default());
         let cap = || Item::Caption(vec![Inline::Text("cap".into())]);
-        let blocks = assemble(vec![Item::Block(figure), cap(), cap(), Item::Block(table())]);
+        let blocks = assemble(vec![
+            Item::Block(figure),
+            cap(),
+            cap(),
+            Item::Block(table()),
+        ]);
         assert_eq!(blocks.len(), 2);
         assert!(matches!(&blocks[0], Block::Figure { caption, .. } if !caption.is_empty()));
         assert!(matches!(&blocks[1], Block::Table(t) if !t.caption.is_empty()));

@@ -214,6 +214,9 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
             let base = *base.get_or_insert_with(|| self.base_props(&ppr));
             self.inline(tag, &mut para, base, None)?;
         }
+        // A field instruction never spans paragraphs; one left open is broken, and must not
+        // swallow the rest of the book.
+        self.ctx.fields.retain(|f| f.result);
         self.finish_paragraph(ppr, para, out, top)
     }
 
@@ -418,7 +421,8 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                         && !name.is_empty()
                         && name != "_GoBack"
                     {
-                        para.atoms.push(0, link, AtomKind::Anchor(name.into_owned()));
+                        para.atoms
+                            .push(0, link, AtomKind::Anchor(name.into_owned()));
                     }
                     self.x.skip()
                 }
@@ -459,22 +463,20 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
         if self.ctx.in_instruction() {
             return;
         }
-        let link = link.or_else(|| {
-            self.ctx
-                .field_link()
-                .cloned()
-                .map(|t| para.atoms.link(t))
-        });
+        let link = link.or_else(|| self.ctx.field_link().cloned().map(|t| para.atoms.link(t)));
         para.atoms.text(fmt, link, text);
     }
 
-    fn run(&mut self, para: &mut Para, base: RunProps, link: Option<usize>) -> Result<(), InputError> {
+    fn run(
+        &mut self,
+        para: &mut Para,
+        base: RunProps,
+        link: Option<usize>,
+    ) -> Result<(), InputError> {
         let mut bits = base.bits();
         while let Some(tag) = self.x.child()? {
             if tag.ns == Ns::Mc {
-                self.alternate(tag, &mut |body, tag| {
-                    body.run_child(tag, para, bits, link)
-                })?;
+                self.alternate(tag, &mut |body, tag| body.run_child(tag, para, bits, link))?;
                 continue;
             }
             if tag.is(Ns::W, "rPr") {
@@ -515,18 +517,20 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                     self.text(para, bits, link, c.encode_utf8(&mut [0; 4]));
                 }
             }
-            "br" | "cr" => {
-                if !self.ctx.in_instruction() {
-                    let kind = match tag.attr("type").as_deref() {
-                        Some("page") => AtomKind::PageBreak,
-                        _ => AtomKind::Break,
-                    };
-                    para.atoms.push(bits, link, kind);
-                }
+            "br" | "cr" if !self.ctx.in_instruction() => {
+                let kind = match tag.attr("type").as_deref() {
+                    Some("page") => AtomKind::PageBreak,
+                    _ => AtomKind::Break,
+                };
+                para.atoms.push(bits, link, kind);
             }
             "footnoteReference" | "endnoteReference" => {
                 if let Some(id) = tag.attr("id") {
-                    let prefix = if tag.name() == "footnoteReference" { "fn" } else { "en" };
+                    let prefix = if tag.name() == "footnoteReference" {
+                        "fn"
+                    } else {
+                        "en"
+                    };
                     let id = format!("{prefix}{id}");
                     self.ctx.note_refs.push(id.clone());
                     para.atoms.push(bits, link, AtomKind::NoteRef(id));
@@ -559,10 +563,8 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                 }
                 return Ok(());
             }
-            "drawing" | "pict" | "object" => {
-                if !self.ctx.in_instruction() {
-                    return self.graphic(para, bits, link);
-                }
+            "drawing" | "pict" | "object" if !self.ctx.in_instruction() => {
+                return self.graphic(para, bits, link);
             }
             // Anything else in a run (`delText`, `footnoteRef`, `lastRenderedPageBreak`,
             // `separator`…) shows no text of the book.
@@ -574,7 +576,12 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
     // ---- Pictures, shapes and text boxes ----
 
     /// Reads a `w:drawing`, `w:pict` or `w:object`: its images, and the text of any text box.
-    fn graphic(&mut self, para: &mut Para, bits: u16, link: Option<usize>) -> Result<(), InputError> {
+    fn graphic(
+        &mut self,
+        para: &mut Para,
+        bits: u16,
+        link: Option<usize>,
+    ) -> Result<(), InputError> {
         let mut alt = String::new();
         let mut pictures: Vec<String> = Vec::new();
         self.graphic_children(para, &mut alt, &mut pictures)?;
@@ -597,7 +604,14 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                 &alt,
                 &mut self.ctx.warnings,
             )? {
-                para.atoms.push(bits, link, AtomKind::Image { id, alt: alt.clone() });
+                para.atoms.push(
+                    bits,
+                    link,
+                    AtomKind::Image {
+                        id,
+                        alt: alt.clone(),
+                    },
+                );
             }
         }
         Ok(())
@@ -787,7 +801,11 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                 while let Some(t) = self.x.child()? {
                     match t.name() {
                         "gridSpan" => {
-                            cell.span = t.val().and_then(|v| v.parse().ok()).unwrap_or(1).clamp(1, 1000)
+                            cell.span = t
+                                .val()
+                                .and_then(|v| v.parse().ok())
+                                .unwrap_or(1)
+                                .clamp(1, 1000)
                         }
                         "vMerge" => {
                             cell.merge = match t.val().as_deref() {
@@ -805,11 +823,7 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
         }
         // Bookmarks at the end of a cell stay in it.
         if !self.anchors.is_empty() {
-            let content = self
-                .anchors
-                .drain(..)
-                .map(Inline::Anchor)
-                .collect();
+            let content = self.anchors.drain(..).map(Inline::Anchor).collect();
             cell.items.push(Item::Block(Block::Paragraph {
                 align: Align::Default,
                 content,
@@ -876,7 +890,13 @@ fn build_table(rows: Vec<RawRow>, caption: Vec<Inline>) -> Table {
     let mut head_len = out.iter().take_while(|(h, _)| *h).count();
     let mut i = 0;
     while i < head_len {
-        let reach = out[i].1.cells.iter().map(|c| c.rowspan as usize).max().unwrap_or(1);
+        let reach = out[i]
+            .1
+            .cells
+            .iter()
+            .map(|c| c.rowspan as usize)
+            .max()
+            .unwrap_or(1);
         head_len = head_len.max((i + reach).min(out.len()));
         i += 1;
     }

@@ -15,7 +15,10 @@ pub enum AtomKind {
     PageBreak,
     NoteRef(String),
     Anchor(String),
-    Image { id: String, alt: String },
+    Image {
+        id: String,
+        alt: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +139,19 @@ pub fn build(mut atoms: Vec<Atom>, links: &[LinkTarget]) -> Vec<Inline> {
     while let Some(first) = rest.first() {
         let n = rest.iter().take_while(|a| a.link == first.link).count();
         let (group, tail) = rest.split_at(n);
-        let content = nest(group, 0);
+        let content = if first.link.is_some() {
+            // Underlining is how a link looks, not emphasis of its text.
+            let plain: Vec<Atom> = group
+                .iter()
+                .map(|a| Atom {
+                    fmt: a.fmt & !fmt::UNDERLINE,
+                    ..a.clone()
+                })
+                .collect();
+            nest(&plain, 0)
+        } else {
+            nest(group, 0)
+        };
         match first.link.and_then(|i| links.get(i)) {
             Some(target) => out.push(Inline::Link {
                 target: target.clone(),
@@ -179,10 +194,7 @@ fn nest(atoms: &[Atom], k: usize) -> Vec<Inline> {
     let mut rest = atoms;
     while let Some(first) = rest.first() {
         let on = first.fmt & bit != 0;
-        let n = rest
-            .iter()
-            .take_while(|a| (a.fmt & bit != 0) == on)
-            .count();
+        let n = rest.iter().take_while(|a| (a.fmt & bit != 0) == on).count();
         let (group, tail) = rest.split_at(n);
         let inner = nest(group, k + 1);
         if on {

@@ -72,7 +72,8 @@ impl Numbering {
                                 num.abstract_id = t.val().unwrap_or_default().into_owned()
                             }
                             "lvlOverride" => {
-                                let ilvl: u8 = t.attr("ilvl").and_then(|v| v.parse().ok()).unwrap_or(0);
+                                let ilvl: u8 =
+                                    t.attr("ilvl").and_then(|v| v.parse().ok()).unwrap_or(0);
                                 while let Some(o) = x.child()? {
                                     match o.name() {
                                         "startOverride" => {
@@ -215,17 +216,20 @@ mod tests {
 
     #[test]
     fn numbers_continue_across_nums_until_a_start_override_restarts_them() {
-        let n = Numbering::parse(NUMBERING, "word/numbering.xml").unwrap();
+        let n = Numbering::parse(NUMBERING, "word/numbering.xml").expect("test input");
         let mut c = Counters::default();
         let numbers: Vec<u32> = [("1", 0), ("1", 0), ("1", 1), ("1", 1), ("1", 0), ("1", 1)]
             .iter()
-            .map(|(id, l)| c.next(&n, id, *l).unwrap().number)
+            .map(|(id, l)| c.next(&n, id, *l).expect("test input").number)
             .collect();
         assert_eq!(numbers, [1, 2, 1, 2, 3, 1]);
-        assert_eq!(c.next(&n, "2", 0).unwrap().number, 1);
-        assert_eq!(c.next(&n, "1", 0).unwrap().number, 2);
-        assert_eq!(c.next(&n, "3", 0).unwrap().number, 3);
-        assert_eq!(c.next(&n, "1", 1).unwrap().kind, ListKind::LowerAlpha);
+        assert_eq!(c.next(&n, "2", 0).expect("test input").number, 1);
+        assert_eq!(c.next(&n, "1", 0).expect("test input").number, 2);
+        assert_eq!(c.next(&n, "3", 0).expect("test input").number, 3);
+        assert_eq!(
+            c.next(&n, "1", 1).expect("test input").kind,
+            ListKind::LowerAlpha
+        );
         assert_eq!(c.next(&n, "0", 0), None);
     }
 }

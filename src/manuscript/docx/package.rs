@@ -214,16 +214,28 @@ mod tests {
 
     #[test]
     fn targets_resolve_relative_to_their_source_part() {
-        assert_eq!(resolve("word/document.xml", "media/image1.png"), "word/media/image1.png");
-        assert_eq!(resolve("word/document.xml", "../customXml/item.xml"), "customXml/item.xml");
-        assert_eq!(resolve("word/document.xml", "/word/media/a%20b.png"), "word/media/a b.png");
+        assert_eq!(
+            resolve("word/document.xml", "media/image1.png"),
+            "word/media/image1.png"
+        );
+        assert_eq!(
+            resolve("word/document.xml", "../customXml/item.xml"),
+            "customXml/item.xml"
+        );
+        assert_eq!(
+            resolve("word/document.xml", "/word/media/a%20b.png"),
+            "word/media/a b.png"
+        );
         assert_eq!(resolve("", "word/document.xml"), "word/document.xml");
         assert_eq!(resolve("", "../../../etc/passwd"), "etc/passwd");
     }
 
     #[test]
     fn relationship_part_names() {
-        assert_eq!(rels_name("word/document.xml"), "word/_rels/document.xml.rels");
+        assert_eq!(
+            rels_name("word/document.xml"),
+            "word/_rels/document.xml.rels"
+        );
         assert_eq!(rels_name(""), "_rels/.rels");
     }
 }

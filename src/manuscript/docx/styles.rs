@@ -77,7 +77,8 @@ pub fn read_rpr(x: &mut Xml) -> Result<RunPr, InputError> {
                 "smallCaps" => pr.props.put(fmt::SMALL_CAPS, on),
                 "vertAlign" => {
                     let v = tag.val();
-                    pr.props.put(fmt::SUPER, v.as_deref() == Some("superscript"));
+                    pr.props
+                        .put(fmt::SUPER, v.as_deref() == Some("superscript"));
                     pr.props.put(fmt::SUB, v.as_deref() == Some("subscript"));
                 }
                 "del" | "moveFrom" => pr.deleted = true,
@@ -252,9 +253,7 @@ impl Styles {
                             (Ns::W, "name") => {
                                 style.name = t.val().unwrap_or_default().into_owned()
                             }
-                            (Ns::W, "basedOn") => {
-                                style.based_on = t.val().map(|v| v.into_owned())
-                            }
+                            (Ns::W, "basedOn") => style.based_on = t.val().map(|v| v.into_owned()),
                             (Ns::W, "pPr") => {
                                 style.ppr = read_ppr(&mut x)?;
                                 continue;
@@ -465,7 +464,7 @@ mod tests {
 
     #[test]
     fn headings_are_found_by_localised_name_by_inheritance_and_by_outline_level() {
-        let s = Styles::parse(STYLES, "word/styles.xml").unwrap();
+        let s = Styles::parse(STYLES, "word/styles.xml").expect("test input");
         assert_eq!(s.paragraph(Some("berschrift1")).class, Class::Heading(1));
         assert_eq!(s.paragraph(Some("Chapter")).class, Class::Heading(1));
         assert_eq!(s.paragraph(Some("Kapitel")).class, Class::Heading(2));
@@ -477,11 +476,14 @@ mod tests {
 
     #[test]
     fn formatting_comes_through_styles() {
-        let s = Styles::parse(STYLES, "word/styles.xml").unwrap();
+        let s = Styles::parse(STYLES, "word/styles.xml").expect("test input");
         assert_eq!(s.paragraph(Some("Poem")).props.bits(), fmt::ITALIC);
         assert_eq!(s.character("VerbatimChar").props.bits(), fmt::CODE);
         assert_eq!(s.character("Strong2").props.bits(), fmt::BOLD);
-        let direct = RunProps { set: fmt::BOLD, val: 0 };
+        let direct = RunProps {
+            set: fmt::BOLD,
+            val: 0,
+        };
         assert_eq!(s.character("Strong2").props.over(direct).bits(), 0);
     }
 }

@@ -76,7 +76,12 @@ pub fn title_paragraphs(blocks: &mut Vec<Block>) -> Option<String> {
             Block::Heading {
                 level: 0, content, ..
             } => {
-                text.push(inline_text(content).split_whitespace().collect::<Vec<_>>().join(" "));
+                text.push(
+                    inline_text(content)
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
                 false
             }
             _ => true,

@@ -267,8 +267,8 @@ mod tests {
             r#"<ns0:document xmlns:ns0="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><ns0:p ns0:val="x"/></ns0:document>"#,
             "p",
         );
-        assert!(x.root().unwrap().is(Ns::W, "document"));
-        let p = x.child().unwrap().unwrap();
+        assert!(x.root().expect("test input").is(Ns::W, "document"));
+        let p = x.child().expect("test input").expect("test input");
         assert!(p.is(Ns::W, "p"));
         assert_eq!(p.val().as_deref(), Some("x"));
     }
@@ -283,8 +283,14 @@ mod tests {
 
     #[test]
     fn only_predefined_entities_and_character_references_are_resolved() {
-        assert_eq!(all_text("<a>&amp;&#233;&#x263A;</a>").unwrap(), "&é☺");
-        assert!(matches!(all_text("<a>&foo;</a>"), Err(InputError::Xml { .. })));
+        assert_eq!(
+            all_text("<a>&amp;&#233;&#x263A;</a>").expect("test input"),
+            "&é☺"
+        );
+        assert!(matches!(
+            all_text("<a>&foo;</a>"),
+            Err(InputError::Xml { .. })
+        ));
     }
 
     #[test]
