@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use chrono::Datelike;
 use serde::{Deserialize, Serialize};
 
 use crate::document::Metadata;
@@ -353,6 +354,18 @@ pub fn parse_isbn(s: &str) -> Option<String> {
 /// W3CDTF, which EPUBCheck expects of `dc:date`: `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, or a full
 /// timestamp. Also accepts `YYYY/MM/DD` and a leading timestamp's date part.
 pub fn normalize_date(s: &str) -> Option<String> {
+    // Dates as people write them on a title page: "July 17, 2006", "17 July 2006", "May 2020".
+    let human = s.trim().replace(',', "");
+    for format in ["%B %d %Y", "%d %B %Y", "%b %d %Y", "%d %b %Y"] {
+        if let Ok(date) = chrono::NaiveDate::parse_from_str(&human, format)
+            && date.year() >= 1000
+        {
+            return Some(date.format("%Y-%m-%d").to_string());
+        }
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(&format!("1 {human}"), "%d %B %Y") {
+        return Some(date.format("%Y-%m").to_string());
+    }
     let s = s.trim().replace('/', "-");
     let date_part = s.split(['T', ' ']).next().unwrap_or(&s);
     let parts: Vec<&str> = date_part.split('-').collect();
@@ -444,6 +457,9 @@ mod tests {
             Some("2024-05-01")
         );
         assert_eq!(normalize_date("last May"), None);
+        assert_eq!(normalize_date("July 17, 2006").as_deref(), Some("2006-07-17"));
+        assert_eq!(normalize_date("17 July 2006").as_deref(), Some("2006-07-17"));
+        assert_eq!(normalize_date("May 2020").as_deref(), Some("2020-05"));
     }
 
     #[test]
