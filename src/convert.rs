@@ -251,7 +251,10 @@ pub fn convert(
     progress("render", 0, n);
     // One pass plans every id in the book; the pipeline's per-chapter jobs each redo it.
     let mut epub_chapters = Vec::with_capacity(n);
-    for (i, rendered) in xhtml::render_book(&book, Target::Epub).into_iter().enumerate() {
+    for (i, rendered) in xhtml::render_book(&book, Target::Epub)
+        .into_iter()
+        .enumerate()
+    {
         for w in rendered.warnings {
             report.warn(w.at(format!("chapter {}", i + 1)));
         }

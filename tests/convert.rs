@@ -10,8 +10,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{
-    BIN, corpus, corpus_files, epubcheck, epubcheck_jar, pandoc_words, raw_docx_words, try_pandoc_words,
-    words,
+    BIN, corpus, corpus_files, epubcheck, epubcheck_jar, pandoc_words, raw_docx_words,
+    try_pandoc_words, words,
 };
 
 fn convert(input: &Path, output: &Path, extra: &[&str]) -> Output {
@@ -58,7 +58,11 @@ fn convert_corpus(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
             ));
         }
     }
-    assert!(failures.is_empty(), "conversions failed:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "conversions failed:\n{}",
+        failures.join("\n")
+    );
     done
 }
 
@@ -110,7 +114,9 @@ fn every_word_of_every_source_is_in_its_epub() {
     let books = convert_corpus(dir.path());
     let failures = in_parallel(&books, |(input, epub)| {
         let source = match input.extension().and_then(|e| e.to_str()) {
-            Some("docx") => try_pandoc_words(input, "docx").unwrap_or_else(|_| raw_docx_words(input)),
+            Some("docx") => {
+                try_pandoc_words(input, "docx").unwrap_or_else(|_| raw_docx_words(input))
+            }
             // The dialect Bindery reads: CommonMark with its extensions, not pandoc's Markdown
             // (which would turn `$\\alpha$` into α and `H~2~O` into H₂O).
             Some("md") => {
@@ -130,7 +136,9 @@ fn every_word_of_every_source_is_in_its_epub() {
                 )
             }
             // Plain text needs no parser to find its words.
-            _ => words(&String::from_utf8_lossy(&std::fs::read(input).expect("read"))),
+            _ => words(&String::from_utf8_lossy(
+                &std::fs::read(input).expect("read"),
+            )),
         };
         let mut ours = pandoc_words(epub, "epub");
         // pandoc drops images' alt text when it reads an EPUB; it is text of the book.
@@ -180,7 +188,9 @@ fn missing_words(source: &[String], ours: &[String]) -> Vec<String> {
     for w in source {
         match have.get_mut(w.as_str()) {
             Some(n) if *n > 0 => *n -= 1,
-            _ if ours.iter().any(|o| o.len() > w.len() && o.contains(w.as_str())) => {}
+            _ if ours
+                .iter()
+                .any(|o| o.len() > w.len() && o.contains(w.as_str())) => {}
             _ => missing.push(w.clone()),
         }
     }
@@ -213,7 +223,11 @@ fn the_report_names_the_book_and_its_warnings() {
         &dir.path().join("c.epub"),
         &["--json"],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
     assert!(report["report"]["statistics"]["words"].as_u64() > Some(0));
     let codes: Vec<&str> = report["report"]["warnings"]
@@ -239,7 +253,10 @@ fn bad_input_is_refused_with_a_reason_and_exit_code_65() {
         assert_eq!(out.status.code(), Some(65), "{}", input.display());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expect), "{stderr}");
-        assert!(!dir.path().join("x.epub").exists(), "no EPUB for refused input");
+        assert!(
+            !dir.path().join("x.epub").exists(),
+            "no EPUB for refused input"
+        );
     }
     let out = convert(
         &corpus().join("markdown/love-among-the-chickens.md"),
@@ -259,8 +276,17 @@ fn the_web_reader_is_written_when_asked() {
         &dir.path().join("b.epub"),
         &["--quiet", "--reader", site.to_str().expect("utf-8 path")],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for file in ["index.html", "sw.js", "manifest.webmanifest", "chapter-001.html"] {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in [
+        "index.html",
+        "sw.js",
+        "manifest.webmanifest",
+        "chapter-001.html",
+    ] {
         assert!(site.join(file).is_file(), "{file} missing from the reader");
     }
 }

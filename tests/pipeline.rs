@@ -21,11 +21,20 @@ use nix::sys::signal::Signal;
 /// What an uninterrupted, in-memory conversion of the same upload produces.
 async fn reference(store: &Store, book: &BookRow) -> convert::Converted {
     let options = book.options().expect("options");
-    let manuscript = store.blobs.get(&keys::upload(&book.id)).await.expect("upload");
+    let manuscript = store
+        .blobs
+        .get(&keys::upload(&book.id))
+        .await
+        .expect("upload");
     let cover = match &options.cover_name {
         Some(name) => Some((
             name.clone(),
-            store.blobs.get(&keys::cover_upload(&book.id)).await.expect("cover").to_vec(),
+            store
+                .blobs
+                .get(&keys::cover_upload(&book.id))
+                .await
+                .expect("cover")
+                .to_vec(),
         )),
         None => None,
     };
@@ -58,10 +67,20 @@ async fn blob_set(store: &Store, id: &str) -> BTreeSet<String> {
 async fn assert_matches_reference(store: &Store, book: &BookRow) {
     let expected = reference(store, book).await;
     let epub = store.blobs.get(&keys::epub(&book.id)).await.expect("epub");
-    assert!(epub.as_ref() == expected.epub.as_slice(), "the pipeline's EPUB differs from an uninterrupted conversion");
+    assert!(
+        epub.as_ref() == expected.epub.as_slice(),
+        "the pipeline's EPUB differs from an uninterrupted conversion"
+    );
     for (path, bytes) in expected.reader.expect("reader files") {
-        let stored = store.blobs.get(&keys::reader(&book.id, &path)).await.expect("reader file");
-        assert!(stored.as_ref() == bytes.as_slice(), "reader file {path} differs");
+        let stored = store
+            .blobs
+            .get(&keys::reader(&book.id, &path))
+            .await
+            .expect("reader file");
+        assert!(
+            stored.as_ref() == bytes.as_slice(),
+            "reader file {path} differs"
+        );
     }
 }
 
@@ -71,12 +90,25 @@ fn novel() -> std::path::PathBuf {
 
 async fn happy_path(server: &Server, store: &Store) {
     let cover = corpus().join("love-among-the-chickens-cover.jpg");
-    let id = submit(store, &corpus().join("docx/love-among-the-chickens.docx"), Some(&cover)).await;
+    let id = submit(
+        store,
+        &corpus().join("docx/love-among-the-chickens.docx"),
+        Some(&cover),
+    )
+    .await;
     let book = wait_book(store, &id, Duration::from_secs(60)).await;
-    assert_eq!(book.status, "ready", "{:?} {:?}", book.error_code, book.error);
+    assert_eq!(
+        book.status, "ready",
+        "{:?} {:?}",
+        book.error_code, book.error
+    );
     assert_eq!(book.title.as_deref(), Some("Love Among the Chickens"));
-    let report: serde_json::Value = serde_json::from_str(book.report.as_deref().expect("report")).expect("json");
-    assert!(report["statistics"]["words"].as_u64() > Some(40_000), "{report}");
+    let report: serde_json::Value =
+        serde_json::from_str(book.report.as_deref().expect("report")).expect("json");
+    assert!(
+        report["statistics"]["words"].as_u64() > Some(40_000),
+        "{report}"
+    );
     let steps: Vec<&str> = report["timings"]
         .as_array()
         .expect("timings")
@@ -85,7 +117,15 @@ async fn happy_path(server: &Server, store: &Store) {
         .collect();
     assert_eq!(
         steps,
-        ["ingest", "parse", "render_chapter", "package", "package_epub", "package_reader", "verify"]
+        [
+            "ingest",
+            "parse",
+            "render_chapter",
+            "package",
+            "package_epub",
+            "package_reader",
+            "verify"
+        ]
     );
     assert_matches_reference(store, &book).await;
 
@@ -101,11 +141,25 @@ async fn happy_path(server: &Server, store: &Store) {
     assert_eq!(epub.headers()["content-type"], "application/epub+zip");
     let index = get(format!("/books/{id}/reader/")).await;
     assert_eq!(index.status(), 200);
-    let csp = index.headers()["content-security-policy"].to_str().expect("csp").to_owned();
+    let csp = index.headers()["content-security-policy"]
+        .to_str()
+        .expect("csp")
+        .to_owned();
     assert!(csp.contains("script-src 'self'"), "{csp}");
-    assert!(index.text().await.expect("body").contains("Love Among the Chickens"));
+    assert!(
+        index
+            .text()
+            .await
+            .expect("body")
+            .contains("Love Among the Chickens")
+    );
     assert_eq!(get("/books/not-a-book/epub".into()).await.status(), 404);
-    assert_eq!(get(format!("/books/{id}/reader/../book.epub")).await.status(), 404);
+    assert_eq!(
+        get(format!("/books/{id}/reader/../book.epub"))
+            .await
+            .status(),
+        404
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,19 +177,34 @@ async fn a_manuscript_becomes_a_ready_book_on_postgres() {
     happy_path(&server, &store).await;
 }
 
-fn worker(data: &Path, env: &[(&str, &str)]) -> Running {
+/// Starts `bindery worker` on `data`; with `ready`, waits until it says it is ready (so a
+/// signal sent later meets its handlers).
+fn worker(data: &Path, env: &[(&str, &str)], ready: bool) -> Running {
     let mut cmd = command(data);
     cmd.arg("worker").env("JOB_LEASE", "1s");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    Running::start(cmd)
+    let worker = Running::start(cmd);
+    if ready {
+        worker
+            .logs
+            .wait_for("worker ready", Duration::from_secs(20), |l| {
+                common::message(l, Some("worker"), "worker ready")
+            });
+    }
+    worker
 }
 
 fn stop(mut worker: Running) {
     worker.signal(Signal::SIGTERM);
     let (status, _) = worker.wait_exit(Duration::from_secs(20));
-    assert!(status.success(), "worker exit {status:?}");
+    assert!(
+        status.success(),
+        "worker exit {status:?}; its last lines: {:#?}; stderr: {}",
+        worker.logs.all().iter().rev().take(8).collect::<Vec<_>>(),
+        worker.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,7 +215,7 @@ async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identica
 
     // An uninterrupted run fixes what every crashed run must leave behind.
     let clean = submit(&store, &novel(), None).await;
-    let w = worker(data.path(), &[]);
+    let w = worker(data.path(), &[], true);
     let clean_book = wait_book(&store, &clean, Duration::from_secs(60)).await;
     stop(w);
     assert_eq!(clean_book.status, "ready");
@@ -167,16 +236,24 @@ async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identica
         for moment in ["before_commit", "after_commit"] {
             let point = format!("{moment}:{step}");
             let id = submit(&store, &novel(), None).await;
-            let mut doomed = worker(data.path(), &[("BINDERY_FAILPOINT", &point)]);
+            let mut doomed = worker(data.path(), &[("BINDERY_FAILPOINT", &point)], false);
             let (status, _) = doomed.wait_exit(Duration::from_secs(60));
-            assert_eq!(status.signal(), Some(9), "{point}: the worker was not killed there: {status:?}");
+            assert_eq!(
+                status.signal(),
+                Some(9),
+                "{point}: the worker was not killed there: {status:?}"
+            );
 
-            let w = worker(data.path(), &[]);
+            let w = worker(data.path(), &[], true);
             let book = wait_book(&store, &id, Duration::from_secs(60)).await;
             stop(w);
             assert_eq!(book.status, "ready", "{point}: {:?}", book.error);
             assert_matches_reference(&store, &book).await;
-            assert_eq!(blob_set(&store, &id).await, expected_blobs, "{point}: blobs differ from a clean run");
+            assert_eq!(
+                blob_set(&store, &id).await,
+                expected_blobs,
+                "{point}: blobs differ from a clean run"
+            );
             let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
             let per_kind = |kind: &str| jobs.iter().filter(|j| j.kind == kind).count();
             for step in steps.iter().filter(|s| **s != "book.render_chapter") {
@@ -237,6 +314,17 @@ fn pixel_bomb_png() -> Vec<u8> {
     png.extend_from_slice(&13u32.to_be_bytes());
     png.extend_from_slice(&ihdr);
     png.extend_from_slice(&crc32(&ihdr).to_be_bytes());
+    // A token of compressed data (decoders read the header up to the first IDAT), and the end.
+    for (kind, data) in [
+        (&b"IDAT"[..], &[0x78u8, 0x9c, 0x03, 0x00][..]),
+        (b"IEND", &[]),
+    ] {
+        let mut chunk = kind.to_vec();
+        chunk.extend_from_slice(data);
+        png.extend_from_slice(&u32::try_from(data.len()).expect("len").to_be_bytes());
+        png.extend_from_slice(&chunk);
+        png.extend_from_slice(&crc32(&chunk).to_be_bytes());
+    }
     png
 }
 
@@ -245,7 +333,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -255,13 +347,17 @@ fn crc32(bytes: &[u8]) -> u32 {
 async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
     let server = Server::start(
         &["serve"],
-        &[("MAX_MANUSCRIPT_SIZE", "2MiB"), ("MAX_INFLATED_SIZE", "1MiB")],
+        &[
+            ("MAX_MANUSCRIPT_SIZE", "2MiB"),
+            ("MAX_INFLATED_SIZE", "1MiB"),
+        ],
     );
     let store = open(&server.data_dir(), None).await;
     let worker_pid = server.worker_pid();
 
     let paragraph = "<w:p><w:r><w:t>Hello</w:t></w:r></w:p>";
-    let novel_docx = std::fs::read(corpus().join("docx/love-among-the-chickens.docx")).expect("docx");
+    let novel_docx =
+        std::fs::read(corpus().join("docx/love-among-the-chickens.docx")).expect("docx");
     let billion_laughs = br#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&lol2;</w:t></w:r></w:p></w:body></w:document>"#;
     let xxe = br#"<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&x;</w:t></w:r></w:p></w:body></w:document>"#;
     let zeros = vec![0u8; 3 * 1024 * 1024];
@@ -271,19 +367,43 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
     let cases: Vec<(&str, &str, Vec<u8>)> = vec![
         ("empty.md", "empty_manuscript", Vec::new()),
         ("blank.txt", "no_text", b" \n\n \t\n".to_vec()),
-        ("big.txt", "manuscript_too_large", vec![b'a'; 3 * 1024 * 1024]),
-        ("truncated.docx", "corrupt_archive", novel_docx[..novel_docx.len() / 2].to_vec()),
+        (
+            "big.txt",
+            "manuscript_too_large",
+            vec![b'a'; 3 * 1024 * 1024],
+        ),
+        (
+            "truncated.docx",
+            "corrupt_archive",
+            novel_docx[..novel_docx.len() / 2].to_vec(),
+        ),
         ("nodoc.docx", "not_docx", zip_of(&[("hello.txt", b"hello")])),
-        ("bomb.docx", "zip_bomb", docx_with(&document(paragraph), &[("word/media/big.bin", &zeros)])),
+        (
+            "bomb.docx",
+            "zip_bomb",
+            docx_with(&document(paragraph), &[("word/media/big.bin", &zeros)]),
+        ),
         ("laughs.docx", "xml_doctype", docx_with(billion_laughs, &[])),
         ("xxe.docx", "xml_doctype", docx_with(xxe, &[])),
-        ("escape.docx", "unsafe_path", docx_with(&document(paragraph), &[("../../evil.txt", b"x")])),
+        (
+            "escape.docx",
+            "unsafe_path",
+            docx_with(&document(paragraph), &[("../../evil.txt", b"x")]),
+        ),
         ("encoding.txt", "bad_encoding", cp1252_and_broken),
-        ("report.pdf", "unsupported_format", b"%PDF-1.7\n...".to_vec()),
+        (
+            "report.pdf",
+            "unsupported_format",
+            b"%PDF-1.7\n...".to_vec(),
+        ),
     ];
     let mut submitted = Vec::new();
     for (name, code, bytes) in &cases {
-        submitted.push((*name, *code, submit_bytes(&store, name, bytes.clone(), None).await));
+        submitted.push((
+            *name,
+            *code,
+            submit_bytes(&store, name, bytes.clone(), None).await,
+        ));
     }
     // Covers that are not images, or too many pixels.
     let dir = tempfile::tempdir().expect("tempdir");
@@ -291,7 +411,7 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
     std::fs::write(&fake, b"this is not a jpeg").expect("write");
     let bomb = dir.path().join("huge.png");
     std::fs::write(&bomb, pixel_bomb_png()).expect("write");
-    for (cover, code) in [(&fake, "bad_image"), (&bomb, "image_too_large")] {
+    for (cover, code) in [(&fake, "cover_format"), (&bomb, "image_too_large")] {
         let id = submit(&store, &novel(), Some(cover)).await;
         submitted.push(("cover", code, id));
     }
@@ -301,17 +421,40 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
     for (name, code, id) in &submitted {
         let book = wait_book(&store, id, Duration::from_secs(30)).await;
         assert_eq!(book.status, "failed", "{name}");
-        assert_eq!(book.error_code.as_deref(), Some(*code), "{name}: {:?}", book.error);
+        // The book is marked failed just before its step's discard commits.
+        store
+            .queue
+            .wait_for(
+                &bindery::jobs::WaitTarget::Workflow(id.clone()),
+                Duration::from_secs(10),
+            )
+            .await
+            .expect("wait for the workflow");
+        assert_eq!(
+            book.error_code.as_deref(),
+            Some(*code),
+            "{name}: {:?}",
+            book.error
+        );
         let message = book.error.expect("a message");
-        assert!(message.len() > 30 && !message.contains("panicked"), "{name}: {message}");
+        assert!(
+            message.len() > 30 && !message.contains("panicked"),
+            "{name}: {message}"
+        );
         let jobs = store.queue.workflow(id).await.expect("workflow").jobs;
-        let failed: Vec<_> = jobs.iter().filter(|j| j.state() == Some(JobState::Discarded)).collect();
+        let failed: Vec<_> = jobs
+            .iter()
+            .filter(|j| j.state() == Some(JobState::Discarded))
+            .collect();
         assert_eq!(failed.len(), 1, "{name}: one step discarded");
         assert_eq!(failed[0].attempt, 1, "{name}: bad input is never retried");
     }
     let good = wait_book(&store, &good, Duration::from_secs(60)).await;
     assert_eq!(good.status, "ready");
-    assert!(!process_gone(worker_pid), "the worker survived every bad input");
+    assert!(
+        !process_gone(worker_pid),
+        "the worker survived every bad input"
+    );
     assert_eq!(server.worker_pid(), worker_pid, "and was never restarted");
     let dead = all_jobs(
         &store.queue,

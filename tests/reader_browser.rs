@@ -20,17 +20,22 @@ fn screenshot_dir() -> PathBuf {
 /// Four chapters of the corpus novel's text, a footnote in the second (the script follows it)
 /// and an image in the last (the script checks it loads offline).
 fn manuscript_with_notes_and_an_image() -> String {
-    let novel = std::fs::read_to_string(corpus().join("markdown/love-among-the-chickens.md")).expect("novel");
+    let novel = std::fs::read_to_string(corpus().join("markdown/love-among-the-chickens.md"))
+        .expect("novel");
     let paragraphs: Vec<&str> = novel
         .split("\n\n")
         .filter(|p| p.len() > 200 && !p.starts_with(['#', '>', '-']))
         .take(40)
         .collect();
     let mut png = Vec::new();
-    image::RgbImage::from_fn(120, 80, |x, y| image::Rgb([(x * 2) as u8, (y * 3) as u8, 120]))
-        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
-        .expect("png");
-    let mut md = String::from("---\ntitle: The Reader Test\nauthor: P. G. Wodehouse\nlanguage: en-GB\n---\n\n");
+    image::RgbImage::from_fn(120, 80, |x, y| {
+        image::Rgb([(x * 2) as u8, (y * 3) as u8, 120])
+    })
+    .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+    .expect("png");
+    let mut md = String::from(
+        "---\ntitle: The Reader Test\nauthor: P. G. Wodehouse\nlanguage: en-GB\n---\n\n",
+    );
     for (i, chunk) in paragraphs.chunks(10).enumerate() {
         md.push_str(&format!("## Chapter {}\n\n", i + 1));
         for (j, p) in chunk.iter().enumerate() {
@@ -41,7 +46,10 @@ fn manuscript_with_notes_and_an_image() -> String {
             md.push_str("\n\n");
         }
     }
-    md.push_str(&format!("![A gradient, for testing]({})\n\n", data_uri(&png)));
+    md.push_str(&format!(
+        "![A gradient, for testing]({})\n\n",
+        data_uri(&png)
+    ));
     md.push_str("[^hat]: The same old brown one.\n");
     md
 }
@@ -50,7 +58,10 @@ fn data_uri(png: &[u8]) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::from("data:image/png;base64,");
     for chunk in png.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
         for i in 0..4 {
             if i <= chunk.len() {
                 out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);

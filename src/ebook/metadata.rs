@@ -457,8 +457,14 @@ mod tests {
             Some("2024-05-01")
         );
         assert_eq!(normalize_date("last May"), None);
-        assert_eq!(normalize_date("July 17, 2006").as_deref(), Some("2006-07-17"));
-        assert_eq!(normalize_date("17 July 2006").as_deref(), Some("2006-07-17"));
+        assert_eq!(
+            normalize_date("July 17, 2006").as_deref(),
+            Some("2006-07-17")
+        );
+        assert_eq!(
+            normalize_date("17 July 2006").as_deref(),
+            Some("2006-07-17")
+        );
         assert_eq!(normalize_date("May 2020").as_deref(), Some("2020-05"));
     }
 

@@ -54,8 +54,15 @@ async fn reader_file(
     path: web::Path<(String, String)>,
 ) -> HttpResponse {
     let (id, file) = path.into_inner();
-    let file = if file.is_empty() { "index.html".to_owned() } else { file };
-    if file.split('/').any(|part| part.is_empty() || part.starts_with('.')) {
+    let file = if file.is_empty() {
+        "index.html".to_owned()
+    } else {
+        file
+    };
+    if file
+        .split('/')
+        .any(|part| part.is_empty() || part.starts_with('.'))
+    {
         return not_found();
     }
     let Some(book) = ready_book(&state, &id).await else {
@@ -124,13 +131,23 @@ fn content_type(path: &str) -> &'static str {
 fn download_name(title: &str) -> String {
     let name: String = title
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '-' { c } else { ' ' })
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' {
+                c
+            } else {
+                ' '
+            }
+        })
         .collect::<String>()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join("-");
     let ascii: String = name.chars().filter(char::is_ascii).take(80).collect();
-    if ascii.is_empty() { "book".into() } else { ascii }
+    if ascii.is_empty() {
+        "book".into()
+    } else {
+        ascii
+    }
 }
 
 fn not_found() -> HttpResponse {

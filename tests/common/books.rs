@@ -40,10 +40,21 @@ pub async fn open(data_dir: &Path, database_url: Option<&str>) -> Store {
 
 pub async fn submit(store: &Store, file: &Path, cover: Option<&Path>) -> String {
     let manuscript = std::fs::read(file).expect("read manuscript");
-    submit_bytes(store, &file.file_name().expect("name").to_string_lossy(), manuscript, cover).await
+    submit_bytes(
+        store,
+        &file.file_name().expect("name").to_string_lossy(),
+        manuscript,
+        cover,
+    )
+    .await
 }
 
-pub async fn submit_bytes(store: &Store, name: &str, manuscript: Vec<u8>, cover: Option<&Path>) -> String {
+pub async fn submit_bytes(
+    store: &Store,
+    name: &str,
+    manuscript: Vec<u8>,
+    cover: Option<&Path>,
+) -> String {
     pipeline::submit(
         &store.db,
         &store.blobs,
@@ -69,7 +80,10 @@ pub async fn submit_bytes(store: &Store, name: &str, manuscript: Vec<u8>, cover:
 pub async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
     let started = Instant::now();
     loop {
-        let book = books::get(&store.db, id).await.expect("read").expect("book exists");
+        let book = books::get(&store.db, id)
+            .await
+            .expect("read")
+            .expect("book exists");
         if book.status != books::PROCESSING {
             return book;
         }
@@ -85,4 +99,3 @@ pub async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
-

@@ -382,7 +382,11 @@ pub fn corpus() -> PathBuf {
         if candidate.is_dir() {
             return candidate;
         }
-        assert!(dir.pop(), "no shared/corpus above {}", env!("CARGO_MANIFEST_DIR"));
+        assert!(
+            dir.pop(),
+            "no shared/corpus above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
     }
 }
 
@@ -449,7 +453,8 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// The words pandoc (an independent reader) finds in a file.
 pub fn pandoc_words(path: &Path, from: &str) -> Vec<String> {
-    try_pandoc_words(path, from).unwrap_or_else(|e| panic!("pandoc failed on {}: {e}", path.display()))
+    try_pandoc_words(path, from)
+        .unwrap_or_else(|e| panic!("pandoc failed on {}: {e}", path.display()))
 }
 
 /// The same, or pandoc's complaint (pandoc 2.17 cannot read some valid DOCX packaging).
@@ -480,7 +485,9 @@ pub fn raw_docx_words(path: &Path) -> Vec<String> {
     let mut text = String::new();
     let mut rest = xml.as_str();
     while let Some(open) = rest.find('<') {
-        let Some(close) = rest[open..].find('>') else { break };
+        let Some(close) = rest[open..].find('>') else {
+            break;
+        };
         let tag = &rest[open + 1..open + close];
         let name = tag.split([' ', '/']).next().unwrap_or("");
         let local = name.rsplit(':').next().unwrap_or(name);
@@ -489,7 +496,12 @@ pub fn raw_docx_words(path: &Path) -> Vec<String> {
             text.push('\n');
         } else if local == "t" && !tag.ends_with('/') {
             let end = rest.find('<').unwrap_or(rest.len());
-            text.push_str(&rest[..end].replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"));
+            text.push_str(
+                &rest[..end]
+                    .replace("&amp;", "&")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">"),
+            );
         }
     }
     words(&text)
