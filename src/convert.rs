@@ -12,7 +12,7 @@ use crate::ebook::metadata::{self, MetadataInputs};
 use crate::ebook::xhtml::{self, Target};
 use crate::ebook::{Book, cover, epub, reader, verify};
 use crate::manuscript::{self, Format, Ingested, InputError, Limits, ReadOptions};
-use crate::report::{Report, Statistics, StepTiming, Warning};
+use crate::report::{Report, Statistics, StepTiming};
 
 /// What the user chose besides the manuscript.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -145,23 +145,6 @@ fn statistics(book: &Book) -> Statistics {
         images: doc.images.len() as u64,
         notes: doc.notes.len() as u64,
         tables: tables as u64,
-    }
-}
-
-/// Stage 3, one chapter: its EPUB XHTML body and its web reader body.
-pub struct RenderedChapter {
-    pub epub: String,
-    pub web: String,
-    pub warnings: Vec<Warning>,
-}
-
-pub fn render_chapter(book: &Book, index: usize) -> RenderedChapter {
-    let epub = xhtml::render_chapter(book, index, Target::Epub);
-    let web = xhtml::render_chapter(book, index, Target::Web);
-    RenderedChapter {
-        epub: epub.body,
-        web: web.body,
-        warnings: epub.warnings,
     }
 }
 

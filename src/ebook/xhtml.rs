@@ -154,6 +154,26 @@ pub fn render_book(book: &Book, target: Target) -> Vec<RenderedChapter> {
         .collect()
 }
 
+/// A book with its ids planned once, for rendering its chapters one at a time (the
+/// pipeline's per-chapter jobs share one through the worker's cache).
+#[derive(Debug)]
+pub struct PlannedBook {
+    pub book: Book,
+    plan: IdPlan,
+}
+
+impl PlannedBook {
+    pub fn new(book: Book) -> Self {
+        let plan = IdPlan::new(&book.document);
+        PlannedBook { book, plan }
+    }
+
+    /// The same as [`render_chapter`]`(&self.book, index, target)`, without re-planning.
+    pub fn render(&self, index: usize, target: Target) -> RenderedChapter {
+        render_planned(&self.book, &self.plan, index, target)
+    }
+}
+
 fn render_planned(book: &Book, plan: &IdPlan, index: usize, target: Target) -> RenderedChapter {
     let Some(chapter) = book.document.chapters.get(index) else {
         return RenderedChapter::default();

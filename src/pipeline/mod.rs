@@ -2,6 +2,7 @@
 //! is the workflow id. See `steps` for the graph and the crash-safety rules each step keeps.
 
 pub mod books;
+mod cache;
 pub mod keys;
 pub mod steps;
 
@@ -14,6 +15,7 @@ use crate::storage::{BlobStore, Database};
 use crate::worker::WorkerContext;
 
 pub use books::{BookRow, StoredOptions};
+pub use cache::ModelCache;
 
 /// Adds every pipeline step to the worker's registry.
 pub fn register(registry: Registry<WorkerContext>) -> Registry<WorkerContext> {

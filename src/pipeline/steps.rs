@@ -185,27 +185,28 @@ impl Job for RenderChapter {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let book = load_model(&app.blobs, &self.book).await?;
-        if self.chapter >= book.document.chapters.len() {
+        let planned = app.models.get(&app.blobs, &self.book).await?;
+        if self.chapter >= planned.book.document.chapters.len() {
             anyhow::bail!(
                 "chapter {} does not exist in the stored document",
                 self.chapter
             );
         }
-        let rendered = convert::render_chapter(&book, self.chapter);
-        app.blobs
-            .put_if_absent(
-                &keys::chapter(&self.book, self.chapter, Target::Epub),
-                rendered.epub,
+        let chapter = self.chapter;
+        let (epub, web) = tokio::task::spawn_blocking(move || {
+            (
+                planned.render(chapter, Target::Epub),
+                planned.render(chapter, Target::Web),
             )
+        })
+        .await?;
+        app.blobs
+            .put_if_absent(&keys::chapter(&self.book, chapter, Target::Epub), epub.body)
             .await?;
         app.blobs
-            .put_if_absent(
-                &keys::chapter(&self.book, self.chapter, Target::Web),
-                rendered.web,
-            )
+            .put_if_absent(&keys::chapter(&self.book, chapter, Target::Web), web.body)
             .await?;
-        let warnings: Vec<Warning> = rendered
+        let warnings: Vec<Warning> = epub
             .warnings
             .into_iter()
             .map(|w| w.at(format!("chapter {}", self.chapter + 1)))
@@ -261,12 +262,12 @@ impl Job for PackageEpub {
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let key = keys::epub(&self.book);
-        let book = load_model(&app.blobs, &self.book).await?;
-        let chapters = load_chapters(&app.blobs, &self.book, &book, Target::Epub).await?;
+        let planned = app.models.get(&app.blobs, &self.book).await?;
+        let chapters = load_chapters(&app.blobs, &self.book, &planned.book, Target::Epub).await?;
         let resources = load_resources(&app.blobs, &self.book).await?;
         cx.progress(50, "zipping the EPUB").await?;
         let epub = tokio::task::spawn_blocking(move || {
-            convert::package_epub(&book, &chapters, &resources)
+            convert::package_epub(&planned.book, &chapters, &resources)
         })
         .await??;
         let size = epub.len();
@@ -287,11 +288,11 @@ impl Job for PackageReader {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let book = load_model(&app.blobs, &self.book).await?;
-        let chapters = load_chapters(&app.blobs, &self.book, &book, Target::Web).await?;
+        let planned = app.models.get(&app.blobs, &self.book).await?;
+        let chapters = load_chapters(&app.blobs, &self.book, &planned.book, Target::Web).await?;
         let resources = load_resources(&app.blobs, &self.book).await?;
         let files = tokio::task::spawn_blocking(move || {
-            convert::package_reader(&book, &chapters, &resources)
+            convert::package_reader(&planned.book, &chapters, &resources)
         })
         .await??;
         let total = files.len();
@@ -366,7 +367,8 @@ impl Job for Publish {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let book = load_model(&app.blobs, &self.book).await?;
+        let planned = app.models.get(&app.blobs, &self.book).await?;
+        let book = &planned.book;
         let mut report: Report =
             serde_json::from_slice(&app.blobs.get(&keys::parse_report(&self.book)).await?)
                 .context("reading the parse report")?;
@@ -478,11 +480,6 @@ fn last_error(child: &ChildOutcome) -> String {
         .and_then(|errors| errors.last().cloned())
         .and_then(|e| e.get("message").and_then(|m| m.as_str().map(str::to_owned)))
         .unwrap_or_else(|| format!("step {} ended {}", child.kind, child.state))
-}
-
-async fn load_model(blobs: &BlobStore, book: &str) -> anyhow::Result<Book> {
-    let bytes = blobs.get(&keys::model(book)).await?;
-    serde_json::from_slice(&bytes).context("reading the stored document model")
 }
 
 async fn load_chapters(

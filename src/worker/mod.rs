@@ -29,6 +29,8 @@ pub struct WorkerContext {
     pub blobs: BlobStore,
     pub queue: JobQueue,
     pub config: Arc<Config>,
+    /// Parsed document models of the books this worker is converting.
+    pub models: crate::pipeline::ModelCache,
 }
 
 /// Every job type Bindery runs: the one list.
@@ -97,6 +99,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         blobs,
         queue: queue.clone(),
         config: Arc::new(config.clone()),
+        models: crate::pipeline::ModelCache::default(),
     };
     let runner_config = RunnerConfig {
         worker_id: options.worker_id.clone(),
