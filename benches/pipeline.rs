@@ -27,7 +27,10 @@ fn corpus() -> PathBuf {
 fn repeated_novel(words: usize) -> String {
     let novel = std::fs::read_to_string(corpus().join("markdown/love-among-the-chickens.md"))
         .expect("novel");
-    let (front, body) = match novel.strip_prefix("---\n").and_then(|r| r.split_once("\n---\n")) {
+    let (front, body) = match novel
+        .strip_prefix("---\n")
+        .and_then(|r| r.split_once("\n---\n"))
+    {
         Some((front, body)) => (format!("---\n{front}\n---\n"), body.to_owned()),
         None => (String::new(), novel.clone()),
     };
@@ -99,7 +102,10 @@ async fn run(label: &str, name: &str, manuscript: Vec<u8>) {
         if book.status != books::PROCESSING {
             break book;
         }
-        assert!(started.elapsed() < Duration::from_secs(600), "{label}: not ready after 10 minutes");
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "{label}: not ready after 10 minutes"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
     let took = started.elapsed();
@@ -140,10 +146,16 @@ fn start_worker(data: &Path) -> Worker {
 fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let novel = std::fs::read(corpus().join("markdown/love-among-the-chickens.md")).expect("novel");
+        let novel =
+            std::fs::read(corpus().join("markdown/love-among-the-chickens.md")).expect("novel");
         run("markdown 50k words", "novel.md", novel).await;
         let docx = std::fs::read(corpus().join("docx/love-among-the-chickens.docx")).expect("docx");
         run("docx 50k words", "novel.docx", docx).await;
-        run("markdown 1M words", "big.md", repeated_novel(1_000_000).into_bytes()).await;
+        run(
+            "markdown 1M words",
+            "big.md",
+            repeated_novel(1_000_000).into_bytes(),
+        )
+        .await;
     });
 }

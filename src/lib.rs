@@ -79,5 +79,7 @@ pub mod signals;
 pub mod storage;
 pub mod supervisor;
 pub mod telemetry;
+#[cfg(test)]
+mod test_support;
 pub mod web;
 pub mod worker;

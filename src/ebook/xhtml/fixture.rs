@@ -397,20 +397,7 @@ pub fn assert_well_formed(xml: &str) {
     assert_eq!(depth, 0, "unclosed elements in\n{xml}");
 }
 
-/// Finds a file of the shared corpus: under `BINDERY_CORPUS`, or under `shared/corpus` in
-/// a directory above the crate.
+/// A file of the shared corpus.
 pub fn corpus_file(name: &str) -> Option<std::path::PathBuf> {
-    if let Ok(dir) = std::env::var("BINDERY_CORPUS") {
-        return Some(std::path::Path::new(&dir).join(name));
-    }
-    let mut dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared/corpus").join(name);
-        if candidate.exists() {
-            return Some(candidate);
-        }
-        if !dir.pop() {
-            return None;
-        }
-    }
+    Some(crate::test_support::corpus_file(name))
 }

@@ -7,20 +7,13 @@ use super::read;
 use crate::document::{Block, Document, Inline, plain_text};
 use crate::manuscript::{InputError, Limits};
 
-/// The shared corpus: `BINDERY_CORPUS`, or the first `shared/corpus` above the crate.
+/// The shared corpus directory (panics, naming the fix, when it is missing: never skipped).
 fn corpus() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
-        return Some(PathBuf::from(dir));
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|d| d.join("shared/corpus"))
-        .find(|d| d.is_dir())
+    Some(crate::test_support::corpus_file(""))
 }
 
 fn docx(name: &str) -> Vec<u8> {
-    let dir = corpus().expect("the shared corpus");
-    std::fs::read(dir.join("docx").join(name)).expect(name)
+    std::fs::read(crate::test_support::corpus_file(&format!("docx/{name}"))).expect(name)
 }
 
 /// All the text of a document: chapters, then notes.

@@ -366,19 +366,10 @@ fn align(a: Alignment) -> Align {
     }
 }
 
-/// The corpus directory (`shared/corpus`), found by walking up from the crate, or from
-/// `BINDERY_CORPUS`.
+/// A corpus file's text.
 #[cfg(test)]
 pub(super) fn corpus(relative: &str) -> Option<String> {
-    let base = std::env::var_os("BINDERY_CORPUS")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .ancestors()
-                .map(|a| a.join("shared/corpus"))
-                .find(|p| p.is_dir())
-        })?;
-    std::fs::read_to_string(base.join(relative)).ok()
+    std::fs::read_to_string(crate::test_support::corpus_file(relative)).ok()
 }
 
 #[cfg(test)]
