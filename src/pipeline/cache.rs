@@ -16,45 +16,49 @@ use crate::storage::BlobStore;
 /// How many books' models a worker keeps (the books it is working on right now).
 const CAPACITY: usize = 4;
 
+type Cell = Arc<tokio::sync::OnceCell<Arc<PlannedBook>>>;
+
 #[derive(Default)]
 pub struct ModelCache {
-    /// Most recently used last.
-    entries: Mutex<Vec<(String, Arc<PlannedBook>)>>,
+    /// Most recently used last. A cell is filled once: the chapter jobs of a book that start
+    /// together wait for one load instead of each parsing the model.
+    entries: Mutex<Vec<(String, Cell)>>,
 }
 
 impl ModelCache {
     /// The book's model, from memory or from the blob store.
     pub async fn get(&self, blobs: &BlobStore, book: &str) -> anyhow::Result<Arc<PlannedBook>> {
-        if let Some(found) = self.lookup(book) {
-            return Ok(found);
-        }
-        let bytes = blobs.get(&keys::model(book)).await?;
-        let planned = tokio::task::spawn_blocking(move || -> anyhow::Result<PlannedBook> {
-            let model: Book =
-                serde_json::from_slice(&bytes).context("reading the stored document model")?;
-            Ok(PlannedBook::new(model))
-        })
-        .await??;
-        let planned = Arc::new(planned);
-        let mut entries = self.lock();
-        entries.retain(|(id, _)| id != book);
-        if entries.len() >= CAPACITY {
-            entries.remove(0);
-        }
-        entries.push((book.to_owned(), planned.clone()));
-        Ok(planned)
+        let cell = self.cell(book);
+        let planned = cell
+            .get_or_try_init(|| async {
+                let bytes = blobs.get(&keys::model(book)).await?;
+                let planned =
+                    tokio::task::spawn_blocking(move || -> anyhow::Result<PlannedBook> {
+                        let model: Book = serde_json::from_slice(&bytes)
+                            .context("reading the stored document model")?;
+                        Ok(PlannedBook::new(model))
+                    })
+                    .await??;
+                anyhow::Ok(Arc::new(planned))
+            })
+            .await?;
+        Ok(planned.clone())
     }
 
-    fn lookup(&self, book: &str) -> Option<Arc<PlannedBook>> {
-        let mut entries = self.lock();
-        let at = entries.iter().position(|(id, _)| id == book)?;
-        let entry = entries.remove(at);
-        let found = entry.1.clone();
+    /// The book's cell, created (and the least recently used evicted) if need be.
+    fn cell(&self, book: &str) -> Cell {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = match entries.iter().position(|(id, _)| id == book) {
+            Some(at) => entries.remove(at),
+            None => {
+                if entries.len() >= CAPACITY {
+                    entries.remove(0);
+                }
+                (book.to_owned(), Cell::default())
+            }
+        };
+        let cell = entry.1.clone();
         entries.push(entry);
-        Some(found)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, Arc<PlannedBook>)>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+        cell
     }
 }
