@@ -165,20 +165,20 @@ fn print_report(output: &Path, c: &convert::Converted, millis: u128) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "Wrote {} ({} KiB) in {millis} ms: \"{}\", {} chapters, {} words, {} images, {} notes ({}).",
+        "Wrote {} ({} KiB) in {millis} ms: \"{}\", {}, {}, {}, {} ({}).",
         output.display(),
         c.epub.len().div_ceil(1024),
         c.book.metadata.title,
-        s.chapters,
-        s.words,
-        s.images,
-        s.notes,
+        count(s.chapters, "chapter"),
+        count(s.words, "word"),
+        count(s.images, "image"),
+        count(s.notes, "note"),
         c.report.format,
     );
     if c.report.warnings.is_empty() {
         let _ = writeln!(out, "No warnings.");
     } else {
-        let _ = writeln!(out, "{} warnings:", c.report.warnings.len());
+        let _ = writeln!(out, "{}:", count(c.report.warnings.len() as u64, "warning"));
         for w in &c.report.warnings {
             match &w.location {
                 Some(at) => {
@@ -197,6 +197,14 @@ fn print_report(output: &Path, c: &convert::Converted, millis: u128) {
         .map(|t| format!("{} {} ms", t.step, t.millis))
         .collect();
     let _ = writeln!(out, "Steps: {}.", steps.join(", "));
+}
+
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn progress_bar(quiet: bool) -> Option<ProgressBar> {
