@@ -45,6 +45,8 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
         AppState {
             db: db.clone(),
             blobs,
+            queue: crate::jobs::JobQueue::new(db.clone()),
+            limits: config.limits,
             worker_stall_timeout: config.worker_stall_timeout,
         },
     )?;

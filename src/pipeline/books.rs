@@ -24,6 +24,7 @@ pub struct BookRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub published_at: Option<i64>,
+    pub idempotency_key: Option<String>,
 }
 
 impl BookRow {
@@ -48,27 +49,109 @@ pub const READY: &str = "ready";
 pub const FAILED: &str = "failed";
 
 const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, format, report, \
-                       error_code, error, epub_bytes, created_at, updated_at, published_at";
+                       error_code, error, epub_bytes, created_at, updated_at, published_at, \
+                       idempotency_key";
 
+/// A new book row. `Ok(false)` when the tenant already has a book with this idempotency key
+/// (a concurrent retry of the same upload won).
 pub async fn insert(
     tx: &mut Tx,
     id: &str,
     tenant: &str,
     file_name: &str,
     options: &StoredOptions,
-) -> anyhow::Result<()> {
+    idempotency_key: Option<&str>,
+) -> anyhow::Result<bool> {
     let options = serde_json::to_string(options)?;
-    on_tx!(tx, |conn, d| {
+    let inserted = on_tx!(tx, |conn, d| {
         sqlx::query(sql!(
             d,
-            "INSERT INTO books (id, tenant, file_name, options, status, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, 'processing', {now}, {now})"
+            "INSERT INTO books (id, tenant, file_name, options, status, created_at, updated_at,
+                                idempotency_key)
+             VALUES ($1, $2, $3, $4, 'processing', {now}, {now}, $5)
+             ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
         ))
         .bind(id)
         .bind(tenant)
         .bind(file_name)
         .bind(&options)
+        .bind(idempotency_key)
         .execute(conn)
+        .await?
+        .rows_affected()
+    });
+    Ok(inserted == 1)
+}
+
+/// The tenant's book made by an upload with this idempotency key.
+pub async fn find_by_idempotency_key(
+    db: &Database,
+    tenant: &str,
+    key: &str,
+) -> anyhow::Result<Option<BookRow>> {
+    on_pool!(db, |pool, d| {
+        Ok(sqlx::query_as(sql!(
+            d,
+            &format!("SELECT {COLUMNS} FROM books WHERE tenant = $1 AND idempotency_key = $2")
+        ))
+        .bind(tenant)
+        .bind(key)
+        .fetch_optional(pool)
+        .await?)
+    })
+}
+
+/// A tenant's books, newest first, `limit` at a time; `before` is the id of the last book of
+/// the previous page.
+pub async fn list(
+    db: &Database,
+    tenant: &str,
+    before: Option<&str>,
+    limit: i64,
+) -> anyhow::Result<Vec<BookRow>> {
+    on_pool!(db, |pool, d| {
+        Ok(sqlx::query_as(sql!(
+            d,
+            &format!(
+                "SELECT {COLUMNS} FROM books
+                 WHERE tenant = $1
+                   AND (CAST($2 AS TEXT) IS NULL OR (created_at, id) <
+                        (SELECT created_at, id FROM books WHERE id = $2 AND tenant = $1))
+                 ORDER BY created_at DESC, id DESC
+                 LIMIT $3"
+            )
+        ))
+        .bind(tenant)
+        .bind(before)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?)
+    })
+}
+
+/// Removes a book's row; its blobs and jobs are the caller's to clean.
+pub async fn delete(db: &Database, id: &str) -> anyhow::Result<bool> {
+    on_pool!(db, |pool, d| {
+        Ok(sqlx::query(sql!(d, "DELETE FROM books WHERE id = $1"))
+            .bind(id)
+            .execute(pool)
+            .await?
+            .rows_affected()
+            == 1)
+    })
+}
+
+/// A failed book goes back to processing (for a retry).
+pub async fn mark_processing(db: &Database, id: &str) -> anyhow::Result<()> {
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE books SET status = 'processing', error_code = NULL, error = NULL,
+                    updated_at = {now}
+             WHERE id = $1"
+        ))
+        .bind(id)
+        .execute(pool)
         .await?;
     });
     Ok(())

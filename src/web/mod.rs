@@ -4,6 +4,7 @@
 //! supervisor decides when it stops. actix's own signal handling is off: the supervisor owns
 //! signals, because it must forward them to the worker child and escalate on a second one.
 
+mod api;
 mod assets;
 mod books;
 mod health;
@@ -13,18 +14,26 @@ use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::middleware::from_fn;
+use actix_web::http::header;
+use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 
 use crate::config::Config;
 use crate::storage::{BlobStore, Database};
 
+/// The app's pages run only their own scripts and styles, and no site may frame them.
+const APP_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+                       img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; \
+                       form-action 'self'";
+
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
     pub db: Database,
     pub blobs: BlobStore,
+    pub queue: crate::jobs::JobQueue,
+    pub limits: crate::manuscript::Limits,
     pub worker_stall_timeout: Duration,
 }
 
@@ -44,9 +53,17 @@ impl Application {
             App::new()
                 .app_data(state.clone())
                 .wrap(from_fn(request_log::log_request))
+                // Defaults for every response; a route that sets its own (the reader) keeps it.
+                .wrap(
+                    DefaultHeaders::new()
+                        .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+                        .add((header::REFERRER_POLICY, "no-referrer"))
+                        .add((header::CONTENT_SECURITY_POLICY, APP_CSP)),
+                )
                 .configure(health::routes)
                 .configure(assets::routes)
                 .configure(books::routes)
+                .configure(api::routes)
         })
         .disable_signals()
         .shutdown_timeout(config.shutdown_timeout.as_secs().max(1))

@@ -1,0 +1,585 @@
+//! `/api/v1/books`: upload, list, read, download, delete and retry a tenant's books.
+
+use std::time::Duration;
+
+use actix_multipart::Multipart;
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use serde::{Deserialize, Serialize};
+
+use super::upload::{self, Upload};
+use super::{ApiError, Caller};
+use crate::convert::Options;
+use crate::document::Metadata;
+use crate::ebook::metadata::{self, MetadataInputs};
+use crate::jobs::{JobRecord, JobState, WaitTarget};
+use crate::manuscript::InputError;
+use crate::pipeline::books::{self, BookRow};
+use crate::pipeline::{self, NewBook, keys};
+use crate::web::AppState;
+
+/// The longest a request may hold for `?wait=`; hosts cut idle connections not much later.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+const PAGE_DEFAULT: i64 = 50;
+const PAGE_MAX: i64 = 200;
+
+/// The pipeline's steps in order, as the progress view lists them.
+const STEPS: &[&str] = &[
+    "ingest",
+    "parse",
+    "render_chapter",
+    "package",
+    "package_epub",
+    "package_reader",
+    "verify",
+    "publish",
+];
+
+#[derive(Deserialize)]
+pub struct CreateQuery {
+    wait: Option<String>,
+}
+
+#[post("/books")]
+pub async fn create(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<CreateQuery>,
+    form: Multipart,
+) -> Result<HttpResponse, ApiError> {
+    let tenant = caller.0.tenant;
+    let wait = parse_wait(query.wait.as_deref())?;
+    let limit = state.limits.max_manuscript_bytes;
+    let idempotency_key = idempotency_key(&req)?;
+    if let Some(key) = &idempotency_key
+        && let Some(book) = books::find_by_idempotency_key(&state.db, &tenant, key).await?
+    {
+        return respond(&state, book, wait, true).await;
+    }
+    // A body that says up front it is too big is refused before a byte of it is read.
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit.saturating_mul(2).saturating_add(1 << 20)) {
+        return Err(upload::too_large("upload", limit));
+    }
+
+    let id = pipeline::new_book_id();
+    let form = match upload::read(form, &state.blobs, &id, limit).await {
+        Ok(form) => form,
+        Err(e) => {
+            discard_uploads(&state, &id).await;
+            return Err(e);
+        }
+    };
+    let Upload {
+        file_name,
+        cover_name,
+        metadata,
+        format,
+    } = form;
+    if let Err(e) = check_metadata(&metadata) {
+        discard_uploads(&state, &id).await;
+        return Err(e);
+    }
+    let book = NewBook {
+        id: id.clone(),
+        tenant: tenant.clone(),
+        file_name,
+        options: Options {
+            metadata,
+            file_name: None,
+            format,
+            modified: None,
+        },
+        cover_name,
+        idempotency_key,
+    };
+    let id = match pipeline::start(&state.db, &state.queue, &book).await {
+        Ok(None) => id,
+        Ok(Some(existing)) => {
+            // The same upload was retried concurrently and the other request won.
+            discard_uploads(&state, &id).await;
+            existing
+        }
+        Err(e) => {
+            discard_uploads(&state, &id).await;
+            return Err(e.into());
+        }
+    };
+    let book = own_book(&state, &tenant, &id).await?;
+    respond(&state, book, wait, false).await
+}
+
+/// Answers with the book: at once, or after waiting (up to `wait`) for it to finish.
+async fn respond(
+    state: &AppState,
+    mut book: BookRow,
+    wait: Option<Duration>,
+    replayed: bool,
+) -> Result<HttpResponse, ApiError> {
+    if let Some(wait) = wait
+        && book.status == books::PROCESSING
+    {
+        state
+            .queue
+            .wait_for(&WaitTarget::Workflow(book.id.clone()), wait)
+            .await?;
+        book = books::get(&state.db, &book.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("book", "The book was deleted while waiting."))?;
+    }
+    let view = view(state, &book, true).await?;
+    let status = if view.status == books::PROCESSING {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    let mut response = HttpResponse::build(status);
+    response.insert_header((header::LOCATION, view.links.self_.clone()));
+    if replayed {
+        response.insert_header(("Idempotent-Replayed", "true"));
+    }
+    Ok(response.json(view))
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    limit: Option<i64>,
+    before: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Page {
+    books: Vec<BookView>,
+    /// Pass as `before` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<String>,
+}
+
+#[get("/books")]
+pub async fn list(
+    state: web::Data<AppState>,
+    caller: Caller,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let limit = query.limit.unwrap_or(PAGE_DEFAULT);
+    if !(1..=PAGE_MAX).contains(&limit) {
+        return Err(ApiError::bad_request(
+            "invalid_parameter",
+            format!("limit must be between 1 and {PAGE_MAX}"),
+        )
+        .field("limit"));
+    }
+    let rows = books::list(&state.db, &caller.0.tenant, query.before.as_deref(), limit).await?;
+    let next = (rows.len() as i64 == limit)
+        .then(|| rows.last().map(|b| b.id.clone()))
+        .flatten();
+    let mut views = Vec::with_capacity(rows.len());
+    for row in &rows {
+        views.push(view(&state, row, false).await?);
+    }
+    Ok(HttpResponse::Ok().json(Page { books: views, next }))
+}
+
+#[get("/books/{id}")]
+pub async fn show(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    Ok(HttpResponse::Ok().json(view(&state, &book, true).await?))
+}
+
+/// How often the event stream reads the book's state from storage.
+const EVENT_POLL: Duration = Duration::from_millis(250);
+/// A comment line this often keeps proxies from closing a quiet stream.
+const EVENT_KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// Server-Sent Events: a `progress` event whenever the book's state changes, read from
+/// storage (so any web process can serve any book), then one `done` event when it is ready or
+/// failed, and the stream ends.
+#[get("/books/{id}/events")]
+pub async fn events(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    let stream = futures_util::stream::unfold(
+        (state, book.id, String::new(), false, std::time::Instant::now()),
+        |(state, id, last, finished, mut quiet_since)| async move {
+            if finished {
+                return None;
+            }
+            loop {
+                let book = match books::get(&state.db, &id).await {
+                    Ok(Some(book)) => book,
+                    Ok(None) => {
+                        let event = "event: deleted\ndata: {}\n\n".to_owned();
+                        return Some((Ok::<_, actix_web::Error>(web::Bytes::from(event)), (state, id, last, true, quiet_since)));
+                    }
+                    Err(e) => {
+                        tracing::warn!(book.id = %id, error = %format!("{e:#}"), "event stream read failed");
+                        tokio::time::sleep(EVENT_POLL * 4).await;
+                        continue;
+                    }
+                };
+                let Ok(view) = view(&state, &book, true).await else {
+                    tokio::time::sleep(EVENT_POLL * 4).await;
+                    continue;
+                };
+                let json = serde_json::to_string(&view).unwrap_or_default();
+                let done = view.status != books::PROCESSING;
+                if json != last {
+                    let kind = if done { "done" } else { "progress" };
+                    let event = format!("event: {kind}\ndata: {json}\n\n");
+                    return Some((Ok(web::Bytes::from(event)), (state, id, json, done, std::time::Instant::now())));
+                }
+                if quiet_since.elapsed() >= EVENT_KEEPALIVE {
+                    quiet_since = std::time::Instant::now();
+                    return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), (state, id, last, false, quiet_since)));
+                }
+                tokio::time::sleep(EVENT_POLL).await;
+            }
+        },
+    );
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(stream))
+}
+
+#[get("/books/{id}/epub")]
+pub async fn epub(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    if book.status != books::READY {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_ready",
+            format!("The book is {}; its EPUB exists once it is ready.", book.status),
+        ));
+    }
+    let bytes = state
+        .blobs
+        .get_opt(&keys::epub(&book.id))
+        .await?
+        .ok_or_else(|| ApiError::not_found("epub", "The book's EPUB is missing from storage."))?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/epub+zip")
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{}.epub\"", download_name(&book)),
+        ))
+        .body(bytes))
+}
+
+#[delete("/books/{id}")]
+pub async fn delete(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    // Row first: a step still running finds no book and stops; then the files.
+    books::delete(&state.db, &book.id).await?;
+    let removed = state.blobs.delete_prefix(&keys::book_prefix(&book.id)).await?;
+    tracing::info!(book.id = %book.id, blobs = removed, "book deleted");
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[post("/books/{id}/retry")]
+pub async fn retry(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    let jobs = state.queue.workflow(&book.id).await?.jobs;
+    if jobs.iter().any(|j| j.state() == Some(JobState::Discarded)) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "input_refused",
+            "The manuscript itself was refused; retrying cannot help. Fix it and upload it again.",
+        ));
+    }
+    let dead: Vec<&JobRecord> = jobs
+        .iter()
+        .filter(|j| j.state() == Some(JobState::Dead))
+        .collect();
+    if dead.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "nothing_to_retry",
+            format!("The book is {}; only a book whose steps ran out of attempts can be retried.", book.status),
+        ));
+    }
+    books::mark_processing(&state.db, &book.id).await?;
+    for job in dead {
+        state.queue.retry(job.id).await?;
+    }
+    let book = own_book(&state, &caller.0.tenant, &book.id).await?;
+    Ok(HttpResponse::Accepted().json(view(&state, &book, true).await?))
+}
+
+/// The tenant's book, or 404 (also for another tenant's book: its existence is not revealed).
+async fn own_book(state: &AppState, tenant: &str, id: &str) -> Result<BookRow, ApiError> {
+    let missing = || ApiError::not_found("book", format!("No book {id:?} here."));
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(missing());
+    }
+    match books::get(&state.db, id).await? {
+        Some(book) if book.tenant == tenant => Ok(book),
+        _ => Err(missing()),
+    }
+}
+
+async fn discard_uploads(state: &AppState, id: &str) {
+    if let Err(e) = state.blobs.delete_prefix(&keys::book_prefix(id)).await {
+        tracing::warn!(book.id = %id, error = %format!("{e:#}"), "could not remove a refused upload");
+    }
+}
+
+fn parse_wait(wait: Option<&str>) -> Result<Option<Duration>, ApiError> {
+    let Some(wait) = wait else { return Ok(None) };
+    let seconds: f64 = wait.parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0).ok_or_else(|| {
+        ApiError::bad_request("invalid_parameter", "wait is a number of seconds, like wait=30").field("wait")
+    })?;
+    Ok(Some(Duration::from_secs_f64(seconds).min(MAX_WAIT)))
+}
+
+fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
+    let Some(value) = req.headers().get("Idempotency-Key") else {
+        return Ok(None);
+    };
+    let key = value.to_str().unwrap_or_default().trim();
+    if key.is_empty() || key.len() > 255 || !key.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(ApiError::bad_request(
+            "invalid_header",
+            "Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is ideal).",
+        )
+        .field("Idempotency-Key"));
+    }
+    Ok(Some(key.to_owned()))
+}
+
+/// User-supplied metadata is checked before the book exists, so a bad value is a 422 naming
+/// the field rather than a failed book.
+fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result<(), ApiError> {
+    let inputs = MetadataInputs {
+        overrides: values.clone(),
+        ..MetadataInputs::default()
+    };
+    match metadata::resolve(&Metadata::default(), &inputs, &mut Vec::new()) {
+        Ok(_) => Ok(()),
+        Err(e @ InputError::Metadata { .. }) => {
+            let field = match &e {
+                InputError::Metadata { key, .. } => key.clone(),
+                _ => String::new(),
+            };
+            Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata", e.to_string()).field(field))
+        }
+        Err(e) => Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string())),
+    }
+}
+
+fn download_name(book: &BookRow) -> String {
+    let title = book.title.as_deref().unwrap_or("book");
+    let name: String = title
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { ' ' })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("-");
+    if name.is_empty() { "book".into() } else { name }
+}
+
+#[derive(Serialize)]
+struct BookView {
+    id: String,
+    status: String,
+    title: Option<String>,
+    authors: Vec<String>,
+    format: Option<String>,
+    file_name: String,
+    created_at: String,
+    updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    published_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    progress: Option<Progress>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    report: Option<serde_json::Value>,
+    links: Links,
+}
+
+#[derive(Serialize)]
+struct ErrorView {
+    code: String,
+    message: String,
+}
+
+#[derive(Serialize)]
+struct Progress {
+    percent: u32,
+    steps: Vec<StepView>,
+}
+
+#[derive(Serialize)]
+struct StepView {
+    step: &'static str,
+    /// `pending`, `running`, `completed` or `failed`.
+    state: &'static str,
+    percent: u32,
+    done: usize,
+    total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Links {
+    #[serde(rename = "self")]
+    self_: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    epub: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reader: Option<String>,
+}
+
+async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookView, ApiError> {
+    let mut status = book.status.clone();
+    let mut error = book.error.as_ref().map(|message| ErrorView {
+        code: book.error_code.clone().unwrap_or_else(|| "failed".into()),
+        message: message.clone(),
+    });
+    let progress = if detailed {
+        let jobs = state.queue.workflow(&book.id).await?.jobs;
+        // A step that ran out of attempts has no job left to mark the book; say so here.
+        if status == books::PROCESSING
+            && let Some(dead) = jobs.iter().find(|j| j.state() == Some(JobState::Dead))
+        {
+            status = books::FAILED.to_owned();
+            error = Some(ErrorView {
+                code: "step_failed".into(),
+                message: format!(
+                    "The {} step kept failing ({}). Retry the book; if it fails again, the operator's logs say why.",
+                    dead.kind.trim_start_matches("book."),
+                    last_error(dead)
+                ),
+            });
+        }
+        Some(progress_of(&jobs))
+    } else {
+        None
+    };
+    let ready = status == books::READY;
+    let self_ = format!("/api/v1/books/{}", book.id);
+    Ok(BookView {
+        id: book.id.clone(),
+        status,
+        title: book.title.clone(),
+        authors: book
+            .authors
+            .as_deref()
+            .map(|a| a.split("; ").map(str::to_owned).filter(|a| !a.is_empty()).collect())
+            .unwrap_or_default(),
+        format: book.format.clone(),
+        file_name: book.file_name.clone(),
+        created_at: rfc3339(book.created_at),
+        updated_at: rfc3339(book.updated_at),
+        published_at: book.published_at.map(rfc3339),
+        error,
+        progress,
+        report: if detailed {
+            book.report.as_deref().and_then(|r| serde_json::from_str(r).ok())
+        } else {
+            None
+        },
+        links: Links {
+            epub: ready.then(|| format!("{self_}/epub")),
+            reader: ready.then(|| format!("/books/{}/reader/", book.id)),
+            self_,
+        },
+    })
+}
+
+fn progress_of(jobs: &[JobRecord]) -> Progress {
+    let steps: Vec<StepView> = STEPS
+        .iter()
+        .map(|step| {
+            let kind = format!("book.{step}");
+            let mine: Vec<&JobRecord> = jobs.iter().filter(|j| j.kind == kind).collect();
+            let total = mine.len();
+            let done = mine
+                .iter()
+                .filter(|j| j.state() == Some(JobState::Completed))
+                .count();
+            let failed = mine.iter().any(|j| {
+                matches!(
+                    j.state(),
+                    Some(JobState::Dead | JobState::Discarded | JobState::Cancelled)
+                )
+            });
+            let partial: i64 = mine
+                .iter()
+                .filter(|j| j.state() == Some(JobState::Running))
+                .map(|j| i64::from(j.progress.unwrap_or(0).clamp(0, 99)))
+                .sum();
+            let percent = if total == 0 {
+                0
+            } else {
+                u32::try_from((done as i64 * 100 + partial) / total as i64).unwrap_or(0)
+            };
+            let state = if failed {
+                "failed"
+            } else if total > 0 && done == total {
+                "completed"
+            } else if total > 0 {
+                "running"
+            } else {
+                "pending"
+            };
+            let message = mine
+                .iter()
+                .filter(|j| j.state() == Some(JobState::Running))
+                .find_map(|j| j.progress_message.clone());
+            StepView {
+                step,
+                state,
+                percent,
+                done,
+                total,
+                message,
+            }
+        })
+        .collect();
+    let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
+    Progress { percent, steps }
+}
+
+fn last_error(job: &JobRecord) -> String {
+    serde_json::from_str::<Vec<serde_json::Value>>(&job.errors)
+        .ok()
+        .and_then(|errors| errors.last().cloned())
+        .and_then(|e| e.get("message").and_then(|m| m.as_str().map(str::to_owned)))
+        .unwrap_or_else(|| "no error recorded".to_owned())
+}
+
+fn rfc3339(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default()
+}

@@ -1,0 +1,164 @@
+//! The JSON API under `/api/v1`, for publishing tools and scripts. Every request carries an API
+//! token (`Authorization: Bearer bdy_…`); each token is a tenant, and a tenant only ever sees
+//! its own books: anything else is 404, never 403, so ids cannot be probed.
+
+mod books;
+mod upload;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
+use serde::Serialize;
+
+use super::AppState;
+use crate::tokens::{self, Tenant};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/api/v1")
+            .service(books::create)
+            .service(books::list)
+            .service(books::show)
+            .service(books::epub)
+            .service(books::events)
+            .service(books::delete)
+            .service(books::retry)
+            .default_service(web::to(not_found)),
+    );
+}
+
+async fn not_found() -> HttpResponse {
+    ApiError::not_found("route", "There is no such API route.").error_response()
+}
+
+/// An API failure: JSON with a stable `code`, a `message` for a person, and the `field` at
+/// fault when there is one. Never a bare 500 with a stack trace.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    field: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorDetail<'a> {
+    code: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub fn not_found(what: &str, message: impl Into<String>) -> Self {
+        let code = if what == "book" { "book_not_found" } else { "not_found" };
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// Something on our side failed: logged in full, answered in general terms.
+    pub fn internal(error: &anyhow::Error) -> Self {
+        tracing::error!(error = %format!("{error:#}"), "API request failed");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "Bindery could not complete the request (storage is unavailable or failed). Try again shortly.",
+        )
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status);
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.insert_header((header::WWW_AUTHENTICATE, "Bearer realm=\"bindery\""));
+        }
+        response.json(ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: &self.message,
+                field: self.field.as_deref(),
+            },
+        })
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> Self {
+        ApiError::internal(&e)
+    }
+}
+
+/// The tenant a request acts for, from its bearer token.
+pub struct Caller(pub Tenant);
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Caller, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let token = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(|t| t.trim().to_owned());
+        Box::pin(async move {
+            let unauthorized = |message: &str| {
+                ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+                    .field("Authorization")
+            };
+            let Some(token) = token else {
+                return Err(unauthorized(
+                    "Send an API token: `Authorization: Bearer bdy_…` (create one with `bindery token create NAME`).",
+                ));
+            };
+            let Some(state) = state else {
+                return Err(ApiError::internal(&anyhow::anyhow!("no application state")));
+            };
+            match tokens::authenticate(&state.db, &token).await? {
+                Some(tenant) => Ok(Caller(tenant)),
+                None => Err(unauthorized(
+                    "The API token is not valid (mistyped, or revoked). Check it, or create a new one.",
+                )),
+            }
+        })
+    }
+}

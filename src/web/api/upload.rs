@@ -1,0 +1,185 @@
+//! Reading a multipart upload: the manuscript and cover are streamed straight into the blob
+//! store (memory stays flat at any size) and cut off, with 413, the moment they pass the limit;
+//! the other fields are small metadata values.
+
+use std::collections::BTreeMap;
+
+use actix_multipart::{Field, Multipart};
+use actix_web::http::StatusCode;
+use futures_util::StreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, WriteMultipart};
+
+use super::ApiError;
+use crate::ebook::metadata::KEYS;
+use crate::manuscript::Format;
+use crate::pipeline::keys;
+use crate::storage::BlobStore;
+
+/// Largest metadata value accepted (a description can be long; a field is not a file).
+const MAX_FIELD_BYTES: usize = 64 * 1024;
+/// Parts of the streamed upload: small enough to keep memory flat, large enough for few
+/// round trips to a remote store.
+const CHUNK_BYTES: usize = 2 * 1024 * 1024;
+
+/// What the form carried, with the files already stored under the book's keys.
+pub struct Upload {
+    pub file_name: String,
+    pub cover_name: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub format: Option<Format>,
+}
+
+/// Reads the form. On any error the caller deletes what was stored under the book's prefix.
+pub async fn read(
+    mut form: Multipart,
+    blobs: &BlobStore,
+    book: &str,
+    limit: u64,
+) -> Result<Upload, ApiError> {
+    let mut file_name = None;
+    let mut cover_name = None;
+    let mut metadata = BTreeMap::new();
+    let mut format = None;
+    while let Some(field) = form.next().await {
+        let mut field = field.map_err(|e| malformed(&e.to_string()))?;
+        let name = field.name().unwrap_or_default().to_owned();
+        let given_name = field
+            .content_disposition()
+            .and_then(|d| d.get_filename())
+            .map(sanitize_file_name);
+        match name.as_str() {
+            "manuscript" => {
+                stream_to_blob(&mut field, blobs, &keys::upload(book), limit, "manuscript").await?;
+                file_name = Some(given_name.unwrap_or_else(|| "manuscript".to_owned()));
+            }
+            "cover" => {
+                stream_to_blob(&mut field, blobs, &keys::cover_upload(book), limit, "cover").await?;
+                cover_name = Some(given_name.unwrap_or_else(|| "cover".to_owned()));
+            }
+            "format" => {
+                let value = text(&mut field, &name).await?;
+                format = Some(Format::parse(&value).ok_or_else(|| {
+                    ApiError::bad_request("invalid_field", "format must be markdown, docx or text")
+                        .field("format")
+                })?);
+            }
+            key if KEYS.contains(&key) || matches!(key, "authors" | "lang" | "series_index") => {
+                let value = text(&mut field, &name).await?;
+                metadata.insert(key.to_owned(), value);
+            }
+            other => {
+                return Err(ApiError::bad_request(
+                    "unknown_field",
+                    format!(
+                        "The form field {other:?} is not one Bindery reads. Send `manuscript` (a file), \
+                         optionally `cover` (a file), `format`, and metadata: {}.",
+                        KEYS.join(", ")
+                    ),
+                )
+                .field(other));
+            }
+        }
+    }
+    let Some(file_name) = file_name else {
+        return Err(ApiError::bad_request(
+            "missing_manuscript",
+            "The upload has no manuscript: send it as the multipart file field `manuscript`.",
+        )
+        .field("manuscript"));
+    };
+    Ok(Upload {
+        file_name,
+        cover_name,
+        metadata,
+        format,
+    })
+}
+
+async fn stream_to_blob(
+    field: &mut Field,
+    blobs: &BlobStore,
+    key: &str,
+    limit: u64,
+    what: &str,
+) -> Result<u64, ApiError> {
+    let upload = blobs
+        .store()
+        .put_multipart(&Path::from(key))
+        .await
+        .map_err(|e| ApiError::internal(&e.into()))?;
+    let mut writer = WriteMultipart::new_with_chunk_size(upload, CHUNK_BYTES);
+    let mut size = 0u64;
+    while let Some(chunk) = field.next().await {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let _ = writer.abort().await;
+                return Err(malformed(&e.to_string()));
+            }
+        };
+        size += chunk.len() as u64;
+        if size > limit {
+            let _ = writer.abort().await;
+            return Err(too_large(what, limit));
+        }
+        if let Err(e) = writer.wait_for_capacity(2).await {
+            return Err(ApiError::internal(&e.into()));
+        }
+        writer.write(&chunk);
+    }
+    writer
+        .finish()
+        .await
+        .map_err(|e| ApiError::internal(&e.into()))?;
+    Ok(size)
+}
+
+async fn text(field: &mut Field, name: &str) -> Result<String, ApiError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = field.next().await {
+        let chunk = chunk.map_err(|e| malformed(&e.to_string()))?;
+        if bytes.len() + chunk.len() > MAX_FIELD_BYTES {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "field_too_large",
+                format!("The field {name:?} is over {MAX_FIELD_BYTES} bytes."),
+            )
+            .field(name));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        ApiError::bad_request("invalid_field", format!("The field {name:?} is not UTF-8 text.")).field(name)
+    })
+}
+
+pub fn too_large(what: &str, limit: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!(
+            "The {what} is over the limit of {} (MAX_MANUSCRIPT_SIZE).",
+            bytesize::ByteSize(limit)
+        ),
+    )
+    .field(what)
+}
+
+fn malformed(detail: &str) -> ApiError {
+    ApiError::bad_request(
+        "malformed_upload",
+        format!("The upload is not a readable multipart/form-data body ({detail})."),
+    )
+}
+
+/// A client's file name, reduced to its last path segment and printable characters.
+fn sanitize_file_name(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let clean: String = base.chars().filter(|c| !c.is_control()).take(200).collect();
+    if clean.trim().is_empty() {
+        "manuscript".to_owned()
+    } else {
+        clean
+    }
+}

@@ -1,0 +1,277 @@
+//! The HTTP API against the real server: tokens and tenant isolation, streamed uploads and
+//! their limit, idempotent retries, `?wait=`, and errors a client can act on.
+
+mod common;
+
+use std::io::Read;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::blocking::multipart::{Form, Part};
+use serde_json::Value;
+
+use common::{Server, client, command, corpus};
+
+/// `bindery token create NAME` against the server's database; the token it prints.
+fn token(server: &Server, name: &str) -> String {
+    let out = command(&server.data_dir())
+        .args(["token", "create", name])
+        .output()
+        .expect("run bindery token create");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8").trim().to_owned()
+}
+
+fn novel_form() -> Form {
+    let novel = std::fs::read(corpus().join("markdown/love-among-the-chickens.md")).expect("novel");
+    Form::new().part(
+        "manuscript",
+        Part::bytes(novel).file_name("love-among-the-chickens.md"),
+    )
+}
+
+fn upload(server: &Server, token: &str, query: &str, form: Form) -> reqwest::blocking::Response {
+    client()
+        .post(server.url(&format!("/api/v1/books{query}")))
+        .bearer_auth(token)
+        .multipart(form)
+        .send()
+        .expect("POST /api/v1/books")
+}
+
+fn json(response: reqwest::blocking::Response) -> Value {
+    response.json().expect("a JSON body")
+}
+
+fn error_code(response: reqwest::blocking::Response) -> (StatusCode, String, Option<String>) {
+    let status = response.status();
+    let body = json(response);
+    (
+        status,
+        body["error"]["code"].as_str().unwrap_or_default().to_owned(),
+        body["error"]["field"].as_str().map(str::to_owned),
+    )
+}
+
+#[test]
+fn a_tenant_never_sees_another_tenants_books() {
+    let server = Server::start(&["serve"], &[]);
+    let alice = token(&server, "alice");
+    let bob = token(&server, "bob");
+
+    let created = upload(&server, &alice, "?wait=30", novel_form());
+    assert_eq!(created.status(), StatusCode::OK, "ready within the wait");
+    let book = json(created);
+    assert_eq!(book["status"], "ready");
+    assert_eq!(book["title"], "Love Among the Chickens");
+    let id = book["id"].as_str().expect("id").to_owned();
+    let steps: Vec<&str> = book["progress"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["state"].as_str().unwrap_or(""))
+        .collect();
+    assert!(steps.iter().all(|s| *s == "completed"), "{steps:?}");
+
+    let http = client();
+    let get = |token: &str, path: &str| {
+        http.get(server.url(path)).bearer_auth(token).send().expect("GET")
+    };
+    assert_eq!(get(&alice, &format!("/api/v1/books/{id}")).status(), 200);
+    let epub = get(&alice, &format!("/api/v1/books/{id}/epub"));
+    assert_eq!(epub.status(), 200);
+    assert_eq!(epub.headers()["content-type"], "application/epub+zip");
+    assert_eq!(json(get(&alice, "/api/v1/books"))["books"].as_array().map(Vec::len), Some(1));
+
+    // Bob: 404 everywhere, never 403, and an empty list.
+    for path in [format!("/api/v1/books/{id}"), format!("/api/v1/books/{id}/epub")] {
+        let (status, code, _) = error_code(get(&bob, &path));
+        assert_eq!((status, code.as_str()), (StatusCode::NOT_FOUND, "book_not_found"), "{path}");
+    }
+    let retry = http
+        .post(server.url(&format!("/api/v1/books/{id}/retry")))
+        .bearer_auth(&bob)
+        .send()
+        .expect("POST retry");
+    assert_eq!(retry.status(), 404);
+    let delete = http
+        .delete(server.url(&format!("/api/v1/books/{id}")))
+        .bearer_auth(&bob)
+        .send()
+        .expect("DELETE");
+    assert_eq!(delete.status(), 404);
+    assert_eq!(json(get(&bob, "/api/v1/books"))["books"].as_array().map(Vec::len), Some(0));
+
+    // No token, or a wrong one: 401 with a reason.
+    let anonymous = http.get(server.url("/api/v1/books")).send().expect("GET");
+    assert_eq!(anonymous.status(), 401);
+    assert!(anonymous.headers().contains_key("www-authenticate"));
+    let (status, code, field) = error_code(get("bdy_0000", "/api/v1/books"));
+    assert_eq!((status, code.as_str(), field.as_deref()), (StatusCode::UNAUTHORIZED, "unauthorized", Some("Authorization")));
+
+    // Alice deletes it: the book and its files are gone.
+    let delete = http
+        .delete(server.url(&format!("/api/v1/books/{id}")))
+        .bearer_auth(&alice)
+        .send()
+        .expect("DELETE");
+    assert_eq!(delete.status(), 204);
+    assert_eq!(get(&alice, &format!("/api/v1/books/{id}")).status(), 404);
+    let leftovers = server.data_dir().join("blobs/books").join(&id);
+    assert!(!leftovers.exists(), "blobs remain under {}", leftovers.display());
+}
+
+#[test]
+fn a_repeated_idempotency_key_creates_one_book() {
+    let server = Server::start(&["serve"], &[]);
+    let alice = token(&server, "alice");
+    let post = || {
+        client()
+            .post(server.url("/api/v1/books"))
+            .bearer_auth(&alice)
+            .header("Idempotency-Key", "upload-7f3a")
+            .multipart(novel_form())
+            .send()
+            .expect("POST")
+    };
+    let first = post();
+    assert_eq!(first.status(), StatusCode::ACCEPTED);
+    assert!(first.headers()["location"].to_str().expect("location").starts_with("/api/v1/books/"));
+    let first = json(first);
+    let second = post();
+    assert_eq!(second.headers()["idempotent-replayed"], "true");
+    let second = json(second);
+    assert_eq!(first["id"], second["id"]);
+    let list = json(
+        client()
+            .get(server.url("/api/v1/books"))
+            .bearer_auth(&alice)
+            .send()
+            .expect("GET"),
+    );
+    assert_eq!(list["books"].as_array().map(Vec::len), Some(1));
+    // The same key from another tenant is another book.
+    let bob = token(&server, "bob");
+    let theirs = json(
+        client()
+            .post(server.url("/api/v1/books"))
+            .bearer_auth(&bob)
+            .header("Idempotency-Key", "upload-7f3a")
+            .multipart(novel_form())
+            .send()
+            .expect("POST"),
+    );
+    assert_ne!(theirs["id"], first["id"]);
+}
+
+#[test]
+fn wait_answers_202_with_the_status_url_at_the_timeout() {
+    let server = Server::start(&["serve"], &[]);
+    let alice = token(&server, "alice");
+    let paused = command(&server.data_dir())
+        .args(["jobs", "pause", "books"])
+        .output()
+        .expect("pause");
+    assert!(paused.status.success());
+    let started = std::time::Instant::now();
+    let response = upload(&server, &alice, "?wait=1", novel_form());
+    assert!(started.elapsed() >= Duration::from_millis(900), "it waited");
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let location = response.headers()["location"].to_str().expect("location").to_owned();
+    let book = json(response);
+    assert_eq!(book["status"], "processing");
+    assert_eq!(location, format!("/api/v1/books/{}", book["id"].as_str().expect("id")));
+    assert_eq!(book["progress"]["steps"][0]["state"], "running");
+
+    // Live progress: events while it runs, then `done` when it is ready, and the stream ends.
+    let events = client()
+        .get(server.url(&format!("{location}/events")))
+        .bearer_auth(&alice)
+        .send()
+        .expect("GET events");
+    assert_eq!(events.headers()["content-type"], "text/event-stream");
+    let resumed = command(&server.data_dir())
+        .args(["jobs", "resume", "books"])
+        .output()
+        .expect("resume");
+    assert!(resumed.status.success());
+    let mut body = String::new();
+    std::io::BufReader::new(events)
+        .read_to_string(&mut body)
+        .expect("the stream ends after done");
+    let kinds: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+    assert_eq!(kinds.first(), Some(&"progress"), "{body}");
+    assert_eq!(kinds.last(), Some(&"done"), "{body}");
+    let last = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .last()
+        .expect("data");
+    let last: Value = serde_json::from_str(last).expect("json event");
+    assert_eq!(last["status"], "ready");
+}
+
+#[test]
+fn an_upload_over_the_limit_is_refused_with_413_and_leaves_nothing() {
+    let server = Server::start(&["serve"], &[("MAX_MANUSCRIPT_SIZE", "1MiB")]);
+    let alice = token(&server, "alice");
+    // Declared too big: refused before the body is read.
+    let big = vec![b'a'; 3 * 1024 * 1024];
+    let (status, code, _) = error_code(upload(
+        &server,
+        &alice,
+        "",
+        Form::new().part("manuscript", Part::bytes(big).file_name("big.txt")),
+    ));
+    assert_eq!((status, code.as_str()), (StatusCode::PAYLOAD_TOO_LARGE, "too_large"));
+    // Streamed with no length: cut off once it passes the limit.
+    let stream = std::io::repeat(b'a').take(1024 * 1024 + 4096);
+    let (status, code, field) = error_code(upload(
+        &server,
+        &alice,
+        "",
+        Form::new().part("manuscript", Part::reader(stream).file_name("big.txt")),
+    ));
+    assert_eq!(
+        (status, code.as_str(), field.as_deref()),
+        (StatusCode::PAYLOAD_TOO_LARGE, "too_large", Some("manuscript"))
+    );
+    let books = server.data_dir().join("blobs/books");
+    let left = std::fs::read_dir(&books).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(left, 0, "a refused upload leaves no blobs");
+}
+
+#[test]
+fn mistakes_get_json_errors_naming_the_field() {
+    let server = Server::start(&["serve"], &[]);
+    let alice = token(&server, "alice");
+    let cases: Vec<(Form, &str, StatusCode, &str, &str)> = vec![
+        (Form::new().text("title", "No file"), "", StatusCode::BAD_REQUEST, "missing_manuscript", "manuscript"),
+        (novel_form().text("colour", "red"), "", StatusCode::BAD_REQUEST, "unknown_field", "colour"),
+        (novel_form().text("language", "C"), "", StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata", "language"),
+        (novel_form().text("isbn", "978-0-306-40615-8"), "", StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata", "isbn"),
+        (novel_form(), "?wait=soon", StatusCode::BAD_REQUEST, "invalid_parameter", "wait"),
+    ];
+    for (form, query, status, code, field) in cases {
+        let (got_status, got_code, got_field) = error_code(upload(&server, &alice, query, form));
+        assert_eq!(
+            (got_status, got_code.as_str(), got_field.as_deref()),
+            (status, code, Some(field)),
+            "{code}"
+        );
+    }
+    let missing = client()
+        .get(server.url("/api/v1/nothing-here"))
+        .bearer_auth(&alice)
+        .send()
+        .expect("GET");
+    assert_eq!(error_code(missing).0, StatusCode::NOT_FOUND);
+    let books = json(
+        client()
+            .get(server.url("/api/v1/books"))
+            .bearer_auth(&alice)
+            .send()
+            .expect("GET"),
+    );
+    assert_eq!(books["books"].as_array().map(Vec::len), Some(0), "no book from a refused upload");
+}
