@@ -81,5 +81,6 @@ pub mod supervisor;
 pub mod telemetry;
 #[cfg(test)]
 mod test_support;
+pub mod tokens;
 pub mod web;
 pub mod worker;

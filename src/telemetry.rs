@@ -1,5 +1,6 @@
 //! Logging for both processes: one stream on stdout (which the worker child inherits, so the
 //! platform sees web and worker together) plus daily-rolling files per role in `LOG_DIR`.
+//! One-shot commands log to stderr only, keeping stdout for what they print.
 //!
 //! Every line carries the role and the pid, in text as a `web[1234]` prefix (the way app hosts
 //! print their dynos) and in JSON as `role` and `pid` keys.
@@ -24,7 +25,8 @@ use crate::config::{Config, LogFormat};
 pub enum Role {
     Web,
     Worker,
-    /// One-shot commands (`migrate`, `convert`, `token`): stdout only, no files.
+    /// One-shot commands (`migrate`, `jobs`, `token`): stderr only, no files. Their stdout is
+    /// their output (`TOKEN=$(bindery token create alice)`), so no log line may land there.
     Cli,
 }
 
@@ -47,10 +49,16 @@ pub struct TelemetryGuard {
 /// Installs the global subscriber for this process.
 pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
     let mut guards = Vec::new();
-    let (stdout, guard) = writer("log-stdout").finish(std::io::stdout());
+    let (stream, guard, terminal) = if role == Role::Cli {
+        let (stream, guard) = writer("log-stderr").finish(std::io::stderr());
+        (stream, guard, std::io::stderr().is_terminal())
+    } else {
+        let (stream, guard) = writer("log-stdout").finish(std::io::stdout());
+        (stream, guard, std::io::stdout().is_terminal())
+    };
     guards.push(guard);
-    let ansi = config.log_format == LogFormat::Text && std::io::stdout().is_terminal();
-    let stdout_layer = layer(role, config.log_format, ansi, stdout);
+    let ansi = config.log_format == LogFormat::Text && terminal;
+    let stream_layer = layer(role, config.log_format, ansi, stream);
 
     let file_layer = if role == Role::Cli {
         None
@@ -68,7 +76,7 @@ pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
 
     tracing_subscriber::registry()
         .with(EnvFilter::try_new(&config.log_filter)?)
-        .with(stdout_layer)
+        .with(stream_layer)
         .with(file_layer)
         .try_init()?;
     Ok(TelemetryGuard { _guards: guards })

@@ -2,6 +2,7 @@
 
 mod convert;
 mod jobs;
+mod token;
 
 use std::process::ExitCode;
 
@@ -59,6 +60,11 @@ enum Command {
     Jobs {
         #[command(subcommand)]
         command: jobs::JobsCommand,
+    },
+    /// Manage API tokens: create (shown once), list, revoke. Each token is a tenant.
+    Token {
+        #[command(subcommand)]
+        command: token::TokenCommand,
     },
 }
 
@@ -124,9 +130,11 @@ pub fn main() -> ExitCode {
     let role = match command {
         Command::Serve | Command::Web => Role::Web,
         Command::Worker { .. } => Role::Worker,
-        Command::Migrate | Command::Config | Command::Convert(_) | Command::Jobs { .. } => {
-            Role::Cli
-        }
+        Command::Migrate
+        | Command::Config
+        | Command::Convert(_)
+        | Command::Jobs { .. }
+        | Command::Token { .. } => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -175,6 +183,7 @@ pub fn main() -> ExitCode {
             }
             Command::Migrate => migrate(&config).await,
             Command::Jobs { command } => jobs::run(&config, command).await,
+            Command::Token { command } => token::run(&config, command).await,
             Command::Config | Command::Convert(_) => Ok(ExitCode::SUCCESS),
         }
     });

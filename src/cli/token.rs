@@ -1,0 +1,96 @@
+//! `bindery token …`: create, list and revoke API tokens. Each token is a tenant.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use crate::config::Config;
+use crate::storage::Database;
+use crate::tokens::{self, TokenError, TokenInfo};
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token for a new tenant of the same name. Prints the token alone on stdout
+    /// (`TOKEN=$(bindery token create alice)`); it is shown this once.
+    Create {
+        /// The token's name, also its tenant: 1 to 64 letters, digits, '-', '_' or '.'.
+        name: String,
+        /// Let the token act on every tenant's books and jobs.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// List tokens (never the tokens themselves): name, admin, created, last used, revoked.
+    List,
+    /// Revoke a token: it stops working at once. Its name stays taken.
+    Revoke { name: String },
+}
+
+pub async fn run(config: &Config, command: TokenCommand) -> anyhow::Result<ExitCode> {
+    let db = Database::connect(&config.database, 1).await?;
+    db.migrate().await?;
+    let result = execute(&db, command).await;
+    db.close().await;
+    result
+}
+
+async fn execute(db: &Database, command: TokenCommand) -> anyhow::Result<ExitCode> {
+    Ok(match command {
+        TokenCommand::Create { name, admin } => match tokens::create(db, &name, admin).await {
+            Ok(token) => {
+                println!("{token}");
+                eprintln!(
+                    "bindery: token {name} created; it is shown only this once, so store it now"
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e @ (TokenError::BadName(_) | TokenError::Exists(_))) => {
+                eprintln!("bindery: {e}");
+                ExitCode::FAILURE
+            }
+            Err(TokenError::Unexpected(e)) => return Err(e),
+        },
+        TokenCommand::List => {
+            print_table(&tokens::list(db).await?);
+            ExitCode::SUCCESS
+        }
+        TokenCommand::Revoke { name } => {
+            if tokens::revoke(db, &name).await? {
+                println!("token {name} revoked");
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("bindery: no token named {name:?}; `bindery token list` shows them");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+fn print_table(tokens: &[TokenInfo]) {
+    let width = tokens
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(0)
+        .max("NAME".len());
+    println!(
+        "{:<width$}  {:<5}  {:<20}  {:<20}  REVOKED",
+        "NAME", "ADMIN", "CREATED", "LAST USED"
+    );
+    for t in tokens {
+        println!(
+            "{:<width$}  {:<5}  {:<20}  {:<20}  {}",
+            t.name,
+            if t.admin { "yes" } else { "no" },
+            utc(Some(t.created_at)),
+            utc(t.last_used_at),
+            utc(t.revoked_at),
+        );
+    }
+}
+
+/// A unix-millisecond time as UTC, `-` when there is none.
+fn utc(ms: Option<i64>) -> String {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| "-".to_owned())
+}

@@ -1,0 +1,278 @@
+//! API tokens. Each token is a tenant: the name a person gives it is also the tenant its books
+//! belong to.
+//!
+//! A token is `bdy_` and 32 random bytes in lowercase hex. It is shown once, when created;
+//! only its SHA-256 is stored. Its entropy makes a plain hash enough (a password KDF would add
+//! nothing but cost), and requests are matched by looking the hash up, so comparing tokens
+//! leaks no timing.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::FromRow;
+
+use crate::storage::Database;
+
+/// What every token starts with, so that a leaked one is easy to recognise (and to scan for).
+const PREFIX: &str = "bdy_";
+/// Random bytes in a token.
+const SECRET_BYTES: usize = 32;
+/// Longest token name.
+const MAX_NAME_LEN: usize = 64;
+/// `last_used_at` is refreshed at most this often, so authenticating stays a read.
+const LAST_USED_RESOLUTION_MS: i64 = 60_000;
+
+/// Who a request is from, once its token checks out.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tenant {
+    /// The token's name.
+    pub name: String,
+    /// The tenant its work belongs to (today always the name).
+    pub tenant: String,
+    pub admin: bool,
+}
+
+/// A token as listed: everything but its hash. Times are unix milliseconds.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct TokenInfo {
+    pub name: String,
+    pub admin: bool,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error(
+        "{0:?} is not a valid token name: use 1 to {MAX_NAME_LEN} ASCII letters, digits, '-', '_' or '.'"
+    )]
+    BadName(String),
+    #[error(
+        "a token named {0:?} already exists (names are never reused, even once revoked); choose another name"
+    )]
+    Exists(String),
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+/// Creates a token named `name` for the tenant of the same name, and returns the token. This is
+/// the only time it can be seen: only its hash is kept.
+#[tracing::instrument(skip(db))]
+pub async fn create(db: &Database, name: &str, admin: bool) -> Result<String, TokenError> {
+    if !valid_name(name) {
+        return Err(TokenError::BadName(name.to_owned()));
+    }
+    let token = generate();
+    let hash = hash(&token);
+    let inserted = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "INSERT INTO tokens (name, tenant, hash, admin, created_at)
+             VALUES ($1, $1, $2, $3, {now})
+             ON CONFLICT (name) DO NOTHING"
+        ))
+        .bind(name)
+        .bind(&hash)
+        .bind(admin)
+        .execute(pool)
+        .await
+        .map_err(|e| anyhow::Error::new(e).context("storing a new token"))?
+        .rows_affected()
+    });
+    if inserted == 0 {
+        return Err(TokenError::Exists(name.to_owned()));
+    }
+    Ok(token)
+}
+
+/// The tenant a token belongs to, or `None` for a token that is malformed, unknown or revoked.
+/// A malformed token never reaches the database.
+#[tracing::instrument(skip_all, level = "debug")]
+pub async fn authenticate(db: &Database, token: &str) -> anyhow::Result<Option<Tenant>> {
+    if !well_formed(token) {
+        return Ok(None);
+    }
+    let hash = hash(token);
+    let found: Option<(String, String, bool, bool)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT name, tenant, admin,
+                    (last_used_at IS NULL OR last_used_at <= {now} - $2) AS stale
+             FROM tokens WHERE hash = $1 AND revoked_at IS NULL"
+        ))
+        .bind(&hash)
+        .bind(LAST_USED_RESOLUTION_MS)
+        .fetch_optional(pool)
+        .await?
+    });
+    let Some((name, tenant, admin, stale)) = found else {
+        return Ok(None);
+    };
+    if stale && let Err(e) = touch(db, &name).await {
+        // A valid token stays valid when its usage time cannot be written (a busy SQLite).
+        tracing::warn!(token.name = %name, error = %format!("{e:#}"), "could not record a token's use");
+    }
+    Ok(Some(Tenant {
+        name,
+        tenant,
+        admin,
+    }))
+}
+
+/// Records that a token was used now. The condition keeps concurrent requests from writing
+/// more than once a minute between them.
+async fn touch(db: &Database, name: &str) -> anyhow::Result<()> {
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE tokens SET last_used_at = {now}
+             WHERE name = $1 AND (last_used_at IS NULL OR last_used_at <= {now} - $2)"
+        ))
+        .bind(name)
+        .bind(LAST_USED_RESOLUTION_MS)
+        .execute(pool)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Every token, revoked ones included, oldest first.
+#[tracing::instrument(skip(db), level = "debug")]
+pub async fn list(db: &Database) -> anyhow::Result<Vec<TokenInfo>> {
+    Ok(on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT name, admin, created_at, last_used_at, revoked_at
+             FROM tokens ORDER BY created_at, name"
+        ))
+        .fetch_all(pool)
+        .await?
+    }))
+}
+
+/// Revokes the token named `name`: it stops authenticating at once. Returns whether such a
+/// token exists. Revoking twice is harmless and keeps the first revocation time.
+#[tracing::instrument(skip(db))]
+pub async fn revoke(db: &Database, name: &str) -> anyhow::Result<bool> {
+    let changed = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE tokens SET revoked_at = COALESCE(revoked_at, {now}) WHERE name = $1"
+        ))
+        .bind(name)
+        .execute(pool)
+        .await?
+        .rows_affected()
+    });
+    Ok(changed > 0)
+}
+
+/// A new token: the prefix and [`SECRET_BYTES`] from the operating system's CSPRNG-seeded
+/// thread generator, in lowercase hex.
+fn generate() -> String {
+    let mut secret = [0u8; SECRET_BYTES];
+    rand::fill(&mut secret);
+    format!("{PREFIX}{}", hex(&secret))
+}
+
+/// What is stored: the token's SHA-256 in lowercase hex.
+fn hash(token: &str) -> String {
+    hex(&Sha256::digest(token.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `token` has the shape of one this module makes.
+fn well_formed(token: &str) -> bool {
+    token.strip_prefix(PREFIX).is_some_and(|secret| {
+        secret.len() == SECRET_BYTES * 2
+            && secret
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=MAX_NAME_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_tokens_are_well_formed_and_distinct() {
+        let a = generate();
+        let b = generate();
+        assert_eq!(a.len(), PREFIX.len() + 64);
+        assert!(a.starts_with("bdy_"), "{a}");
+        assert!(well_formed(&a), "{a}");
+        assert!(well_formed(&b), "{b}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn malformed_tokens_are_refused() {
+        let good = format!("bdy_{}", "0123456789abcdef".repeat(4));
+        assert!(well_formed(&good));
+        for bad in [
+            String::new(),
+            "bdy_".to_owned(),
+            good.replacen("bdy_", "bdx_", 1),
+            good.replacen("bdy_", "BDY_", 1),
+            good.to_uppercase(),
+            good[..good.len() - 1].to_owned(),
+            format!("{good}0"),
+            format!("{}g", &good[..good.len() - 1]),
+            format!(" {}", &good[..good.len() - 1]),
+            format!("Bearer {good}"),
+            // A multi-byte character where a hex digit should be, with the same byte length.
+            format!("{}é", &good[..good.len() - 2]),
+        ] {
+            assert!(!well_formed(&bad), "{bad:?} passed");
+        }
+    }
+
+    #[test]
+    fn the_hash_is_lowercase_hex_sha256() {
+        // SHA-256 of "abc", from FIPS 180-2.
+        assert_eq!(
+            hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn names_are_short_and_plain() {
+        for good in ["alice", "a", "Team-7_x.y", &"n".repeat(64)] {
+            assert!(valid_name(good), "{good:?} refused");
+        }
+        for bad in [
+            "",
+            &"n".repeat(65),
+            "has space",
+            "slash/name",
+            "émile",
+            "tab\t",
+            "semi;colon",
+        ] {
+            assert!(!valid_name(bad), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn errors_say_what_to_do() {
+        let bad = TokenError::BadName("a b".into()).to_string();
+        assert!(
+            bad.contains("\"a b\"") && bad.contains("letters, digits"),
+            "{bad}"
+        );
+        let exists = TokenError::Exists("alice".into()).to_string();
+        assert!(exists.contains("choose another name"), "{exists}");
+    }
+}
