@@ -18,8 +18,15 @@ fn token(server: &Server, name: &str) -> String {
         .args(["token", "create", name])
         .output()
         .expect("run bindery token create");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("utf-8").trim().to_owned()
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned()
 }
 
 fn novel_form() -> Form {
@@ -48,7 +55,10 @@ fn error_code(response: reqwest::blocking::Response) -> (StatusCode, String, Opt
     let body = json(response);
     (
         status,
-        body["error"]["code"].as_str().unwrap_or_default().to_owned(),
+        body["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
         body["error"]["field"].as_str().map(str::to_owned),
     )
 }
@@ -75,18 +85,33 @@ fn a_tenant_never_sees_another_tenants_books() {
 
     let http = client();
     let get = |token: &str, path: &str| {
-        http.get(server.url(path)).bearer_auth(token).send().expect("GET")
+        http.get(server.url(path))
+            .bearer_auth(token)
+            .send()
+            .expect("GET")
     };
     assert_eq!(get(&alice, &format!("/api/v1/books/{id}")).status(), 200);
     let epub = get(&alice, &format!("/api/v1/books/{id}/epub"));
     assert_eq!(epub.status(), 200);
     assert_eq!(epub.headers()["content-type"], "application/epub+zip");
-    assert_eq!(json(get(&alice, "/api/v1/books"))["books"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        json(get(&alice, "/api/v1/books"))["books"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
 
     // Bob: 404 everywhere, never 403, and an empty list.
-    for path in [format!("/api/v1/books/{id}"), format!("/api/v1/books/{id}/epub")] {
+    for path in [
+        format!("/api/v1/books/{id}"),
+        format!("/api/v1/books/{id}/epub"),
+    ] {
         let (status, code, _) = error_code(get(&bob, &path));
-        assert_eq!((status, code.as_str()), (StatusCode::NOT_FOUND, "book_not_found"), "{path}");
+        assert_eq!(
+            (status, code.as_str()),
+            (StatusCode::NOT_FOUND, "book_not_found"),
+            "{path}"
+        );
     }
     let retry = http
         .post(server.url(&format!("/api/v1/books/{id}/retry")))
@@ -100,14 +125,26 @@ fn a_tenant_never_sees_another_tenants_books() {
         .send()
         .expect("DELETE");
     assert_eq!(delete.status(), 404);
-    assert_eq!(json(get(&bob, "/api/v1/books"))["books"].as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        json(get(&bob, "/api/v1/books"))["books"]
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
 
     // No token, or a wrong one: 401 with a reason.
     let anonymous = http.get(server.url("/api/v1/books")).send().expect("GET");
     assert_eq!(anonymous.status(), 401);
     assert!(anonymous.headers().contains_key("www-authenticate"));
     let (status, code, field) = error_code(get("bdy_0000", "/api/v1/books"));
-    assert_eq!((status, code.as_str(), field.as_deref()), (StatusCode::UNAUTHORIZED, "unauthorized", Some("Authorization")));
+    assert_eq!(
+        (status, code.as_str(), field.as_deref()),
+        (
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            Some("Authorization")
+        )
+    );
 
     // Alice deletes it: the book and its files are gone.
     let delete = http
@@ -117,8 +154,8 @@ fn a_tenant_never_sees_another_tenants_books() {
         .expect("DELETE");
     assert_eq!(delete.status(), 204);
     assert_eq!(get(&alice, &format!("/api/v1/books/{id}")).status(), 404);
-    let leftovers = server.data_dir().join("blobs/books").join(&id);
-    assert!(!leftovers.exists(), "blobs remain under {}", leftovers.display());
+    let leftovers = files_under(&server.data_dir().join("blobs/books").join(&id));
+    assert!(leftovers.is_empty(), "blobs remain: {leftovers:?}");
 }
 
 #[test]
@@ -136,7 +173,12 @@ fn a_repeated_idempotency_key_creates_one_book() {
     };
     let first = post();
     assert_eq!(first.status(), StatusCode::ACCEPTED);
-    assert!(first.headers()["location"].to_str().expect("location").starts_with("/api/v1/books/"));
+    assert!(
+        first.headers()["location"]
+            .to_str()
+            .expect("location")
+            .starts_with("/api/v1/books/")
+    );
     let first = json(first);
     let second = post();
     assert_eq!(second.headers()["idempotent-replayed"], "true");
@@ -173,14 +215,22 @@ fn wait_answers_202_with_the_status_url_at_the_timeout() {
         .output()
         .expect("pause");
     assert!(paused.status.success());
+    // Workers re-read paused queues at most every 100 ms.
+    std::thread::sleep(Duration::from_millis(300));
     let started = std::time::Instant::now();
     let response = upload(&server, &alice, "?wait=1", novel_form());
     assert!(started.elapsed() >= Duration::from_millis(900), "it waited");
     assert_eq!(response.status(), StatusCode::ACCEPTED);
-    let location = response.headers()["location"].to_str().expect("location").to_owned();
+    let location = response.headers()["location"]
+        .to_str()
+        .expect("location")
+        .to_owned();
     let book = json(response);
     assert_eq!(book["status"], "processing");
-    assert_eq!(location, format!("/api/v1/books/{}", book["id"].as_str().expect("id")));
+    assert_eq!(
+        location,
+        format!("/api/v1/books/{}", book["id"].as_str().expect("id"))
+    );
     assert_eq!(book["progress"]["steps"][0]["state"], "running");
 
     // Live progress: events while it runs, then `done` when it is ready, and the stream ends.
@@ -199,7 +249,10 @@ fn wait_answers_202_with_the_status_url_at_the_timeout() {
     std::io::BufReader::new(events)
         .read_to_string(&mut body)
         .expect("the stream ends after done");
-    let kinds: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+    let kinds: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
     assert_eq!(kinds.first(), Some(&"progress"), "{body}");
     assert_eq!(kinds.last(), Some(&"done"), "{body}");
     let last = body
@@ -223,7 +276,10 @@ fn an_upload_over_the_limit_is_refused_with_413_and_leaves_nothing() {
         "",
         Form::new().part("manuscript", Part::bytes(big).file_name("big.txt")),
     ));
-    assert_eq!((status, code.as_str()), (StatusCode::PAYLOAD_TOO_LARGE, "too_large"));
+    assert_eq!(
+        (status, code.as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, "too_large")
+    );
     // Streamed with no length: cut off once it passes the limit.
     let stream = std::io::repeat(b'a').take(1024 * 1024 + 4096);
     let (status, code, field) = error_code(upload(
@@ -234,11 +290,30 @@ fn an_upload_over_the_limit_is_refused_with_413_and_leaves_nothing() {
     ));
     assert_eq!(
         (status, code.as_str(), field.as_deref()),
-        (StatusCode::PAYLOAD_TOO_LARGE, "too_large", Some("manuscript"))
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            Some("manuscript")
+        )
     );
-    let books = server.data_dir().join("blobs/books");
-    let left = std::fs::read_dir(&books).map(|d| d.count()).unwrap_or(0);
-    assert_eq!(left, 0, "a refused upload leaves no blobs");
+    let left = files_under(&server.data_dir().join("blobs/books"));
+    assert!(
+        left.is_empty(),
+        "a refused upload leaves no blobs: {left:?}"
+    );
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 #[test]
@@ -246,11 +321,41 @@ fn mistakes_get_json_errors_naming_the_field() {
     let server = Server::start(&["serve"], &[]);
     let alice = token(&server, "alice");
     let cases: Vec<(Form, &str, StatusCode, &str, &str)> = vec![
-        (Form::new().text("title", "No file"), "", StatusCode::BAD_REQUEST, "missing_manuscript", "manuscript"),
-        (novel_form().text("colour", "red"), "", StatusCode::BAD_REQUEST, "unknown_field", "colour"),
-        (novel_form().text("language", "C"), "", StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata", "language"),
-        (novel_form().text("isbn", "978-0-306-40615-8"), "", StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata", "isbn"),
-        (novel_form(), "?wait=soon", StatusCode::BAD_REQUEST, "invalid_parameter", "wait"),
+        (
+            Form::new().text("title", "No file"),
+            "",
+            StatusCode::BAD_REQUEST,
+            "missing_manuscript",
+            "manuscript",
+        ),
+        (
+            novel_form().text("colour", "red"),
+            "",
+            StatusCode::BAD_REQUEST,
+            "unknown_field",
+            "colour",
+        ),
+        (
+            novel_form().text("language", "C"),
+            "",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_metadata",
+            "language",
+        ),
+        (
+            novel_form().text("isbn", "978-0-306-40615-8"),
+            "",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_metadata",
+            "isbn",
+        ),
+        (
+            novel_form(),
+            "?wait=soon",
+            StatusCode::BAD_REQUEST,
+            "invalid_parameter",
+            "wait",
+        ),
     ];
     for (form, query, status, code, field) in cases {
         let (got_status, got_code, got_field) = error_code(upload(&server, &alice, query, form));
@@ -273,5 +378,85 @@ fn mistakes_get_json_errors_naming_the_field() {
             .send()
             .expect("GET"),
     );
-    assert_eq!(books["books"].as_array().map(Vec::len), Some(0), "no book from a refused upload");
+    assert_eq!(
+        books["books"].as_array().map(Vec::len),
+        Some(0),
+        "no book from a refused upload"
+    );
+}
+
+/// Resident memory of a process, from /proc, in KiB.
+fn rss_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_200_mb_upload_streams_through_flat_memory() {
+    let server = Server::start(&["serve"], &[("MAX_MANUSCRIPT_SIZE", "300MiB")]);
+    let alice = token(&server, "alice");
+    // The upload is what is measured, not a conversion of 200 MB of zeros.
+    let paused = command(&server.data_dir())
+        .args(["jobs", "pause", "books"])
+        .output()
+        .expect("pause");
+    assert!(paused.status.success());
+    let web = server.process.pid();
+    let baseline = rss_kib(web);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut peak = 0;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                peak = peak.max(rss_kib(web));
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            peak
+        })
+    };
+    const SIZE: u64 = 200 * 1024 * 1024;
+    let started = std::time::Instant::now();
+    let response = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(300))
+        .build()
+        .expect("client")
+        .post(server.url("/api/v1/books"))
+        .bearer_auth(&alice)
+        .multipart(Form::new().part(
+            "manuscript",
+            Part::reader(std::io::repeat(0).take(SIZE)).file_name("huge.txt"),
+        ))
+        .send()
+        .expect("POST 200 MB");
+    let took = started.elapsed();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let peak = sampler.join().expect("sampler");
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let id = json(response)["id"].as_str().expect("id").to_owned();
+    let stored = std::fs::metadata(
+        server
+            .data_dir()
+            .join(format!("blobs/books/{id}/upload/manuscript")),
+    )
+    .expect("the upload is stored")
+    .len();
+    assert_eq!(stored, SIZE);
+    let growth_mib = peak.saturating_sub(baseline) / 1024;
+    println!(
+        "200 MiB upload in {:.1} s: web RSS {} MiB before, peak {} MiB (+{growth_mib} MiB)",
+        took.as_secs_f64(),
+        baseline / 1024,
+        peak / 1024
+    );
+    assert!(
+        growth_mib < 40,
+        "the web process grew by {growth_mib} MiB while streaming"
+    );
 }

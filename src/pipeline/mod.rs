@@ -93,7 +93,11 @@ pub struct NewBook {
 /// Creates the book row and its first job in one transaction, so a book either exists with
 /// its pipeline queued or not at all. `Ok(Some(other))` when the tenant already had a book
 /// with the same idempotency key: nothing was created, and the caller should drop its uploads.
-pub async fn start(db: &Database, queue: &JobQueue, book: &NewBook) -> anyhow::Result<Option<String>> {
+pub async fn start(
+    db: &Database,
+    queue: &JobQueue,
+    book: &NewBook,
+) -> anyhow::Result<Option<String>> {
     let mut options = StoredOptions {
         convert: book.options.clone(),
         cover_name: book.cover_name.clone(),
@@ -106,7 +110,10 @@ pub async fn start(db: &Database, queue: &JobQueue, book: &NewBook) -> anyhow::R
         options.convert.modified =
             Some(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
     }
-    let mut tx = db.begin().await.context("starting the upload transaction")?;
+    let mut tx = db
+        .begin()
+        .await
+        .context("starting the upload transaction")?;
     let inserted = books::insert(
         &mut tx,
         &book.id,

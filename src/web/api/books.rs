@@ -211,7 +211,13 @@ pub async fn events(
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.0.tenant, &id).await?;
     let stream = futures_util::stream::unfold(
-        (state, book.id, String::new(), false, std::time::Instant::now()),
+        (
+            state,
+            book.id,
+            String::new(),
+            false,
+            std::time::Instant::now(),
+        ),
         |(state, id, last, finished, mut quiet_since)| async move {
             if finished {
                 return None;
@@ -221,7 +227,10 @@ pub async fn events(
                     Ok(Some(book)) => book,
                     Ok(None) => {
                         let event = "event: deleted\ndata: {}\n\n".to_owned();
-                        return Some((Ok::<_, actix_web::Error>(web::Bytes::from(event)), (state, id, last, true, quiet_since)));
+                        return Some((
+                            Ok::<_, actix_web::Error>(web::Bytes::from(event)),
+                            (state, id, last, true, quiet_since),
+                        ));
                     }
                     Err(e) => {
                         tracing::warn!(book.id = %id, error = %format!("{e:#}"), "event stream read failed");
@@ -238,11 +247,17 @@ pub async fn events(
                 if json != last {
                     let kind = if done { "done" } else { "progress" };
                     let event = format!("event: {kind}\ndata: {json}\n\n");
-                    return Some((Ok(web::Bytes::from(event)), (state, id, json, done, std::time::Instant::now())));
+                    return Some((
+                        Ok(web::Bytes::from(event)),
+                        (state, id, json, done, std::time::Instant::now()),
+                    ));
                 }
                 if quiet_since.elapsed() >= EVENT_KEEPALIVE {
                     quiet_since = std::time::Instant::now();
-                    return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), (state, id, last, false, quiet_since)));
+                    return Some((
+                        Ok(web::Bytes::from_static(b": keep-alive\n\n")),
+                        (state, id, last, false, quiet_since),
+                    ));
                 }
                 tokio::time::sleep(EVENT_POLL).await;
             }
@@ -266,7 +281,10 @@ pub async fn epub(
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "not_ready",
-            format!("The book is {}; its EPUB exists once it is ready.", book.status),
+            format!(
+                "The book is {}; its EPUB exists once it is ready.",
+                book.status
+            ),
         ));
     }
     let bytes = state
@@ -292,7 +310,10 @@ pub async fn delete(
     let book = own_book(&state, &caller.0.tenant, &id).await?;
     // Row first: a step still running finds no book and stops; then the files.
     books::delete(&state.db, &book.id).await?;
-    let removed = state.blobs.delete_prefix(&keys::book_prefix(&book.id)).await?;
+    let removed = state
+        .blobs
+        .delete_prefix(&keys::book_prefix(&book.id))
+        .await?;
     tracing::info!(book.id = %book.id, blobs = removed, "book deleted");
     Ok(HttpResponse::NoContent().finish())
 }
@@ -320,7 +341,10 @@ pub async fn retry(
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "nothing_to_retry",
-            format!("The book is {}; only a book whose steps ran out of attempts can be retried.", book.status),
+            format!(
+                "The book is {}; only a book whose steps ran out of attempts can be retried.",
+                book.status
+            ),
         ));
     }
     books::mark_processing(&state.db, &book.id).await?;
@@ -351,9 +375,17 @@ async fn discard_uploads(state: &AppState, id: &str) {
 
 fn parse_wait(wait: Option<&str>) -> Result<Option<Duration>, ApiError> {
     let Some(wait) = wait else { return Ok(None) };
-    let seconds: f64 = wait.parse().ok().filter(|s: &f64| s.is_finite() && *s >= 0.0).ok_or_else(|| {
-        ApiError::bad_request("invalid_parameter", "wait is a number of seconds, like wait=30").field("wait")
-    })?;
+    let seconds: f64 = wait
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_parameter",
+                "wait is a number of seconds, like wait=30",
+            )
+            .field("wait")
+        })?;
     Ok(Some(Duration::from_secs_f64(seconds).min(MAX_WAIT)))
 }
 
@@ -386,9 +418,18 @@ fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result
                 InputError::Metadata { key, .. } => key.clone(),
                 _ => String::new(),
             };
-            Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata", e.to_string()).field(field))
+            Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_metadata",
+                e.to_string(),
+            )
+            .field(field))
         }
-        Err(e) => Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.code(), e.to_string())),
+        Err(e) => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            e.code(),
+            e.to_string(),
+        )),
     }
 }
 
@@ -396,7 +437,13 @@ fn download_name(book: &BookRow) -> String {
     let title = book.title.as_deref().unwrap_or("book");
     let name: String = title
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { ' ' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                ' '
+            }
+        })
         .collect::<String>()
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -494,7 +541,12 @@ async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookVi
         authors: book
             .authors
             .as_deref()
-            .map(|a| a.split("; ").map(str::to_owned).filter(|a| !a.is_empty()).collect())
+            .map(|a| {
+                a.split("; ")
+                    .map(str::to_owned)
+                    .filter(|a| !a.is_empty())
+                    .collect()
+            })
             .unwrap_or_default(),
         format: book.format.clone(),
         file_name: book.file_name.clone(),
@@ -504,7 +556,9 @@ async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookVi
         error,
         progress,
         report: if detailed {
-            book.report.as_deref().and_then(|r| serde_json::from_str(r).ok())
+            book.report
+                .as_deref()
+                .and_then(|r| serde_json::from_str(r).ok())
         } else {
             None
         },

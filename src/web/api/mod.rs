@@ -78,7 +78,11 @@ impl ApiError {
     }
 
     pub fn not_found(what: &str, message: impl Into<String>) -> Self {
-        let code = if what == "book" { "book_not_found" } else { "not_found" };
+        let code = if what == "book" {
+            "book_not_found"
+        } else {
+            "not_found"
+        };
         Self::new(StatusCode::NOT_FOUND, code, message)
     }
 

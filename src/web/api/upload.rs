@@ -54,7 +54,8 @@ pub async fn read(
                 file_name = Some(given_name.unwrap_or_else(|| "manuscript".to_owned()));
             }
             "cover" => {
-                stream_to_blob(&mut field, blobs, &keys::cover_upload(book), limit, "cover").await?;
+                stream_to_blob(&mut field, blobs, &keys::cover_upload(book), limit, "cover")
+                    .await?;
                 cover_name = Some(given_name.unwrap_or_else(|| "cover".to_owned()));
             }
             "format" => {
@@ -150,7 +151,11 @@ async fn text(field: &mut Field, name: &str) -> Result<String, ApiError> {
         bytes.extend_from_slice(&chunk);
     }
     String::from_utf8(bytes).map_err(|_| {
-        ApiError::bad_request("invalid_field", format!("The field {name:?} is not UTF-8 text.")).field(name)
+        ApiError::bad_request(
+            "invalid_field",
+            format!("The field {name:?} is not UTF-8 text."),
+        )
+        .field(name)
     })
 }
 
