@@ -258,7 +258,7 @@ fn wait_answers_202_with_the_status_url_at_the_timeout() {
     let last = body
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
-        .last()
+        .next_back()
         .expect("data");
     let last: Value = serde_json::from_str(last).expect("json event");
     assert_eq!(last["status"], "ready");
