@@ -294,6 +294,39 @@ pub enum Inline {
     },
 }
 
+impl Inline {
+    /// The inlines inside a container (emphasis, link, language span…); `None` for a leaf.
+    pub fn children(&self) -> Option<&Vec<Inline>> {
+        match self {
+            Inline::Emphasis(c)
+            | Inline::Strong(c)
+            | Inline::Underline(c)
+            | Inline::Strikethrough(c)
+            | Inline::Superscript(c)
+            | Inline::Subscript(c)
+            | Inline::SmallCaps(c)
+            | Inline::Link { content: c, .. }
+            | Inline::Lang { content: c, .. } => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn children_mut(&mut self) -> Option<&mut Vec<Inline>> {
+        match self {
+            Inline::Emphasis(c)
+            | Inline::Strong(c)
+            | Inline::Underline(c)
+            | Inline::Strikethrough(c)
+            | Inline::Superscript(c)
+            | Inline::Subscript(c)
+            | Inline::SmallCaps(c)
+            | Inline::Link { content: c, .. }
+            | Inline::Lang { content: c, .. } => Some(c),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkTarget {

@@ -75,17 +75,12 @@ pub fn push_inlines(out: &mut String, inlines: &[Inline]) {
     for inline in inlines {
         match inline {
             Inline::Text(t) | Inline::Code(t) => out.push_str(t),
-            Inline::Emphasis(c)
-            | Inline::Strong(c)
-            | Inline::Underline(c)
-            | Inline::Strikethrough(c)
-            | Inline::Superscript(c)
-            | Inline::Subscript(c)
-            | Inline::SmallCaps(c)
-            | Inline::Link { content: c, .. }
-            | Inline::Lang { content: c, .. } => push_inlines(out, c),
             Inline::LineBreak => out.push('\n'),
-            Inline::Image { .. } | Inline::NoteRef(_) | Inline::Anchor(_) => {}
+            container => {
+                if let Some(children) = container.children() {
+                    push_inlines(out, children);
+                }
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ use anyhow::{Context, bail};
 use super::Book;
 use super::xhtml::{Target, chapter_file_name};
 use icons::IconSource;
-use pages::{Site, chapter_label};
+use pages::Site;
 
 const READER_CSS: &str = include_str!("reader/reader.css");
 const READER_JS: &str = include_str!("reader/reader.js");
@@ -47,12 +47,9 @@ pub fn build(
     let images = image_files(book, resources)?;
     let site = Site {
         book,
-        labels: book
-            .document
-            .chapters
-            .iter()
-            .enumerate()
-            .map(|(i, c)| chapter_label(c, i))
+        // The same labels as the EPUB's navigation, so both name an untitled chapter alike.
+        labels: (0..book.document.chapters.len())
+            .map(|i| super::xhtml::chapter_label(book, i))
             .collect(),
         image_sizes: book
             .document

@@ -31,6 +31,26 @@ impl BookRow {
     pub fn options(&self) -> anyhow::Result<StoredOptions> {
         Ok(serde_json::from_str(&self.options)?)
     }
+
+    /// The title as a safe download file name (ASCII letters, digits and dashes).
+    pub fn download_name(&self) -> String {
+        let title = self.title.as_deref().unwrap_or("book");
+        let name = title
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    ' '
+                }
+            })
+            .collect::<String>()
+            .split_whitespace()
+            .take(12)
+            .collect::<Vec<_>>()
+            .join("-");
+        if name.is_empty() { "book".into() } else { name }
+    }
 }
 
 /// What the upload chose, stored with the book so that every step (and every re-run of a

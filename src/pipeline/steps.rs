@@ -262,9 +262,7 @@ impl Job for PackageEpub {
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let key = keys::epub(&self.book);
-        let planned = app.models.get(&app.blobs, &self.book).await?;
-        let chapters = load_chapters(&app.blobs, &self.book, &planned.book, Target::Epub).await?;
-        let resources = load_resources(&app.blobs, &self.book).await?;
+        let (planned, chapters, resources) = package_inputs(app, &self.book, Target::Epub).await?;
         cx.progress(50, "zipping the EPUB").await?;
         let epub = tokio::task::spawn_blocking(move || {
             convert::package_epub(&planned.book, &chapters, &resources)
@@ -288,9 +286,7 @@ impl Job for PackageReader {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = app.models.get(&app.blobs, &self.book).await?;
-        let chapters = load_chapters(&app.blobs, &self.book, &planned.book, Target::Web).await?;
-        let resources = load_resources(&app.blobs, &self.book).await?;
+        let (planned, chapters, resources) = package_inputs(app, &self.book, Target::Web).await?;
         let files = tokio::task::spawn_blocking(move || {
             convert::package_reader(&planned.book, &chapters, &resources)
         })
@@ -394,7 +390,8 @@ impl Job for Publish {
         for warning in render_warnings.into_values().flatten() {
             report.warn(warning);
         }
-        report.timings = STEP_ORDER
+        // Publish's own time is not known until it commits, so it is never listed.
+        report.timings = STEPS
             .iter()
             .filter_map(|step| {
                 timings.get(step).map(|millis| StepTiming {
@@ -428,8 +425,9 @@ impl Job for Publish {
     }
 }
 
-/// Steps as the report lists them (publish's own time is not known until it commits).
-const STEP_ORDER: &[&str] = &[
+/// The steps in order, by job name without `book.` (the report's timings and the API's
+/// progress list them so).
+pub const STEPS: &[&str] = &[
     "ingest",
     "parse",
     "render_chapter",
@@ -437,6 +435,7 @@ const STEP_ORDER: &[&str] = &[
     "package_epub",
     "package_reader",
     "verify",
+    "publish",
 ];
 
 fn percent(done: usize, total: usize) -> i32 {
@@ -480,6 +479,22 @@ fn last_error(child: &ChildOutcome) -> String {
         .and_then(|errors| errors.last().cloned())
         .and_then(|e| e.get("message").and_then(|m| m.as_str().map(str::to_owned)))
         .unwrap_or_else(|| format!("step {} ended {}", child.kind, child.state))
+}
+
+/// What a packager reads: the model, every rendered chapter for `target`, and the images.
+async fn package_inputs(
+    app: &WorkerContext,
+    book: &str,
+    target: Target,
+) -> anyhow::Result<(
+    std::sync::Arc<crate::ebook::xhtml::PlannedBook>,
+    Vec<String>,
+    Resources,
+)> {
+    let planned = app.models.get(&app.blobs, book).await?;
+    let chapters = load_chapters(&app.blobs, book, &planned.book, target).await?;
+    let resources = load_resources(&app.blobs, book).await?;
+    Ok((planned, chapters, resources))
 }
 
 async fn load_chapters(

@@ -25,7 +25,7 @@ async fn epub(state: web::Data<AppState>, id: web::Path<String>) -> HttpResponse
     };
     match state.blobs.get_opt(&keys::epub(&book.id)).await {
         Ok(Some(bytes)) => {
-            let name = download_name(book.title.as_deref().unwrap_or("book"));
+            let name = book.download_name();
             HttpResponse::Ok()
                 .content_type("application/epub+zip")
                 .insert_header((
@@ -124,29 +124,6 @@ fn content_type(path: &str) -> &'static str {
         "svg" => "image/svg+xml",
         "ico" => "image/x-icon",
         _ => "application/octet-stream",
-    }
-}
-
-/// A title as a safe download file name.
-fn download_name(title: &str) -> String {
-    let name: String = title
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '-' {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join("-");
-    let ascii: String = name.chars().filter(char::is_ascii).take(80).collect();
-    if ascii.is_empty() {
-        "book".into()
-    } else {
-        ascii
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::document::{Chapter, Division};
+use crate::document::Division;
 use crate::ebook::Book;
 use crate::ebook::xhtml::{Target, chapter_file_name};
 
@@ -24,42 +24,6 @@ pub struct Site<'a> {
     pub image_sizes: BTreeMap<String, (u32, u32)>,
     /// The cover's site path, when the book has one.
     pub cover: Option<String>,
-}
-
-/// The label a chapter goes by: its title, or for an untitled one `Chapter 3` / `Prologue`.
-pub fn chapter_label(chapter: &Chapter, index: usize) -> String {
-    let title = chapter
-        .title
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if !title.is_empty() {
-        return title;
-    }
-    match chapter.division {
-        Division::Chapter => format!("Chapter {}", index + 1),
-        other => division_name(other).to_owned(),
-    }
-}
-
-fn division_name(division: Division) -> &'static str {
-    match division {
-        Division::Dedication => "Dedication",
-        Division::Epigraph => "Epigraph",
-        Division::Foreword => "Foreword",
-        Division::Preface => "Preface",
-        Division::Introduction => "Introduction",
-        Division::Prologue => "Prologue",
-        Division::Chapter => "Chapter",
-        Division::Part => "Part",
-        Division::Epilogue => "Epilogue",
-        Division::Afterword => "Afterword",
-        Division::Acknowledgments => "Acknowledgments",
-        Division::Appendix => "Appendix",
-        Division::Glossary => "Glossary",
-        Division::Bibliography => "Bibliography",
-        Division::Endnotes => "Notes",
-    }
 }
 
 /// Escapes text for element content and double- or single-quoted attribute values.
@@ -457,21 +421,6 @@ mod tests {
             escape("<b>\"Tom\" & 'Jerry'</b>"),
             "&lt;b&gt;&quot;Tom&quot; &amp; &#39;Jerry&#39;&lt;/b&gt;"
         );
-    }
-
-    #[test]
-    fn untitled_chapters_are_labelled() {
-        let untitled = |division| Chapter {
-            division,
-            ..Chapter::default()
-        };
-        assert_eq!(chapter_label(&untitled(Division::Chapter), 2), "Chapter 3");
-        assert_eq!(chapter_label(&untitled(Division::Prologue), 0), "Prologue");
-        let titled = Chapter {
-            title: "  The\tEnd ".into(),
-            ..Chapter::default()
-        };
-        assert_eq!(chapter_label(&titled, 0), "The End");
     }
 
     #[test]

@@ -234,17 +234,8 @@ pub fn visit_blocks<'a>(blocks: &'a [Block], f: &mut dyn FnMut(Node<'a>)) {
 pub fn visit_inlines<'a>(inlines: &'a [Inline], f: &mut dyn FnMut(Node<'a>)) {
     for inline in inlines {
         f(Node::Inline(inline));
-        match inline {
-            Inline::Emphasis(c)
-            | Inline::Strong(c)
-            | Inline::Underline(c)
-            | Inline::Strikethrough(c)
-            | Inline::Superscript(c)
-            | Inline::Subscript(c)
-            | Inline::SmallCaps(c)
-            | Inline::Link { content: c, .. }
-            | Inline::Lang { content: c, .. } => visit_inlines(c, f),
-            _ => {}
+        if let Some(children) = inline.children() {
+            visit_inlines(children, f);
         }
     }
 }

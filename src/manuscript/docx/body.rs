@@ -935,15 +935,7 @@ fn has_text(content: &[Inline]) -> bool {
         Inline::Text(t) | Inline::Code(t) => !t.trim().is_empty(),
         Inline::Image { .. } | Inline::NoteRef(_) => true,
         Inline::LineBreak | Inline::Anchor(_) => false,
-        Inline::Emphasis(c)
-        | Inline::Strong(c)
-        | Inline::Underline(c)
-        | Inline::Strikethrough(c)
-        | Inline::Superscript(c)
-        | Inline::Subscript(c)
-        | Inline::SmallCaps(c)
-        | Inline::Link { content: c, .. }
-        | Inline::Lang { content: c, .. } => has_text(c),
+        container => container.children().is_some_and(|c| has_text(c)),
     })
 }
 

@@ -41,17 +41,8 @@ pub fn visit_inlines(blocks: &mut [Block], f: &mut dyn FnMut(&mut Vec<Inline>)) 
 fn visit_tree(inlines: &mut Vec<Inline>, f: &mut dyn FnMut(&mut Vec<Inline>)) {
     f(inlines);
     for inline in inlines {
-        match inline {
-            Inline::Emphasis(c)
-            | Inline::Strong(c)
-            | Inline::Underline(c)
-            | Inline::Strikethrough(c)
-            | Inline::Superscript(c)
-            | Inline::Subscript(c)
-            | Inline::SmallCaps(c)
-            | Inline::Link { content: c, .. }
-            | Inline::Lang { content: c, .. } => visit_tree(c, f),
-            _ => {}
+        if let Some(children) = inline.children_mut() {
+            visit_tree(children, f);
         }
     }
 }

@@ -158,18 +158,7 @@ fn merge_text(inlines: &mut Vec<Inline>) {
 }
 
 fn children_mut(inline: &mut Inline) -> Option<&mut Vec<Inline>> {
-    match inline {
-        Inline::Emphasis(c)
-        | Inline::Strong(c)
-        | Inline::Underline(c)
-        | Inline::Strikethrough(c)
-        | Inline::Superscript(c)
-        | Inline::Subscript(c)
-        | Inline::SmallCaps(c)
-        | Inline::Link { content: c, .. }
-        | Inline::Lang { content: c, .. } => Some(c),
-        _ => None,
-    }
+    inline.children_mut()
 }
 
 fn walk_blocks(blocks: &mut [Block], f: &mut dyn FnMut(&mut Block)) {

@@ -15,6 +15,7 @@ use crate::ebook::metadata::{self, MetadataInputs};
 use crate::jobs::{JobRecord, JobState, WaitTarget};
 use crate::manuscript::InputError;
 use crate::pipeline::books::{self, BookRow};
+use crate::pipeline::steps::STEPS;
 use crate::pipeline::{self, NewBook, keys};
 use crate::web::AppState;
 
@@ -22,18 +23,6 @@ use crate::web::AppState;
 const MAX_WAIT: Duration = Duration::from_secs(60);
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
-
-/// The pipeline's steps in order, as the progress view lists them.
-const STEPS: &[&str] = &[
-    "ingest",
-    "parse",
-    "render_chapter",
-    "package",
-    "package_epub",
-    "package_reader",
-    "verify",
-    "publish",
-];
 
 #[derive(Deserialize)]
 pub struct CreateQuery {
@@ -296,7 +285,7 @@ pub async fn epub(
         .content_type("application/epub+zip")
         .insert_header((
             header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"{}.epub\"", download_name(&book)),
+            format!("attachment; filename=\"{}.epub\"", book.download_name()),
         ))
         .body(bytes))
 }
@@ -431,24 +420,6 @@ fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result
             e.to_string(),
         )),
     }
-}
-
-fn download_name(book: &BookRow) -> String {
-    let title = book.title.as_deref().unwrap_or("book");
-    let name: String = title
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join("-");
-    if name.is_empty() { "book".into() } else { name }
 }
 
 #[derive(Serialize)]
