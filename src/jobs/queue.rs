@@ -116,6 +116,11 @@ impl JobQueue {
         Ok(store::fetch_workflow(&self.db, workflow).await?)
     }
 
+    /// A workflow's jobs counted by kind and state (one small query, for progress displays).
+    pub async fn workflow_counts(&self, workflow: &str) -> anyhow::Result<Vec<store::StepCount>> {
+        Ok(store::count_workflow(&self.db, workflow).await?)
+    }
+
     pub async fn list(&self, filter: &JobFilter) -> anyhow::Result<Vec<JobRecord>> {
         Ok(store::list_jobs(
             &self.db,

@@ -922,6 +922,35 @@ pub(crate) async fn fetch_workflow(db: &Database, workflow: &str) -> sqlx::Resul
     Ok(WorkflowState { jobs })
 }
 
+/// Jobs of a workflow counted by kind and state: what a progress display needs, without the
+/// payloads, results and error histories of every job.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct StepCount {
+    pub kind: String,
+    pub state: String,
+    pub jobs: i64,
+    /// Sum of the progress (0–100) the counted jobs reported.
+    pub progress: i64,
+    /// One of their progress messages.
+    pub message: Option<String>,
+}
+
+pub(crate) async fn count_workflow(db: &Database, workflow: &str) -> sqlx::Result<Vec<StepCount>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT kind, state, count(*) AS jobs,
+                    CAST(COALESCE(sum(progress), 0) AS BIGINT) AS progress,
+                    max(progress_message) AS message
+             FROM jobs WHERE workflow = $1
+             GROUP BY kind, state"
+        ))
+        .bind(workflow)
+        .fetch_all(pool)
+        .await
+    })
+}
+
 pub(crate) async fn fetch_children(db: &Database, join_id: i64) -> sqlx::Result<Vec<ChildOutcome>> {
     on_pool!(db, |pool, d| {
         sqlx::query_as(sql!(

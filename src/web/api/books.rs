@@ -12,7 +12,7 @@ use super::{ApiError, Caller};
 use crate::convert::Options;
 use crate::document::Metadata;
 use crate::ebook::metadata::{self, MetadataInputs};
-use crate::jobs::{JobRecord, JobState, WaitTarget};
+use crate::jobs::{JobRecord, JobState, StepCount, WaitTarget};
 use crate::manuscript::InputError;
 use crate::pipeline::books::{self, BookRow};
 use crate::pipeline::steps::STEPS;
@@ -484,22 +484,24 @@ async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookVi
         message: message.clone(),
     });
     let progress = if detailed {
-        let jobs = state.queue.workflow(&book.id).await?.jobs;
+        let counts = state.queue.workflow_counts(&book.id).await?;
         // A step that ran out of attempts has no job left to mark the book; say so here.
-        if status == books::PROCESSING
-            && let Some(dead) = jobs.iter().find(|j| j.state() == Some(JobState::Dead))
-        {
-            status = books::FAILED.to_owned();
-            error = Some(ErrorView {
-                code: "step_failed".into(),
-                message: format!(
-                    "The {} step kept failing ({}). Retry the book; if it fails again, the operator's logs say why.",
-                    dead.kind.trim_start_matches("book."),
-                    last_error(dead)
-                ),
-            });
+        let dead = JobState::Dead.as_str();
+        if status == books::PROCESSING && counts.iter().any(|c| c.state == dead) {
+            let jobs = state.queue.workflow(&book.id).await?.jobs;
+            if let Some(dead) = jobs.iter().find(|j| j.state() == Some(JobState::Dead)) {
+                status = books::FAILED.to_owned();
+                error = Some(ErrorView {
+                    code: "step_failed".into(),
+                    message: format!(
+                        "The {} step kept failing ({}). Retry the book; if it fails again, the operator's logs say why.",
+                        dead.kind.trim_start_matches("book."),
+                        last_error(dead)
+                    ),
+                });
+            }
         }
-        Some(progress_of(&jobs))
+        Some(progress_of(&counts))
     } else {
         None
     };
@@ -541,32 +543,30 @@ async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookVi
     })
 }
 
-fn progress_of(jobs: &[JobRecord]) -> Progress {
+fn progress_of(counts: &[StepCount]) -> Progress {
     let steps: Vec<StepView> = STEPS
         .iter()
         .map(|step| {
             let kind = format!("book.{step}");
-            let mine: Vec<&JobRecord> = jobs.iter().filter(|j| j.kind == kind).collect();
-            let total = mine.len();
-            let done = mine
+            let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == kind).collect();
+            let count = |states: &[JobState]| -> i64 {
+                mine.iter()
+                    .filter(|c| states.iter().any(|s| s.as_str() == c.state))
+                    .map(|c| c.jobs)
+                    .sum()
+            };
+            let total = mine.iter().map(|c| c.jobs).sum::<i64>();
+            let done = count(&[JobState::Completed]);
+            let failed = count(&[JobState::Dead, JobState::Discarded, JobState::Cancelled]) > 0;
+            let running: Vec<&&StepCount> = mine
                 .iter()
-                .filter(|j| j.state() == Some(JobState::Completed))
-                .count();
-            let failed = mine.iter().any(|j| {
-                matches!(
-                    j.state(),
-                    Some(JobState::Dead | JobState::Discarded | JobState::Cancelled)
-                )
-            });
-            let partial: i64 = mine
-                .iter()
-                .filter(|j| j.state() == Some(JobState::Running))
-                .map(|j| i64::from(j.progress.unwrap_or(0).clamp(0, 99)))
-                .sum();
+                .filter(|c| c.state == JobState::Running.as_str())
+                .collect();
+            let partial: i64 = running.iter().map(|c| c.progress.clamp(0, 99 * c.jobs)).sum();
             let percent = if total == 0 {
                 0
             } else {
-                u32::try_from((done as i64 * 100 + partial) / total as i64).unwrap_or(0)
+                u32::try_from((done * 100 + partial) / total).unwrap_or(0)
             };
             let state = if failed {
                 "failed"
@@ -577,17 +577,13 @@ fn progress_of(jobs: &[JobRecord]) -> Progress {
             } else {
                 "pending"
             };
-            let message = mine
-                .iter()
-                .filter(|j| j.state() == Some(JobState::Running))
-                .find_map(|j| j.progress_message.clone());
             StepView {
                 step,
                 state,
                 percent,
-                done,
-                total,
-                message,
+                done: usize::try_from(done).unwrap_or(0),
+                total: usize::try_from(total).unwrap_or(0),
+                message: running.iter().find_map(|c| c.message.clone()),
             }
         })
         .collect();
