@@ -14,7 +14,7 @@ use common::{Server, client, command, corpus};
 
 /// `bindery token create NAME` against the server's database; the token it prints.
 fn token(server: &Server, name: &str) -> String {
-    let out = command(&server.data_dir())
+    let out = cli(server)
         .args(["token", "create", name])
         .output()
         .expect("run bindery token create");
@@ -27,6 +27,32 @@ fn token(server: &Server, name: &str) -> String {
         .expect("utf-8")
         .trim()
         .to_owned()
+}
+
+/// The same environment the server runs with (its data directory, its database).
+fn cli(server: &Server) -> std::process::Command {
+    let mut cmd = command(&server.data_dir());
+    if let Some(url) = DATABASES.with(|d| d.borrow().clone()) {
+        cmd.env("DATABASE_URL", url);
+    }
+    cmd
+}
+
+thread_local! {
+    /// The PostgreSQL database of the current test, when it runs on PostgreSQL.
+    static DATABASES: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `bindery serve` on SQLite, or on a fresh PostgreSQL database.
+fn serve(postgres: bool, env: &[(&str, &str)]) -> Server {
+    let mut env: Vec<(&str, String)> = env.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    if postgres {
+        let url = common::postgres_database();
+        DATABASES.with(|d| *d.borrow_mut() = Some(url.clone()));
+        env.push(("DATABASE_URL", url));
+    }
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    Server::start(&["serve"], &env)
 }
 
 fn novel_form() -> Form {
@@ -64,8 +90,17 @@ fn error_code(response: reqwest::blocking::Response) -> (StatusCode, String, Opt
 }
 
 #[test]
-fn a_tenant_never_sees_another_tenants_books() {
-    let server = Server::start(&["serve"], &[]);
+fn a_tenant_never_sees_another_tenants_books_on_sqlite() {
+    tenant_isolation(false);
+}
+
+#[test]
+fn a_tenant_never_sees_another_tenants_books_on_postgres() {
+    tenant_isolation(true);
+}
+
+fn tenant_isolation(postgres: bool) {
+    let server = serve(postgres, &[]);
     let alice = token(&server, "alice");
     let bob = token(&server, "bob");
 
@@ -207,10 +242,19 @@ fn a_repeated_idempotency_key_creates_one_book() {
 }
 
 #[test]
-fn wait_answers_202_with_the_status_url_at_the_timeout() {
-    let server = Server::start(&["serve"], &[]);
+fn wait_answers_202_and_events_follow_to_done_on_sqlite() {
+    wait_and_events(false);
+}
+
+#[test]
+fn wait_answers_202_and_events_follow_to_done_on_postgres() {
+    wait_and_events(true);
+}
+
+fn wait_and_events(postgres: bool) {
+    let server = serve(postgres, &[]);
     let alice = token(&server, "alice");
-    let paused = command(&server.data_dir())
+    let paused = cli(&server)
         .args(["jobs", "pause", "books"])
         .output()
         .expect("pause");
@@ -240,7 +284,7 @@ fn wait_answers_202_with_the_status_url_at_the_timeout() {
         .send()
         .expect("GET events");
     assert_eq!(events.headers()["content-type"], "text/event-stream");
-    let resumed = command(&server.data_dir())
+    let resumed = cli(&server)
         .args(["jobs", "resume", "books"])
         .output()
         .expect("resume");

@@ -562,7 +562,10 @@ fn progress_of(counts: &[StepCount]) -> Progress {
                 .iter()
                 .filter(|c| c.state == JobState::Running.as_str())
                 .collect();
-            let partial: i64 = running.iter().map(|c| c.progress.clamp(0, 99 * c.jobs)).sum();
+            let partial: i64 = running
+                .iter()
+                .map(|c| c.progress.clamp(0, 99 * c.jobs))
+                .sum();
             let percent = if total == 0 {
                 0
             } else {
