@@ -92,7 +92,11 @@ fn in_parallel<T: Sync>(items: &[T], f: impl Fn(&T) -> Option<String> + Sync) ->
 fn every_corpus_file_becomes_an_epub_that_epubcheck_passes_without_metadata() {
     let dir = tempfile::tempdir().expect("tempdir");
     let books = convert_corpus(dir.path());
-    assert!(books.len() >= 47, "only {} corpus manuscripts found", books.len());
+    assert!(
+        books.len() >= 47,
+        "only {} corpus manuscripts found",
+        books.len()
+    );
     let jar = epubcheck_jar();
     let failures = in_parallel(&books, |(input, epub)| {
         epubcheck(&jar, epub)

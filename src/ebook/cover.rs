@@ -313,6 +313,13 @@ impl Palette {
 
 /// `#rrggbb` for a hue in degrees, saturation and lightness in 0–1.
 fn hsl(hue: f64, saturation: f64, lightness: f64) -> String {
+    let [r, g, b] = hsl_rgb(hue, saturation, lightness);
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// RGB bytes for a hue in degrees, saturation and lightness in 0–1 (covers and reader icons
+/// draw their colours the same way).
+pub(crate) fn hsl_rgb(hue: f64, saturation: f64, lightness: f64) -> [u8; 3] {
     let c = (1.0 - (2.0 * lightness - 1.0).abs()) * saturation;
     let h = hue / 60.0;
     let x = c * (1.0 - (h % 2.0 - 1.0).abs());
@@ -326,7 +333,7 @@ fn hsl(hue: f64, saturation: f64, lightness: f64) -> String {
     };
     let m = lightness - c / 2.0;
     let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
-    format!("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b))
+    [byte(r), byte(g), byte(b)]
 }
 
 #[cfg(test)]

@@ -133,20 +133,9 @@ fn generated(seed: &str, size: u32) -> RgbaImage {
 }
 
 fn hsl(hue: f32, saturation: f32, lightness: f32) -> Rgba<u8> {
-    let c = (1.0 - (2.0 * lightness - 1.0).abs()) * saturation;
-    let h = hue / 60.0;
-    let x = c * (1.0 - (h % 2.0 - 1.0).abs());
-    let (r, g, b) = match h as u32 {
-        0 => (c, x, 0.0),
-        1 => (x, c, 0.0),
-        2 => (0.0, c, x),
-        3 => (0.0, x, c),
-        4 => (x, 0.0, c),
-        _ => (c, 0.0, x),
-    };
-    let m = lightness - c / 2.0;
-    let byte = |v: f32| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
-    Rgba([byte(r), byte(g), byte(b), 255])
+    let [r, g, b] =
+        crate::ebook::cover::hsl_rgb(f64::from(hue), f64::from(saturation), f64::from(lightness));
+    Rgba([r, g, b, 255])
 }
 
 #[cfg(test)]
