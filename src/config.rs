@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -194,6 +194,12 @@ pub const VARIABLES: &[Variable] = &[
         "BCP 47 language of books whose manuscript and upload name none.",
     ),
     var(
+        "RATE_LIMIT_WRITES",
+        "60/min",
+        "600/h",
+        "Uploads, deletes and retries allowed per API token (`N/s`, `N/min`, `N/h`, or `off`), per web process.",
+    ),
+    var(
         "BINDERY_FAILPOINT",
         "",
         "after_commit:book.parse",
@@ -318,6 +324,26 @@ pub struct Config {
     /// A valid BCP 47 tag.
     pub default_language: String,
     pub failpoint: Option<crate::jobs::Failpoint>,
+    /// Writes allowed per token: how many, per how long. `None` is off.
+    pub rate_limit_writes: Option<RateLimit>,
+}
+
+/// `N` requests per `period`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub requests: NonZeroU32,
+    pub period: Duration,
+}
+
+impl fmt::Display for RateLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = match self.period.as_secs() {
+            1 => "s",
+            60 => "min",
+            _ => "h",
+        };
+        write!(f, "{}/{unit}", self.requests)
+    }
 }
 
 /// Cron expressions of the built-in schedules; `None` is switched off.
@@ -513,6 +539,8 @@ impl Config {
             ),
         };
 
+        let rate_limit_writes = rate_limit("RATE_LIMIT_WRITES", get("RATE_LIMIT_WRITES"))?;
+
         let warnings = env
             .keys()
             .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
@@ -542,6 +570,7 @@ impl Config {
                 limits,
                 default_language,
                 failpoint,
+                rate_limit_writes,
             },
             warnings,
         })
@@ -627,6 +656,11 @@ impl Config {
             ("MAX_ZIP_ENTRIES", self.limits.max_zip_entries.to_string()),
             ("MAX_IMAGE_PIXELS", self.limits.max_image_pixels.to_string()),
             ("DEFAULT_LANGUAGE", self.default_language.clone()),
+            (
+                "RATE_LIMIT_WRITES",
+                self.rate_limit_writes
+                    .map_or_else(|| "off".to_owned(), |r| r.to_string()),
+            ),
             (
                 "BINDERY_FAILPOINT",
                 self.failpoint
@@ -758,6 +792,29 @@ fn positive(
     value
         .parse::<NonZeroUsize>()
         .map_err(|_| ConfigError::new(name, value, "is not a whole number of at least 1"))
+}
+
+/// `N/s`, `N/min`, `N/h`, or `off`.
+fn rate_limit(name: &'static str, value: Option<&str>) -> Result<Option<RateLimit>, ConfigError> {
+    let value = value.unwrap_or(lookup(name).default);
+    if value.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let problem = "is not a rate: use N/s, N/min or N/h (or off)";
+    let (n, unit) = value
+        .split_once('/')
+        .ok_or_else(|| ConfigError::new(name, value, problem))?;
+    let requests = n
+        .trim()
+        .parse::<NonZeroU32>()
+        .map_err(|_| ConfigError::new(name, value, problem))?;
+    let period = match unit.trim() {
+        "s" | "sec" | "second" => Duration::from_secs(1),
+        "m" | "min" | "minute" => Duration::from_secs(60),
+        "h" | "hour" => Duration::from_secs(3600),
+        _ => return Err(ConfigError::new(name, value, problem)),
+    };
+    Ok(Some(RateLimit { requests, period }))
 }
 
 /// Sizes accept bytes (`1048576`) or units (`20MiB`, `500 KB`); the default is the
@@ -964,6 +1021,37 @@ mod tests {
         .expect("azure")
         .config;
         assert!(matches!(c.blob, BlobUrl::Azure { container } if container == "books"));
+    }
+
+    #[test]
+    fn limits_and_rates() {
+        let c = parse(&[
+            ("RATE_LIMIT_WRITES", "10/s"),
+            ("MAX_MANUSCRIPT_SIZE", "20MiB"),
+            ("DEFAULT_LANGUAGE", "en_GB"),
+        ])
+        .expect("valid")
+        .config;
+        let rate = c.rate_limit_writes.expect("a rate");
+        assert_eq!(
+            (rate.requests.get(), rate.period),
+            (10, Duration::from_secs(1))
+        );
+        assert_eq!(c.limits.max_manuscript_bytes, 20 * 1024 * 1024);
+        assert_eq!(c.default_language, "en-GB");
+        let off = parse(&[("RATE_LIMIT_WRITES", "off")])
+            .expect("valid")
+            .config;
+        assert_eq!(off.rate_limit_writes, None);
+        for (name, value) in [
+            ("RATE_LIMIT_WRITES", "lots"),
+            ("RATE_LIMIT_WRITES", "0/min"),
+            ("MAX_MANUSCRIPT_SIZE", "big"),
+            ("DEFAULT_LANGUAGE", "C"),
+            ("BINDERY_FAILPOINT", "sometime:book.parse"),
+        ] {
+            assert_eq!(error(&[(name, value)]).name, name, "{value}");
+        }
     }
 
     #[test]

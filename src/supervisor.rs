@@ -47,6 +47,9 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
             blobs,
             queue: crate::jobs::JobQueue::new(db.clone()),
             limits: config.limits,
+            writes: config
+                .rate_limit_writes
+                .map(|rate| std::sync::Arc::new(crate::web::api::limits::WriteLimiter::new(rate))),
             worker_stall_timeout: config.worker_stall_timeout,
         },
     )?;

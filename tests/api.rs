@@ -504,3 +504,42 @@ fn a_200_mb_upload_streams_through_flat_memory() {
         "the web process grew by {growth_mib} MiB while streaming"
     );
 }
+
+#[test]
+fn writes_are_rate_limited_per_token() {
+    let server = serve(false, &[("RATE_LIMIT_WRITES", "2/min")]);
+    let alice = token(&server, "alice");
+    let bob = token(&server, "bob");
+    let small = || {
+        Form::new().part(
+            "manuscript",
+            Part::bytes(b"# One\n\nA line.\n".to_vec()).file_name("a.md"),
+        )
+    };
+    for _ in 0..2 {
+        assert_eq!(
+            upload(&server, &alice, "", small()).status(),
+            StatusCode::ACCEPTED
+        );
+    }
+    let refused = upload(&server, &alice, "", small());
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .expect("retry-after")
+        .parse()
+        .expect("seconds");
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    assert_eq!(error_code(refused).1, "rate_limited");
+    // Reads are not limited, and another token has its own budget.
+    let list = client()
+        .get(server.url("/api/v1/books"))
+        .bearer_auth(&alice)
+        .send()
+        .expect("GET");
+    assert_eq!(list.status(), 200);
+    assert_eq!(
+        upload(&server, &bob, "", small()).status(),
+        StatusCode::ACCEPTED
+    );
+}

@@ -4,7 +4,7 @@
 //! supervisor decides when it stops. actix's own signal handling is off: the supervisor owns
 //! signals, because it must forward them to the worker child and escalate on a second one.
 
-mod api;
+pub mod api;
 mod assets;
 mod books;
 mod health;
@@ -34,6 +34,8 @@ pub struct AppState {
     pub blobs: BlobStore,
     pub queue: crate::jobs::JobQueue,
     pub limits: crate::manuscript::Limits,
+    /// Per-token limit on writes; `None` when `RATE_LIMIT_WRITES=off`.
+    pub writes: Option<std::sync::Arc<api::limits::WriteLimiter>>,
     pub worker_stall_timeout: Duration,
 }
 

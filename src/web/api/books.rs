@@ -46,6 +46,8 @@ pub async fn create(
     {
         return respond(&state, book, wait, true).await;
     }
+    // A replay creates nothing, so only new uploads spend the budget.
+    check_write(&state, &tenant)?;
     // A body that says up front it is too big is refused before a byte of it is read.
     let declared = req
         .headers()
@@ -296,6 +298,7 @@ pub async fn delete(
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    check_write(&state, &caller.0.tenant)?;
     let book = own_book(&state, &caller.0.tenant, &id).await?;
     // Row first: a step still running finds no book and stops; then the files.
     books::delete(&state.db, &book.id).await?;
@@ -313,6 +316,7 @@ pub async fn retry(
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    check_write(&state, &caller.0.tenant)?;
     let book = own_book(&state, &caller.0.tenant, &id).await?;
     let jobs = state.queue.workflow(&book.id).await?.jobs;
     if jobs.iter().any(|j| j.state() == Some(JobState::Discarded)) {
@@ -353,6 +357,13 @@ async fn own_book(state: &AppState, tenant: &str, id: &str) -> Result<BookRow, A
     match books::get(&state.db, id).await? {
         Some(book) if book.tenant == tenant => Ok(book),
         _ => Err(missing()),
+    }
+}
+
+fn check_write(state: &AppState, tenant: &str) -> Result<(), ApiError> {
+    match &state.writes {
+        Some(limiter) => limiter.check(tenant),
+        None => Ok(()),
     }
 }
 

@@ -3,6 +3,7 @@
 //! its own books: anything else is 404, never 403, so ids cannot be probed.
 
 mod books;
+pub mod limits;
 mod upload;
 
 use std::fmt;
@@ -43,6 +44,7 @@ pub struct ApiError {
     code: &'static str,
     message: String,
     field: Option<String>,
+    retry_after: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -65,7 +67,14 @@ impl ApiError {
             code,
             message: message.into(),
             field: None,
+            retry_after: None,
         }
+    }
+
+    /// Seconds until the client may try again (`Retry-After`).
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     pub fn field(mut self, field: impl Into<String>) -> Self {
@@ -112,6 +121,9 @@ impl ResponseError for ApiError {
         let mut response = HttpResponse::build(self.status);
         if self.status == StatusCode::UNAUTHORIZED {
             response.insert_header((header::WWW_AUTHENTICATE, "Bearer realm=\"bindery\""));
+        }
+        if let Some(seconds) = self.retry_after {
+            response.insert_header((header::RETRY_AFTER, seconds.to_string()));
         }
         response.json(ErrorBody {
             error: ErrorDetail {
