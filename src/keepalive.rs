@@ -40,12 +40,19 @@ async fn ping(client: &reqwest::Client, target: &str, shown: &str) {
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     match result {
         Ok(response) if response.status().is_success() => {
+            crate::metrics::KEEPALIVE.with_label_values(&["ok"]).inc();
             tracing::info!(url = %shown, status = response.status().as_u16(), duration_ms, "keep-alive ok");
         }
         Ok(response) => {
+            crate::metrics::KEEPALIVE
+                .with_label_values(&["error_status"])
+                .inc();
             tracing::warn!(url = %shown, status = response.status().as_u16(), duration_ms, "keep-alive got an error status");
         }
         Err(e) => {
+            crate::metrics::KEEPALIVE
+                .with_label_values(&["failed"])
+                .inc();
             tracing::warn!(url = %shown, error = %e, duration_ms, "keep-alive request failed");
         }
     }

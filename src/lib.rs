@@ -73,6 +73,7 @@ pub mod ebook;
 pub mod jobs;
 pub mod keepalive;
 pub mod manuscript;
+pub mod metrics;
 pub mod pipeline;
 pub mod report;
 pub mod signals;

@@ -181,6 +181,26 @@ fn tenant_isolation(postgres: bool) {
         )
     );
 
+    // Metrics: this process's requests by route pattern, and the jobs every process ran.
+    let metrics = http
+        .get(server.url("/metrics"))
+        .send()
+        .expect("GET /metrics");
+    assert_eq!(metrics.status(), 200);
+    let metrics = metrics.text().expect("text");
+    for expected in [
+        r#"bindery_job_kind_jobs{kind="book.render_chapter",state="completed"} 24"#,
+        r#"bindery_http_request_duration_seconds_count{method="GET",route="/api/v1/books/{id}",status="200"}"#,
+        r#"bindery_http_request_duration_seconds_count{method="POST",route="/api/v1/books",status="200"} 1"#,
+        "bindery_job_kind_run_seconds{",
+        "bindery_job_kind_attempts{",
+    ] {
+        assert!(
+            metrics.contains(expected),
+            "{expected} missing from:\n{metrics}"
+        );
+    }
+
     // Alice deletes it: the book and its files are gone.
     let delete = http
         .delete(server.url(&format!("/api/v1/books/{id}")))
@@ -276,6 +296,22 @@ fn wait_and_events(postgres: bool) {
         format!("/api/v1/books/{}", book["id"].as_str().expect("id"))
     );
     assert_eq!(book["progress"]["steps"][0]["state"], "running");
+
+    // The queued ingest shows in the queue metrics autoscalers read.
+    let metrics = client()
+        .get(server.url("/metrics"))
+        .send()
+        .expect("GET /metrics")
+        .text()
+        .expect("text");
+    assert!(
+        metrics.contains(r#"bindery_jobs{queue="books",state="available"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"bindery_queue_oldest_available_seconds{queue="books"}"#),
+        "{metrics}"
+    );
 
     // Live progress: events while it runs, then `done` when it is ready, and the stream ends.
     let events = client()

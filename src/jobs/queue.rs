@@ -116,6 +116,11 @@ impl JobQueue {
         Ok(store::fetch_workflow(&self.db, workflow).await?)
     }
 
+    /// Every retained job counted by kind and state, with attempts and run time (for metrics).
+    pub async fn kind_stats(&self) -> anyhow::Result<Vec<store::KindStats>> {
+        Ok(store::kind_stats(&self.db).await?)
+    }
+
     /// A workflow's jobs counted by kind and state (one small query, for progress displays).
     pub async fn workflow_counts(&self, workflow: &str) -> anyhow::Result<Vec<store::StepCount>> {
         Ok(store::count_workflow(&self.db, workflow).await?)

@@ -951,6 +951,31 @@ pub(crate) async fn count_workflow(db: &Database, workflow: &str) -> sqlx::Resul
     })
 }
 
+/// Jobs of one kind in one state, with their attempts and run time, for `/metrics`.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct KindStats {
+    pub kind: String,
+    pub state: String,
+    pub jobs: i64,
+    pub attempts: i64,
+    /// Summed run time (started to finished) of the finished ones, in ms.
+    pub run_ms: i64,
+}
+
+pub(crate) async fn kind_stats(db: &Database) -> sqlx::Result<Vec<KindStats>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT kind, state, count(*) AS jobs,
+                    CAST(COALESCE(sum(attempt), 0) AS BIGINT) AS attempts,
+                    CAST(COALESCE(sum(finished_at - started_at), 0) AS BIGINT) AS run_ms
+             FROM jobs GROUP BY kind, state"
+        ))
+        .fetch_all(pool)
+        .await
+    })
+}
+
 pub(crate) async fn fetch_children(db: &Database, join_id: i64) -> sqlx::Result<Vec<ChildOutcome>> {
     on_pool!(db, |pool, d| {
         sqlx::query_as(sql!(

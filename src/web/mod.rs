@@ -8,6 +8,7 @@ pub mod api;
 mod assets;
 mod books;
 mod health;
+mod metrics;
 mod request_log;
 
 use std::net::{SocketAddr, TcpListener};
@@ -66,6 +67,7 @@ impl Application {
                 .configure(assets::routes)
                 .configure(books::routes)
                 .configure(api::routes)
+                .configure(metrics::routes)
         })
         .disable_signals()
         .shutdown_timeout(config.shutdown_timeout.as_secs().max(1))

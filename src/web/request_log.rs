@@ -1,4 +1,5 @@
-//! One log line per HTTP request: method, path, status, duration.
+//! One log line per HTTP request (method, path, status, duration), and its duration in the
+//! request histogram of `/metrics`.
 
 use std::time::Instant;
 
@@ -16,10 +17,19 @@ pub async fn log_request(
     let path = req.path().to_owned();
     let result = next.call(req).await;
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    // Known only once the router has run.
+    let route = match &result {
+        Ok(response) => response.request().match_pattern(),
+        Err(_) => None,
+    }
+    .unwrap_or_else(|| "unmatched".to_owned());
     let status = match &result {
         Ok(response) => response.status().as_u16(),
         Err(error) => error.as_response_error().status_code().as_u16(),
     };
+    crate::metrics::HTTP_REQUESTS
+        .with_label_values(&[route.as_str(), method.as_str(), &status.to_string()])
+        .observe(duration_ms / 1000.0);
     // Platforms probe health every few seconds; a healthy probe is not news.
     let probe = matches!(path.as_str(), "/healthz" | "/readyz") && status < 400;
     if probe {

@@ -1,0 +1,98 @@
+//! `GET /metrics`: Prometheus text. This process's HTTP and keep-alive counters, plus what
+//! every process shares, read from the database at scrape time: jobs by queue and state, the
+//! oldest available job's age (for autoscalers), and per job kind (each pipeline step is one)
+//! the jobs, attempts and summed run time of the jobs still retained.
+
+use actix_web::{HttpResponse, get, web};
+use prometheus::{Encoder, GaugeVec, IntGaugeVec, Opts, Registry, TextEncoder};
+
+use super::AppState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(metrics);
+}
+
+#[get("/metrics")]
+async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    match render(&state).await {
+        Ok(text) => HttpResponse::Ok()
+            .content_type("text/plain; version=0.0.4; charset=utf-8")
+            .body(text),
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "metrics scrape failed");
+            HttpResponse::ServiceUnavailable()
+                .content_type("text/plain; charset=utf-8")
+                .body("the database did not answer; metrics are unavailable")
+        }
+    }
+}
+
+async fn render(state: &AppState) -> anyhow::Result<String> {
+    let shared = Registry::new();
+    let jobs = IntGaugeVec::new(
+        Opts::new("bindery_jobs", "Jobs by queue and state (retained ones)."),
+        &["queue", "state"],
+    )?;
+    let oldest = GaugeVec::new(
+        Opts::new(
+            "bindery_queue_oldest_available_seconds",
+            "Age of the oldest job that is due and waiting, per queue.",
+        ),
+        &["queue"],
+    )?;
+    let by_kind = IntGaugeVec::new(
+        Opts::new(
+            "bindery_job_kind_jobs",
+            "Jobs by kind and state (retained ones).",
+        ),
+        &["kind", "state"],
+    )?;
+    let attempts = IntGaugeVec::new(
+        Opts::new(
+            "bindery_job_kind_attempts",
+            "Attempts spent, by kind and state.",
+        ),
+        &["kind", "state"],
+    )?;
+    let run_seconds = GaugeVec::new(
+        Opts::new(
+            "bindery_job_kind_run_seconds",
+            "Summed run time of finished jobs by kind and state; divide by bindery_job_kind_jobs for a mean.",
+        ),
+        &["kind", "state"],
+    )?;
+    let stats = state.queue.stats().await?;
+    for row in &stats.rows {
+        jobs.with_label_values(&[row.queue.as_str(), row.state.as_str()])
+            .set(row.count);
+        if let Some(ms) = row.oldest_due_ms {
+            oldest
+                .with_label_values(&[row.queue.as_str()])
+                .set(ms.max(0) as f64 / 1000.0);
+        }
+    }
+    for row in state.queue.kind_stats().await? {
+        let labels = [row.kind.as_str(), row.state.as_str()];
+        by_kind.with_label_values(&labels).set(row.jobs);
+        attempts.with_label_values(&labels).set(row.attempts);
+        run_seconds
+            .with_label_values(&labels)
+            .set(row.run_ms.max(0) as f64 / 1000.0);
+    }
+    for collector in [
+        Box::new(jobs) as Box<dyn prometheus::core::Collector>,
+        Box::new(oldest),
+        Box::new(by_kind),
+        Box::new(attempts),
+        Box::new(run_seconds),
+    ] {
+        shared.register(collector)?;
+    }
+    // Touch the process metrics so they are listed even before their first event.
+    let _ = (&*crate::metrics::HTTP_REQUESTS, &*crate::metrics::KEEPALIVE);
+    let mut families = crate::metrics::REGISTRY.gather();
+    families.extend(shared.gather());
+    let mut out = Vec::new();
+    TextEncoder::new().encode(&families, &mut out)?;
+    Ok(String::from_utf8(out)?)
+}
