@@ -739,5 +739,11 @@ mod tests {
         assert_eq!(error["error"], "writing chapter 3");
         assert_eq!(error["causes"][0], "disk on fire");
         assert_eq!(error["attempt"], 3);
+        // What readers of the history (a failed book's message) get back.
+        let history = serde_json::Value::Array(vec![error]).to_string();
+        assert_eq!(
+            store::last_error(&history).as_deref(),
+            Some("writing chapter 3")
+        );
     }
 }

@@ -51,6 +51,11 @@ impl JobRecord {
         JobState::parse(&self.state)
     }
 
+    /// The newest error message of the job's history, if it has failed at all.
+    pub fn last_error(&self) -> Option<String> {
+        last_error(&self.errors)
+    }
+
     /// The error history: one entry per failed attempt, oldest first.
     pub fn error_history(&self) -> Vec<serde_json::Value> {
         serde_json::from_str(&self.errors).unwrap_or_default()
@@ -79,13 +84,19 @@ impl ChildOutcome {
     }
 
     pub fn last_error(&self) -> Option<String> {
-        let history: Vec<serde_json::Value> = serde_json::from_str(&self.errors).ok()?;
-        history
-            .last()
-            .and_then(|e| e.get("error"))
-            .and_then(|e| e.as_str())
-            .map(str::to_owned)
+        last_error(&self.errors)
     }
+}
+
+/// The message of the newest entry of an error history (the `errors` column, written by the
+/// runner as `[{"attempt", "at", "error", "causes"}, …]`).
+pub fn last_error(errors: &str) -> Option<String> {
+    let history: Vec<serde_json::Value> = serde_json::from_str(errors).ok()?;
+    history
+        .last()
+        .and_then(|e| e.get("error"))
+        .and_then(|e| e.as_str())
+        .map(str::to_owned)
 }
 
 /// All the jobs of one workflow, read in one query.

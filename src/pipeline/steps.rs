@@ -20,7 +20,7 @@ use super::keys;
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
-use crate::jobs::{ChildOutcome, Job, JobContext, NewJob, Outcome};
+use crate::jobs::{Job, JobContext, NewJob, Outcome};
 use crate::manuscript::{Format, Ingested, InputError};
 use crate::report::{Report, StepTiming, Warning};
 use crate::storage::BlobStore;
@@ -465,20 +465,14 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
     let Some(failed) = children.iter().find(|c| !c.succeeded()) else {
         return Ok(None);
     };
-    let message = last_error(failed);
+    let message = failed
+        .last_error()
+        .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
     books::mark_failed(&cx.app().db, book, "step_failed", &message).await?;
     Ok(Some(Outcome::Cancel(format!(
         "{} ended {}: {message}",
         failed.kind, failed.state
     ))))
-}
-
-fn last_error(child: &ChildOutcome) -> String {
-    serde_json::from_str::<Vec<serde_json::Value>>(&child.errors)
-        .ok()
-        .and_then(|errors| errors.last().cloned())
-        .and_then(|e| e.get("message").and_then(|m| m.as_str().map(str::to_owned)))
-        .unwrap_or_else(|| format!("step {} ended {}", child.kind, child.state))
 }
 
 /// What a packager reads: the model, every rendered chapter for `target`, and the images.

@@ -507,7 +507,8 @@ async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookVi
                     message: format!(
                         "The {} step kept failing ({}). Retry the book; if it fails again, the operator's logs say why.",
                         dead.kind.trim_start_matches("book."),
-                        last_error(dead)
+                        dead.last_error()
+                            .unwrap_or_else(|| "no error recorded".to_owned())
                     ),
                 });
             }
@@ -603,14 +604,6 @@ fn progress_of(counts: &[StepCount]) -> Progress {
         .collect();
     let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
     Progress { percent, steps }
-}
-
-fn last_error(job: &JobRecord) -> String {
-    serde_json::from_str::<Vec<serde_json::Value>>(&job.errors)
-        .ok()
-        .and_then(|errors| errors.last().cloned())
-        .and_then(|e| e.get("message").and_then(|m| m.as_str().map(str::to_owned)))
-        .unwrap_or_else(|| "no error recorded".to_owned())
 }
 
 fn rfc3339(millis: i64) -> String {
