@@ -141,8 +141,54 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
-/// The tenant a request acts for, from its bearer token.
+/// The tenant a request acts for. Tools send `Authorization: Bearer TOKEN`; e-book apps that
+/// only know HTTP Basic (OPDS readers) send the token as the password, with any user name.
 pub struct Caller(pub Tenant);
+
+/// A caller holding an admin token. Anyone else gets 404, as for anything they may not see.
+pub struct Admin(pub Tenant);
+
+/// The token a request carries, from `Bearer` or `Basic` authorization.
+fn request_token(req: &HttpRequest) -> Option<String> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, rest) = value.split_once(' ')?;
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return Some(rest.trim().to_owned());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(rest.trim())
+            .ok()?;
+        let decoded = String::from_utf8(decoded).ok()?;
+        let (_, password) = decoded.split_once(':')?;
+        return Some(password.to_owned());
+    }
+    None
+}
+
+async fn authenticate(
+    state: Option<web::Data<AppState>>,
+    token: Option<String>,
+) -> Result<Tenant, ApiError> {
+    let unauthorized = |message: &str| {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).field("Authorization")
+    };
+    let Some(token) = token else {
+        return Err(unauthorized(
+            "Send an API token: `Authorization: Bearer bdy_…` (create one with `bindery token create NAME`).",
+        ));
+    };
+    let Some(state) = state else {
+        return Err(ApiError::internal(&anyhow::anyhow!("no application state")));
+    };
+    match tokens::authenticate(&state.db, &token).await? {
+        Some(tenant) => Ok(tenant),
+        None => Err(unauthorized(
+            "The API token is not valid (mistyped, or revoked). Check it, or create a new one.",
+        )),
+    }
+}
 
 impl FromRequest for Caller {
     type Error = ApiError;
@@ -150,30 +196,24 @@ impl FromRequest for Caller {
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
-        let token = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(|t| t.trim().to_owned());
+        let token = request_token(req);
+        Box::pin(async move { authenticate(state, token).await.map(Caller) })
+    }
+}
+
+impl FromRequest for Admin {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Admin, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let token = request_token(req);
         Box::pin(async move {
-            let unauthorized = |message: &str| {
-                ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
-                    .field("Authorization")
-            };
-            let Some(token) = token else {
-                return Err(unauthorized(
-                    "Send an API token: `Authorization: Bearer bdy_…` (create one with `bindery token create NAME`).",
-                ));
-            };
-            let Some(state) = state else {
-                return Err(ApiError::internal(&anyhow::anyhow!("no application state")));
-            };
-            match tokens::authenticate(&state.db, &token).await? {
-                Some(tenant) => Ok(Caller(tenant)),
-                None => Err(unauthorized(
-                    "The API token is not valid (mistyped, or revoked). Check it, or create a new one.",
-                )),
+            let tenant = authenticate(state, token).await?;
+            if tenant.admin {
+                Ok(Admin(tenant))
+            } else {
+                Err(ApiError::not_found("route", "There is no such API route."))
             }
         })
     }
