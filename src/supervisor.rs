@@ -51,6 +51,7 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
                 .rate_limit_writes
                 .map(|rate| std::sync::Arc::new(crate::web::api::limits::WriteLimiter::new(rate))),
             worker_stall_timeout: config.worker_stall_timeout,
+            config: std::sync::Arc::new(config.clone()),
         },
     )?;
     tracing::info!(

@@ -38,6 +38,8 @@ pub struct AppState {
     /// Per-token limit on writes; `None` when `RATE_LIMIT_WRITES=off`.
     pub writes: Option<std::sync::Arc<api::limits::WriteLimiter>>,
     pub worker_stall_timeout: Duration,
+    /// The whole configuration, for what the fields above do not cover (log files, schedules).
+    pub config: std::sync::Arc<Config>,
 }
 
 /// A bound, not yet running, web server.
