@@ -76,6 +76,7 @@ pub mod manuscript;
 pub mod metrics;
 pub mod pipeline;
 pub mod report;
+pub mod sessions;
 pub mod signals;
 pub mod storage;
 pub mod supervisor;

@@ -129,12 +129,29 @@ async fn happy_path(server: &Server, store: &Store) {
     );
     assert_matches_reference(store, &book).await;
 
-    // Served by the web process.
+    // Served by the web process, to the book's tenant only.
     let client = reqwest::Client::new();
+    let token = bindery::tokens::create(&store.db, "test", false)
+        .await
+        .expect("token");
+    let anonymous = client
+        .get(server.url(&format!("/books/{id}/epub")))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(anonymous.status(), 401);
     let get = |path: String| {
         let client = client.clone();
         let url = server.url(&path);
-        async move { client.get(url).send().await.expect("GET") }
+        let token = token.clone();
+        async move {
+            client
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .expect("GET")
+        }
     };
     let epub = get(format!("/books/{id}/epub")).await;
     assert_eq!(epub.status(), 200);

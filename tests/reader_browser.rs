@@ -87,8 +87,12 @@ async fn the_reader_installs_and_reads_offline_in_chromium() {
 
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/reader-offline.mjs");
     let url = server.url(&format!("/books/{id}/reader/index.html"));
+    let token = bindery::tokens::create(&store.db, "test", false)
+        .await
+        .expect("token");
     let out = tokio::task::spawn_blocking(move || {
         Command::new("node")
+            .env("BINDERY_TOKEN", token)
             .arg(&script)
             .arg(&url)
             .arg(screenshot_dir())

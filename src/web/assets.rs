@@ -1,4 +1,4 @@
-//! Pages and assets from `static/`, compiled into the binary.
+//! The pages' scripts, styles and images from `static/`, compiled into the binary.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, web};
@@ -9,12 +9,7 @@ use rust_embed::Embed;
 struct Assets;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(index).service(asset);
-}
-
-#[get("/")]
-async fn index(req: HttpRequest) -> HttpResponse {
-    serve(&req, "index.html")
+    cfg.service(asset);
 }
 
 #[get("/static/{path:.*}")]

@@ -1,11 +1,14 @@
 //! A published book's files: the EPUB download and the web reader's static site, served
-//! from the blob store.
+//! from the blob store to the book's tenant only — by session cookie (the pages, the reader and
+//! its service worker), bearer token (tools) or HTTP Basic (e-reader apps following the OPDS
+//! feed). Anyone else's book is 404, as if it did not exist.
 
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
 use sha2::{Digest, Sha256};
 
 use super::AppState;
+use super::api::{ApiError, Caller};
 use crate::pipeline::{books, keys};
 
 /// Strict enough that a script smuggled into a manuscript cannot run in the reader: the
@@ -19,9 +22,15 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 #[get("/books/{id}/epub")]
-async fn epub(state: web::Data<AppState>, id: web::Path<String>) -> HttpResponse {
-    let Some(book) = ready_book(&state, &id).await else {
-        return not_found();
+async fn epub(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+    id: web::Path<String>,
+) -> HttpResponse {
+    let book = match ready_book(&req, &state, caller, &id).await {
+        Ok(book) => book,
+        Err(response) => return response,
     };
     match state.blobs.get_opt(&keys::epub(&book.id)).await {
         Ok(Some(bytes)) => {
@@ -51,6 +60,7 @@ async fn reader_root(id: web::Path<String>) -> HttpResponse {
 async fn reader_file(
     req: HttpRequest,
     state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
     path: web::Path<(String, String)>,
 ) -> HttpResponse {
     let (id, file) = path.into_inner();
@@ -65,8 +75,9 @@ async fn reader_file(
     {
         return not_found();
     }
-    let Some(book) = ready_book(&state, &id).await else {
-        return not_found();
+    let book = match ready_book(&req, &state, caller, &id).await {
+        Ok(book) => book,
+        Err(response) => return response,
     };
     let bytes = match state.blobs.get_opt(&keys::reader(&book.id, &file)).await {
         Ok(Some(bytes)) => bytes,
@@ -87,7 +98,7 @@ async fn reader_file(
     response
         .insert_header((header::ETAG, etag))
         // Revalidate every time: the service worker is what makes the reader fast and offline.
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header((header::CACHE_CONTROL, "private, no-cache"))
         .insert_header((header::CONTENT_SECURITY_POLICY, READER_CSP))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"));
@@ -97,17 +108,55 @@ async fn reader_file(
     response.content_type(content_type(&file)).body(bytes)
 }
 
-async fn ready_book(state: &AppState, id: &str) -> Option<books::BookRow> {
-    // Only well-formed ids reach storage: a path like `../x` never becomes a blob key.
-    uuid::Uuid::parse_str(id).ok()?;
-    match books::get(&state.db, id).await {
-        Ok(Some(book)) if book.status == books::READY => Some(book),
-        Ok(_) => None,
-        Err(e) => {
-            tracing::warn!(book.id = %id, error = %format!("{e:#}"), "reading a book failed");
-            None
+/// The caller's ready book `id`, or the answer to give instead: sign in (a browser), an
+/// authentication challenge (a tool or an e-reader app), or 404.
+async fn ready_book(
+    req: &HttpRequest,
+    state: &AppState,
+    caller: Result<Caller, ApiError>,
+    id: &str,
+) -> Result<books::BookRow, HttpResponse> {
+    let caller = match caller {
+        Ok(caller) => caller,
+        Err(e) if e.status_code() == actix_web::http::StatusCode::UNAUTHORIZED => {
+            return Err(challenge(req));
         }
+        Err(e) => return Err(e.error_response()),
+    };
+    // Only well-formed ids reach storage: a path like `../x` never becomes a blob key.
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(not_found());
     }
+    match books::get(&state.db, id).await {
+        Ok(Some(book)) if book.status == books::READY && book.tenant == caller.0.tenant => Ok(book),
+        Ok(_) => Err(not_found()),
+        Err(e) => Err(storage_error(&e)),
+    }
+}
+
+/// No (valid) credentials: a person in a browser is sent to sign in and brought back; anything
+/// else is asked for a token, over Basic so that e-reader apps prompt for it.
+fn challenge(req: &HttpRequest) -> HttpResponse {
+    let wants_html = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"));
+    if wants_html {
+        let next: String = url::form_urlencoded::byte_serialize(req.path().as_bytes()).collect();
+        return HttpResponse::SeeOther()
+            .insert_header((header::LOCATION, format!("/signin?next={next}")))
+            .finish();
+    }
+    HttpResponse::Unauthorized()
+        .insert_header((
+            header::WWW_AUTHENTICATE,
+            "Basic realm=\"Bindery\", charset=\"UTF-8\"",
+        ))
+        .content_type("text/plain; charset=utf-8")
+        .body(
+            "Sign in, or send an API token (Authorization: Bearer, or as the HTTP Basic password).",
+        )
 }
 
 fn content_type(path: &str) -> &'static str {

@@ -9,7 +9,9 @@ mod assets;
 mod books;
 mod health;
 mod metrics;
+mod pages;
 mod request_log;
+pub mod session;
 
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
@@ -67,6 +69,7 @@ impl Application {
                 )
                 .configure(health::routes)
                 .configure(assets::routes)
+                .configure(pages::routes)
                 .configure(books::routes)
                 .configure(api::routes)
                 .configure(metrics::routes)

@@ -1,7 +1,10 @@
 // Checks Bindery's web reader in the system's headless Chromium, as a person on a phone
 // would use it: install, read, change settings, go offline, keep reading.
 //
-//   node reader-offline.mjs <url of the reader's index.html> <screenshot dir>
+//   BINDERY_TOKEN=bdy_… node reader-offline.mjs <url of the reader's index.html> <screenshot dir>
+//
+// The reader belongs to the token's tenant: each browser context signs in with the token first,
+// through the app's sign-in page, as a person would.
 //
 // Exits 0 when every check passed, 1 with a "FAIL: …" line otherwise. Nothing is downloaded:
 // the browser is /usr/bin/chromium (or $CHROMIUM).
@@ -14,6 +17,11 @@ import { chromium } from 'playwright-core';
 const [indexUrl, shotDir] = process.argv.slice(2);
 if (!indexUrl || !shotDir) {
   console.error('usage: node reader-offline.mjs <base-url-of-reader-index.html> <screenshot-dir>');
+  process.exit(2);
+}
+const token = process.env.BINDERY_TOKEN;
+if (!token) {
+  console.error('BINDERY_TOKEN is not set');
   process.exit(2);
 }
 const base = new URL('.', indexUrl).href;
@@ -44,6 +52,13 @@ function watch(page, label) {
   page.on('pageerror', (error) => errors.push(`${label}: uncaught: ${error.message}`));
 }
 
+/** Signs the page's context in through the sign-in form, coming back to nothing in particular. */
+async function signIn(page) {
+  await page.goto(new URL('/signin', indexUrl).href);
+  await page.fill('#token', token);
+  await Promise.all([page.waitForURL(/\/books$/), page.click('button[type=submit]')]);
+}
+
 async function shoot(page, name) {
   const file = path.join(shotDir, name);
   await page.screenshot({ path: file });
@@ -52,7 +67,7 @@ async function shoot(page, name) {
 
 /** The files sw.js promises to pre-cache, read from the server while still online. */
 async function precacheList() {
-  const response = await fetch(at('sw.js'));
+  const response = await fetch(at('sw.js'), { headers: { Authorization: `Bearer ${token}` } });
   check(response.ok, `sw.js: HTTP ${response.status}`);
   const source = await response.text();
   const match = source.match(/const FILES = (\[[\s\S]*?\]);/);
@@ -139,6 +154,7 @@ async function main() {
       const context = await browser.newContext({ ...device, colorScheme: 'dark', serviceWorkers: 'block' });
       const page = await context.newPage();
       watch(page, 'dark-system');
+      await signIn(page);
       await page.goto(indexUrl);
       check(isDark((await settings(page)).background), 'prefers-color-scheme: dark did not give a dark page');
       await shoot(page, 'index-dark.png');
@@ -152,6 +168,7 @@ async function main() {
 
     step('index.html shows the book and installs the service worker');
     const files = await precacheList();
+    await signIn(page);
     await page.goto(indexUrl);
     const title = await visibleText(page, 'h1.book-title');
     check(title.length > 0, 'the contents page has no title');

@@ -349,7 +349,11 @@ pub async fn retry(
 }
 
 /// The tenant's book, or 404 (also for another tenant's book: its existence is not revealed).
-async fn own_book(state: &AppState, tenant: &str, id: &str) -> Result<BookRow, ApiError> {
+pub(crate) async fn own_book(
+    state: &AppState,
+    tenant: &str,
+    id: &str,
+) -> Result<BookRow, ApiError> {
     let missing = || ApiError::not_found("book", format!("No book {id:?} here."));
     if uuid::Uuid::parse_str(id).is_err() {
         return Err(missing());
@@ -434,61 +438,65 @@ fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result
 }
 
 #[derive(Serialize)]
-struct BookView {
-    id: String,
-    status: String,
-    title: Option<String>,
-    authors: Vec<String>,
-    format: Option<String>,
-    file_name: String,
-    created_at: String,
-    updated_at: String,
+pub(crate) struct BookView {
+    pub(crate) id: String,
+    pub(crate) status: String,
+    pub(crate) title: Option<String>,
+    pub(crate) authors: Vec<String>,
+    pub(crate) format: Option<String>,
+    pub(crate) file_name: String,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    published_at: Option<String>,
+    pub(crate) published_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorView>,
+    pub(crate) error: Option<ErrorView>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    progress: Option<Progress>,
+    pub(crate) progress: Option<Progress>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    report: Option<serde_json::Value>,
-    links: Links,
+    pub(crate) report: Option<serde_json::Value>,
+    pub(crate) links: Links,
 }
 
 #[derive(Serialize)]
-struct ErrorView {
-    code: String,
-    message: String,
+pub(crate) struct ErrorView {
+    pub(crate) code: String,
+    pub(crate) message: String,
 }
 
 #[derive(Serialize)]
-struct Progress {
-    percent: u32,
-    steps: Vec<StepView>,
+pub(crate) struct Progress {
+    pub(crate) percent: u32,
+    pub(crate) steps: Vec<StepView>,
 }
 
 #[derive(Serialize)]
-struct StepView {
-    step: &'static str,
+pub(crate) struct StepView {
+    pub(crate) step: &'static str,
     /// `pending`, `running`, `completed` or `failed`.
-    state: &'static str,
-    percent: u32,
-    done: usize,
-    total: usize,
+    pub(crate) state: &'static str,
+    pub(crate) percent: u32,
+    pub(crate) done: usize,
+    pub(crate) total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 #[derive(Serialize)]
-struct Links {
+pub(crate) struct Links {
     #[serde(rename = "self")]
-    self_: String,
+    pub(crate) self_: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    epub: Option<String>,
+    pub(crate) epub: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    reader: Option<String>,
+    pub(crate) reader: Option<String>,
 }
 
-async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookView, ApiError> {
+pub(crate) async fn view(
+    state: &AppState,
+    book: &BookRow,
+    detailed: bool,
+) -> Result<BookView, ApiError> {
     let mut status = book.status.clone();
     let mut error = book.error.as_ref().map(|message| ErrorView {
         code: book.error_code.clone().unwrap_or_else(|| "failed".into()),

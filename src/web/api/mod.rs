@@ -2,7 +2,7 @@
 //! token (`Authorization: Bearer bdy_…`); each token is a tenant, and a tenant only ever sees
 //! its own books: anything else is 404, never 403, so ids cannot be probed.
 
-mod books;
+pub(crate) mod books;
 pub mod limits;
 mod upload;
 
@@ -142,11 +142,41 @@ impl From<anyhow::Error> for ApiError {
 }
 
 /// The tenant a request acts for. Tools send `Authorization: Bearer TOKEN`; e-book apps that
-/// only know HTTP Basic (OPDS readers) send the token as the password, with any user name.
+/// only know HTTP Basic (OPDS readers) send the token as the password, with any user name; the
+/// app's pages send the session cookie, and with any write its CSRF token.
 pub struct Caller(pub Tenant);
 
 /// A caller holding an admin token. Anyone else gets 404, as for anything they may not see.
 pub struct Admin(pub Tenant);
+
+/// How a request says who it is from.
+enum Credentials {
+    Token(String),
+    Session {
+        id: String,
+        csrf: Option<String>,
+        write: bool,
+    },
+    Missing,
+}
+
+fn credentials(req: &HttpRequest) -> Credentials {
+    if let Some(token) = request_token(req) {
+        return Credentials::Token(token);
+    }
+    match req.cookie(crate::web::session::COOKIE) {
+        Some(cookie) => Credentials::Session {
+            id: cookie.value().to_owned(),
+            csrf: req
+                .headers()
+                .get(crate::web::session::CSRF_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            write: !req.method().is_safe(),
+        },
+        None => Credentials::Missing,
+    }
+}
 
 /// The token a request carries, from `Bearer` or `Basic` authorization.
 fn request_token(req: &HttpRequest) -> Option<String> {
@@ -169,24 +199,43 @@ fn request_token(req: &HttpRequest) -> Option<String> {
 
 async fn authenticate(
     state: Option<web::Data<AppState>>,
-    token: Option<String>,
+    credentials: Credentials,
 ) -> Result<Tenant, ApiError> {
     let unauthorized = |message: &str| {
         ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).field("Authorization")
     };
-    let Some(token) = token else {
-        return Err(unauthorized(
-            "Send an API token: `Authorization: Bearer bdy_…` (create one with `bindery token create NAME`).",
-        ));
-    };
     let Some(state) = state else {
         return Err(ApiError::internal(&anyhow::anyhow!("no application state")));
     };
-    match tokens::authenticate(&state.db, &token).await? {
-        Some(tenant) => Ok(tenant),
-        None => Err(unauthorized(
-            "The API token is not valid (mistyped, or revoked). Check it, or create a new one.",
+    match credentials {
+        Credentials::Missing => Err(unauthorized(
+            "Send an API token: `Authorization: Bearer bdy_…` (create one with `bindery token create NAME`).",
         )),
+        Credentials::Token(token) => match tokens::authenticate(&state.db, &token).await? {
+            Some(tenant) => Ok(tenant),
+            None => Err(unauthorized(
+                "The API token is not valid (mistyped, or revoked). Check it, or create a new one.",
+            )),
+        },
+        Credentials::Session { id, csrf, write } => {
+            let Some(session) = crate::sessions::lookup(&state.db, &id).await? else {
+                return Err(unauthorized(
+                    "Your session has ended (signed out, expired, or its token was revoked). Sign in again.",
+                ));
+            };
+            let csrf_ok = csrf
+                .as_deref()
+                .is_some_and(|given| crate::sessions::csrf_matches(&session.csrf, given));
+            if write && !csrf_ok {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "csrf_failed",
+                    "This change came with your session cookie but without the page's CSRF token, so it was refused. Reload the page and try again.",
+                )
+                .field(crate::web::session::CSRF_HEADER));
+            }
+            Ok(session.tenant)
+        }
     }
 }
 
@@ -196,8 +245,8 @@ impl FromRequest for Caller {
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
-        let token = request_token(req);
-        Box::pin(async move { authenticate(state, token).await.map(Caller) })
+        let credentials = credentials(req);
+        Box::pin(async move { authenticate(state, credentials).await.map(Caller) })
     }
 }
 
@@ -207,9 +256,9 @@ impl FromRequest for Admin {
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
-        let token = request_token(req);
+        let credentials = credentials(req);
         Box::pin(async move {
-            let tenant = authenticate(state, token).await?;
+            let tenant = authenticate(state, credentials).await?;
             if tenant.admin {
                 Ok(Admin(tenant))
             } else {

@@ -1,0 +1,328 @@
+//! The author's pages: the list of books, the upload form, and a page per book with live
+//! progress, the report, downloads and the reader.
+
+use actix_web::{HttpResponse, get, web};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::{PageError, Visitor, html_response, layout};
+use crate::pipeline::books;
+use crate::report::Report;
+use crate::web::AppState;
+use crate::web::api::books::{BookView, own_book, view};
+
+const PAGE_SIZE: i64 = 50;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    // `/books/new` before `/books/{id}`, which would otherwise take it.
+    cfg.service(list).service(upload).service(show);
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    before: Option<String>,
+}
+
+#[get("/books")]
+async fn list(
+    state: web::Data<AppState>,
+    Visitor(session): Visitor,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, PageError> {
+    let rows = books::list(
+        &state.db,
+        &session.tenant.tenant,
+        query.before.as_deref(),
+        PAGE_SIZE,
+    )
+    .await?;
+    let mut views = Vec::with_capacity(rows.len());
+    for row in &rows {
+        views.push(view(&state, row, false).await?);
+    }
+    let next = (rows.len() as i64 == PAGE_SIZE)
+        .then(|| rows.last().map(|b| b.id.clone()))
+        .flatten();
+    let body = html! {
+        div.heading {
+            h1 { "Your books" }
+            a.button href="/books/new" { "Upload a manuscript" }
+        }
+        @if views.is_empty() {
+            p.empty { "No books yet. " a href="/books/new" { "Upload a manuscript" } " (Markdown, DOCX or plain text) and Bindery makes an EPUB and a web reader of it." }
+        } @else {
+            ul.books {
+                @for book in &views {
+                    li {
+                        a href={ "/books/" (book.id) } { (display_title(book)) }
+                        " "
+                        (status_badge(&book.status))
+                        span.meta {
+                            @if !book.authors.is_empty() { (book.authors.join(", ")) " · " }
+                            (book.file_name) " · " (book.created_at)
+                        }
+                    }
+                }
+            }
+            @if let Some(next) = next {
+                p { a href={ "/books?before=" (next) } { "Older books →" } }
+            }
+        }
+    };
+    Ok(html_response(
+        actix_web::http::StatusCode::OK,
+        layout("Books", Some(&session), &[], body),
+    ))
+}
+
+#[get("/books/new")]
+async fn upload(
+    state: web::Data<AppState>,
+    Visitor(session): Visitor,
+) -> Result<HttpResponse, PageError> {
+    let limit = bytesize::ByteSize::b(state.limits.max_manuscript_bytes)
+        .display()
+        .si();
+    let language = &state.config.default_language;
+    let body = html! {
+        h1 { "Upload a manuscript" }
+        form #upload.stack method="post" action="/api/v1/books" enctype="multipart/form-data" novalidate {
+            label.drop for="manuscript" #drop {
+                span.drop-title { "Manuscript" }
+                span.drop-hint #manuscript-hint { "Drop a Markdown, DOCX or plain-text file here, or choose one. Up to " (limit) "." }
+                input #manuscript type="file" name="manuscript" required
+                    accept=".md,.markdown,.txt,.text,.docx,text/markdown,text/plain,application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+            }
+            label for="cover" { "Cover image (optional)" }
+            input #cover type="file" name="cover" accept="image/jpeg,image/png" aria-describedby="cover-hint";
+            p.hint #cover-hint { "JPEG or PNG. Without one, Bindery sets a typographic cover from the title." }
+            fieldset {
+                legend { "About the book" }
+                p.hint { "Leave a field empty to use what the manuscript says (its title page, front matter or document properties)." }
+                (text_field("title", "Title", "text", ""))
+                (text_field("author", "Author", "text", ""))
+                (text_field("language", "Language", "text", language))
+                details {
+                    summary { "More details" }
+                    (text_field("subtitle", "Subtitle", "text", ""))
+                    (text_field("publisher", "Publisher", "text", ""))
+                    (text_field("date", "Publication date", "text", ""))
+                    (text_field("isbn", "ISBN", "text", ""))
+                    (text_field("series", "Series", "text", ""))
+                    (text_field("series_number", "Number in series", "text", ""))
+                    label for="description" { "Description" }
+                    textarea #description name="description" rows="4" {}
+                    label for="format" { "Format" }
+                    select #format name="format" {
+                        option value="" selected { "Detect from the file" }
+                        option value="markdown" { "Markdown" }
+                        option value="docx" { "DOCX" }
+                        option value="text" { "Plain text" }
+                    }
+                }
+            }
+            div.progress-row #upload-progress hidden {
+                label for="upload-bar" { "Uploading" }
+                progress #upload-bar max="100" value="0" {}
+                span #upload-percent aria-live="polite" { "0%" }
+            }
+            p.error #upload-error role="alert" hidden {}
+            button type="submit" { "Upload and convert" }
+        }
+    };
+    Ok(html_response(
+        actix_web::http::StatusCode::OK,
+        layout("Upload", Some(&session), &["/static/upload.js"], body),
+    ))
+}
+
+fn text_field(name: &str, label: &str, kind: &str, value: &str) -> Markup {
+    html! {
+        label for=(name) { (label) }
+        input id=(name) type=(kind) name=(name) value=(value) autocomplete="off";
+    }
+}
+
+#[get("/books/{id}")]
+async fn show(
+    state: web::Data<AppState>,
+    Visitor(session): Visitor,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let book = own_book(&state, &session.tenant.tenant, &id).await?;
+    let book = view(&state, &book, true).await?;
+    let report: Option<Report> = book
+        .report
+        .clone()
+        .and_then(|r| serde_json::from_value(r).ok());
+    let processing = book.status == books::PROCESSING;
+    let body = html! {
+        article #book data-book=(book.id) data-status=(book.status) {
+            div.heading {
+                h1 { (display_title(&book)) }
+                (status_badge(&book.status))
+            }
+            @if !book.authors.is_empty() { p.byline { "by " (book.authors.join(", ")) } }
+            p.meta { (book.file_name) @if let Some(format) = &book.format { " · " (format) } " · uploaded " (book.created_at) }
+
+            @if let Some(error) = &book.error {
+                section.failure aria-labelledby="failure-title" {
+                    h2 #failure-title { "What went wrong" }
+                    p { (error.message) }
+                    p.hint { (what_to_do(&error.code)) }
+                    @if error.code == "step_failed" {
+                        form data-api="POST" data-url={ "/api/v1/books/" (book.id) "/retry" } data-then="reload" {
+                            button type="submit" { "Retry" }
+                        }
+                    } @else {
+                        p { a.button href="/books/new" { "Upload a corrected manuscript" } }
+                    }
+                    p.error role="alert" hidden {}
+                }
+            }
+
+            @if book.status == books::READY {
+                section.downloads aria-labelledby="downloads-title" {
+                    h2 #downloads-title { "Your book" }
+                    p.actions {
+                        @if let Some(epub) = &book.links.epub {
+                            a.button #download-epub href=(epub.trim_start_matches("/api/v1")) download { "Download EPUB" }
+                        }
+                        @if let Some(reader) = &book.links.reader {
+                            a.button.secondary #open-reader href=(reader) { "Open the web reader" }
+                        }
+                    }
+                }
+            }
+
+            @if let Some(progress) = &book.progress {
+                section.progress aria-labelledby="progress-title" {
+                    h2 #progress-title { "Conversion" }
+                    div.progress-row {
+                        label for="overall" { "Overall" }
+                        progress #overall max="100" value=(progress.percent) {}
+                        span #overall-percent { (progress.percent) "%" }
+                    }
+                    ol.steps {
+                        @for step in &progress.steps {
+                            li data-step=(step.step) data-state=(step.state) {
+                                label for={ "step-" (step.step) } { (step_label(step.step)) }
+                                progress id={ "step-" (step.step) } max="100" value=(step.percent) {}
+                                span.step-state { (step_state_text(step.state, step.done, step.total, step.message.as_deref())) }
+                            }
+                        }
+                    }
+                    @if processing { p.hint #live aria-live="polite" { "Updating live." } }
+                }
+            }
+
+            @if let Some(report) = &report {
+                section.report aria-labelledby="report-title" {
+                    h2 #report-title { "Report" }
+                    dl.stats {
+                        dt { "Words" } dd { (report.statistics.words) }
+                        dt { "Chapters" } dd { (report.statistics.chapters) }
+                        dt { "Images" } dd { (report.statistics.images) }
+                        dt { "Notes" } dd { (report.statistics.notes) }
+                        dt { "Tables" } dd { (report.statistics.tables) }
+                        dt { "Read as" } dd { (report.format) @if let Some(enc) = &report.encoding { " (" (enc) ")" } }
+                    }
+                    @if report.warnings.is_empty() {
+                        p { "No warnings." }
+                    } @else {
+                        h3 { (report.warnings.len()) " warning" @if report.warnings.len() != 1 { "s" } }
+                        ul.warnings {
+                            @for warning in &report.warnings {
+                                li {
+                                    (warning.message)
+                                    @if let Some(location) = &warning.location { " " span.meta { "(" (location) ")" } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+
+            section.danger {
+                form data-api="DELETE" data-url={ "/api/v1/books/" (book.id) } data-then="/books"
+                    data-confirm="Delete this book, its EPUB and its reader? This cannot be undone." {
+                    button.secondary type="submit" { "Delete book" }
+                }
+                p.error role="alert" hidden {}
+            }
+        }
+    };
+    let title = display_title(&book);
+    Ok(html_response(
+        actix_web::http::StatusCode::OK,
+        layout(&title, Some(&session), &["/static/book.js"], body),
+    ))
+}
+
+fn display_title(book: &BookView) -> String {
+    book.title.clone().unwrap_or_else(|| book.file_name.clone())
+}
+
+fn status_badge(status: &str) -> Markup {
+    let text = match status {
+        books::READY => "ready",
+        books::FAILED => "failed",
+        _ => "converting",
+    };
+    html! { span.badge data-status=(status) { (text) } }
+}
+
+fn step_label(step: &str) -> &'static str {
+    match step {
+        "ingest" => "Read the upload",
+        "parse" => "Understand the manuscript",
+        "render_chapter" => "Typeset chapters",
+        "package" => "Plan the book",
+        "package_epub" => "Build the EPUB",
+        "package_reader" => "Build the web reader",
+        "verify" => "Check the EPUB",
+        "publish" => "Publish",
+        _ => "Step",
+    }
+}
+
+fn step_state_text(state: &str, done: usize, total: usize, message: Option<&str>) -> String {
+    let base = match state {
+        "completed" => "done".to_owned(),
+        "failed" => "failed".to_owned(),
+        "running" if total > 1 => format!("{done} of {total}"),
+        "running" => "working".to_owned(),
+        _ => "waiting".to_owned(),
+    };
+    match message {
+        Some(m) if state == "running" => format!("{base}: {m}"),
+        _ => base,
+    }
+}
+
+/// What a person can do about a failure, by its code.
+fn what_to_do(code: &str) -> &'static str {
+    match code {
+        "step_failed" => {
+            "A conversion step kept failing. Retry the book; if it fails again, ask the operator: the logs say why."
+        }
+        "internal_error" => {
+            "This is a fault in Bindery, not in your manuscript. Please tell the operator; retrying will not help."
+        }
+        "empty_manuscript" | "no_text" => {
+            "Check that you chose the right file, then upload it again."
+        }
+        "unsupported_format" | "not_docx" => {
+            "Save the manuscript as Markdown, DOCX or plain text, then upload it again."
+        }
+        "bad_encoding" => "Save the file as UTF-8 text, then upload it again.",
+        "manuscript_too_large" | "image_too_large" | "too_many_entries" | "zip_bomb" => {
+            "Make the file smaller (or split the book), then upload it again."
+        }
+        "cover_format" | "bad_image" => "Use a JPEG or PNG image, then upload again.",
+        "bad_front_matter" | "bad_metadata" => {
+            "Correct the value named above (in the form or the front matter), then upload again."
+        }
+        _ => "Fix the manuscript as described, then upload it again.",
+    }
+}

@@ -1,0 +1,225 @@
+//! The app's pages: server-rendered HTML (maud escapes every value), with small scripts from
+//! `static/` that only enhance them: upload progress, live book progress, live logs. The
+//! pages' scripts call the same JSON API as any tool, with the session cookie and its CSRF
+//! token, so there is one implementation of every action.
+
+mod admin;
+mod books;
+mod signin;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
+use maud::{DOCTYPE, Markup, html};
+
+use super::AppState;
+use crate::sessions::Session;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    signin::routes(cfg);
+    books::routes(cfg);
+    admin::routes(cfg);
+}
+
+/// A page's frame: the header with navigation, and the page's own scripts.
+fn layout(title: &str, session: Option<&Session>, scripts: &[&str], body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · Bindery" }
+                link rel="stylesheet" href="/static/bindery.css";
+                link rel="icon" href="/static/favicon.svg" type="image/svg+xml";
+                @if let Some(session) = session {
+                    meta name="csrf-token" content=(session.csrf);
+                }
+                script src="/static/app.js" defer {}
+                @for script in scripts {
+                    script src=(script) defer {}
+                }
+            }
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.bar {
+                    a.brand href="/" { "Bindery" }
+                    @if let Some(session) = session {
+                        nav aria-label="Main" {
+                            a href="/books" { "Books" }
+                            a href="/books/new" { "Upload" }
+                            @if session.tenant.admin {
+                                a href="/admin" { "Admin" }
+                            }
+                        }
+                        form.signout method="post" action="/signout" {
+                            input type="hidden" name=(super::session::CSRF_FIELD) value=(session.csrf);
+                            span.who { (session.tenant.name) }
+                            button type="submit" { "Sign out" }
+                        }
+                    }
+                }
+                main #main { (body) }
+            }
+        }
+    }
+}
+
+fn html_response(status: StatusCode, markup: Markup) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(markup.into_string())
+}
+
+/// Whether `next` is a path on this site, so a sign-in link cannot send anyone elsewhere.
+fn local_path(next: &str) -> bool {
+    next.starts_with('/') && !next.starts_with("//") && !next.starts_with("/\\")
+}
+
+/// Why a page could not be shown, rendered as a page (never a stack trace).
+#[derive(Debug)]
+pub enum PageError {
+    /// Not signed in: go to the sign-in page, then come back.
+    SignIn {
+        next: String,
+    },
+    NotFound,
+    Unavailable(anyhow::Error),
+}
+
+impl std::fmt::Display for PageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageError::SignIn { .. } => f.write_str("sign in required"),
+            PageError::NotFound => f.write_str("not found"),
+            PageError::Unavailable(e) => write!(f, "unavailable: {e:#}"),
+        }
+    }
+}
+
+impl From<anyhow::Error> for PageError {
+    fn from(e: anyhow::Error) -> Self {
+        PageError::Unavailable(e)
+    }
+}
+
+impl From<super::api::ApiError> for PageError {
+    fn from(e: super::api::ApiError) -> Self {
+        if e.status_code() == StatusCode::NOT_FOUND {
+            PageError::NotFound
+        } else {
+            PageError::Unavailable(anyhow::anyhow!("{e}"))
+        }
+    }
+}
+
+impl ResponseError for PageError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            PageError::SignIn { .. } => StatusCode::SEE_OTHER,
+            PageError::NotFound => StatusCode::NOT_FOUND,
+            PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            PageError::SignIn { next } => {
+                let target = format!(
+                    "/signin?next={}",
+                    url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+                );
+                HttpResponse::SeeOther()
+                    .insert_header((header::LOCATION, target))
+                    .finish()
+            }
+            PageError::NotFound => html_response(
+                StatusCode::NOT_FOUND,
+                layout(
+                    "Not found",
+                    None,
+                    &[],
+                    html! {
+                        h1 { "Not found" }
+                        p { "There is nothing here, or it belongs to someone else. " a href="/books" { "Back to your books" } "." }
+                    },
+                ),
+            ),
+            PageError::Unavailable(e) => {
+                tracing::error!(error = %format!("{e:#}"), "page failed");
+                html_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    layout(
+                        "Unavailable",
+                        None,
+                        &[],
+                        html! {
+                            h1 { "Bindery could not show this page" }
+                            p { "Its storage is unavailable or failed. Try again in a moment; if it persists, the operator's logs say why." }
+                        },
+                    ),
+                )
+            }
+        }
+    }
+}
+
+/// A signed-in person, for pages. Without a live session the page redirects to sign in.
+pub struct Visitor(pub Session);
+
+impl FromRequest for Visitor {
+    type Error = PageError;
+    type Future = Pin<Box<dyn Future<Output = Result<Visitor, PageError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let Some(state) = req.app_data::<web::Data<AppState>>() else {
+                return Err(PageError::Unavailable(anyhow::anyhow!(
+                    "no application state"
+                )));
+            };
+            match super::session::current(&req, &state.db).await? {
+                Some(session) => Ok(Visitor(session)),
+                None => {
+                    let next = match req.uri().path_and_query() {
+                        Some(pq) => pq.as_str().to_owned(),
+                        None => req.path().to_owned(),
+                    };
+                    Err(PageError::SignIn { next })
+                }
+            }
+        })
+    }
+}
+
+/// A signed-in admin. Anyone else is told there is nothing here, as for any page they may
+/// not see.
+pub struct AdminVisitor(pub Session);
+
+impl FromRequest for AdminVisitor {
+    type Error = PageError;
+    type Future = Pin<Box<dyn Future<Output = Result<AdminVisitor, PageError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut actix_web::dev::Payload) -> Self::Future {
+        let visitor = Visitor::from_request(req, payload);
+        Box::pin(async move {
+            let Visitor(session) = visitor.await?;
+            if session.tenant.admin {
+                Ok(AdminVisitor(session))
+            } else {
+                Err(PageError::NotFound)
+            }
+        })
+    }
+}
+
+/// Milliseconds since the epoch as a UTC time a person reads.
+fn when(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_default()
+}

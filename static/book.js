@@ -1,0 +1,35 @@
+// A book's page while it converts: progress arrives as Server-Sent Events read from storage.
+// When the book is ready or failed, the page reloads to show the report and downloads.
+"use strict";
+
+(function () {
+  const book = document.getElementById("book");
+  if (!book || book.dataset.status !== "processing" || !window.EventSource) return;
+  const events = new EventSource("/api/v1/books/" + book.dataset.book + "/events");
+
+  function stateText(step) {
+    if (step.state === "completed") return "done";
+    if (step.state === "failed") return "failed";
+    if (step.state === "running") {
+      const base = step.total > 1 ? step.done + " of " + step.total : "working";
+      return step.message ? base + ": " + step.message : base;
+    }
+    return "waiting";
+  }
+
+  events.addEventListener("progress", (e) => {
+    const view = JSON.parse(e.data);
+    if (!view.progress) return;
+    document.getElementById("overall").value = view.progress.percent;
+    document.getElementById("overall-percent").textContent = view.progress.percent + "%";
+    for (const step of view.progress.steps) {
+      const item = book.querySelector('li[data-step="' + step.step + '"]');
+      if (!item) continue;
+      item.dataset.state = step.state;
+      item.querySelector("progress").value = step.percent;
+      item.querySelector(".step-state").textContent = stateText(step);
+    }
+  });
+  events.addEventListener("done", () => { events.close(); window.location.reload(); });
+  events.addEventListener("deleted", () => { events.close(); window.location.assign("/books"); });
+})();
