@@ -14,6 +14,7 @@
       const base = step.total > 1 ? step.done + " of " + step.total : "working";
       return step.message ? base + ": " + step.message : base;
     }
+    if (step.state === "queued") return step.total > 1 ? "queued: " + step.done + " of " + step.total + " done" : "queued";
     return "waiting";
   }
 

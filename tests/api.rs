@@ -295,7 +295,8 @@ fn wait_and_events(postgres: bool) {
         location,
         format!("/api/v1/books/{}", book["id"].as_str().expect("id"))
     );
-    assert_eq!(book["progress"]["steps"][0]["state"], "running");
+    // Paused: its first step waits in the queue, and says so.
+    assert_eq!(book["progress"]["steps"][0]["state"], "queued");
 
     // The queued ingest shows in the queue metrics autoscalers read.
     let metrics = client()

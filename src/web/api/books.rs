@@ -473,7 +473,7 @@ pub(crate) struct Progress {
 #[derive(Serialize)]
 pub(crate) struct StepView {
     pub(crate) step: &'static str,
-    /// `pending`, `running`, `completed` or `failed`.
+    /// `pending` (not enqueued yet), `queued`, `running`, `completed` or `failed`.
     pub(crate) state: &'static str,
     pub(crate) percent: u32,
     pub(crate) done: usize,
@@ -595,8 +595,11 @@ fn progress_of(counts: &[StepCount]) -> Progress {
                 "failed"
             } else if total > 0 && done == total {
                 "completed"
-            } else if total > 0 {
+            } else if !running.is_empty() {
                 "running"
+            } else if total > 0 {
+                // Enqueued, waiting for a free worker (or a paused queue).
+                "queued"
             } else {
                 "pending"
             };

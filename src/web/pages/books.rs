@@ -59,7 +59,7 @@ async fn list(
                         (status_badge(&book.status))
                         span.meta {
                             @if !book.authors.is_empty() { (book.authors.join(", ")) " · " }
-                            (book.file_name) " · " (book.created_at)
+                            (book.file_name) " · " (readable_time(&book.created_at))
                         }
                     }
                 }
@@ -163,7 +163,7 @@ async fn show(
                 (status_badge(&book.status))
             }
             @if !book.authors.is_empty() { p.byline { "by " (book.authors.join(", ")) } }
-            p.meta { (book.file_name) @if let Some(format) = &book.format { " · " (format) } " · uploaded " (book.created_at) }
+            p.meta { (book.file_name) @if let Some(format) = &book.format { " · " (format) } " · uploaded " (readable_time(&book.created_at)) }
 
             @if let Some(error) = &book.error {
                 section.failure aria-labelledby="failure-title" {
@@ -263,6 +263,13 @@ fn display_title(book: &BookView) -> String {
     book.title.clone().unwrap_or_else(|| book.file_name.clone())
 }
 
+/// An RFC 3339 time from the API as a person reads it: to the minute, in UTC.
+fn readable_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| t.format("%-d %b %Y, %H:%M UTC").to_string())
+        .unwrap_or_else(|_| rfc3339.to_owned())
+}
+
 fn status_badge(status: &str) -> Markup {
     let text = match status {
         books::READY => "ready",
@@ -292,6 +299,8 @@ fn step_state_text(state: &str, done: usize, total: usize, message: Option<&str>
         "failed" => "failed".to_owned(),
         "running" if total > 1 => format!("{done} of {total}"),
         "running" => "working".to_owned(),
+        "queued" if total > 1 => format!("queued: {done} of {total} done"),
+        "queued" => "queued".to_owned(),
         _ => "waiting".to_owned(),
     };
     match message {

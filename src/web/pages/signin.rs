@@ -108,9 +108,10 @@ async fn submit(
         ));
     }
     let Some((id, session)) = sessions::create(&state.db, form.token.trim()).await? else {
+        // 200, not 401: the browser shows the form again, and logs no failed load for it.
         return Ok(signin_page(
             &req,
-            StatusCode::UNAUTHORIZED,
+            StatusCode::OK,
             next.as_deref(),
             Some(
                 "That token is not valid: it may be mistyped or revoked. Check it, or ask the operator for a new one.",
