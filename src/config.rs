@@ -104,6 +104,12 @@ pub const VARIABLES: &[Variable] = &[
         "Talk to the Azurite emulator on loopback instead of Azure (tests, development).",
     ),
     var(
+        "AZURE_STORAGE_ENDPOINT",
+        "https://$AZURE_STORAGE_ACCOUNT_NAME.blob.core.windows.net",
+        "http://127.0.0.1:10000/devstoreaccount1",
+        "Blob service URL, for other Azure clouds or an Azurite elsewhere (http is allowed).",
+    ),
+    var(
         "LOG_DIR",
         "$DATA_DIR/logs",
         "/var/log/bindery",
@@ -297,6 +303,8 @@ pub struct AzureConfig {
     pub account: Option<String>,
     pub access_key: Option<Secret<String>>,
     pub use_emulator: bool,
+    /// The blob service's URL, when it is not the public cloud's default for the account.
+    pub endpoint: Option<url::Url>,
 }
 
 /// The effective configuration of one process.
@@ -457,6 +465,10 @@ impl Config {
                 None => false,
                 Some(v) => parse_bool("AZURE_STORAGE_USE_EMULATOR", v)?,
             },
+            endpoint: match get("AZURE_STORAGE_ENDPOINT") {
+                None => None,
+                Some(v) => Some(parse_endpoint(v)?),
+            },
         };
         if matches!(blob, BlobUrl::Azure { .. }) && azure.account.is_none() && !azure.use_emulator {
             return Err(ConfigError::new(
@@ -616,6 +628,14 @@ impl Config {
                 "AZURE_STORAGE_USE_EMULATOR",
                 self.azure.use_emulator.to_string(),
             ),
+            (
+                "AZURE_STORAGE_ENDPOINT",
+                self.azure
+                    .endpoint
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            ),
             ("LOG_DIR", self.log_dir.display().to_string()),
             (
                 "LOG_FORMAT",
@@ -715,6 +735,17 @@ fn parse_database_url(value: &str) -> Result<DatabaseUrl, ConfigError> {
             })
         }
         _ => Err(ConfigError::new("DATABASE_URL", value, problem)),
+    }
+}
+
+fn parse_endpoint(value: &str) -> Result<url::Url, ConfigError> {
+    match url::Url::parse(value) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
+        _ => Err(ConfigError::new(
+            "AZURE_STORAGE_ENDPOINT",
+            value,
+            "is not an http(s) URL of a blob service",
+        )),
     }
 }
 

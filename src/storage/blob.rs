@@ -46,6 +46,11 @@ impl BlobStore {
                 if let Some(key) = &azure.access_key {
                     builder = builder.with_access_key(key.expose());
                 }
+                if let Some(endpoint) = &azure.endpoint {
+                    builder = builder
+                        .with_endpoint(endpoint.to_string())
+                        .with_allow_http(endpoint.scheme() == "http");
+                }
                 Arc::new(
                     builder
                         .build()
