@@ -72,6 +72,7 @@ pub mod document;
 pub mod ebook;
 pub mod jobs;
 pub mod keepalive;
+pub mod logs;
 pub mod manuscript;
 pub mod metrics;
 pub mod pipeline;

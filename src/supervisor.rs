@@ -15,7 +15,6 @@
 use std::process::{ExitCode, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use actix_web::dev::ServerHandle;
 use anyhow::Context;
 use nix::sys::signal::{self, Signal};
 use nix::unistd::Pid;
@@ -28,7 +27,7 @@ use crate::keepalive;
 use crate::signals::StopSignals;
 use crate::storage::workers;
 use crate::storage::{BlobStore, Database};
-use crate::web::{AppState, Application};
+use crate::web::{AppHandle, AppState, Application};
 
 /// After the worker dies, in-flight requests get this long before the web exits too; the
 /// platform expects the pair back within seconds.
@@ -251,11 +250,7 @@ fn log_worker_exit(pid: i32, status: &std::io::Result<ExitStatus>) {
 }
 
 /// Stops accepting connections and gives in-flight requests up to `limit`.
-async fn drain(
-    handle: &ServerHandle,
-    server: &mut JoinHandle<std::io::Result<()>>,
-    limit: Duration,
-) {
+async fn drain(handle: &AppHandle, server: &mut JoinHandle<std::io::Result<()>>, limit: Duration) {
     let stop = handle.stop(true);
     if tokio::time::timeout(limit, async {
         stop.await;
@@ -273,7 +268,7 @@ async fn graceful_stop(
     config: &Config,
     signal: Signal,
     signals: &mut StopSignals,
-    handle: &ServerHandle,
+    handle: &AppHandle,
     server: &mut JoinHandle<std::io::Result<()>>,
     mut worker: Option<&mut WorkerChild>,
 ) -> ExitCode {

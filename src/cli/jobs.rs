@@ -22,6 +22,9 @@ pub enum JobsCommand {
         queue: Option<String>,
         #[arg(long)]
         tenant: Option<String>,
+        /// A job type, e.g. `book.parse`.
+        #[arg(long)]
+        kind: Option<String>,
         #[arg(long, default_value_t = 50)]
         limit: i64,
     },
@@ -82,6 +85,7 @@ pub async fn run(config: &Config, command: JobsCommand) -> anyhow::Result<ExitCo
             state,
             queue: name,
             tenant,
+            kind,
             limit,
         } => {
             let state = match state.as_deref().map(|s| (s, JobState::parse(s))) {
@@ -101,6 +105,7 @@ pub async fn run(config: &Config, command: JobsCommand) -> anyhow::Result<ExitCo
                     state,
                     queue: name,
                     tenant,
+                    kind,
                     before_id: None,
                     limit,
                 })

@@ -29,6 +29,7 @@ pub struct JobFilter {
     pub state: Option<JobState>,
     pub queue: Option<String>,
     pub tenant: Option<String>,
+    pub kind: Option<String>,
     pub before_id: Option<i64>,
     pub limit: i64,
 }
@@ -127,19 +128,17 @@ impl JobQueue {
     }
 
     pub async fn list(&self, filter: &JobFilter) -> anyhow::Result<Vec<JobRecord>> {
-        Ok(store::list_jobs(
-            &self.db,
-            filter.state.map(JobState::as_str),
-            filter.queue.as_deref(),
-            filter.tenant.as_deref(),
-            filter.before_id,
-            if filter.limit > 0 {
-                filter.limit.min(1000)
-            } else {
-                100
-            },
-        )
-        .await?)
+        let limit = if filter.limit > 0 {
+            filter.limit.min(1000)
+        } else {
+            100
+        };
+        Ok(store::list_jobs(&self.db, filter, limit).await?)
+    }
+
+    /// The newest job the schedule `name` enqueued, if one is still kept.
+    pub async fn last_scheduled(&self, name: &str) -> anyhow::Result<Option<JobRecord>> {
+        Ok(store::last_scheduled(&self.db, name).await?)
     }
 
     pub async fn stats(&self) -> anyhow::Result<QueueStats> {

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use serde::Serialize;
 use sqlx::FromRow;
 
+use super::queue::JobFilter;
 use super::{Enqueued, JobState, NewJob};
 use crate::storage::sql::Dialect;
 use crate::storage::{Database, Tx};
@@ -999,31 +1000,65 @@ pub(crate) async fn fetch_children(db: &Database, join_id: i64) -> sqlx::Result<
     })
 }
 
-/// Jobs filtered by state, queue and tenant, newest first, `limit` at most, before `before_id`.
+/// Jobs filtered by state, queue, tenant and kind, newest first, `limit` at most, before
+/// `before_id`. Only the filters given become conditions, and the state (a closed set) is
+/// written into the statement rather than bound, so that the partial indexes on state (dead
+/// jobs above all, which wait for a person among millions of finished ones) can serve it.
 pub(crate) async fn list_jobs(
     db: &Database,
-    state: Option<&str>,
-    queue: Option<&str>,
-    tenant: Option<&str>,
-    before_id: Option<i64>,
+    filter: &JobFilter,
     limit: i64,
 ) -> sqlx::Result<Vec<JobRecord>> {
+    let mut sql = format!("SELECT {JOB_COLUMNS} FROM jobs WHERE 1 = 1");
+    if let Some(state) = filter.state {
+        sql.push_str(&format!(" AND state = '{}'", state.as_str()));
+    }
+    let mut n = 0;
+    let mut condition = |column: &str, op: &str, given: bool| {
+        if given {
+            n += 1;
+            sql.push_str(&format!(" AND {column} {op} ${n}"));
+        }
+    };
+    condition("queue", "=", filter.queue.is_some());
+    condition("tenant", "=", filter.tenant.is_some());
+    condition("kind", "=", filter.kind.is_some());
+    condition("id", "<", filter.before_id.is_some());
+    sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", n + 1));
+    on_pool!(db, |pool, _d| {
+        let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+        for value in [&filter.queue, &filter.tenant, &filter.kind]
+            .into_iter()
+            .flatten()
+        {
+            query = query.bind(value.as_str());
+        }
+        if let Some(before) = filter.before_id {
+            query = query.bind(before);
+        }
+        query.bind(limit).fetch_all(pool).await
+    })
+}
+
+/// The newest job a schedule enqueued (its unique keys are `schedule:NAME:SLOT`). The key
+/// range reads the unique-key index, whatever the database's collation: digits sort after the
+/// prefix and before `99999999999` in every collation, and the exact prefix is checked after.
+pub(crate) async fn last_scheduled(db: &Database, name: &str) -> sqlx::Result<Option<JobRecord>> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT {JOB_COLUMNS} FROM jobs
-             WHERE ($1 IS NULL OR state = $1) AND ($2 IS NULL OR queue = $2)
-               AND ($3 IS NULL OR tenant = $3) AND ($4 IS NULL OR id < $4)
-             ORDER BY id DESC LIMIT $5"
+             WHERE unique_key >= $1 AND unique_key <= $2
+               AND substr(unique_key, 1, length($1)) = $1
+             ORDER BY id DESC LIMIT 1"
         )
     });
+    let prefix = format!("schedule:{name}:");
+    let upper = format!("{prefix}99999999999");
     on_pool!(db, |pool, _d| {
         sqlx::query_as(SQL.as_str())
-            .bind(state)
-            .bind(queue)
-            .bind(tenant)
-            .bind(before_id)
-            .bind(limit)
-            .fetch_all(pool)
+            .bind(&prefix)
+            .bind(&upper)
+            .fetch_optional(pool)
             .await
     })
 }

@@ -14,6 +14,7 @@ mod request_log;
 pub mod session;
 
 use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
@@ -21,6 +22,7 @@ use actix_web::http::header;
 use actix_web::middleware::{DefaultHeaders, from_fn};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
+use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::storage::{BlobStore, Database};
@@ -48,6 +50,34 @@ pub struct AppState {
 pub struct Application {
     server: Server,
     addr: SocketAddr,
+    stopping: Arc<watch::Sender<bool>>,
+}
+
+/// Stops the server. Long-lived responses (event streams) are told first, so that a graceful
+/// stop does not wait out the whole shutdown timeout for a browser tab left open on them.
+#[derive(Clone)]
+pub struct AppHandle {
+    server: ServerHandle,
+    stopping: Arc<watch::Sender<bool>>,
+}
+
+impl AppHandle {
+    pub async fn stop(&self, graceful: bool) {
+        self.stopping.send_replace(true);
+        self.server.stop(graceful).await;
+    }
+}
+
+/// Tells a response that would otherwise never end that the server is stopping (app data of
+/// every request).
+#[derive(Clone)]
+pub struct Stopping(watch::Receiver<bool>);
+
+impl Stopping {
+    /// Resolves once the server has begun to stop.
+    pub async fn wait(&mut self) {
+        let _ = self.0.wait_for(|stopping| *stopping).await;
+    }
 }
 
 impl Application {
@@ -56,9 +86,12 @@ impl Application {
             .with_context(|| format!("binding {}:{}", config.host, config.port))?;
         let addr = listener.local_addr().context("reading the bound address")?;
         let state = web::Data::new(state);
+        let (stopping, stopping_rx) = watch::channel(false);
+        let stopping_rx = web::Data::new(Stopping(stopping_rx));
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
+                .app_data(stopping_rx.clone())
                 .wrap(from_fn(request_log::log_request))
                 // Defaults for every response; a route that sets its own (the reader) keeps it.
                 .wrap(
@@ -79,15 +112,22 @@ impl Application {
         .listen(listener)
         .context("starting the HTTP server")?
         .run();
-        Ok(Self { server, addr })
+        Ok(Self {
+            server,
+            addr,
+            stopping: Arc::new(stopping),
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
-    pub fn handle(&self) -> ServerHandle {
-        self.server.handle()
+    pub fn handle(&self) -> AppHandle {
+        AppHandle {
+            server: self.server.handle(),
+            stopping: self.stopping.clone(),
+        }
     }
 
     /// Serves until the handle stops the server.

@@ -2,6 +2,7 @@
 //! token (`Authorization: Bearer bdy_…`); each token is a tenant, and a tenant only ever sees
 //! its own books: anything else is 404, never 403, so ids cannot be probed.
 
+mod admin;
 pub(crate) mod books;
 pub mod limits;
 mod upload;
@@ -28,6 +29,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(books::events)
             .service(books::delete)
             .service(books::retry)
+            .service(admin::scope())
             .default_service(web::to(not_found)),
     );
 }

@@ -1,0 +1,69 @@
+//! `/api/v1/admin`: the job engine and the processes, for operators and the admin pages. Every
+//! route needs an admin token; anyone else gets 404, as for a route that does not exist.
+//!
+//! Handlers take the [`Admin`](super::Admin) extractor first and read their query strings as
+//! plain strings, parsed in the handler: actix runs extractors side by side, so a typed query
+//! that fails to parse would answer 400 before the token is checked, telling a non-admin that
+//! the route exists.
+
+mod jobs;
+mod logs;
+mod queues;
+mod schedules;
+mod workers;
+
+use actix_web::web;
+
+use super::ApiError;
+
+pub fn scope() -> actix_web::Scope {
+    web::scope("/admin")
+        .service(jobs::list)
+        .service(jobs::show)
+        .service(jobs::retry)
+        .service(jobs::cancel)
+        .service(jobs::discard)
+        .service(queues::list)
+        .service(queues::pause)
+        .service(queues::resume)
+        .service(workers::list)
+        .service(schedules::list)
+        .service(logs::stream)
+        // A nested scope does not inherit the API's JSON 404.
+        .default_service(web::to(super::not_found))
+}
+
+/// Unix milliseconds as RFC 3339 (UTC, milliseconds), as the rest of the API writes times.
+fn rfc3339(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default()
+}
+
+/// A query parameter, with an empty value (an unset form field) counting as absent.
+fn given(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// An integer query parameter within `range`, or a 400 naming it.
+fn integer(
+    name: &'static str,
+    value: &Option<String>,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<Option<i64>, ApiError> {
+    let Some(value) = given(value) else {
+        return Ok(None);
+    };
+    match value.parse::<i64>() {
+        Ok(n) if range.contains(&n) => Ok(Some(n)),
+        _ => Err(ApiError::bad_request(
+            "invalid_parameter",
+            format!(
+                "{name} must be a whole number from {} to {} (got {value:?}).",
+                range.start(),
+                range.end()
+            ),
+        )
+        .field(name)),
+    }
+}

@@ -1,0 +1,118 @@
+//! `/api/v1/admin/queues`: each queue's depth, oldest waiting job and jobs by state, and
+//! pausing and resuming it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+use actix_web::{HttpResponse, get, post, web};
+use serde::Serialize;
+
+use crate::jobs::QueueStats;
+use crate::web::AppState;
+use crate::web::api::{Admin, ApiError};
+
+/// The states a queue's counts cover: everything unfinished, and dead jobs waiting for a
+/// person. Finished jobs are not counted (that would read the whole history every time).
+const COUNTED: [&str; 5] = ["available", "scheduled", "waiting", "running", "dead"];
+
+/// Queues the worker's job types use, so that an empty queue is listed (and can be paused).
+static REGISTERED: LazyLock<Vec<String>> = LazyLock::new(|| crate::worker::registry().queues());
+
+#[derive(Serialize)]
+struct QueueView {
+    name: String,
+    /// Workers claim nothing from a paused queue.
+    paused: bool,
+    /// Jobs due and waiting for a worker.
+    depth: i64,
+    /// How long the oldest of those has waited.
+    oldest_available_age_ms: Option<i64>,
+    /// Jobs by state (unfinished states and dead).
+    counts: BTreeMap<&'static str, i64>,
+}
+
+fn views(stats: &QueueStats) -> Vec<QueueView> {
+    let names: BTreeSet<&str> = REGISTERED
+        .iter()
+        .map(String::as_str)
+        .chain(stats.rows.iter().map(|r| r.queue.as_str()))
+        .chain(stats.paused.iter().map(String::as_str))
+        .collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let rows = || stats.rows.iter().filter(move |r| r.queue == name);
+            let counts = COUNTED
+                .iter()
+                .map(|state| {
+                    let count = rows().filter(|r| r.state == *state).map(|r| r.count).sum();
+                    (*state, count)
+                })
+                .collect::<BTreeMap<_, _>>();
+            QueueView {
+                name: name.to_owned(),
+                paused: stats.paused.iter().any(|p| p == name),
+                depth: counts.get("available").copied().unwrap_or(0),
+                oldest_available_age_ms: rows().filter_map(|r| r.oldest_due_ms).max(),
+                counts,
+            }
+        })
+        .collect()
+}
+
+/// Every queue: registered ones, ones holding jobs, and paused ones.
+#[get("/queues")]
+pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let stats = state.queue.stats().await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "queues": views(&stats) })))
+}
+
+/// Stops workers claiming from the queue (within 100 ms); running jobs finish.
+#[post("/queues/{name}/pause")]
+pub async fn pause(
+    admin: Admin,
+    state: web::Data<AppState>,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    set_paused(&admin, &state, &name, true).await
+}
+
+/// Lets workers claim from the queue again.
+#[post("/queues/{name}/resume")]
+pub async fn resume(
+    admin: Admin,
+    state: web::Data<AppState>,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    set_paused(&admin, &state, &name, false).await
+}
+
+async fn set_paused(
+    admin: &Admin,
+    state: &AppState,
+    name: &str,
+    paused: bool,
+) -> Result<HttpResponse, ApiError> {
+    // A typo must not pause a queue nobody uses while the real one keeps running.
+    let known = views(&state.queue.stats().await?);
+    if !known.iter().any(|q| q.name == name) {
+        let names: Vec<&str> = known.iter().map(|q| q.name.as_str()).collect();
+        return Err(ApiError::not_found(
+            "queue",
+            format!(
+                "There is no queue named {name:?}; the queues are: {}.",
+                names.join(", ")
+            ),
+        ));
+    }
+    if paused {
+        state.queue.pause(name).await?;
+        tracing::info!(queue = name, admin = %admin.0.name, "queue paused by an admin");
+    } else {
+        state.queue.resume(name).await?;
+        tracing::info!(queue = name, admin = %admin.0.name, "queue resumed by an admin");
+    }
+    let stats = state.queue.stats().await?;
+    let view = views(&stats).into_iter().find(|q| q.name == name);
+    Ok(HttpResponse::Ok().json(view))
+}

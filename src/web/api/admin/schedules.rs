@@ -1,0 +1,176 @@
+//! `/api/v1/admin/schedules`: the recurring jobs, as configured (`SCHEDULE_*`), with when each
+//! last ran and when it runs next.
+
+use actix_web::{HttpResponse, get, web};
+use chrono::Utc;
+use serde::Serialize;
+
+use super::rfc3339;
+use crate::config::{Config, VARIABLES};
+use crate::jobs::schedule::parse_cron;
+use crate::web::AppState;
+use crate::web::api::{Admin, ApiError};
+
+const VARIABLE_PREFIX: &str = "SCHEDULE_";
+
+/// A schedule as the configuration has it, switched on or off.
+#[derive(Debug, Serialize)]
+struct Configured {
+    name: String,
+    /// The environment variable that sets it.
+    variable: &'static str,
+    enabled: bool,
+    /// Its cron expression (UTC), unless switched off.
+    cron: Option<String>,
+    default_cron: &'static str,
+    /// The variable sets something other than the default (a cron expression, or `off`).
+    overridden: bool,
+    kind: Option<String>,
+    queue: Option<String>,
+}
+
+/// Every schedule the configuration table declares (`SCHEDULE_NAME`), including those switched
+/// off, which `worker::schedules` leaves out; and any schedule that has no variable.
+fn configured(config: &Config) -> Vec<Configured> {
+    let running = crate::worker::schedules(config);
+    let mut all: Vec<Configured> = VARIABLES
+        .iter()
+        .filter_map(|v| {
+            let name = v.name.strip_prefix(VARIABLE_PREFIX)?.to_ascii_lowercase();
+            let on = running.iter().find(|s| s.name == name);
+            let cron = on.map(|s| s.cron.clone());
+            let overridden = match &cron {
+                Some(cron) => cron != v.default,
+                None => !v.default.eq_ignore_ascii_case("off"),
+            };
+            Some(Configured {
+                enabled: on.is_some(),
+                cron,
+                default_cron: v.default,
+                overridden,
+                kind: on.map(|s| s.job.kind.clone()),
+                queue: on.map(|s| s.job.queue.clone()),
+                variable: v.name,
+                name,
+            })
+        })
+        .collect();
+    for schedule in &running {
+        if !all.iter().any(|c| c.name == schedule.name) {
+            all.push(Configured {
+                name: schedule.name.to_owned(),
+                variable: "",
+                enabled: true,
+                cron: Some(schedule.cron.clone()),
+                default_cron: "",
+                overridden: false,
+                kind: Some(schedule.job.kind.clone()),
+                queue: Some(schedule.job.queue.clone()),
+            });
+        }
+    }
+    all
+}
+
+#[derive(Serialize)]
+struct ScheduleView {
+    #[serde(flatten)]
+    configured: Configured,
+    /// The next firing, if it is switched on.
+    next_run: Option<String>,
+    /// The newest job it enqueued that is still kept (finished jobs are pruned after
+    /// `JOB_RETENTION`).
+    last_run: Option<LastRun>,
+}
+
+#[derive(Serialize)]
+struct LastRun {
+    job_id: i64,
+    state: String,
+    /// The slot it was enqueued for.
+    slot: Option<String>,
+    enqueued_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    url: String,
+}
+
+/// Every schedule, including those switched off (`enabled: false`).
+#[get("/schedules")]
+pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let now = Utc::now();
+    let mut views = Vec::new();
+    for configured in configured(&state.config) {
+        let next_run = configured
+            .cron
+            .as_deref()
+            .and_then(|c| parse_cron(c).ok())
+            .and_then(|cron| cron.find_next_occurrence(&now, false).ok())
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        let last_run = state
+            .queue
+            .last_scheduled(&configured.name)
+            .await?
+            .map(|job| LastRun {
+                slot: job
+                    .unique_key
+                    .as_deref()
+                    .and_then(|k| k.rsplit(':').next())
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .map(|s| rfc3339(s.saturating_mul(1000))),
+                job_id: job.id,
+                state: job.state,
+                enqueued_at: rfc3339(job.created_at),
+                started_at: job.started_at.map(rfc3339),
+                finished_at: job.finished_at.map(rfc3339),
+                url: format!("/api/v1/admin/jobs/{}", job.id),
+            });
+        views.push(ScheduleView {
+            configured,
+            next_run,
+            last_run,
+        });
+    }
+    Ok(HttpResponse::Ok().json(serde_json::json!({ "schedules": views })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        Config::from_vars(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+            .expect("config")
+            .config
+    }
+
+    #[test]
+    fn schedules_show_their_default_an_override_or_off() {
+        let default = configured(&config(&[]));
+        let prune = default
+            .iter()
+            .find(|s| s.name == "prune_jobs")
+            .expect("prune_jobs");
+        assert!(prune.enabled && !prune.overridden);
+        assert_eq!(prune.variable, "SCHEDULE_PRUNE_JOBS");
+        assert_eq!(prune.cron.as_deref(), Some(prune.default_cron));
+        assert_eq!(prune.kind.as_deref(), Some("bindery.prune_jobs"));
+
+        let changed = configured(&config(&[("SCHEDULE_PRUNE_JOBS", "*/5 * * * *")]));
+        let prune = changed
+            .iter()
+            .find(|s| s.name == "prune_jobs")
+            .expect("prune");
+        assert!(prune.enabled && prune.overridden);
+        assert_eq!(prune.cron.as_deref(), Some("*/5 * * * *"));
+
+        let off = configured(&config(&[("SCHEDULE_PRUNE_JOBS", "off")]));
+        let prune = off
+            .iter()
+            .find(|s| s.name == "prune_jobs")
+            .expect("listed when off");
+        assert!(!prune.enabled && prune.overridden);
+        assert_eq!(prune.cron, None);
+        assert_eq!(prune.kind, None);
+    }
+}

@@ -1,0 +1,56 @@
+//! `/api/v1/admin/workers`: the worker processes' heartbeats, as the database has them.
+
+use actix_web::{HttpResponse, get, web};
+use serde::Serialize;
+
+use super::rfc3339;
+use crate::storage::workers;
+use crate::web::AppState;
+use crate::web::api::{Admin, ApiError};
+
+#[derive(Serialize)]
+struct Workers {
+    /// `WORKER_STALL_TIMEOUT`: a heartbeat older than this means a dead or stuck worker.
+    stall_timeout_ms: u128,
+    workers: Vec<WorkerView>,
+}
+
+#[derive(Serialize)]
+struct WorkerView {
+    id: String,
+    pid: i64,
+    host: String,
+    version: String,
+    started_at: String,
+    heartbeat_at: String,
+    /// Age of the last heartbeat, by the database's clock.
+    heartbeat_age_ms: i64,
+    /// Its heartbeat is older than the stall timeout: dead or stuck, and its jobs are rescued.
+    stale: bool,
+}
+
+/// Every worker that has registered, freshest heartbeat first. A worker that stopped cleanly
+/// removed its row; one that died stays, marked stale.
+#[get("/workers")]
+pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let rows = workers::list_workers(&state.db)
+        .await
+        .map_err(anyhow::Error::from)?;
+    let stall = state.worker_stall_timeout;
+    Ok(HttpResponse::Ok().json(Workers {
+        stall_timeout_ms: stall.as_millis(),
+        workers: rows
+            .into_iter()
+            .map(|w| WorkerView {
+                stale: w.age() > stall,
+                id: w.id,
+                pid: w.pid,
+                host: w.hostname,
+                version: w.version,
+                started_at: rfc3339(w.started_at),
+                heartbeat_at: rfc3339(w.heartbeat_at),
+                heartbeat_age_ms: w.age_ms,
+            })
+            .collect(),
+    }))
+}
