@@ -5,6 +5,7 @@
 mod books;
 pub mod limits;
 mod upload;
+mod webhooks;
 
 use std::fmt;
 use std::future::Future;
@@ -28,6 +29,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(books::events)
             .service(books::delete)
             .service(books::retry)
+            .service(webhooks::show_secret)
             .default_service(web::to(not_found)),
     );
 }
