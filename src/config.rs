@@ -206,6 +206,12 @@ pub const VARIABLES: &[Variable] = &[
         "Uploads, deletes and retries allowed per API token (`N/s`, `N/min`, `N/h`, or `off`), per web process.",
     ),
     var(
+        "WEBHOOK_ALLOW_PRIVATE",
+        "false",
+        "true",
+        "Let webhooks reach loopback, private, link-local and other non-public addresses (off by default, so a callback URL cannot probe the host's network).",
+    ),
+    var(
         "BINDERY_FAILPOINT",
         "",
         "after_commit:book.parse",
@@ -334,6 +340,8 @@ pub struct Config {
     pub failpoint: Option<crate::jobs::Failpoint>,
     /// Writes allowed per token: how many, per how long. `None` is off.
     pub rate_limit_writes: Option<RateLimit>,
+    /// Webhooks may go to non-public addresses (tests, private deployments).
+    pub webhook_allow_private: bool,
 }
 
 /// `N` requests per `period`.
@@ -552,6 +560,10 @@ impl Config {
         };
 
         let rate_limit_writes = rate_limit("RATE_LIMIT_WRITES", get("RATE_LIMIT_WRITES"))?;
+        let webhook_allow_private = match get("WEBHOOK_ALLOW_PRIVATE") {
+            None => false,
+            Some(v) => parse_bool("WEBHOOK_ALLOW_PRIVATE", v)?,
+        };
 
         let warnings = env
             .keys()
@@ -583,6 +595,7 @@ impl Config {
                 default_language,
                 failpoint,
                 rate_limit_writes,
+                webhook_allow_private,
             },
             warnings,
         })
@@ -680,6 +693,10 @@ impl Config {
                 "RATE_LIMIT_WRITES",
                 self.rate_limit_writes
                     .map_or_else(|| "off".to_owned(), |r| r.to_string()),
+            ),
+            (
+                "WEBHOOK_ALLOW_PRIVATE",
+                self.webhook_allow_private.to_string(),
             ),
             (
                 "BINDERY_FAILPOINT",
@@ -1135,6 +1152,19 @@ mod tests {
             loaded.warnings[0].contains("WORKER_CONCURRENCY"),
             "{:?}",
             loaded.warnings
+        );
+    }
+
+    #[test]
+    fn webhooks_stay_off_private_networks_unless_allowed() {
+        assert!(!parse(&[]).expect("defaults").config.webhook_allow_private);
+        let allowed = parse(&[("WEBHOOK_ALLOW_PRIVATE", "true")]).expect("ok");
+        assert!(allowed.config.webhook_allow_private);
+        let bad = error(&[("WEBHOOK_ALLOW_PRIVATE", "maybe")]);
+        assert_eq!(bad.name, "WEBHOOK_ALLOW_PRIVATE");
+        assert!(
+            bad.to_string().contains("WEBHOOK_ALLOW_PRIVATE=true"),
+            "{bad}"
         );
     }
 

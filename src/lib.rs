@@ -86,4 +86,5 @@ pub mod telemetry;
 mod test_support;
 pub mod tokens;
 pub mod web;
+pub mod webhooks;
 pub mod worker;

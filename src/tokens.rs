@@ -5,17 +5,24 @@
 //! only its SHA-256 is stored. Its entropy makes a plain hash enough (a password KDF would add
 //! nothing but cost), and requests are matched by looking the hash up, so comparing tokens
 //! leaks no timing.
+//!
+//! Each token row also holds its tenant's webhook signing secret (`whsec_` and 32 random bytes
+//! in hex). That one is kept in clear, because Bindery signs with it; it can be read again (by
+//! the tenant through the API, by an operator with `bindery token secret`) and is never logged.
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::FromRow;
 
+use crate::config::Secret;
 use crate::storage::Database;
 
 /// What every token starts with, so that a leaked one is easy to recognise (and to scan for).
 const PREFIX: &str = "bdy_";
 /// Random bytes in a token.
 const SECRET_BYTES: usize = 32;
+/// What every webhook signing secret starts with, so it is not mistaken for a token.
+const WEBHOOK_SECRET_PREFIX: &str = "whsec_";
 /// Longest token name.
 const MAX_NAME_LEN: usize = 64;
 /// `last_used_at` is refreshed at most this often, so authenticating stays a read.
@@ -64,16 +71,18 @@ pub async fn create(db: &Database, name: &str, admin: bool) -> Result<String, To
     }
     let token = generate();
     let hash = hash(&token);
+    let webhook_secret = generate_webhook_secret();
     let inserted = on_pool!(db, |pool, d| {
         sqlx::query(sql!(
             d,
-            "INSERT INTO tokens (name, tenant, hash, admin, created_at)
-             VALUES ($1, $1, $2, $3, {now})
+            "INSERT INTO tokens (name, tenant, hash, admin, created_at, webhook_secret)
+             VALUES ($1, $1, $2, $3, {now}, $4)
              ON CONFLICT (name) DO NOTHING"
         ))
         .bind(name)
         .bind(&hash)
         .bind(admin)
+        .bind(webhook_secret.expose())
         .execute(pool)
         .await
         .map_err(|e| anyhow::Error::new(e).context("storing a new token"))?
@@ -167,6 +176,70 @@ pub async fn revoke(db: &Database, name: &str) -> anyhow::Result<bool> {
     Ok(changed > 0)
 }
 
+/// The secret `tenant`'s webhooks are signed with, or `None` if no token has that tenant. A
+/// token made before webhooks existed gets its secret here, on first use; the conditional
+/// write makes concurrent first uses agree on one.
+#[tracing::instrument(skip(db), level = "debug")]
+pub async fn webhook_secret(db: &Database, tenant: &str) -> anyhow::Result<Option<Secret<String>>> {
+    match stored_webhook_secret(db, tenant).await? {
+        None => return Ok(None),
+        Some(Some(secret)) => return Ok(Some(Secret::new(secret))),
+        Some(None) => {}
+    }
+    let fresh = generate_webhook_secret();
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE tokens SET webhook_secret = $2 WHERE tenant = $1 AND webhook_secret IS NULL"
+        ))
+        .bind(tenant)
+        .bind(fresh.expose())
+        .execute(pool)
+        .await?;
+    });
+    Ok(stored_webhook_secret(db, tenant)
+        .await?
+        .flatten()
+        .map(Secret::new))
+}
+
+/// `None` without a token for `tenant`; `Some(None)` for a token from before webhooks. Today
+/// a tenant has one token (its name); the oldest would decide should that change.
+async fn stored_webhook_secret(
+    db: &Database,
+    tenant: &str,
+) -> anyhow::Result<Option<Option<String>>> {
+    let found: Option<(Option<String>,)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT webhook_secret FROM tokens WHERE tenant = $1
+             ORDER BY created_at, name LIMIT 1"
+        ))
+        .bind(tenant)
+        .fetch_optional(pool)
+        .await?
+    });
+    Ok(found.map(|(secret,)| secret))
+}
+
+/// The tenant of the token named `name`, revoked or not.
+pub async fn tenant_of(db: &Database, name: &str) -> anyhow::Result<Option<String>> {
+    let found: Option<(String,)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(d, "SELECT tenant FROM tokens WHERE name = $1"))
+            .bind(name)
+            .fetch_optional(pool)
+            .await?
+    });
+    Ok(found.map(|(tenant,)| tenant))
+}
+
+/// A new webhook signing secret, made like a token.
+fn generate_webhook_secret() -> Secret<String> {
+    let mut secret = [0u8; SECRET_BYTES];
+    rand::fill(&mut secret);
+    Secret::new(format!("{WEBHOOK_SECRET_PREFIX}{}", hex(&secret)))
+}
+
 /// A new token: the prefix and [`SECRET_BYTES`] from the operating system's CSPRNG-seeded
 /// thread generator, in lowercase hex.
 fn generate() -> String {
@@ -214,6 +287,17 @@ mod tests {
         assert!(well_formed(&a), "{a}");
         assert!(well_formed(&b), "{b}");
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn webhook_secrets_are_distinct_and_not_tokens() {
+        let a = generate_webhook_secret();
+        let b = generate_webhook_secret();
+        assert_eq!(a.expose().len(), WEBHOOK_SECRET_PREFIX.len() + 64);
+        assert!(a.expose().starts_with("whsec_"));
+        assert!(!well_formed(a.expose()));
+        assert_ne!(a.expose(), b.expose());
+        assert_eq!(format!("{a:?}"), "[redacted]");
     }
 
     #[test]

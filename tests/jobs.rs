@@ -185,6 +185,17 @@ impl Job for Flaky {
             Ok(Outcome::done())
         }
     }
+
+    async fn on_dead(self, cx: &JobContext<Log>, error: &anyhow::Error) -> anyhow::Result<()> {
+        cx.app().push(Event {
+            key: format!("{}:dead", self.key),
+            tag: error.to_string(),
+            started: Instant::now(),
+            ended: Instant::now(),
+            attempt: cx.attempt,
+        });
+        Ok(())
+    }
 }
 
 /// Ends with whatever outcome it is told to.
@@ -558,6 +569,16 @@ async fn failures_retry_with_backoff_then_die_with_their_history(b: Backend) {
     let dead = wait_job(&queue, doomed.id).await;
     assert_eq!(dead.state(), Some(JobState::Dead));
     assert_eq!(dead.attempt, 3);
+    // The job type heard of its death once, on the last attempt, with that attempt's error.
+    let obituaries: Vec<Event> = log
+        .events()
+        .into_iter()
+        .filter(|e| e.key.ends_with(":dead"))
+        .collect();
+    assert_eq!(obituaries.len(), 1, "{obituaries:?}");
+    assert_eq!(obituaries[0].key, "doomed:dead");
+    assert_eq!(obituaries[0].attempt, 3);
+    assert_eq!(obituaries[0].tag, "attempt 3 of doomed");
     let history = dead.error_history();
     assert_eq!(history.len(), 3, "{history:?}");
     for (i, entry) in history.iter().enumerate() {

@@ -1,4 +1,5 @@
-//! `bindery token …`: create, list and revoke API tokens. Each token is a tenant.
+//! `bindery token …`: create, list and revoke API tokens, and print a tenant's webhook signing
+//! secret. Each token is a tenant.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,8 @@ use crate::tokens::{self, TokenError, TokenInfo};
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
     /// Create a token for a new tenant of the same name. Prints the token alone on stdout
-    /// (`TOKEN=$(bindery token create alice)`); it is shown this once.
+    /// (`TOKEN=$(bindery token create alice)`); it is shown this once. The tenant's webhook
+    /// signing secret goes to stderr (`bindery token secret` prints it again).
     Create {
         /// The token's name, also its tenant: 1 to 64 letters, digits, '-', '_' or '.'.
         name: String,
@@ -23,6 +25,8 @@ pub enum TokenCommand {
     List,
     /// Revoke a token: it stops working at once. Its name stays taken.
     Revoke { name: String },
+    /// Print the secret that signs the webhooks of the token's tenant, alone on stdout.
+    Secret { name: String },
 }
 
 pub async fn run(config: &Config, command: TokenCommand) -> anyhow::Result<ExitCode> {
@@ -41,6 +45,13 @@ async fn execute(db: &Database, command: TokenCommand) -> anyhow::Result<ExitCod
                 eprintln!(
                     "bindery: token {name} created; it is shown only this once, so store it now"
                 );
+                // Readable again later, so it is not part of the one-line stdout contract.
+                if let Some(secret) = tokens::webhook_secret(db, &name).await? {
+                    eprintln!(
+                        "bindery: webhooks to {name} are signed with {} (`bindery token secret {name}` prints it again)",
+                        secret.expose()
+                    );
+                }
                 ExitCode::SUCCESS
             }
             Err(e @ (TokenError::BadName(_) | TokenError::Exists(_))) => {
@@ -52,6 +63,22 @@ async fn execute(db: &Database, command: TokenCommand) -> anyhow::Result<ExitCod
         TokenCommand::List => {
             print_table(&tokens::list(db).await?);
             ExitCode::SUCCESS
+        }
+        TokenCommand::Secret { name } => {
+            let secret = match tokens::tenant_of(db, &name).await? {
+                Some(tenant) => tokens::webhook_secret(db, &tenant).await?,
+                None => None,
+            };
+            match secret {
+                Some(secret) => {
+                    println!("{}", secret.expose());
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    eprintln!("bindery: no token named {name:?}; `bindery token list` shows them");
+                    ExitCode::FAILURE
+                }
+            }
         }
         TokenCommand::Revoke { name } => {
             if tokens::revoke(db, &name).await? {

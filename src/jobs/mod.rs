@@ -59,6 +59,19 @@ pub trait Job: Serialize + DeserializeOwned + Send + 'static {
         self,
         cx: &JobContext<Self::Context>,
     ) -> impl std::future::Future<Output = anyhow::Result<Outcome>> + Send;
+
+    /// Called with a fresh copy of the payload when `run` returned an error on the last
+    /// attempt, just before the job is committed as dead: for an effect a person must see
+    /// (a book marked failed). Its own error is logged, and the job dies all the same. Not
+    /// called when a worker dies during the last attempt: the rescuer has no code to run.
+    fn on_dead(
+        self,
+        cx: &JobContext<Self::Context>,
+        error: &anyhow::Error,
+    ) -> impl std::future::Future<Output = anyhow::Result<()>> + Send {
+        let _ = (cx, error);
+        async { Ok(()) }
+    }
 }
 
 /// How a run ended, other than by an error (which means retry).

@@ -37,9 +37,21 @@ impl<C: Send + Sync + 'static> Registry<C> {
     pub fn register<J: Job<Context = C>>(mut self) -> Self {
         let run: RunFn<C> = Arc::new(|payload: &str, cx: JobContext<C>| {
             let parsed = serde_json::from_str::<J>(payload);
+            // `run` consumes its job, so the last attempt keeps a second copy for `on_dead`.
+            let spare = (cx.attempt >= cx.max_attempts)
+                .then(|| serde_json::from_str::<J>(payload).ok())
+                .flatten();
             Box::pin(async move {
                 match parsed {
-                    Ok(job) => job.run(&cx).await,
+                    Ok(job) => {
+                        let result = job.run(&cx).await;
+                        if let (Err(error), Some(spare)) = (&result, spare)
+                            && let Err(e) = spare.on_dead(&cx, error).await
+                        {
+                            tracing::error!(error = %format!("{e:#}"), "reacting to a dead job failed");
+                        }
+                        result
+                    }
                     Err(e) => Ok(Outcome::Discard(format!(
                         "the payload does not match job type `{}`: {e}",
                         J::NAME

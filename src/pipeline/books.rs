@@ -4,7 +4,9 @@ use serde::Serialize;
 use sqlx::FromRow;
 
 use crate::convert::Options;
+use crate::jobs::JobQueue;
 use crate::storage::{Database, Tx};
+use crate::webhooks::{self, BookEvent, Event};
 
 /// A book as stored.
 #[derive(Debug, Clone, FromRow, Serialize)]
@@ -25,6 +27,8 @@ pub struct BookRow {
     pub updated_at: i64,
     pub published_at: Option<i64>,
     pub idempotency_key: Option<String>,
+    /// Where its webhooks go.
+    pub callback_url: Option<String>,
 }
 
 impl BookRow {
@@ -70,7 +74,7 @@ pub const FAILED: &str = "failed";
 
 const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, format, report, \
                        error_code, error, epub_bytes, created_at, updated_at, published_at, \
-                       idempotency_key";
+                       idempotency_key, callback_url";
 
 /// A new book row. `Ok(false)` when the tenant already has a book with this idempotency key
 /// (a concurrent retry of the same upload won).
@@ -81,14 +85,15 @@ pub async fn insert(
     file_name: &str,
     options: &StoredOptions,
     idempotency_key: Option<&str>,
+    callback_url: Option<&str>,
 ) -> anyhow::Result<bool> {
     let options = serde_json::to_string(options)?;
     let inserted = on_tx!(tx, |conn, d| {
         sqlx::query(sql!(
             d,
             "INSERT INTO books (id, tenant, file_name, options, status, created_at, updated_at,
-                                idempotency_key)
-             VALUES ($1, $2, $3, $4, 'processing', {now}, {now}, $5)
+                                idempotency_key, callback_url)
+             VALUES ($1, $2, $3, $4, 'processing', {now}, {now}, $5, $6)
              ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
         ))
         .bind(id)
@@ -96,6 +101,7 @@ pub async fn insert(
         .bind(file_name)
         .bind(&options)
         .bind(idempotency_key)
+        .bind(callback_url)
         .execute(conn)
         .await?
         .rows_affected()
@@ -190,22 +196,40 @@ pub async fn get(db: &Database, id: &str) -> anyhow::Result<Option<BookRow>> {
 }
 
 /// Marks a book failed with a message for its author. Only a book still processing changes:
-/// a late failure report never overwrites a published book.
+/// a late failure report never overwrites a published book. The change and its `book.failed`
+/// webhook commit together, and a report that changes nothing sends nothing.
 pub async fn mark_failed(db: &Database, id: &str, code: &str, message: &str) -> anyhow::Result<()> {
-    on_pool!(db, |pool, d| {
-        sqlx::query(sql!(
+    let mut tx = db.begin().await?;
+    let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
+        sqlx::query_as(sql!(
             d,
             "UPDATE books SET status = 'failed', error_code = $2, error = $3, updated_at = {now}
-             WHERE id = $1 AND status = 'processing'"
+             WHERE id = $1 AND status = 'processing'
+             RETURNING tenant, title, callback_url"
         ))
         .bind(id)
         .bind(code)
         .bind(message)
-        .execute(pool)
-        .await?;
+        .fetch_optional(conn)
+        .await?
     });
+    if let Some((tenant, title, Some(url))) = &changed {
+        let event = BookEvent {
+            event: Event::Failed,
+            book_id: id,
+            tenant,
+            callback_url: url,
+            title: title.as_deref(),
+            error: Some((code, message)),
+        };
+        webhooks::record(&mut tx, &JobQueue::new(db.clone()), &event).await?;
+    }
+    tx.commit().await?;
     Ok(())
 }
+
+/// What a status change returns: the book's tenant, title and callback URL.
+type Changed = (String, Option<String>, Option<String>);
 
 /// What publishing records.
 pub struct Published<'a> {
@@ -216,15 +240,18 @@ pub struct Published<'a> {
     pub epub_bytes: i64,
 }
 
-/// The book is ready. Idempotent: publishing twice leaves the first publication time.
+/// The book is ready. Idempotent: publishing again changes nothing (the first publication
+/// stands), so its `book.ready` webhook, committed with the change, is recorded once.
 pub async fn mark_ready(db: &Database, id: &str, p: &Published<'_>) -> anyhow::Result<()> {
-    on_pool!(db, |pool, d| {
-        sqlx::query(sql!(
+    let mut tx = db.begin().await?;
+    let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
+        sqlx::query_as(sql!(
             d,
             "UPDATE books SET status = 'ready', title = $2, authors = $3, format = $4,
                     report = $5, epub_bytes = $6, error_code = NULL, error = NULL,
                     updated_at = {now}, published_at = COALESCE(published_at, {now})
-             WHERE id = $1"
+             WHERE id = $1 AND status <> 'ready'
+             RETURNING tenant, title, callback_url"
         ))
         .bind(id)
         .bind(p.title)
@@ -232,8 +259,20 @@ pub async fn mark_ready(db: &Database, id: &str, p: &Published<'_>) -> anyhow::R
         .bind(p.format)
         .bind(p.report)
         .bind(p.epub_bytes)
-        .execute(pool)
-        .await?;
+        .fetch_optional(conn)
+        .await?
     });
+    if let Some((tenant, _, Some(url))) = &changed {
+        let event = BookEvent {
+            event: Event::Ready,
+            book_id: id,
+            tenant,
+            callback_url: url,
+            title: Some(p.title),
+            error: None,
+        };
+        webhooks::record(&mut tx, &JobQueue::new(db.clone()), &event).await?;
+    }
+    tx.commit().await?;
     Ok(())
 }

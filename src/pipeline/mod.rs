@@ -68,6 +68,7 @@ pub async fn submit(
             options: submission.options,
             cover_name,
             idempotency_key: None,
+            callback_url: None,
         },
     )
     .await?;
@@ -88,6 +89,8 @@ pub struct NewBook {
     pub options: Options,
     pub cover_name: Option<String>,
     pub idempotency_key: Option<String>,
+    /// Where the book's webhooks go, checked by the caller.
+    pub callback_url: Option<crate::webhooks::CallbackUrl>,
 }
 
 /// Creates the book row and its first job in one transaction, so a book either exists with
@@ -121,6 +124,9 @@ pub async fn start(
         &book.file_name,
         &options,
         book.idempotency_key.as_deref(),
+        book.callback_url
+            .as_ref()
+            .map(crate::webhooks::CallbackUrl::as_str),
     )
     .await?;
     if !inserted {

@@ -8,7 +8,8 @@
 //! Each step reads its inputs from storage, writes its outputs to deterministic keys with
 //! create-if-absent, and commits its completion together with its successors. A step killed
 //! anywhere runs again from the top and writes nothing new; a step that finds bad input marks
-//! the book failed and is discarded (never retried).
+//! the book failed and is discarded (never retried). A step that runs out of attempts marks
+//! the book failed as it dies, unless it is a fan-out child: its join does that.
 
 use std::collections::BTreeMap;
 
@@ -69,6 +70,10 @@ impl Job for Ingest {
             "encoding": ingested.encoding,
             "bytes": manuscript.len(),
         })))
+    }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
     }
 }
 
@@ -169,6 +174,10 @@ impl Job for Parse {
             serde_json::json!({ "chapters": chapters }),
         ))
     }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
+    }
 }
 
 /// One chapter's EPUB and web bodies.
@@ -246,6 +255,10 @@ impl Job for Package {
             }),
         );
         Ok(Outcome::done())
+    }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
     }
 }
 
@@ -348,6 +361,10 @@ impl Job for Verify {
             serde_json::json!({ "epub_bytes": epub.len() }),
         ))
     }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
+    }
 }
 
 /// The book becomes ready, with its report.
@@ -423,6 +440,10 @@ impl Job for Publish {
         tracing::info!(book.id = %self.book, title = %book.metadata.title, "book published");
         Ok(Outcome::done())
     }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
+    }
 }
 
 /// The steps in order, by job name without `book.` (the report's timings and the API's
@@ -457,6 +478,21 @@ async fn refuse(cx: &Cx, book: &str, error: &InputError) -> anyhow::Result<Outco
     tracing::warn!(book.id = %book, code = error.code(), %message, "manuscript refused");
     books::mark_failed(&cx.app().db, book, error.code(), &message).await?;
     Ok(Outcome::Discard(message))
+}
+
+/// A step that is not a fan-out child ran out of attempts: nothing after it will run, so it
+/// fails the book itself, in the words the API uses for a dead step.
+async fn fail_for_good(
+    cx: &Cx,
+    book: &str,
+    kind: &str,
+    error: &anyhow::Error,
+) -> anyhow::Result<()> {
+    let message = format!(
+        "The {} step kept failing ({error}). Retry the book; if it fails again, the operator's logs say why.",
+        kind.trim_start_matches("book.")
+    );
+    books::mark_failed(&cx.app().db, book, "step_failed", &message).await
 }
 
 /// For joins: if a child ended in anything but success, the book fails with its error.

@@ -31,6 +31,8 @@ pub struct WorkerContext {
     pub config: Arc<Config>,
     /// Parsed document models of the books this worker is converting.
     pub models: crate::pipeline::ModelCache,
+    /// The HTTP client webhooks go out through.
+    pub webhooks: crate::webhooks::Sender,
 }
 
 /// Every job type Bindery runs: the one list.
@@ -38,7 +40,8 @@ pub fn registry() -> Registry<WorkerContext> {
     let registry = Registry::new()
         .register::<builtin::Noop>()
         .register::<builtin::Sleep>()
-        .register::<builtin::PruneJobs>();
+        .register::<builtin::PruneJobs>()
+        .register::<crate::webhooks::Deliver>();
     crate::pipeline::register(registry)
 }
 
@@ -100,6 +103,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         queue: queue.clone(),
         config: Arc::new(config.clone()),
         models: crate::pipeline::ModelCache::default(),
+        webhooks: crate::webhooks::Sender::new(config.webhook_allow_private)?,
     };
     let runner_config = RunnerConfig {
         worker_id: options.worker_id.clone(),

@@ -18,6 +18,7 @@ use crate::pipeline::books::{self, BookRow};
 use crate::pipeline::steps::STEPS;
 use crate::pipeline::{self, NewBook, keys};
 use crate::web::AppState;
+use crate::webhooks::{self, CallbackUrl, DeliveryStatus};
 
 /// The longest a request may hold for `?wait=`; hosts cut idle connections not much later.
 const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -71,11 +72,21 @@ pub async fn create(
         cover_name,
         metadata,
         format,
+        callback_url,
     } = form;
-    if let Err(e) = check_metadata(&metadata) {
-        discard_uploads(&state, &id).await;
-        return Err(e);
-    }
+    let checked = check_metadata(&metadata).and_then(|()| {
+        callback_url
+            .as_deref()
+            .map(|url| parse_callback_url(&state, url))
+            .transpose()
+    });
+    let callback_url = match checked {
+        Ok(url) => url,
+        Err(e) => {
+            discard_uploads(&state, &id).await;
+            return Err(e);
+        }
+    };
     let book = NewBook {
         id: id.clone(),
         tenant: tenant.clone(),
@@ -88,6 +99,7 @@ pub async fn create(
         },
         cover_name,
         idempotency_key,
+        callback_url,
     };
     let id = match pipeline::start(&state.db, &state.queue, &book).await {
         Ok(None) => id,
@@ -408,6 +420,12 @@ fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     Ok(Some(key.to_owned()))
 }
 
+fn parse_callback_url(state: &AppState, url: &str) -> Result<CallbackUrl, ApiError> {
+    CallbackUrl::parse(url, state.config.webhook_allow_private).map_err(|e| {
+        ApiError::bad_request("invalid_callback_url", e.to_string()).field("callback_url")
+    })
+}
+
 /// User-supplied metadata is checked before the book exists, so a bad value is a 422 naming
 /// the field rather than a failed book.
 fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result<(), ApiError> {
@@ -455,6 +473,11 @@ pub(crate) struct BookView {
     pub(crate) progress: Option<Progress>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) report: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) callback_url: Option<String>,
+    /// Webhook deliveries, oldest first (in the detailed view of a book with a callback URL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) deliveries: Option<Vec<DeliveryStatus>>,
     pub(crate) links: Links,
 }
 
@@ -525,6 +548,10 @@ pub(crate) async fn view(
     } else {
         None
     };
+    let deliveries = match &book.callback_url {
+        Some(_) if detailed => Some(webhooks::statuses(&state.db, &state.queue, &book.id).await?),
+        _ => None,
+    };
     let ready = status == books::READY;
     let self_ = format!("/api/v1/books/{}", book.id);
     Ok(BookView {
@@ -555,6 +582,8 @@ pub(crate) async fn view(
         } else {
             None
         },
+        callback_url: book.callback_url.clone(),
+        deliveries,
         links: Links {
             epub: ready.then(|| format!("{self_}/epub")),
             reader: ready.then(|| format!("/books/{}/reader/", book.id)),

@@ -6,6 +6,7 @@ mod admin;
 pub(crate) mod books;
 pub mod limits;
 mod upload;
+mod webhooks;
 
 use std::fmt;
 use std::future::Future;
@@ -29,6 +30,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(books::events)
             .service(books::delete)
             .service(books::retry)
+            .service(webhooks::show_secret)
             .service(admin::scope())
             .default_service(web::to(not_found)),
     );

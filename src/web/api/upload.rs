@@ -28,6 +28,8 @@ pub struct Upload {
     pub cover_name: Option<String>,
     pub metadata: BTreeMap<String, String>,
     pub format: Option<Format>,
+    /// As sent; the caller checks it.
+    pub callback_url: Option<String>,
 }
 
 /// Reads the form. On any error the caller deletes what was stored under the book's prefix.
@@ -41,6 +43,7 @@ pub async fn read(
     let mut cover_name = None;
     let mut metadata = BTreeMap::new();
     let mut format = None;
+    let mut callback_url = None;
     while let Some(field) = form.next().await {
         let mut field = field.map_err(|e| malformed(&e.to_string()))?;
         let name = field.name().unwrap_or_default().to_owned();
@@ -65,6 +68,7 @@ pub async fn read(
                         .field("format")
                 })?);
             }
+            "callback_url" => callback_url = Some(text(&mut field, &name).await?),
             key if KEYS.contains(&key) || matches!(key, "authors" | "lang" | "series_index") => {
                 let value = text(&mut field, &name).await?;
                 metadata.insert(key.to_owned(), value);
@@ -74,7 +78,7 @@ pub async fn read(
                     "unknown_field",
                     format!(
                         "The form field {other:?} is not one Bindery reads. Send `manuscript` (a file), \
-                         optionally `cover` (a file), `format`, and metadata: {}.",
+                         optionally `cover` (a file), `format`, `callback_url`, and metadata: {}.",
                         KEYS.join(", ")
                     ),
                 )
@@ -94,6 +98,7 @@ pub async fn read(
         cover_name,
         metadata,
         format,
+        callback_url,
     })
 }
 

@@ -1,0 +1,212 @@
+//! Webhooks: a book may name a `callback_url`, and when it becomes ready or fails Bindery POSTs
+//! a signed JSON event there.
+//!
+//! An event is recorded (a `webhook_deliveries` row with its id and exact body, and a
+//! `webhook.deliver` job) in the same transaction that changes the book's status, and only when
+//! that statement really changed it. That change is the event's idempotency key: a step that
+//! runs again after a crash finds the status already changed and records nothing, while a
+//! retried book that fails or succeeds again makes a real change, and so a new event.
+//!
+//! Delivery is at least once: receivers dedupe on `Bindery-Delivery`, which every attempt of
+//! one event shares. Events carry no order guarantee; `created_at` tells which came first.
+
+pub mod address;
+mod callback_url;
+mod deliver;
+pub mod deliveries;
+pub mod signature;
+
+use serde::Serialize;
+
+pub use callback_url::{CallbackUrl, CallbackUrlError};
+pub use deliver::{Answer, Deliver, Sender};
+
+use crate::jobs::{JobQueue, JobRecord, JobState, NewJob};
+use crate::storage::{Database, Tx};
+
+/// Every delivery runs on this queue, so operators can pause webhooks alone.
+pub const QUEUE: &str = "webhooks";
+
+/// What happened to a book.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Ready,
+    Failed,
+}
+
+impl Event {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::Ready => "book.ready",
+            Event::Failed => "book.failed",
+        }
+    }
+}
+
+/// The book as the event describes it, right after its status changed.
+pub struct BookEvent<'a> {
+    pub event: Event,
+    pub book_id: &'a str,
+    pub tenant: &'a str,
+    pub callback_url: &'a str,
+    pub title: Option<&'a str>,
+    /// Code and message, for `book.failed`.
+    pub error: Option<(&'a str, &'a str)>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    created_at: String,
+    book: BookBody<'a>,
+}
+
+#[derive(Serialize)]
+struct BookBody<'a> {
+    id: &'a str,
+    status: &'static str,
+    title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorBody<'a>>,
+    links: Links,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+/// The same paths `GET /api/v1/books/{id}` links to.
+#[derive(Serialize)]
+struct Links {
+    #[serde(rename = "self")]
+    self_: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    epub: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reader: Option<String>,
+}
+
+/// Records `event` and queues its delivery inside `tx`, the transaction that changed the
+/// book's status. Returns the delivery id.
+pub async fn record(
+    tx: &mut Tx,
+    queue: &JobQueue,
+    event: &BookEvent<'_>,
+) -> anyhow::Result<String> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let ready = event.event == Event::Ready;
+    let self_ = format!("/api/v1/books/{}", event.book_id);
+    let body = serde_json::to_string(&Body {
+        id: &id,
+        kind: event.event.as_str(),
+        created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        book: BookBody {
+            id: event.book_id,
+            status: if ready { "ready" } else { "failed" },
+            title: event.title,
+            error: event
+                .error
+                .map(|(code, message)| ErrorBody { code, message }),
+            links: Links {
+                epub: ready.then(|| format!("{self_}/epub")),
+                reader: ready.then(|| format!("/books/{}/reader/", event.book_id)),
+                self_,
+            },
+        },
+    })?;
+    let job = NewJob::of(&Deliver {
+        delivery: id.clone(),
+        book: event.book_id.to_owned(),
+        event: event.event.as_str().to_owned(),
+    })
+    .tenant(event.tenant);
+    let enqueued = queue.enqueue_in(tx, job).await?;
+    deliveries::insert(
+        tx,
+        &deliveries::NewDelivery {
+            id: &id,
+            book_id: event.book_id,
+            tenant: event.tenant,
+            event: event.event.as_str(),
+            url: event.callback_url,
+            body: &body,
+            job_id: enqueued.id,
+        },
+    )
+    .await?;
+    tracing::info!(book.id = %event.book_id, delivery.id = %id, job.id = enqueued.id, event = event.event.as_str(), "webhook queued");
+    Ok(id)
+}
+
+/// One delivery as the book's API shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeliveryStatus {
+    pub id: String,
+    pub event: String,
+    /// `pending`, `retrying`, `delivered`, `failed` (out of attempts, or refused) or
+    /// `cancelled`.
+    pub state: &'static str,
+    pub attempts: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_status: Option<i32>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivered_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_attempt_at: Option<String>,
+}
+
+/// A book's deliveries with how each is going, oldest first.
+pub async fn statuses(
+    db: &Database,
+    queue: &JobQueue,
+    book: &str,
+) -> anyhow::Result<Vec<DeliveryStatus>> {
+    let rows = deliveries::for_book(db, book).await?;
+    let mut statuses = Vec::with_capacity(rows.len());
+    for row in rows {
+        let job = queue.job(row.job_id).await?;
+        statuses.push(status_of(&row, job.as_ref()));
+    }
+    Ok(statuses)
+}
+
+fn status_of(row: &deliveries::DeliveryRow, job: Option<&JobRecord>) -> DeliveryStatus {
+    let job_state = job.and_then(JobRecord::state);
+    let last_error = job.and_then(JobRecord::last_error);
+    let state = match (row.delivered_at, job_state) {
+        (Some(_), _) | (None, Some(JobState::Completed)) => "delivered",
+        (None, Some(JobState::Dead | JobState::Discarded)) => "failed",
+        (None, Some(JobState::Cancelled)) => "cancelled",
+        (None, Some(_)) if last_error.is_some() => "retrying",
+        (None, Some(_)) => "pending",
+        // The job was pruned, and only finished ones are: it did not deliver.
+        (None, None) => "failed",
+    };
+    let next_attempt_at = job
+        .filter(|j| j.state() == Some(JobState::Scheduled))
+        .map(|j| rfc3339(j.run_at));
+    DeliveryStatus {
+        id: row.id.clone(),
+        event: row.event.clone(),
+        state,
+        attempts: job.map_or(0, |j| j.attempt),
+        last_error,
+        response_status: row.response_status,
+        created_at: rfc3339(row.created_at),
+        delivered_at: row.delivered_at.map(rfc3339),
+        next_attempt_at,
+    }
+}
+
+fn rfc3339(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default()
+}
