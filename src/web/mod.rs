@@ -7,6 +7,7 @@
 pub mod api;
 mod assets;
 mod books;
+mod catalog;
 mod health;
 mod metrics;
 mod request_log;
@@ -68,6 +69,7 @@ impl Application {
                 .configure(health::routes)
                 .configure(assets::routes)
                 .configure(books::routes)
+                .configure(catalog::routes)
                 .configure(api::routes)
                 .configure(metrics::routes)
         })

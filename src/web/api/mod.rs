@@ -28,6 +28,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(books::events)
             .service(books::delete)
             .service(books::retry)
+            .service(super::catalog::json_catalog)
             .default_service(web::to(not_found)),
     );
 }
