@@ -170,6 +170,12 @@ pub const VARIABLES: &[Variable] = &[
         "Cron expression (5 or 6 fields, UTC) for pruning finished jobs, or `off`.",
     ),
     var(
+        "SCHEDULE_CATALOG_REFRESH",
+        "0 */15 * * * *",
+        "off",
+        "Cron expression (5 or 6 fields, UTC) for rebuilding every tenant's OPDS and JSON catalog, or `off` (publishing and deleting a book still refresh it).",
+    ),
+    var(
         "MAX_MANUSCRIPT_SIZE",
         "100MiB",
         "20MiB",
@@ -366,6 +372,7 @@ impl fmt::Display for RateLimit {
 #[derive(Debug, Clone)]
 pub struct ScheduleConfig {
     pub prune_jobs: Option<String>,
+    pub catalog_refresh: Option<String>,
 }
 
 /// A variable with a value Bindery cannot use. Displays as the one line the user sees.
@@ -536,6 +543,7 @@ impl Config {
         let job_retention = duration("JOB_RETENTION", get("JOB_RETENTION"), 7 * 24 * 3600)?;
         let schedules = ScheduleConfig {
             prune_jobs: schedule("SCHEDULE_PRUNE_JOBS", get("SCHEDULE_PRUNE_JOBS"))?,
+            catalog_refresh: schedule("SCHEDULE_CATALOG_REFRESH", get("SCHEDULE_CATALOG_REFRESH"))?,
         };
 
         let limits = crate::manuscript::Limits {
@@ -675,6 +683,13 @@ impl Config {
                 "SCHEDULE_PRUNE_JOBS",
                 self.schedules
                     .prune_jobs
+                    .clone()
+                    .unwrap_or_else(|| "off".to_owned()),
+            ),
+            (
+                "SCHEDULE_CATALOG_REFRESH",
+                self.schedules
+                    .catalog_refresh
                     .clone()
                     .unwrap_or_else(|| "off".to_owned()),
             ),
@@ -1188,6 +1203,19 @@ mod tests {
         assert_eq!(c.schedules.prune_jobs.as_deref(), Some("*/5 * * * *"));
         let c = parse(&[("SCHEDULE_PRUNE_JOBS", "OFF")]).expect("ok").config;
         assert_eq!(c.schedules.prune_jobs, None);
+        let c = parse(&[]).expect("defaults").config;
+        assert_eq!(
+            c.schedules.catalog_refresh.as_deref(),
+            Some("0 */15 * * * *")
+        );
+        let c = parse(&[("SCHEDULE_CATALOG_REFRESH", "off")])
+            .expect("ok")
+            .config;
+        assert_eq!(c.schedules.catalog_refresh, None);
+        assert_eq!(
+            error(&[("SCHEDULE_CATALOG_REFRESH", "*/15")]).name,
+            "SCHEDULE_CATALOG_REFRESH"
+        );
         assert_eq!(
             error(&[("SCHEDULE_PRUNE_JOBS", "hourly-ish")]).name,
             "SCHEDULE_PRUNE_JOBS"

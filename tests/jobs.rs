@@ -349,8 +349,41 @@ impl Job for Slow {
     }
 }
 
+/// Lets go of its unique key as it starts (recording that), then works for `sleep_ms`.
+#[derive(Serialize, Deserialize)]
+struct Coalesce {
+    sleep_ms: u64,
+}
+
+impl Job for Coalesce {
+    const NAME: &'static str = "test.coalesce";
+    type Context = Log;
+
+    async fn run(self, cx: &JobContext<Log>) -> anyhow::Result<Outcome> {
+        assert!(cx.release_unique_key().await?, "the run holds its job");
+        let started = Instant::now();
+        cx.app().push(Event {
+            key: "released".into(),
+            tag: cx.id.to_string(),
+            started,
+            ended: started,
+            attempt: cx.attempt,
+        });
+        tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
+        cx.app().push(Event {
+            key: "coalesced".into(),
+            tag: cx.id.to_string(),
+            started,
+            ended: Instant::now(),
+            attempt: cx.attempt,
+        });
+        Ok(Outcome::done())
+    }
+}
+
 fn registry() -> Registry<Log> {
     Registry::new()
+        .register::<Coalesce>()
         .register::<Record>()
         .register::<Flaky>()
         .register::<Behave>()
@@ -397,6 +430,7 @@ on_both_backends!(
     priority_delay_pause_and_stats,
     enqueue_commits_with_the_callers_transaction,
     bulk_enqueue_then_drain,
+    a_released_unique_key_coalesces_only_while_queued,
 );
 
 async fn unique_keys_hold_under_concurrent_enqueue(b: Backend) {
@@ -1066,4 +1100,58 @@ async fn bulk_enqueue_then_drain(b: Backend) {
     tags.sort_unstable();
     tags.dedup();
     assert_eq!(tags.len(), 3000, "every job ran exactly once");
+}
+
+/// A job that lets go of its unique key when it starts: enqueues coalesce into it while it is
+/// queued, but one made while it runs is a new job (run after it, by the serialization key),
+/// never swallowed by a run that may already have read its inputs.
+async fn a_released_unique_key_coalesces_only_while_queued(b: Backend) {
+    let queue = b.queue();
+    let log = Log::default();
+    let job = || {
+        NewJob::of(&Coalesce { sleep_ms: 300 })
+            .unique_key("catalog.refresh:t")
+            .serial_key("catalog:t")
+    };
+    let first = queue.enqueue(job()).await.expect("enqueue");
+    let again = queue.enqueue(job()).await.expect("enqueue");
+    assert!(first.inserted);
+    assert_eq!(
+        (again.id, again.inserted),
+        (first.id, false),
+        "queued: one job"
+    );
+
+    let runner = b.runner(&log, 4).await;
+    wait_until(
+        "the first run to release its key",
+        Duration::from_secs(10),
+        async || log.count("released") == 1,
+    )
+    .await;
+    let second = queue.enqueue(job()).await.expect("enqueue");
+    assert!(second.inserted, "running: a new job, not swallowed");
+    assert_ne!(second.id, first.id);
+    let third = queue.enqueue(job()).await.expect("enqueue");
+    assert_eq!(
+        (third.id, third.inserted),
+        (second.id, false),
+        "queued again: one job"
+    );
+
+    assert_eq!(
+        wait_job(&queue, second.id).await.state(),
+        Some(JobState::Completed)
+    );
+    runner.shutdown(Duration::from_secs(1)).await;
+    let runs: Vec<Event> = log
+        .events()
+        .into_iter()
+        .filter(|e| e.key == "coalesced")
+        .collect();
+    assert_eq!(
+        runs.iter().map(|e| e.tag.clone()).collect::<Vec<_>>(),
+        vec![first.id.to_string(), second.id.to_string()]
+    );
+    assert!(runs[1].started >= runs[0].ended, "one at a time, in order");
 }

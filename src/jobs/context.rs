@@ -70,6 +70,15 @@ impl<C> JobContext<C> {
         Ok(())
     }
 
+    /// Lets go of this job's unique key: from now on, enqueueing the same key makes a new job
+    /// instead of returning this one. For keys that mean "at most one queued" (coalescing a
+    /// burst of requests into one run): call it before reading any input, and every change
+    /// committed before a later enqueue is seen either by this run or by the new job.
+    /// False if this run no longer holds the job (cancelled, or its lease lost).
+    pub async fn release_unique_key(&self) -> anyhow::Result<bool> {
+        Ok(store::release_unique_key(&self.db, self.id, &self.worker).await?)
+    }
+
     /// Enqueues `job` when, and only if, this job's completion commits. It inherits this job's
     /// workflow and tenant unless it names its own.
     pub fn then(&self, job: NewJob) {

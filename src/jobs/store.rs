@@ -217,8 +217,13 @@ pub(crate) async fn insert_jobs(
             JobState::Available
         };
         let workflow = job.workflow.as_ref().or(placement.workflow.as_ref());
-        let inserted: Option<i64> = on_tx!(tx, |conn, d| {
-            sqlx::query_scalar(sql!(
+        // The holder of a taken key may let go of it (a finished job pruned, a running job
+        // releasing it) between our insert and our look-up: then the insert is tried again.
+        let mut tries = 0;
+        let enqueued = loop {
+            tries += 1;
+            let inserted: Option<i64> = on_tx!(tx, |conn, d| {
+                sqlx::query_scalar(sql!(
                 d,
                 "INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag, run_at,
                                    max_attempts, unique_key, serial_key, workflow, join_id,
@@ -227,38 +232,44 @@ pub(crate) async fn insert_jobs(
                  ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
                  RETURNING id"
             ))
-            .bind(&job.kind)
-            .bind(&job.queue)
-            .bind(&job.tenant)
-            .bind(&job.payload)
-            .bind(state.as_str())
-            .bind(job.priority)
-            .bind(tag)
-            .bind(job.delay_ms)
-            .bind(job.max_attempts)
-            .bind(&job.unique_key)
-            .bind(&job.serial_key)
-            .bind(workflow)
-            .bind(placement.join_id)
-            .bind(placement.pending_children)
-            .fetch_optional(&mut *conn)
-            .await?
-        });
-        match inserted {
-            Some(id) => out.push(Enqueued { id, inserted: true }),
-            None => {
-                let id: i64 = on_tx!(tx, |conn, d| {
-                    sqlx::query_scalar(sql!(d, "SELECT id FROM jobs WHERE unique_key = $1"))
-                        .bind(&job.unique_key)
-                        .fetch_one(&mut *conn)
-                        .await?
-                });
-                out.push(Enqueued {
-                    id,
-                    inserted: false,
-                });
+                .bind(&job.kind)
+                .bind(&job.queue)
+                .bind(&job.tenant)
+                .bind(&job.payload)
+                .bind(state.as_str())
+                .bind(job.priority)
+                .bind(tag)
+                .bind(job.delay_ms)
+                .bind(job.max_attempts)
+                .bind(&job.unique_key)
+                .bind(&job.serial_key)
+                .bind(workflow)
+                .bind(placement.join_id)
+                .bind(placement.pending_children)
+                .fetch_optional(&mut *conn)
+                .await?
+            });
+            if let Some(id) = inserted {
+                break Enqueued { id, inserted: true };
             }
-        }
+            let holder: Option<i64> = on_tx!(tx, |conn, d| {
+                sqlx::query_scalar(sql!(d, "SELECT id FROM jobs WHERE unique_key = $1"))
+                    .bind(&job.unique_key)
+                    .fetch_optional(&mut *conn)
+                    .await?
+            });
+            match holder {
+                Some(id) => {
+                    break Enqueued {
+                        id,
+                        inserted: false,
+                    };
+                }
+                None if tries < 3 => continue,
+                None => return Err(sqlx::Error::RowNotFound),
+            }
+        };
+        out.push(enqueued);
     }
     Ok(out)
 }
@@ -906,6 +917,24 @@ pub(crate) async fn set_progress(
         .await?;
     });
     Ok(())
+}
+
+/// Clears a running job's unique key (only while `worker` holds it), so the same key can be
+/// enqueued again as a new job. Returns whether the job was still ours.
+pub(crate) async fn release_unique_key(db: &Database, id: i64, worker: &str) -> sqlx::Result<bool> {
+    let affected = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET unique_key = NULL
+             WHERE id = $1 AND locked_by = $2 AND state = 'running'"
+        ))
+        .bind(id)
+        .bind(worker)
+        .execute(pool)
+        .await?
+        .rows_affected()
+    });
+    Ok(affected == 1)
 }
 
 // ---------------------------------------------------------------------------------------------

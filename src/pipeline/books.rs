@@ -155,15 +155,52 @@ pub async fn list(
     })
 }
 
-/// Removes a book's row; its blobs and jobs are the caller's to clean.
-pub async fn delete(db: &Database, id: &str) -> anyhow::Result<bool> {
-    on_pool!(db, |pool, d| {
+/// Removes a book's row, in the caller's transaction (so what must follow a deletion, such as
+/// refreshing the catalog, commits with it); its blobs and jobs are the caller's to clean.
+pub async fn delete(tx: &mut Tx, id: &str) -> anyhow::Result<bool> {
+    on_tx!(tx, |conn, d| {
         Ok(sqlx::query(sql!(d, "DELETE FROM books WHERE id = $1"))
             .bind(id)
-            .execute(pool)
+            .execute(conn)
             .await?
             .rows_affected()
             == 1)
+    })
+}
+
+/// A ready book, as a catalog lists it (the columns it needs, not the report).
+#[derive(Debug, Clone, FromRow)]
+pub struct ReadyBook {
+    pub id: String,
+    pub title: Option<String>,
+    pub authors: Option<String>,
+    pub updated_at: i64,
+    pub published_at: Option<i64>,
+}
+
+/// A tenant's ready books, most recently published first.
+pub async fn ready(db: &Database, tenant: &str) -> anyhow::Result<Vec<ReadyBook>> {
+    on_pool!(db, |pool, d| {
+        Ok(sqlx::query_as(sql!(
+            d,
+            "SELECT id, title, authors, updated_at, published_at FROM books
+             WHERE tenant = $1 AND status = 'ready'
+             ORDER BY published_at DESC, id"
+        ))
+        .bind(tenant)
+        .fetch_all(pool)
+        .await?)
+    })
+}
+
+/// Every tenant that has a book, in any state.
+pub async fn tenants(db: &Database) -> anyhow::Result<Vec<String>> {
+    on_pool!(db, |pool, d| {
+        Ok(
+            sqlx::query_scalar(sql!(d, "SELECT DISTINCT tenant FROM books ORDER BY tenant"))
+                .fetch_all(pool)
+                .await?,
+        )
     })
 }
 

@@ -1,5 +1,6 @@
-//! Where each book's blobs live. Every key is a pure function of the book id (and chapter or
-//! file), so a step that runs twice writes to the same place: nothing is orphaned or doubled.
+//! Where each book's blobs live, and each tenant's catalog. Every key is a pure function of the
+//! book id (and chapter or file) or the tenant, so a job that runs twice writes to the same
+//! place: nothing is orphaned or doubled.
 
 use crate::ebook::xhtml::{Target, chapter_file_name};
 
@@ -61,4 +62,25 @@ pub fn reader_prefix(book: &str) -> String {
 /// A file of the web reader (`index.html`, `chapter-001.html`, `images/…`).
 pub fn reader(book: &str, path: &str) -> String {
     format!("books/{book}/reader/{path}")
+}
+
+/// What the catalog lists about the book (`catalog::Entry`, JSON), written by `publish`. Under
+/// the book's prefix, so deleting the book deletes it.
+pub fn catalog_entry(book: &str) -> String {
+    format!("books/{book}/catalog-entry.json")
+}
+
+// A tenant's catalog, rebuilt by `catalog.refresh`. Tenant names are `[A-Za-z0-9._-]`, so they
+// are safe path segments (the blob store escapes a bare `.` or `..`).
+
+pub const CATALOGS_PREFIX: &str = "catalogs/";
+
+/// The tenant's OPDS acquisition feed (Atom).
+pub fn catalog_opds(tenant: &str) -> String {
+    format!("catalogs/{tenant}/opds.xml")
+}
+
+/// The tenant's JSON catalog. Written after the feed, so it marks a complete refresh.
+pub fn catalog_json(tenant: &str) -> String {
+    format!("catalogs/{tenant}/catalog.json")
 }

@@ -367,7 +367,7 @@ impl Job for Verify {
     }
 }
 
-/// The book becomes ready, with its report.
+/// The book becomes ready, with its report, and its tenant's catalog is refreshed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Publish {
     pub book: String,
@@ -425,6 +425,13 @@ impl Job for Publish {
             .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
             .and_then(|v| v.get("bytes").and_then(serde_json::Value::as_i64))
             .unwrap_or(0);
+        // Before the book is ready, so a catalog that lists it always finds its entry.
+        app.blobs
+            .put_if_absent(
+                &keys::catalog_entry(&self.book),
+                serde_json::to_vec(&crate::catalog::Entry::of(book))?,
+            )
+            .await?;
         books::mark_ready(
             &app.db,
             &self.book,
@@ -438,6 +445,8 @@ impl Job for Publish {
         )
         .await?;
         tracing::info!(book.id = %self.book, title = %book.metadata.title, "book published");
+        // Commits with this step: a published book always gets into its tenant's catalog.
+        cx.then(crate::catalog::refresh_job(&cx.tenant));
         Ok(Outcome::done())
     }
 

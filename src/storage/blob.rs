@@ -126,6 +126,16 @@ impl BlobStore {
         }
     }
 
+    /// Writes a blob, replacing any at `key` (atomically: a reader sees the old or the new
+    /// bytes). For documents that are rebuilt, such as a tenant's catalog.
+    pub async fn put(&self, key: &str, bytes: impl Into<Bytes>) -> anyhow::Result<()> {
+        self.inner
+            .put(&Path::from(key), PutPayload::from(bytes.into()))
+            .await
+            .with_context(|| format!("writing blob {key}"))?;
+        Ok(())
+    }
+
     /// Keys under `prefix`, sorted.
     pub async fn list(&self, prefix: &str) -> anyhow::Result<Vec<String>> {
         let mut keys: Vec<String> = self

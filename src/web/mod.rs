@@ -7,6 +7,7 @@
 pub mod api;
 mod assets;
 mod books;
+mod catalog;
 mod health;
 mod metrics;
 mod pages;
@@ -104,6 +105,7 @@ impl Application {
                 .configure(assets::routes)
                 .configure(pages::routes)
                 .configure(books::routes)
+                .configure(catalog::routes)
                 .configure(api::routes)
                 .configure(metrics::routes)
         })

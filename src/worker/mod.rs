@@ -41,17 +41,26 @@ pub fn registry() -> Registry<WorkerContext> {
         .register::<builtin::Noop>()
         .register::<builtin::Sleep>()
         .register::<builtin::PruneJobs>()
-        .register::<crate::webhooks::Deliver>();
+        .register::<crate::webhooks::Deliver>()
+        .register::<crate::catalog::Refresh>()
+        .register::<crate::catalog::RefreshAll>();
     crate::pipeline::register(registry)
 }
 
 /// The recurring jobs, with any `SCHEDULE_*` overrides applied (`off` removes one).
 pub fn schedules(config: &Config) -> Vec<Schedule> {
-    let defaults = [(
-        "prune_jobs",
-        config.schedules.prune_jobs.clone(),
-        NewJob::of(&builtin::PruneJobs {}),
-    )];
+    let defaults = [
+        (
+            "prune_jobs",
+            config.schedules.prune_jobs.clone(),
+            NewJob::of(&builtin::PruneJobs {}),
+        ),
+        (
+            "catalog_refresh",
+            config.schedules.catalog_refresh.clone(),
+            NewJob::of(&crate::catalog::RefreshAll {}),
+        ),
+    ];
     defaults
         .into_iter()
         .filter_map(|(name, cron, job)| cron.map(|cron| Schedule { name, cron, job }))

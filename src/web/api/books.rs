@@ -312,8 +312,15 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     check_write(&state, &caller.0.tenant)?;
     let book = own_book(&state, &caller.0.tenant, &id).await?;
-    // Row first: a step still running finds no book and stops; then the files.
-    books::delete(&state.db, &book.id).await?;
+    // Row first: a step still running finds no book and stops; then the files. The catalog
+    // refresh commits with the row, so the book leaves the tenant's feed even if we stop here.
+    let mut tx = state.db.begin().await.map_err(anyhow::Error::from)?;
+    books::delete(&mut tx, &book.id).await?;
+    state
+        .queue
+        .enqueue_in(&mut tx, crate::catalog::refresh_job(&book.tenant))
+        .await?;
+    tx.commit().await.map_err(anyhow::Error::from)?;
     let removed = state
         .blobs
         .delete_prefix(&keys::book_prefix(&book.id))

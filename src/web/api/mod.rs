@@ -32,6 +32,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(books::retry)
             .service(webhooks::show_secret)
             .service(admin::scope())
+            .service(super::catalog::json_catalog)
             .default_service(web::to(not_found)),
     );
 }

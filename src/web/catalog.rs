@@ -1,0 +1,135 @@
+//! The caller's catalog: `GET /opds` (the OPDS acquisition feed, for e-reader apps) and
+//! `GET /api/v1/catalog` (JSON). Both serve what `catalog.refresh` stored; nothing is built
+//! per request. A tenant with nothing stored yet gets an empty catalog and a refresh enqueued.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
+use bytes::Bytes;
+use sha2::{Digest, Sha256};
+
+use super::AppState;
+use super::api::{ApiError, Caller};
+use crate::catalog::{self, Catalog, opds};
+use crate::pipeline::keys;
+
+/// E-reader apps prompt for a user name and password on this challenge; the password is the
+/// API token.
+const BASIC_CHALLENGE: &str = "Basic realm=\"Bindery\"";
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(opds_feed);
+}
+
+#[get("/opds")]
+async fn opds_feed(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+) -> HttpResponse {
+    let caller = match caller {
+        Ok(caller) => caller,
+        Err(e) => {
+            let mut response = e.error_response();
+            if e.status_code() == StatusCode::UNAUTHORIZED {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(BASIC_CHALLENGE),
+                );
+            }
+            return response;
+        }
+    };
+    let tenant = caller.0.tenant;
+    match serve(
+        &req,
+        &state,
+        &tenant,
+        &keys::catalog_opds(&tenant),
+        opds::MEDIA_TYPE,
+    )
+    .await
+    {
+        Ok(Some(response)) => response,
+        Ok(None) => match opds::render(&Catalog::empty(&tenant)) {
+            Ok(feed) => placeholder(feed, opds::MEDIA_TYPE),
+            Err(e) => ApiError::internal(&e).error_response(),
+        },
+        Err(e) => e.error_response(),
+    }
+}
+
+#[get("/catalog")]
+pub async fn json_catalog(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> Result<HttpResponse, ApiError> {
+    let tenant = caller.0.tenant;
+    let media_type = "application/json";
+    match serve(
+        &req,
+        &state,
+        &tenant,
+        &keys::catalog_json(&tenant),
+        media_type,
+    )
+    .await?
+    {
+        Some(response) => Ok(response),
+        None => Ok(placeholder(Catalog::empty(&tenant).to_json()?, media_type)),
+    }
+}
+
+/// The stored document with an ETag (304 when the client has it), or `None` when there is none
+/// yet, in which case a refresh is enqueued.
+async fn serve(
+    req: &HttpRequest,
+    state: &AppState,
+    tenant: &str,
+    key: &str,
+    media_type: &'static str,
+) -> Result<Option<HttpResponse>, ApiError> {
+    let Some(bytes) = state.blobs.get_opt(key).await? else {
+        // A burst of requests makes one job: the refresh's unique key holds while it is queued.
+        if let Err(e) = state.queue.enqueue(catalog::refresh_job(tenant)).await {
+            tracing::warn!(tenant, error = %format!("{e:#}"), "could not enqueue a catalog refresh");
+        }
+        return Ok(None);
+    };
+    let etag = etag(&bytes);
+    let fresh = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let mut response = if fresh {
+        HttpResponse::NotModified()
+    } else {
+        HttpResponse::Ok()
+    };
+    response
+        .insert_header((header::ETAG, etag))
+        // Per caller: shared caches must not keep it, and clients revalidate each time.
+        .insert_header((header::CACHE_CONTROL, "private, no-cache"))
+        .insert_header((header::VARY, "Authorization"));
+    if fresh {
+        return Ok(Some(response.finish()));
+    }
+    Ok(Some(response.content_type(media_type).body(bytes)))
+}
+
+/// An empty catalog, until the first refresh stores the real one: never cached.
+fn placeholder(body: Vec<u8>, media_type: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(media_type)
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::VARY, "Authorization"))
+        .body(body)
+}
+
+fn etag(bytes: &Bytes) -> String {
+    let digest = Sha256::digest(bytes);
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
