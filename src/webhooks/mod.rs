@@ -143,7 +143,7 @@ pub async fn record(
 }
 
 /// One delivery as the book's API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DeliveryStatus {
     pub id: String,
     pub event: String,

@@ -6,9 +6,11 @@ use actix_multipart::Multipart;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
-use super::upload::{self, Upload};
-use super::{ApiError, Caller};
+use super::openapi::{BadRequest, NotFound, RateLimited, Unauthorized, Unavailable};
+use super::upload::{self, Upload, UploadForm};
+use super::{ApiError, Caller, ErrorBody};
 use crate::convert::Options;
 use crate::document::Metadata;
 use crate::ebook::metadata::{self, MetadataInputs};
@@ -25,11 +27,68 @@ const MAX_WAIT: Duration = Duration::from_secs(60);
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct CreateQuery {
+    /// Hold the request up to this many seconds (at most 60) until the book is ready or
+    /// failed, and answer 200; at the timeout answer 202 with the status URL.
+    #[param(value_type = Option<f64>, minimum = 0, example = 30)]
     wait: Option<String>,
 }
 
+/// The header `idempotency_key` reads (its OpenAPI description).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // never built
+struct IdempotencyHeader {
+    /// Any 1 to 255 visible ASCII characters (a UUID is ideal). A retried request with the
+    /// same key answers with the same book and creates no other.
+    #[param(
+        rename = "Idempotency-Key",
+        required = false,
+        min_length = 1,
+        max_length = 255,
+        example = "upload-7f3a"
+    )]
+    key: String,
+}
+
+/// Upload a manuscript
+///
+/// A `multipart/form-data` upload, streamed to storage: past `MAX_MANUSCRIPT_SIZE` it answers
+/// 413 at once, before the rest of the body is read. The book is converted in the background;
+/// follow it at `Location` (or `/events`), or hold the request with `?wait=`.
+#[utoipa::path(
+    operation_id = "upload_book",
+    tag = "books",
+    params(
+        CreateQuery,
+        IdempotencyHeader
+    ),
+    request_body(content = UploadForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "The book is ready or failed (with `?wait=`), or the \
+            `Idempotency-Key` names a finished book.", body = BookView, headers(
+            ("Location" = String, description = "The book's status URL."),
+            ("Idempotent-Replayed" = String, description = "`true` when the `Idempotency-Key` \
+                was seen before and no book was created.")
+        )),
+        (status = 202, description = "Accepted: the book is being converted.", body = BookView,
+            headers(
+            ("Location" = String, description = "The book's status URL."),
+            ("Idempotent-Replayed" = String, description = "`true` when the `Idempotency-Key` \
+                was seen before and no book was created.")
+        )),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 413, description = "The manuscript, cover or a field is over its limit \
+            (`too_large`, `field_too_large`).", body = ErrorBody),
+        (status = 422, description = "A metadata value is invalid (`invalid_metadata`, \
+            `field` names it).", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[post("/books")]
 pub async fn create(
     req: HttpRequest,
@@ -149,13 +208,18 @@ async fn respond(
     Ok(response.json(view))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Books per page.
+    #[param(minimum = 1, maximum = 200, default = 50, example = 20)]
     limit: Option<i64>,
+    /// The `next` of the previous page: books older than this one.
     before: Option<String>,
 }
 
-#[derive(Serialize)]
+/// One page of a tenant's books, newest first.
+#[derive(Serialize, ToSchema)]
 struct Page {
     books: Vec<BookView>,
     /// Pass as `before` for the next page; absent on the last page.
@@ -163,6 +227,20 @@ struct Page {
     next: Option<String>,
 }
 
+/// List books
+///
+/// The tenant's books, newest first, a page at a time.
+#[utoipa::path(
+    operation_id = "list_books",
+    tag = "books",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page of books (without progress or report).", body = Page),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/books")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -188,6 +266,20 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(Page { books: views, next }))
 }
 
+/// Show a book
+///
+/// Its status, per-step progress, report (warnings, statistics) and links.
+#[utoipa::path(
+    operation_id = "show_book",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "The book.", body = BookView),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/books/{id}")]
 pub async fn show(
     state: web::Data<AppState>,
@@ -203,9 +295,25 @@ const EVENT_POLL: Duration = Duration::from_millis(250);
 /// A comment line this often keeps proxies from closing a quiet stream.
 const EVENT_KEEPALIVE: Duration = Duration::from_secs(15);
 
+/// Follow a book's progress
+///
 /// Server-Sent Events: a `progress` event whenever the book's state changes, read from
 /// storage (so any web process can serve any book), then one `done` event when it is ready or
 /// failed, and the stream ends.
+#[utoipa::path(
+    operation_id = "follow_book",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "An event stream. Each `progress` and `done` event's `data` \
+            is the book as `GET /api/v1/books/{id}` shows it; `deleted` (`data: {}`) if the book \
+            is deleted meanwhile. A comment line every 15 s keeps the connection open.",
+            body = String, content_type = "text/event-stream"),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/books/{id}/events")]
 pub async fn events(
     state: web::Data<AppState>,
@@ -273,6 +381,23 @@ pub async fn events(
         .streaming(stream))
 }
 
+/// Download the EPUB
+#[utoipa::path(
+    operation_id = "download_epub",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "The EPUB 3 file, as an attachment.",
+            body = inline(EpubFile), content_type = "application/epub+zip", headers(
+            ("Content-Disposition" = String, description = "`attachment; filename=\"….epub\"`")
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 409, description = "The book is not ready yet, or failed (`not_ready`).",
+            body = ErrorBody),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/books/{id}/epub")]
 pub async fn epub(
     state: web::Data<AppState>,
@@ -304,6 +429,21 @@ pub async fn epub(
         .body(bytes))
 }
 
+/// Delete a book
+///
+/// The book and all its files.
+#[utoipa::path(
+    operation_id = "delete_book",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 204, description = "Deleted, with its files."),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[delete("/books/{id}")]
 pub async fn delete(
     state: web::Data<AppState>,
@@ -329,6 +469,24 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// Retry a failed book
+///
+/// Runs again the steps that ran out of attempts.
+#[utoipa::path(
+    operation_id = "retry_book",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 202, description = "The failed steps run again.", body = BookView),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 409, description = "Nothing to retry: the book did not fail \
+            (`nothing_to_retry`), or its manuscript was refused (`input_refused`).",
+            body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[post("/books/{id}/retry")]
 pub async fn retry(
     state: web::Data<AppState>,
@@ -462,24 +620,41 @@ fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result
     }
 }
 
-#[derive(Serialize)]
+/// A book: its status, and once converted its report and links.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Book)]
 pub(crate) struct BookView {
+    #[schema(format = Uuid)]
     pub(crate) id: String,
+    /// `processing` until the book is `ready` or has `failed`.
+    #[schema(pattern = "^(processing|ready|failed)$")]
     pub(crate) status: String,
+    /// Known once the manuscript is read, from it or from the uploaded `title`.
     pub(crate) title: Option<String>,
     pub(crate) authors: Vec<String>,
+    /// The manuscript's format (`markdown`, `docx`, `text`), once it is read.
     pub(crate) format: Option<String>,
+    /// The uploaded manuscript's file name.
     pub(crate) file_name: String,
+    #[schema(format = DateTime)]
     pub(crate) created_at: String,
+    #[schema(format = DateTime)]
     pub(crate) updated_at: String,
+    /// When the book became ready.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub(crate) published_at: Option<String>,
+    /// Why the book failed, in plain language.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<ErrorView>,
+    /// Per-step progress (not in lists).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) progress: Option<Progress>,
+    /// The conversion's report: warnings and statistics (not in lists; once converted).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     pub(crate) report: Option<serde_json::Value>,
+    /// Where the book's webhook events go, if anywhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) callback_url: Option<String>,
     /// Webhook deliveries, oldest first (in the detailed view of a book with a callback URL).
@@ -488,45 +663,66 @@ pub(crate) struct BookView {
     pub(crate) links: Links,
 }
 
-#[derive(Serialize)]
+/// Why a book failed.
+#[derive(Serialize, ToSchema)]
+#[schema(as = BookError)]
 pub(crate) struct ErrorView {
+    /// Stable, for programs (`step_failed`, or the refused input's code).
     pub(crate) code: String,
+    /// For a person: what went wrong and what to do about it.
     pub(crate) message: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub(crate) struct Progress {
+    /// The whole conversion, 0 to 100.
+    #[schema(maximum = 100)]
     pub(crate) percent: u32,
+    /// Every step of the pipeline, in order.
     pub(crate) steps: Vec<StepView>,
 }
 
-#[derive(Serialize)]
+/// One step of the pipeline and how far its jobs are.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Step)]
 pub(crate) struct StepView {
+    /// The step's name (`ingest`, `parse`, `render_chapter`, …).
     pub(crate) step: &'static str,
-    /// `pending` (not enqueued yet), `queued`, `running`, `completed` or `failed`.
+    /// `pending` (not enqueued yet), `queued` (waiting for a worker), `running`, `completed`
+    /// or `failed`.
+    #[schema(pattern = "^(pending|queued|running|completed|failed)$")]
     pub(crate) state: &'static str,
+    #[schema(maximum = 100)]
     pub(crate) percent: u32,
+    /// Jobs of this step completed, of `total`.
     pub(crate) done: usize,
     pub(crate) total: usize,
+    /// What the step is doing now, while it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) message: Option<String>,
 }
 
-#[derive(Serialize)]
+/// Where to go next; `epub` and `reader` once the book is ready.
+#[derive(Serialize, ToSchema)]
 pub(crate) struct Links {
+    /// This book's status URL.
     #[serde(rename = "self")]
     pub(crate) self_: String,
+    /// The EPUB download.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) epub: Option<String>,
+    /// The web reader (an HTML page, for people).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reader: Option<String>,
 }
 
-pub(crate) async fn view(
-    state: &AppState,
-    book: &BookRow,
-    detailed: bool,
-) -> Result<BookView, ApiError> {
+/// An EPUB 3 file.
+#[derive(ToSchema)]
+#[schema(value_type = String, content_media_type = "application/epub+zip")]
+#[allow(dead_code)] // a schema for the document, never built
+struct EpubFile(Vec<u8>);
+
+pub(crate) async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookView, ApiError> {
     let mut status = book.status.clone();
     let mut error = book.error.as_ref().map(|message| ErrorView {
         code: book.error_code.clone().unwrap_or_else(|| "failed".into()),

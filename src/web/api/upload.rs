@@ -9,6 +9,7 @@ use actix_web::http::StatusCode;
 use futures_util::StreamExt;
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, WriteMultipart};
+use utoipa::ToSchema;
 
 use super::ApiError;
 use crate::ebook::metadata::KEYS;
@@ -21,6 +22,74 @@ const MAX_FIELD_BYTES: usize = 64 * 1024;
 /// Parts of the streamed upload: small enough to keep memory flat, large enough for few
 /// round trips to a remote store.
 const CHUNK_BYTES: usize = 2 * 1024 * 1024;
+
+/// Spellings `read` also takes for metadata keys, besides `KEYS`.
+const KEY_ALIASES: &[&str] = &["authors", "lang", "series_index"];
+
+// The form `read` takes, as the OpenAPI document describes it (never built: `read` parses the
+// stream itself). A field `read` learns to take needs its property here too; the unit test
+// below keeps the metadata keys in step with `KEYS`.
+/// An upload: the manuscript, an optional cover, and metadata fields, which override what
+/// the manuscript says.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UploadForm {
+    /// The manuscript: Markdown, DOCX or plain text (in any common encoding). Its format is
+    /// read from its content, not its name.
+    #[schema(value_type = String, content_media_type = "application/octet-stream")]
+    manuscript: Vec<u8>,
+    /// A cover image, JPEG or PNG (scaled to fit 1600×2560); without one Bindery makes a
+    /// typographic cover.
+    #[schema(value_type = String, content_media_type = "application/octet-stream", required = false)]
+    cover: Vec<u8>,
+    /// The manuscript's format when its content is ambiguous: `markdown` (`md`), `docx`
+    /// (`word`) or `text` (`txt`, `plain`), in any case.
+    #[schema(pattern = "^(markdown|md|docx|word|text|txt|plain)$", required = false)]
+    format: String,
+    #[schema(required = false)]
+    title: String,
+    #[schema(required = false)]
+    subtitle: String,
+    /// One or more authors, separated by `;`.
+    #[schema(required = false)]
+    author: String,
+    /// The same as `author`.
+    #[schema(required = false)]
+    authors: String,
+    /// A BCP 47 language tag (`en`, `fr-CA`); default `en` when the manuscript has none.
+    #[schema(required = false)]
+    language: String,
+    /// The same as `language`.
+    #[schema(required = false)]
+    lang: String,
+    /// The book's unique identifier (a URN or an ISBN); derived from the manuscript if absent.
+    #[schema(required = false)]
+    identifier: String,
+    /// An ISBN-10 or ISBN-13 with a valid check digit.
+    #[schema(required = false)]
+    isbn: String,
+    #[schema(required = false)]
+    publisher: String,
+    /// Publication date, W3CDTF: `2024`, `2024-05` or `2024-05-01`.
+    #[schema(required = false)]
+    date: String,
+    #[schema(required = false)]
+    description: String,
+    /// One or more subjects, separated by `;`.
+    #[schema(required = false)]
+    subject: String,
+    #[schema(required = false)]
+    series: String,
+    /// The book's number in its series.
+    #[schema(required = false)]
+    series_number: String,
+    /// The same as `series_number`.
+    #[schema(required = false)]
+    series_index: String,
+    /// A rights or copyright statement.
+    #[schema(required = false)]
+    rights: String,
+}
 
 /// What the form carried, with the files already stored under the book's keys.
 pub struct Upload {
@@ -69,7 +138,7 @@ pub async fn read(
                 })?);
             }
             "callback_url" => callback_url = Some(text(&mut field, &name).await?),
-            key if KEYS.contains(&key) || matches!(key, "authors" | "lang" | "series_index") => {
+            key if KEYS.contains(&key) || KEY_ALIASES.contains(&key) => {
                 let value = text(&mut field, &name).await?;
                 metadata.insert(key.to_owned(), value);
             }
@@ -191,5 +260,31 @@ fn sanitize_file_name(name: &str) -> String {
         "manuscript".to_owned()
     } else {
         clean
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::PartialSchema;
+    use utoipa::openapi::{RefOr, Schema};
+
+    use super::*;
+
+    /// The documented form names exactly the fields `read` takes.
+    #[test]
+    fn the_documented_form_has_every_field_read_takes() {
+        let RefOr::T(Schema::Object(form)) = UploadForm::schema() else {
+            panic!("the form is an object schema");
+        };
+        let mut documented: Vec<&str> = form.properties.keys().map(String::as_str).collect();
+        let mut read: Vec<&str> = ["manuscript", "cover", "format"]
+            .into_iter()
+            .chain(KEYS.iter().copied())
+            .chain(KEY_ALIASES.iter().copied())
+            .collect();
+        documented.sort_unstable();
+        read.sort_unstable();
+        assert_eq!(documented, read);
+        assert_eq!(form.required, ["manuscript"]);
     }
 }

@@ -1,0 +1,137 @@
+//! The API's OpenAPI 3.1 document, served at `GET /api/v1/openapi.json`.
+//!
+//! Nothing here lists routes: the paths come from the `#[utoipa::path]` annotation of each
+//! handler as `routes` registers it, and the schemas from the types the handlers really read
+//! and answer with. What is left for this module is what no single handler owns: the API's
+//! description, its security schemes, and the error responses every route shares.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, get, web};
+use utoipa::openapi::path::Paths;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{Components, RefOr, schema::Schema};
+use utoipa::{Modify, OpenApi, ToResponse};
+use utoipa_actix_web::OpenApiFactory;
+
+use super::ErrorBody;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Bindery API",
+        version = env!("CARGO_PKG_VERSION"),
+        description = "Upload manuscripts and get EPUB 3 books back. Every request but this \
+            document's carries an API token (`bindery token create NAME`), either as \
+            `Authorization: Bearer TOKEN` or, for e-book apps that only know HTTP Basic, as the \
+            password with any user name. Each token is a tenant, and a tenant only ever sees its \
+            own books: anything else answers 404, never 403. Errors are JSON: \
+            `{\"error\": {\"code\", \"message\", \"field\"}}`, with a stable `code`.",
+        license(name = "MIT OR Apache-2.0")
+    ),
+    servers((url = "/", description = "The Bindery server that serves this document")),
+    tags(
+        (name = "books", description = "Upload manuscripts, follow their conversion, download the EPUB."),
+        (name = "meta", description = "The API's own description.")
+    ),
+    security(("bearer" = []), ("basic" = [])),
+    components(responses(BadRequest, Unauthorized, NotFound, RateLimited, Unavailable)),
+    modifiers(&SecuritySchemes)
+)]
+struct ApiDoc;
+
+/// The two ways to send a token; which one is in force is per operation (`security`).
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Components::new);
+        let mut bearer = Http::new(HttpAuthScheme::Bearer);
+        bearer.bearer_format = Some("bdy_…".into());
+        bearer.description = Some("An API token: `Authorization: Bearer bdy_…`.".into());
+        components.add_security_scheme("bearer", SecurityScheme::Http(bearer));
+        let mut basic = Http::new(HttpAuthScheme::Basic);
+        basic.description = Some(
+            "An API token as the HTTP Basic password, with any user name (OPDS readers).".into(),
+        );
+        components.add_security_scheme("basic", SecurityScheme::Http(basic));
+    }
+}
+
+/// The document for the routes of `api`, which must be the `/api/v1` scope, fully registered.
+pub fn document(api: &impl OpenApiFactory) -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    let paths: Paths = api.paths();
+    doc.paths.merge(paths);
+    let mut schemas: Vec<(String, RefOr<Schema>)> = Vec::new();
+    api.schemas(&mut schemas);
+    doc.components
+        .get_or_insert_with(Components::new)
+        .schemas
+        .extend(schemas);
+    doc
+}
+
+/// The document, serialized once when the routes are built.
+pub struct Document(web::Bytes);
+
+impl Document {
+    pub fn new(doc: &utoipa::openapi::OpenApi) -> Self {
+        // Serializing plain maps and strings cannot fail; an empty object would fail the
+        // validator loudly rather than hide anything.
+        Document(web::Bytes::from(
+            doc.to_json().unwrap_or_else(|_| "{}".into()),
+        ))
+    }
+}
+
+/// This document: the API described in OpenAPI 3.1.
+///
+/// Needs no token, so that tools can discover the API before they hold one.
+#[utoipa::path(
+    operation_id = "openapi_document",
+    tag = "meta",
+    security(()),
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document.", body = Object,
+            content_type = "application/json")
+    )
+)]
+#[get("/openapi.json")]
+pub async fn openapi_json(doc: web::Data<Document>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .body(doc.0.clone())
+}
+
+// The error responses routes share. A route lists the ones it can give with
+// `(status = 401, response = Unauthorized)`; the body is always the one error schema.
+
+/// The request is malformed: a parameter, header or form field is invalid (`field` names it).
+#[derive(ToResponse)]
+#[allow(dead_code)] // a schema for the document, never built
+pub struct BadRequest(ErrorBody<'static>);
+
+/// No API token, or one that is mistyped or revoked (`code` is `unauthorized`).
+#[derive(ToResponse)]
+#[response(headers(("WWW-Authenticate" = String, description = "`Bearer realm=\"bindery\"`")))]
+#[allow(dead_code)]
+pub struct Unauthorized(ErrorBody<'static>);
+
+/// There is no such book for this token (`code` is `book_not_found`), whether it never existed,
+/// was deleted, or belongs to another tenant.
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct NotFound(ErrorBody<'static>);
+
+/// This token made too many writes (uploads, deletes, retries) recently (`code` is
+/// `rate_limited`); `Retry-After` says when the next one is allowed.
+#[derive(ToResponse)]
+#[response(headers(("Retry-After" = u64, description = "Seconds until the next write is allowed.")))]
+#[allow(dead_code)]
+pub struct RateLimited(ErrorBody<'static>);
+
+/// Storage is unavailable or failed (`code` is `unavailable`); try again shortly.
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct Unavailable(ErrorBody<'static>);
