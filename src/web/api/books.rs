@@ -722,7 +722,11 @@ pub(crate) struct Links {
 #[allow(dead_code)] // a schema for the document, never built
 struct EpubFile(Vec<u8>);
 
-pub(crate) async fn view(state: &AppState, book: &BookRow, detailed: bool) -> Result<BookView, ApiError> {
+pub(crate) async fn view(
+    state: &AppState,
+    book: &BookRow,
+    detailed: bool,
+) -> Result<BookView, ApiError> {
     let mut status = book.status.clone();
     let mut error = book.error.as_ref().map(|message| ErrorView {
         code: book.error_code.clone().unwrap_or_else(|| "failed".into()),
