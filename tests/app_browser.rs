@@ -97,3 +97,45 @@ fn an_author_signs_in_uploads_follows_downloads_and_reads_in_chromium() {
     );
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
 }
+
+#[test]
+fn an_admin_watches_queues_jobs_and_live_logs_in_chromium() {
+    let server = Server::start(&["serve"], &[]);
+    let out = command(&server.data_dir())
+        .args(["token", "create", "operator", "--admin"])
+        .output()
+        .expect("run bindery");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let token = String::from_utf8(out.stdout).expect("utf-8").trim().to_owned();
+    // Some finished jobs to list: a book through the pipeline.
+    let book = common::client()
+        .post(server.url("/api/v1/books?wait=30"))
+        .bearer_auth(&token)
+        .multipart(reqwest::blocking::multipart::Form::new().part(
+            "manuscript",
+            reqwest::blocking::multipart::Part::bytes(
+                std::fs::read(corpus().join("markdown/love-among-the-chickens.md")).expect("novel"),
+            )
+            .file_name("novel.md"),
+        ))
+        .send()
+        .expect("upload");
+    assert_eq!(book.status(), 200);
+
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/admin");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/admin.mjs");
+    let out = Command::new("node")
+        .arg(&script)
+        .arg(server.url("/"))
+        .arg(&shots)
+        .env("BINDERY_TOKEN", &token)
+        .output()
+        .expect("node is not installed: run the suite through scripts/test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the browser test failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
+}
