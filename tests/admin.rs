@@ -376,7 +376,7 @@ fn jobs_and_queues(postgres: bool) {
             },
             cover_name: None,
         };
-        books::insert(&mut tx, &book, "carol", "lost.md", &options, None)
+        books::insert(&mut tx, &book, "carol", "lost.md", &options, None, None)
             .await
             .expect("insert book");
         let job = steps::first_step(&book)

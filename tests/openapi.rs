@@ -1,7 +1,9 @@
 //! The OpenAPI document against the real server. It is a valid OpenAPI 3.1 document, and the
 //! server does what it says: every documented operation is served, answers only statuses it
 //! documents, with bodies of the documented type that match the documented schemas, refuses
-//! a request without a token (401), and hides one tenant's books from another (404).
+//! a request without a token (401), hides one tenant's books from another (404), hides admin
+//! operations from a tenant without the `admin` role (404), takes the pages' session cookie,
+//! and refuses a write made with it but without its CSRF token (403).
 //!
 //! The walk is generic: a route added to the document is called without touching this file.
 //! Only a new path parameter, a required parameter without an `example`, or a new kind of
@@ -10,6 +12,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::time::Duration;
 
 use reqwest::blocking::multipart::{Form, Part};
@@ -20,6 +23,10 @@ use serde_json::Value;
 use common::{Server, command};
 
 const DOCUMENT: &str = "/api/v1/openapi.json";
+
+/// The queue `queues/{name}` is called with: one the walk does not otherwise depend on, so that
+/// pausing it (which the walk does) slows nothing down.
+const QUEUE: &str = "maintenance";
 
 /// A small manuscript that converts in a moment.
 const MANUSCRIPT: &[u8] = b"---\ntitle: A Small Book\nauthor: Test Author\n---\n\n\
@@ -72,6 +79,41 @@ fn http() -> Client {
         .expect("http client")
 }
 
+/// Signs in as a browser does (fetch the form, which sets the double-submit cookie, and post it
+/// back with the token) and returns the session cookie, `name=value`.
+fn sign_in(server: &Server, token: &str) -> String {
+    let browser = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("http client");
+    let cookie = |response: &Response, name: &str| -> String {
+        response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.starts_with(&format!("{name}=")))
+            .and_then(|v| v.split(';').next())
+            .unwrap_or_else(|| panic!("no {name} cookie"))
+            .to_owned()
+    };
+    let form = browser
+        .get(server.url("/signin"))
+        .send()
+        .expect("GET /signin");
+    let signin = cookie(&form, "bindery_signin");
+    let form_csrf = signin.split_once('=').expect("name=value").1.to_owned();
+    let signed_in = browser
+        .post(server.url("/signin"))
+        .header("cookie", &signin)
+        .form(&[("token", token), ("_csrf", &form_csrf), ("next", "/books")])
+        .send()
+        .expect("POST /signin");
+    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER, "signed in");
+    cookie(&signed_in, "bindery_session")
+}
+
 fn fetch_document(server: &Server) -> Value {
     let response = http()
         .get(server.url(DOCUMENT))
@@ -103,6 +145,10 @@ fn the_served_document_is_valid_openapi_3_1() {
             "security scheme {scheme}"
         );
     }
+    let session = &doc["components"]["securitySchemes"]["session"];
+    assert_eq!(session["type"], "apiKey");
+    assert_eq!(session["in"], "cookie");
+    assert_eq!(session["name"], "bindery_session");
     let upload = &doc["paths"]["/api/v1/books"]["post"];
     assert!(
         upload["requestBody"]["content"]["multipart/form-data"].is_object(),
@@ -141,8 +187,10 @@ struct World {
     doc: Value,
     /// Tenant A, an admin token so that admin routes answer too.
     alice: String,
-    /// Tenant B, who must never see A's books.
+    /// Tenant B, who must never see A's books, and is no admin.
     bob: String,
+    /// The session cookie of tenant A, signed in to the pages.
+    session: String,
     paths: BTreeMap<String, PathFixture>,
 }
 
@@ -152,6 +200,8 @@ enum As {
     Nobody,
     Alice,
     AliceBasic,
+    /// With A's session cookie, as the pages send it (and without their CSRF token).
+    AliceSession,
     Bob,
 }
 
@@ -191,6 +241,22 @@ fn every_documented_operation_is_served_as_documented() {
     assert_eq!(book["status"], "ready", "{book}");
     let book_id = book["id"].as_str().expect("id").to_owned();
 
+    // One of the fixture book's jobs (finished, so retry, cancel and discard answer 409).
+    let jobs: Value = http()
+        .get(server.url("/api/v1/admin/jobs?queue=books&limit=200"))
+        .bearer_auth(&alice)
+        .send()
+        .expect("GET the jobs")
+        .json()
+        .expect("json");
+    let job_id = jobs["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .find(|j| j["workflow"] == book_id.as_str())
+        .and_then(|j| j["id"].as_i64())
+        .unwrap_or_else(|| panic!("no job of the fixture book in {jobs}"));
+
     let doc = fetch_document(&server);
     let mut paths = BTreeMap::new();
     paths.insert(
@@ -200,11 +266,29 @@ fn every_documented_operation_is_served_as_documented() {
             tenant_owned: true,
         },
     );
+    // Admin routes see every tenant's jobs and queues: nothing of them is tenant-owned, and a
+    // non-admin gets 404 anyway.
+    paths.insert(
+        "jobs/{id}".to_owned(),
+        PathFixture {
+            value: job_id.to_string(),
+            tenant_owned: false,
+        },
+    );
+    paths.insert(
+        "queues/{name}".to_owned(),
+        PathFixture {
+            value: QUEUE.to_owned(),
+            tenant_owned: false,
+        },
+    );
+    let session = sign_in(&server, &alice);
     let world = World {
         server,
         doc,
         alice,
         bob,
+        session,
         paths,
     };
 
@@ -239,10 +323,34 @@ fn every_documented_operation_is_served_as_documented() {
             let status = world.call(operation, As::Bob);
             assert_eq!(status, 404, "{name} for another tenant's resource");
         }
-        if operation.method == Method::GET && world.needs_token(operation) {
+        if world.admin_only(operation) {
+            let status = world.call(operation, As::Bob);
+            assert_eq!(status, 404, "{name} for a token without the admin role");
+        }
+        let safe = operation.method == Method::GET;
+        if safe && world.needs_token(operation) {
             world.call(operation, As::AliceBasic);
         }
+        if world.takes_session(operation) {
+            let status = world.call(operation, As::AliceSession);
+            if safe {
+                assert!(
+                    (200..300).contains(&status),
+                    "{name} with the session cookie answered {status}"
+                );
+            } else {
+                assert_eq!(
+                    status, 403,
+                    "{name} with the session cookie but no CSRF token"
+                );
+            }
+        }
         let status = world.call(operation, As::Alice);
+        if safe {
+            // Its fixtures are Alice's, and she is an admin: a read must succeed, so that the
+            // schemas of what it answers are checked.
+            assert!((200..300).contains(&status), "{name} answered {status}");
+        }
         seen.push(format!("{name} → {status}"));
     }
     println!("answers:\n{}", seen.join("\n"));
@@ -312,15 +420,45 @@ impl World {
     }
 
     fn needs_token(&self, operation: &Operation) -> bool {
-        let security = operation
-            .op
-            .get("security")
-            .unwrap_or(&self.doc["security"]);
-        let requirements = security.as_array().map(Vec::as_slice).unwrap_or_default();
+        let requirements = self.security(operation);
         !requirements.is_empty()
             && !requirements
                 .iter()
                 .any(|r| r.as_object().is_some_and(serde_json::Map::is_empty))
+    }
+
+    /// The security requirements in force for the operation.
+    fn security<'a>(&'a self, operation: &'a Operation) -> &'a [Value] {
+        operation
+            .op
+            .get("security")
+            .unwrap_or(&self.doc["security"])
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// Every way in needs the role `admin` (OpenAPI 3.1 lets a requirement list roles).
+    fn admin_only(&self, operation: &Operation) -> bool {
+        let requirements = self.security(operation);
+        !requirements.is_empty()
+            && requirements.iter().all(|r| {
+                r.as_object().is_some_and(|schemes| {
+                    !schemes.is_empty()
+                        && schemes.values().all(|roles| {
+                            roles
+                                .as_array()
+                                .is_some_and(|roles| roles.iter().any(|r| r == "admin"))
+                        })
+                })
+            })
+    }
+
+    /// The pages' session cookie is one of the ways in.
+    fn takes_session(&self, operation: &Operation) -> bool {
+        self.security(operation)
+            .iter()
+            .any(|r| r.get("session").is_some())
     }
 
     fn parameters<'a>(&'a self, operation: &'a Operation) -> Vec<&'a Value> {
@@ -397,6 +535,7 @@ impl World {
             As::Nobody => request,
             As::Alice => request.bearer_auth(&self.alice),
             As::AliceBasic => request.basic_auth("any-name", Some(&self.alice)),
+            As::AliceSession => request.header("cookie", &self.session),
             As::Bob => request.bearer_auth(&self.bob),
         }
     }
@@ -461,7 +600,11 @@ impl World {
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .map(|v| v.split(';').next().unwrap_or(v).trim().to_owned());
-        let body = response.bytes().expect("read the body");
+        let body = if content_type.as_deref() == Some("text/event-stream") {
+            first_bytes(response)
+        } else {
+            response.bytes().expect("read the body").to_vec()
+        };
         let json = || -> Value {
             serde_json::from_slice(&body).unwrap_or_else(|e| {
                 panic!(
@@ -524,6 +667,15 @@ impl World {
             if content_type == "application/epub+zip" {
                 assert!(body.starts_with(b"PK"), "{name}: the EPUB is not a zip");
             }
+            if content_type == "text/event-stream" {
+                let first = String::from_utf8_lossy(&body);
+                assert!(
+                    [":", "event:", "data:", "id:", "retry:"]
+                        .iter()
+                        .any(|field| first.starts_with(field)),
+                    "{name}: {status} does not start like an event stream: {first}"
+                );
+            }
         }
         status.as_u16()
     }
@@ -571,6 +723,15 @@ fn example(value: &Value) -> Option<String> {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     })
+}
+
+/// The first bytes of an event stream, which may never end (the log stream does not): enough
+/// to see that it opened as one. Dropping the response then closes the connection.
+fn first_bytes(mut response: Response) -> Vec<u8> {
+    let mut buf = vec![0; 4096];
+    let n = response.read(&mut buf).expect("read the event stream");
+    buf.truncate(n);
+    buf
 }
 
 fn error_code(response: Response) -> Option<String> {

@@ -28,7 +28,8 @@ const CONCURRENT_READS: usize = 16;
 
 /// What a catalog says about one book. Fixed when the book is published, from its final
 /// metadata, and stored under [`keys::catalog_entry`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = CatalogEntry)]
 pub struct Entry {
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,7 +59,9 @@ pub struct Entry {
     pub cover: Option<Cover>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A book's cover image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = CatalogCover)]
 pub struct Cover {
     /// Its file name at the root of the web reader (`cover.jpg`, `cover.svg`).
     pub file: String,
@@ -90,22 +93,32 @@ impl Entry {
 }
 
 /// One book as listed: its entry, when it was published and last changed, and its links.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = CatalogBook)]
 pub struct Listing {
+    /// The book's id, as in `/api/v1/books/{id}`.
+    #[schema(format = Uuid)]
     pub id: String,
     #[serde(flatten)]
     pub entry: Entry,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub published: String,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub updated: String,
     pub links: Links,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a listed book's files are: root-relative, to resolve against the server's URL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = CatalogLinks)]
 pub struct Links {
+    /// The EPUB download.
     pub epub: String,
+    /// The web reader (an HTML page, for people).
     pub reader: String,
+    /// The cover image, when the book has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cover: Option<String>,
 }
@@ -124,10 +137,12 @@ impl Links {
 }
 
 /// The JSON catalog, and the model the OPDS feed is written from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Catalog {
+    /// Whose books these are.
     pub tenant: String,
     /// When the list last changed (RFC 3339).
+    #[schema(format = DateTime)]
     pub updated: String,
     /// Most recently published first.
     pub books: Vec<Listing>,

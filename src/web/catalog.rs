@@ -9,6 +9,7 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use super::AppState;
+use super::api::openapi::{Unauthorized, Unavailable};
 use super::api::{ApiError, Caller};
 use crate::catalog::{self, Catalog, opds};
 use crate::pipeline::keys;
@@ -59,6 +60,41 @@ async fn opds_feed(
     }
 }
 
+/// The stored document's version: send it back in `If-None-Match` (its OpenAPI description).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // never built: `serve` reads the header
+struct IfNoneMatch {
+    /// The `ETag` of a catalog fetched before: if the catalog has not changed since, the
+    /// answer is 304 without a body.
+    #[param(rename = "If-None-Match", required = false)]
+    etag: String,
+}
+
+/// The catalog
+///
+/// The tenant's ready books, most recently published first: the same list as the OPDS feed
+/// at `/opds`, kept up to date by a background job rather than built per request. Until the
+/// first refresh has run the catalog is empty, and this request enqueues one.
+#[utoipa::path(
+    operation_id = "show_catalog",
+    tag = "catalog",
+    params(IfNoneMatch),
+    responses(
+        (status = 200, description = "The catalog. An empty placeholder, before the first \
+            refresh, has `Cache-Control: no-store` and no `ETag`.", body = Catalog, headers(
+            ("ETag" = String, description = "The catalog's version, for `If-None-Match`."),
+            ("Cache-Control" = String, description = "`private, no-cache` (`no-store` for the \
+                placeholder)")
+        )),
+        (status = 304, description = "Not modified: the catalog is still the one `If-None-Match` \
+            names.", headers(
+            ("ETag" = String, description = "The catalog's version.")
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/catalog")]
 pub async fn json_catalog(
     req: HttpRequest,

@@ -142,23 +142,37 @@ pub async fn record(
     Ok(id)
 }
 
-/// One delivery as the book's API shows it.
+/// One webhook event of a book, sent to its `callback_url`, and how its delivery is going.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = Delivery)]
 pub struct DeliveryStatus {
+    /// The delivery's id, sent as `Bindery-Delivery` (the same on every attempt, so that a
+    /// receiver can ignore a repeat).
     pub id: String,
+    /// `book.ready` or `book.failed`.
+    #[schema(pattern = "^book\\.(ready|failed)$")]
     pub event: String,
     /// `pending`, `retrying`, `delivered`, `failed` (out of attempts, or refused) or
     /// `cancelled`.
+    #[schema(pattern = "^(pending|retrying|delivered|failed|cancelled)$")]
     pub state: &'static str,
+    /// Attempts made so far.
     pub attempts: i32,
+    /// Why the last attempt failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The receiver's HTTP status, once it took the event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_status: Option<i32>,
+    /// When the event happened.
+    #[schema(format = DateTime)]
     pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub delivered_at: Option<String>,
+    /// When the next attempt is due, while one waits.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub next_attempt_at: Option<String>,
 }
 

@@ -8,7 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::openapi::{BadRequest, NotFound, RateLimited, Unauthorized, Unavailable};
+use super::openapi::{BadRequest, CsrfFailed, NotFound, RateLimited, Unauthorized, Unavailable};
 use super::upload::{self, Upload, UploadForm};
 use super::{ApiError, Caller, ErrorBody};
 use crate::convert::Options;
@@ -81,6 +81,7 @@ struct IdempotencyHeader {
         )),
         (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
         (status = 413, description = "The manuscript, cover or a field is over its limit \
             (`too_large`, `field_too_large`).", body = ErrorBody),
         (status = 422, description = "A metadata value is invalid (`invalid_metadata`, \
@@ -439,6 +440,7 @@ pub async fn epub(
     responses(
         (status = 204, description = "Deleted, with its files."),
         (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
         (status = 404, response = NotFound),
         (status = 429, response = RateLimited),
         (status = 503, response = Unavailable),
@@ -479,6 +481,7 @@ pub async fn delete(
     responses(
         (status = 202, description = "The failed steps run again.", body = BookView),
         (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
         (status = 404, response = NotFound),
         (status = 409, description = "Nothing to retry: the book did not fail \
             (`nothing_to_retry`), or its manuscript was refused (`input_refused`).",

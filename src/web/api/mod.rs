@@ -1,6 +1,7 @@
-//! The JSON API under `/api/v1`, for publishing tools and scripts. Every request carries an API
-//! token (`Authorization: Bearer bdy_…`); each token is a tenant, and a tenant only ever sees
-//! its own books: anything else is 404, never 403, so ids cannot be probed.
+//! The JSON API under `/api/v1`, for publishing tools, scripts and the app's pages. Every
+//! request carries an API token (`Authorization: Bearer bdy_…`), or the pages' session cookie;
+//! each token is a tenant, and a tenant only ever sees its own books: anything else is 404,
+//! never 403, so ids cannot be probed.
 //!
 //! The API describes itself in OpenAPI 3.1 at `/api/v1/openapi.json`, generated from the
 //! handlers (see `openapi`), and `tests/openapi.rs` calls every route it documents.
@@ -11,12 +12,15 @@
 //!    a unique `operation_id` (`list_jobs`), a `tag` (add new ones to `openapi::ApiDoc`), its
 //!    `params(...)` and `request_body`, and *every* status it can answer, with the
 //!    shared error responses from `openapi` (`response = Unauthorized`, `NotFound`,
-//!    `RateLimited`, `Unavailable`, `BadRequest`) or `body = ErrorBody` for its own errors.
-//!    Types it reads or answers with derive `utoipa::ToSchema` (or `IntoParams` for a query).
-//!    A route without a token says `security(())`.
-//! 2. Register it in `routes` below with `.service(module::handler)`. Registration goes through
-//!    `utoipa_actix_web`'s scope, which only accepts annotated handlers, so a route cannot be
-//!    served without being documented (never use `.route(...)` or `.map(...)` to get around it).
+//!    `RateLimited`, `Unavailable`, `BadRequest`; `CsrfFailed` for any write, since the pages
+//!    make them with the session cookie; `NotAdmin` for an admin route) or `body = ErrorBody`
+//!    for its own errors. Types it reads or answers with derive `utoipa::ToSchema` (or
+//!    `IntoParams` for a query). A route without a token says `security(())`; an admin route
+//!    says `security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"]))`.
+//! 2. Register it in `routes` below with `.service(module::handler)`, or an admin route in
+//!    `admin::scope`. Registration goes through `utoipa_actix_web`'s scope, which only accepts
+//!    annotated handlers, so a route cannot be served without being documented (never use
+//!    `.route(...)` or `.map(...)` to get around it).
 //!
 //! `tests/openapi.rs` then calls the new route on its own. It only needs a fixture for a path
 //! parameter or a request body it has not seen before, and says which one is missing.
@@ -24,7 +28,7 @@
 mod admin;
 pub(crate) mod books;
 pub mod limits;
-mod openapi;
+pub(super) mod openapi;
 mod upload;
 mod webhooks;
 
@@ -51,7 +55,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(books::epub)
         .service(books::events)
         .service(books::delete)
-        .service(books::retry);
+        .service(books::retry)
+        .service(super::catalog::json_catalog)
+        .service(webhooks::show_secret)
+        .service(admin::scope());
     let document = openapi::Document::new(&openapi::document(&api));
     cfg.service(
         api.app_data(web::Data::new(document))
@@ -62,13 +69,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 )
                 .into()
             }))
-            // TEMPORARY until annotated (merge of parallel branches): see the module doc.
-            .map(|scope| {
-                scope
-                    .service(webhooks::show_secret)
-                    .service(admin::scope())
-                    .service(super::catalog::json_catalog)
-            })
             .default_service(web::to(not_found)),
     );
 }

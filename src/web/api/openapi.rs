@@ -8,7 +8,7 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 use utoipa::openapi::path::Paths;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{Components, RefOr, schema::Schema};
 use utoipa::{Modify, OpenApi, ToResponse};
 use utoipa_actix_web::OpenApiFactory;
@@ -23,23 +23,35 @@ use super::ErrorBody;
         description = "Upload manuscripts and get EPUB 3 books back. Every request but this \
             document's carries an API token (`bindery token create NAME`), either as \
             `Authorization: Bearer TOKEN` or, for e-book apps that only know HTTP Basic, as the \
-            password with any user name. Each token is a tenant, and a tenant only ever sees its \
-            own books: anything else answers 404, never 403. Errors are JSON: \
-            `{\"error\": {\"code\", \"message\", \"field\"}}`, with a stable `code`.",
+            password with any user name; Bindery's own pages send their session cookie instead, \
+            and with every write its CSRF token. Each token is a tenant, and a tenant only ever \
+            sees its own books: anything else answers 404, never 403. Operations that need an \
+            admin token (`bindery token create NAME --admin`) list the role `admin` in their \
+            security requirements, and answer anyone else 404, as for a route that does not \
+            exist. Errors are JSON: `{\"error\": {\"code\", \"message\", \"field\"}}`, with \
+            a stable `code`.",
         license(name = "MIT OR Apache-2.0")
     ),
     servers((url = "/", description = "The Bindery server that serves this document")),
     tags(
         (name = "books", description = "Upload manuscripts, follow their conversion, download the EPUB."),
+        (name = "catalog", description = "The tenant's ready books, as one list (the OPDS feed \
+            at `/opds` has the same)."),
+        (name = "webhooks", description = "Signed `book.ready` and `book.failed` events, sent \
+            to the `callback_url` of an upload."),
+        (name = "admin", description = "The job engine and the processes, for operators. \
+            Every operation needs an admin token; anyone else gets 404."),
         (name = "meta", description = "The API's own description.")
     ),
-    security(("bearer" = []), ("basic" = [])),
-    components(responses(BadRequest, Unauthorized, NotFound, RateLimited, Unavailable)),
+    security(("bearer" = []), ("basic" = []), ("session" = [])),
+    components(responses(
+        BadRequest, Unauthorized, CsrfFailed, NotFound, NotAdmin, RateLimited, Unavailable
+    )),
     modifiers(&SecuritySchemes)
 )]
 struct ApiDoc;
 
-/// The two ways to send a token; which one is in force is per operation (`security`).
+/// The ways to say who a request is from; which ones an operation takes is its `security`.
 struct SecuritySchemes;
 
 impl Modify for SecuritySchemes {
@@ -54,6 +66,14 @@ impl Modify for SecuritySchemes {
             "An API token as the HTTP Basic password, with any user name (OPDS readers).".into(),
         );
         components.add_security_scheme("basic", SecurityScheme::Http(basic));
+        let session = ApiKeyValue::with_description(
+            crate::web::session::COOKIE,
+            "The session cookie of Bindery's own pages, set by signing in at `/signin` with an \
+             API token. A request that is not a GET, HEAD or OPTIONS and carries it must also \
+             send the page's CSRF token in the `X-CSRF-Token` header, or it is refused with 403 \
+             `csrf_failed`.",
+        );
+        components.add_security_scheme("session", SecurityScheme::ApiKey(ApiKey::Cookie(session)));
     }
 }
 
@@ -112,17 +132,31 @@ pub async fn openapi_json(doc: web::Data<Document>) -> HttpResponse {
 #[allow(dead_code)] // a schema for the document, never built
 pub struct BadRequest(ErrorBody<'static>);
 
-/// No API token, or one that is mistyped or revoked (`code` is `unauthorized`).
+/// No API token, or one that is mistyped or revoked, or a session that has ended (`code` is
+/// `unauthorized`).
 #[derive(ToResponse)]
 #[response(headers(("WWW-Authenticate" = String, description = "`Bearer realm=\"bindery\"`")))]
 #[allow(dead_code)]
 pub struct Unauthorized(ErrorBody<'static>);
+
+/// The request came with the session cookie but without the session's CSRF token in
+/// `X-CSRF-Token` (`code` is `csrf_failed`, `field` names the header): nothing was changed.
+/// Requests with an API token never get it.
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct CsrfFailed(ErrorBody<'static>);
 
 /// There is no such book for this token (`code` is `book_not_found`), whether it never existed,
 /// was deleted, or belongs to another tenant.
 #[derive(ToResponse)]
 #[allow(dead_code)]
 pub struct NotFound(ErrorBody<'static>);
+
+/// The token is not an admin token (`code` is `not_found`): admin routes answer anyone else
+/// as if they did not exist.
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct NotAdmin(ErrorBody<'static>);
 
 /// This token made too many writes (uploads, deletes, retries) recently (`code` is
 /// `rate_limited`); `Retry-After` says when the next one is allowed.

@@ -46,6 +46,17 @@ pub struct UploadForm {
     /// (`word`) or `text` (`txt`, `plain`), in any case.
     #[schema(pattern = "^(markdown|md|docx|word|text|txt|plain)$", required = false)]
     format: String,
+    /// Where to send the signed `book.ready` or `book.failed` event when the book finishes: an
+    /// absolute http(s) URL without credentials, at a public address unless the operator allows
+    /// private ones (`WEBHOOK_ALLOW_PRIVATE`). Check the signature with `GET
+    /// /api/v1/webhook-secret`.
+    #[schema(
+        format = "uri",
+        max_length = 2048,
+        required = false,
+        example = "https://publisher.example/hooks/bindery"
+    )]
+    callback_url: String,
     #[schema(required = false)]
     title: String,
     #[schema(required = false)]
@@ -277,7 +288,7 @@ mod tests {
             panic!("the form is an object schema");
         };
         let mut documented: Vec<&str> = form.properties.keys().map(String::as_str).collect();
-        let mut read: Vec<&str> = ["manuscript", "cover", "format"]
+        let mut read: Vec<&str> = ["manuscript", "cover", "format", "callback_url"]
             .into_iter()
             .chain(KEYS.iter().copied())
             .chain(KEY_ALIASES.iter().copied())

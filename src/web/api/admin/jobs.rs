@@ -5,26 +5,46 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, get, post, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
 
 use super::{given, integer, rfc3339};
 use crate::jobs::{JobFilter, JobRecord, JobState};
 use crate::web::AppState;
-use crate::web::api::{Admin, ApiError};
+use crate::web::api::openapi::{BadRequest, CsrfFailed, NotAdmin, Unauthorized, Unavailable};
+use crate::web::api::{Admin, ApiError, ErrorBody};
 
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
 
-#[derive(Deserialize)]
+// Read as strings and parsed in the handler (see the module doc of `admin`); the document
+// gives their real types.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Only jobs in this state (`dead` for the jobs that ran out of attempts).
+    #[param(
+        pattern = "^(available|scheduled|waiting|running|completed|discarded|dead|cancelled)$",
+        example = "completed"
+    )]
     state: Option<String>,
+    /// Only jobs of this queue (`books`, `catalog`, `webhooks`, `maintenance`, …).
+    #[param(example = "books")]
     queue: Option<String>,
+    /// Only this tenant's jobs.
     tenant: Option<String>,
+    /// Only jobs of this type (`book.parse`, `catalog.refresh`, …).
     kind: Option<String>,
+    /// The `next` of the previous page: jobs older than that one.
+    #[param(value_type = Option<i64>, minimum = 1)]
     before: Option<String>,
+    /// Jobs per page.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 200, default = 50, example = 20)]
     limit: Option<String>,
 }
 
-#[derive(Serialize)]
+/// One page of jobs, newest first.
+#[derive(Serialize, ToSchema)]
+#[schema(as = JobPage)]
 struct Page {
     jobs: Vec<JobSummary>,
     /// Pass as `before` for the next (older) page; absent on the last page.
@@ -33,27 +53,42 @@ struct Page {
 }
 
 /// A job as listed: what it is, where it stands, and its latest error.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = JobSummary)]
 struct JobSummary {
     id: i64,
+    /// Its type (`book.parse`, `catalog.refresh`, …).
     kind: String,
     queue: String,
+    /// The tenant it works for.
     tenant: String,
+    #[schema(
+        pattern = "^(available|scheduled|waiting|running|completed|discarded|dead|cancelled)$"
+    )]
     state: String,
     priority: i16,
+    /// Attempts made so far, of `max_attempts`.
     attempt: i32,
     max_attempts: i32,
     /// When it is (or was) due.
+    #[schema(format = DateTime)]
     run_at: String,
+    #[schema(format = DateTime)]
     created_at: String,
+    #[schema(format = DateTime)]
     started_at: Option<String>,
+    #[schema(format = DateTime)]
     finished_at: Option<String>,
+    /// 0 to 100, as the job last reported it.
     progress: Option<i32>,
     progress_message: Option<String>,
+    /// While it is unfinished, no other job with this key can be enqueued.
     unique_key: Option<String>,
+    /// The workflow it belongs to: for a book's steps, the book's id.
     workflow: Option<String>,
     /// The newest entry of its error history, unless it completed.
     last_error: Option<String>,
+    /// This job in full.
     url: String,
 }
 
@@ -85,25 +120,38 @@ impl From<&JobRecord> for JobSummary {
 }
 
 /// A job in full.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Job)]
 struct JobDetail {
     #[serde(flatten)]
     summary: JobSummary,
     /// As enqueued: JSON when it parses as JSON, else the stored text.
+    #[schema(value_type = Value)]
     payload: Value,
+    /// What it returned when it completed: JSON when it parses as JSON, else the stored text.
+    #[schema(value_type = Option<Value>)]
     result: Option<Value>,
+    /// Jobs with the same serial key run one at a time.
     serial_key: Option<String>,
+    /// The job that waits for this one (and its siblings) to finish.
     join_id: Option<i64>,
+    /// Jobs this one waits for that have not finished.
     pending_children: i32,
+    /// The worker running it.
     locked_by: Option<String>,
+    /// When that worker's lease ends unless it renews it.
+    #[schema(format = DateTime)]
     locked_until: Option<String>,
     /// Every failure, oldest first: one per failed attempt, plus cancels and discards.
     errors: Vec<ErrorEntry>,
 }
 
-#[derive(Serialize)]
+/// One entry of a job's error history.
+#[derive(Serialize, ToSchema)]
+#[schema(as = JobError)]
 struct ErrorEntry {
     attempt: Option<i64>,
+    #[schema(format = DateTime)]
     at: Option<String>,
     message: String,
     /// The error's causes, outermost first.
@@ -147,9 +195,24 @@ impl From<&JobRecord> for JobDetail {
     }
 }
 
+/// List jobs
+///
 /// Jobs of every tenant, newest first, filtered by `state`, `queue`, `tenant` and `kind`;
 /// `limit` per page (default 50, at most 200), `before` = the previous page's `next`. Dead jobs
 /// are `state=dead`.
+#[utoipa::path(
+    operation_id = "list_jobs",
+    tag = "admin",
+    params(ListQuery),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "A page of jobs.", body = Page),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotAdmin),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/jobs")]
 pub async fn list(
     _admin: Admin,
@@ -187,7 +250,22 @@ pub async fn list(
     }))
 }
 
+/// Show a job
+///
 /// One job: payload, progress, result, and its whole error history.
+#[utoipa::path(
+    operation_id = "show_job",
+    tag = "admin",
+    params(("id" = i64, Path, description = "The job's id.")),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The job.", body = JobDetail),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "There is no such job (`not_found`; finished jobs are \
+            pruned after `JOB_RETENTION`), or the token is not an admin's.", body = ErrorBody),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/jobs/{id}")]
 pub async fn show(
     _admin: Admin,
@@ -198,13 +276,33 @@ pub async fn show(
     Ok(HttpResponse::Ok().json(JobDetail::from(&job)))
 }
 
-#[derive(Deserialize, Default)]
+/// Why a job was cancelled or discarded.
+#[derive(Deserialize, Default, ToSchema)]
+#[schema(as = JobAction)]
 pub struct ActionBody {
     /// Why, for the job's history (cancel and discard).
     reason: Option<String>,
 }
 
+/// Retry a job
+///
 /// Runs a dead, discarded or cancelled job again, with fresh attempts (its history stays).
+#[utoipa::path(
+    operation_id = "retry_job",
+    tag = "admin",
+    params(("id" = i64, Path, description = "The job's id.")),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The job, available again.", body = JobDetail),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, description = "There is no such job (`not_found`), or the token is not \
+            an admin's.", body = ErrorBody),
+        (status = 409, description = "The job is not dead, discarded or cancelled \
+            (`invalid_job_state`; the message says its state).", body = ErrorBody),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[post("/jobs/{id}/retry")]
 pub async fn retry(
     admin: Admin,
@@ -224,8 +322,29 @@ pub async fn retry(
     answer(&state, job.id).await
 }
 
-/// Cancels a job that has not finished; a running one stops within a heartbeat. Optional JSON
-/// body `{"reason": "…"}`.
+/// Cancel a job
+///
+/// Cancels a job that has not finished; a running one stops within a heartbeat. The reason, if
+/// given, goes into its error history.
+#[utoipa::path(
+    operation_id = "cancel_job",
+    tag = "admin",
+    params(("id" = i64, Path, description = "The job's id.")),
+    request_body(content = Option<ActionBody>, content_type = "application/json",
+        description = "Optional. A body that is not this JSON object is ignored.",
+        example = json!({"reason": "the manuscript is being replaced"})),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The job, cancelled.", body = JobDetail),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, description = "There is no such job (`not_found`), or the token is not \
+            an admin's.", body = ErrorBody),
+        (status = 409, description = "The job has finished (`invalid_job_state`; the message \
+            says its state).", body = ErrorBody),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[post("/jobs/{id}/cancel")]
 pub async fn cancel(
     admin: Admin,
@@ -247,7 +366,29 @@ pub async fn cancel(
     answer(&state, job.id).await
 }
 
-/// Fails a job that has not finished, without retries. Optional JSON body `{"reason": "…"}`.
+/// Discard a job
+///
+/// Fails a job that has not finished, without retries. The reason, if given, goes into its
+/// error history.
+#[utoipa::path(
+    operation_id = "discard_job",
+    tag = "admin",
+    params(("id" = i64, Path, description = "The job's id.")),
+    request_body(content = Option<ActionBody>, content_type = "application/json",
+        description = "Optional. A body that is not this JSON object is ignored.",
+        example = json!({"reason": "the manuscript is being replaced"})),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The job, discarded.", body = JobDetail),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, description = "There is no such job (`not_found`), or the token is not \
+            an admin's.", body = ErrorBody),
+        (status = 409, description = "The job has finished (`invalid_job_state`; the message \
+            says its state).", body = ErrorBody),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[post("/jobs/{id}/discard")]
 pub async fn discard(
     admin: Admin,

@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 use serde::Deserialize;
+use utoipa::IntoParams;
 
 use super::integer;
 use crate::logs::{LogLine, Tail};
 use crate::telemetry::Role;
-use crate::web::api::{Admin, ApiError};
+use crate::web::api::openapi::{BadRequest, NotAdmin, Unauthorized};
+use crate::web::api::{Admin, ApiError, ErrorBody};
 use crate::web::{AppState, Stopping};
 
 const LINES_DEFAULT: i64 = 200;
@@ -27,15 +29,38 @@ const BATCH: usize = 500;
 
 const ROLES: [&str; 2] = [Role::Web.as_str(), Role::Worker.as_str()];
 
-#[derive(Deserialize)]
+// Read as a string and parsed in the handler (see the module doc of `admin`).
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LogsQuery {
+    /// How many past lines to send first; more than 2000 sends 2000.
+    #[param(value_type = Option<i64>, minimum = 0, default = 200, example = 50)]
     lines: Option<String>,
 }
 
-/// One event per line: `data: {"role", "line", "timestamp"?, "fields"?}` (`fields` when the
-/// line is JSON). First the last `lines` lines (default 200, at most 2000) of both roles in
-/// time order, then new lines as they are completed. Ends when the client disconnects, or when
-/// the server stops.
+/// Follow the logs
+///
+/// The live log of this machine's web and worker processes (the files in `LOG_DIR`), as
+/// Server-Sent Events. First the last `lines` lines of both in time order, then new lines as
+/// they are completed. Ends when the client disconnects, or when the server stops.
+#[utoipa::path(
+    operation_id = "follow_logs",
+    tag = "admin",
+    params(LogsQuery),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "An event stream, opened with a comment line at once. One \
+            event per log line, `data: {\"role\", \"line\", \"timestamp\"?, \"fields\"?}`: \
+            `role` is `web` or `worker`, `line` the line as written, and `fields` the line \
+            parsed when it is JSON. A comment line every 5 s keeps the connection open.",
+            body = String, content_type = "text/event-stream"),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotAdmin),
+        (status = 503, description = "The log files could not be read (`unavailable`).",
+            body = ErrorBody),
+    )
+)]
 #[get("/logs")]
 pub async fn stream(
     admin: Admin,

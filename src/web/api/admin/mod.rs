@@ -12,12 +12,25 @@ mod queues;
 mod schedules;
 mod workers;
 
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::web;
+use utoipa_actix_web::scope::Scope;
 
 use super::ApiError;
 
-pub fn scope() -> actix_web::Scope {
-    web::scope("/admin")
+/// The admin routes, registered and documented like the rest of the API (see "Adding a route"
+/// there). Each operation names the role `admin` in its security requirements (OpenAPI 3.1 lets
+/// a requirement list roles) and documents the 404 anyone else gets (`NotAdmin`).
+pub fn scope() -> Scope<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    utoipa_actix_web::scope::scope("/admin")
         .service(jobs::list)
         .service(jobs::show)
         .service(jobs::retry)

@@ -6,10 +6,12 @@ use std::sync::LazyLock;
 
 use actix_web::{HttpResponse, get, post, web};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::jobs::QueueStats;
 use crate::web::AppState;
-use crate::web::api::{Admin, ApiError};
+use crate::web::api::openapi::{CsrfFailed, NotAdmin, Unauthorized, Unavailable};
+use crate::web::api::{Admin, ApiError, ErrorBody};
 
 /// The states a queue's counts cover: everything unfinished, and dead jobs waiting for a
 /// person. Finished jobs are not counted (that would read the whole history every time).
@@ -18,7 +20,9 @@ const COUNTED: [&str; 5] = ["available", "scheduled", "waiting", "running", "dea
 /// Queues the worker's job types use, so that an empty queue is listed (and can be paused).
 static REGISTERED: LazyLock<Vec<String>> = LazyLock::new(|| crate::worker::registry().queues());
 
-#[derive(Serialize)]
+/// A queue: how much waits in it, and whether workers take from it.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Queue)]
 struct QueueView {
     name: String,
     /// Workers claim nothing from a paused queue.
@@ -27,8 +31,16 @@ struct QueueView {
     depth: i64,
     /// How long the oldest of those has waited.
     oldest_available_age_ms: Option<i64>,
-    /// Jobs by state (unfinished states and dead).
+    /// Jobs by state: `available`, `scheduled`, `waiting`, `running` and `dead`, each always
+    /// present (finished jobs are not counted).
+    #[schema(value_type = BTreeMap<String, i64>)]
     counts: BTreeMap<&'static str, i64>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[schema(as = Queues)]
+struct QueueList {
+    queues: Vec<QueueView>,
 }
 
 fn views(stats: &QueueStats) -> Vec<QueueView> {
@@ -60,14 +72,46 @@ fn views(stats: &QueueStats) -> Vec<QueueView> {
         .collect()
 }
 
+/// List queues
+///
 /// Every queue: registered ones, ones holding jobs, and paused ones.
+#[utoipa::path(
+    operation_id = "list_queues",
+    tag = "admin",
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The queues, by name.", body = QueueList),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotAdmin),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/queues")]
 pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let stats = state.queue.stats().await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "queues": views(&stats) })))
+    Ok(HttpResponse::Ok().json(QueueList {
+        queues: views(&stats),
+    }))
 }
 
-/// Stops workers claiming from the queue (within 100 ms); running jobs finish.
+/// Pause a queue
+///
+/// Stops workers claiming from the queue (within 100 ms); running jobs finish. Pausing a paused
+/// queue changes nothing.
+#[utoipa::path(
+    operation_id = "pause_queue",
+    tag = "admin",
+    params(("name" = String, Path, description = "The queue's name.")),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The queue, paused.", body = QueueView),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, description = "There is no such queue (`not_found`; the message lists \
+            them), or the token is not an admin's.", body = ErrorBody),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[post("/queues/{name}/pause")]
 pub async fn pause(
     admin: Admin,
@@ -77,7 +121,23 @@ pub async fn pause(
     set_paused(&admin, &state, &name, true).await
 }
 
-/// Lets workers claim from the queue again.
+/// Resume a queue
+///
+/// Lets workers claim from the queue again. Resuming a running queue changes nothing.
+#[utoipa::path(
+    operation_id = "resume_queue",
+    tag = "admin",
+    params(("name" = String, Path, description = "The queue's name.")),
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The queue, running.", body = QueueView),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, description = "There is no such queue (`not_found`; the message lists \
+            them), or the token is not an admin's.", body = ErrorBody),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[post("/queues/{name}/resume")]
 pub async fn resume(
     admin: Admin,

@@ -4,28 +4,34 @@
 use actix_web::{HttpResponse, get, web};
 use chrono::Utc;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::rfc3339;
 use crate::config::{Config, VARIABLES};
 use crate::jobs::schedule::parse_cron;
 use crate::web::AppState;
+use crate::web::api::openapi::{NotAdmin, Unauthorized, Unavailable};
 use crate::web::api::{Admin, ApiError};
 
 const VARIABLE_PREFIX: &str = "SCHEDULE_";
 
 /// A schedule as the configuration has it, switched on or off.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ScheduleConfig)]
 struct Configured {
     name: String,
-    /// The environment variable that sets it.
+    /// The environment variable that sets it (empty for a schedule that has none).
     variable: &'static str,
     enabled: bool,
     /// Its cron expression (UTC), unless switched off.
     cron: Option<String>,
+    /// Its cron expression when the variable is unset (`off` for one off by default).
     default_cron: &'static str,
     /// The variable sets something other than the default (a cron expression, or `off`).
     overridden: bool,
+    /// The type of the job it enqueues, unless switched off.
     kind: Option<String>,
+    /// That job's queue, unless switched off.
     queue: Option<String>,
 }
 
@@ -72,30 +78,63 @@ fn configured(config: &Config) -> Vec<Configured> {
     all
 }
 
-#[derive(Serialize)]
+/// A recurring job: its configuration, when it runs next and how its last run went.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Schedule)]
 struct ScheduleView {
     #[serde(flatten)]
     configured: Configured,
     /// The next firing, if it is switched on.
+    #[schema(format = DateTime)]
     next_run: Option<String>,
     /// The newest job it enqueued that is still kept (finished jobs are pruned after
     /// `JOB_RETENTION`).
     last_run: Option<LastRun>,
 }
 
-#[derive(Serialize)]
+/// The job a schedule enqueued last.
+#[derive(Serialize, ToSchema)]
+#[schema(as = ScheduleRun)]
 struct LastRun {
     job_id: i64,
+    /// The job's state.
+    #[schema(
+        pattern = "^(available|scheduled|waiting|running|completed|discarded|dead|cancelled)$"
+    )]
     state: String,
     /// The slot it was enqueued for.
+    #[schema(format = DateTime)]
     slot: Option<String>,
+    #[schema(format = DateTime)]
     enqueued_at: String,
+    #[schema(format = DateTime)]
     started_at: Option<String>,
+    #[schema(format = DateTime)]
     finished_at: Option<String>,
+    /// The job in full.
     url: String,
 }
 
+#[derive(Serialize, ToSchema)]
+#[schema(as = Schedules)]
+struct ScheduleList {
+    schedules: Vec<ScheduleView>,
+}
+
+/// List schedules
+///
 /// Every schedule, including those switched off (`enabled: false`).
+#[utoipa::path(
+    operation_id = "list_schedules",
+    tag = "admin",
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The schedules.", body = ScheduleList),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotAdmin),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/schedules")]
 pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let now = Utc::now();
@@ -131,7 +170,7 @@ pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpRespo
             last_run,
         });
     }
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "schedules": views })))
+    Ok(HttpResponse::Ok().json(ScheduleList { schedules: views }))
 }
 
 #[cfg(test)]

@@ -2,26 +2,35 @@
 
 use actix_web::{HttpResponse, get, web};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::rfc3339;
 use crate::storage::workers;
 use crate::web::AppState;
+use crate::web::api::openapi::{NotAdmin, Unauthorized, Unavailable};
 use crate::web::api::{Admin, ApiError};
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct Workers {
     /// `WORKER_STALL_TIMEOUT`: a heartbeat older than this means a dead or stuck worker.
+    #[schema(value_type = u64)]
     stall_timeout_ms: u128,
     workers: Vec<WorkerView>,
 }
 
-#[derive(Serialize)]
+/// A worker process, as its heartbeat row has it.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Worker)]
 struct WorkerView {
     id: String,
     pid: i64,
+    /// The machine it runs on.
     host: String,
+    /// The Bindery version it runs.
     version: String,
+    #[schema(format = DateTime)]
     started_at: String,
+    #[schema(format = DateTime)]
     heartbeat_at: String,
     /// Age of the last heartbeat, by the database's clock.
     heartbeat_age_ms: i64,
@@ -29,8 +38,21 @@ struct WorkerView {
     stale: bool,
 }
 
+/// List workers
+///
 /// Every worker that has registered, freshest heartbeat first. A worker that stopped cleanly
 /// removed its row; one that died stays, marked stale.
+#[utoipa::path(
+    operation_id = "list_workers",
+    tag = "admin",
+    security(("bearer" = ["admin"]), ("basic" = ["admin"]), ("session" = ["admin"])),
+    responses(
+        (status = 200, description = "The workers.", body = Workers),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotAdmin),
+        (status = 503, response = Unavailable),
+    )
+)]
 #[get("/workers")]
 pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let rows = workers::list_workers(&state.db)
