@@ -105,19 +105,29 @@ fn an_admin_watches_queues_jobs_and_live_logs_in_chromium() {
         .args(["token", "create", "operator", "--admin"])
         .output()
         .expect("run bindery");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let token = String::from_utf8(out.stdout).expect("utf-8").trim().to_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
     // Some finished jobs to list: a book through the pipeline.
     let book = common::client()
         .post(server.url("/api/v1/books?wait=30"))
         .bearer_auth(&token)
-        .multipart(reqwest::blocking::multipart::Form::new().part(
-            "manuscript",
-            reqwest::blocking::multipart::Part::bytes(
-                std::fs::read(corpus().join("markdown/love-among-the-chickens.md")).expect("novel"),
-            )
-            .file_name("novel.md"),
-        ))
+        .multipart(
+            reqwest::blocking::multipart::Form::new().part(
+                "manuscript",
+                reqwest::blocking::multipart::Part::bytes(
+                    std::fs::read(corpus().join("markdown/love-among-the-chickens.md"))
+                        .expect("novel"),
+                )
+                .file_name("novel.md"),
+            ),
+        )
         .send()
         .expect("upload");
     assert_eq!(book.status(), 200);

@@ -25,7 +25,7 @@
 //! `tests/openapi.rs` then calls the new route on its own. It only needs a fixture for a path
 //! parameter or a request body it has not seen before, and says which one is missing.
 
-mod admin;
+pub(crate) mod admin;
 pub(crate) mod books;
 pub mod limits;
 pub(super) mod openapi;
@@ -121,6 +121,11 @@ impl ApiError {
     pub fn retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds);
         self
+    }
+
+    /// What the error says to a person.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     pub fn field(mut self, field: impl Into<String>) -> Self {

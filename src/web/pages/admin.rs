@@ -6,7 +6,7 @@
 //! disagree, and their buttons call that API.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpResponse, ResponseError, get, web};
 use maud::{Markup, html};
 
 use super::{AdminVisitor, PageError, html_response, layout};
@@ -152,7 +152,7 @@ async fn job_list(
     let query = query.into_inner();
     let page = match jobs::page(&state, &query).await {
         Ok(page) => Ok(page),
-        Err(e) if e.status_code() == StatusCode::BAD_REQUEST => Err(e.to_string()),
+        Err(e) if e.status_code() == StatusCode::BAD_REQUEST => Err(e.message().to_owned()),
         Err(e) => return Err(e.into()),
     };
     let selected = |v: &Option<String>, option: &str| v.as_deref() == Some(option);

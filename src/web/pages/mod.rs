@@ -216,10 +216,3 @@ impl FromRequest for AdminVisitor {
         })
     }
 }
-
-/// Milliseconds since the epoch as a UTC time a person reads.
-fn when(millis: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(millis)
-        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-        .unwrap_or_default()
-}

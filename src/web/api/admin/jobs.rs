@@ -26,70 +26,70 @@ pub struct ListQuery {
         pattern = "^(available|scheduled|waiting|running|completed|discarded|dead|cancelled)$",
         example = "completed"
     )]
-    state: Option<String>,
+    pub(crate) state: Option<String>,
     /// Only jobs of this queue (`books`, `catalog`, `webhooks`, `maintenance`, …).
     #[param(example = "books")]
-    queue: Option<String>,
+    pub(crate) queue: Option<String>,
     /// Only this tenant's jobs.
-    tenant: Option<String>,
+    pub(crate) tenant: Option<String>,
     /// Only jobs of this type (`book.parse`, `catalog.refresh`, …).
-    kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// The `next` of the previous page: jobs older than that one.
     #[param(value_type = Option<i64>, minimum = 1)]
-    before: Option<String>,
+    pub(crate) before: Option<String>,
     /// Jobs per page.
     #[param(value_type = Option<i64>, minimum = 1, maximum = 200, default = 50, example = 20)]
-    limit: Option<String>,
+    pub(crate) limit: Option<String>,
 }
 
 /// One page of jobs, newest first.
 #[derive(Serialize, ToSchema)]
 #[schema(as = JobPage)]
-struct Page {
-    jobs: Vec<JobSummary>,
+pub(crate) struct Page {
+    pub(crate) jobs: Vec<JobSummary>,
     /// Pass as `before` for the next (older) page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
-    next: Option<String>,
+    pub(crate) next: Option<String>,
 }
 
 /// A job as listed: what it is, where it stands, and its latest error.
 #[derive(Serialize, ToSchema)]
 #[schema(as = JobSummary)]
-struct JobSummary {
-    id: i64,
+pub(crate) struct JobSummary {
+    pub(crate) id: i64,
     /// Its type (`book.parse`, `catalog.refresh`, …).
-    kind: String,
-    queue: String,
+    pub(crate) kind: String,
+    pub(crate) queue: String,
     /// The tenant it works for.
-    tenant: String,
+    pub(crate) tenant: String,
     #[schema(
         pattern = "^(available|scheduled|waiting|running|completed|discarded|dead|cancelled)$"
     )]
-    state: String,
-    priority: i16,
+    pub(crate) state: String,
+    pub(crate) priority: i16,
     /// Attempts made so far, of `max_attempts`.
-    attempt: i32,
-    max_attempts: i32,
+    pub(crate) attempt: i32,
+    pub(crate) max_attempts: i32,
     /// When it is (or was) due.
     #[schema(format = DateTime)]
-    run_at: String,
+    pub(crate) run_at: String,
     #[schema(format = DateTime)]
-    created_at: String,
+    pub(crate) created_at: String,
     #[schema(format = DateTime)]
-    started_at: Option<String>,
+    pub(crate) started_at: Option<String>,
     #[schema(format = DateTime)]
-    finished_at: Option<String>,
+    pub(crate) finished_at: Option<String>,
     /// 0 to 100, as the job last reported it.
-    progress: Option<i32>,
-    progress_message: Option<String>,
+    pub(crate) progress: Option<i32>,
+    pub(crate) progress_message: Option<String>,
     /// While it is unfinished, no other job with this key can be enqueued.
-    unique_key: Option<String>,
+    pub(crate) unique_key: Option<String>,
     /// The workflow it belongs to: for a book's steps, the book's id.
-    workflow: Option<String>,
+    pub(crate) workflow: Option<String>,
     /// The newest entry of its error history, unless it completed.
-    last_error: Option<String>,
+    pub(crate) last_error: Option<String>,
     /// This job in full.
-    url: String,
+    pub(crate) url: String,
 }
 
 impl From<&JobRecord> for JobSummary {
@@ -122,40 +122,40 @@ impl From<&JobRecord> for JobSummary {
 /// A job in full.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Job)]
-struct JobDetail {
+pub(crate) struct JobDetail {
     #[serde(flatten)]
-    summary: JobSummary,
+    pub(crate) summary: JobSummary,
     /// As enqueued: JSON when it parses as JSON, else the stored text.
     #[schema(value_type = Value)]
-    payload: Value,
+    pub(crate) payload: Value,
     /// What it returned when it completed: JSON when it parses as JSON, else the stored text.
     #[schema(value_type = Option<Value>)]
-    result: Option<Value>,
+    pub(crate) result: Option<Value>,
     /// Jobs with the same serial key run one at a time.
-    serial_key: Option<String>,
+    pub(crate) serial_key: Option<String>,
     /// The job that waits for this one (and its siblings) to finish.
-    join_id: Option<i64>,
+    pub(crate) join_id: Option<i64>,
     /// Jobs this one waits for that have not finished.
-    pending_children: i32,
+    pub(crate) pending_children: i32,
     /// The worker running it.
-    locked_by: Option<String>,
+    pub(crate) locked_by: Option<String>,
     /// When that worker's lease ends unless it renews it.
     #[schema(format = DateTime)]
-    locked_until: Option<String>,
+    pub(crate) locked_until: Option<String>,
     /// Every failure, oldest first: one per failed attempt, plus cancels and discards.
-    errors: Vec<ErrorEntry>,
+    pub(crate) errors: Vec<ErrorEntry>,
 }
 
 /// One entry of a job's error history.
 #[derive(Serialize, ToSchema)]
 #[schema(as = JobError)]
-struct ErrorEntry {
-    attempt: Option<i64>,
+pub(crate) struct ErrorEntry {
+    pub(crate) attempt: Option<i64>,
     #[schema(format = DateTime)]
-    at: Option<String>,
-    message: String,
+    pub(crate) at: Option<String>,
+    pub(crate) message: String,
     /// The error's causes, outermost first.
-    causes: Vec<String>,
+    pub(crate) causes: Vec<String>,
 }
 
 impl From<&JobRecord> for JobDetail {
@@ -219,6 +219,11 @@ pub async fn list(
     state: web::Data<AppState>,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(page(&state, &query).await?))
+}
+
+/// A page of jobs for `query`, as the API lists them (and the admin pages show them).
+pub(crate) async fn page(state: &AppState, query: &ListQuery) -> Result<Page, ApiError> {
     let job_state = match given(&query.state) {
         None => None,
         Some(s) => Some(JobState::parse(s).ok_or_else(|| {
@@ -244,10 +249,10 @@ pub async fn list(
     let next = (jobs.len() as i64 == limit)
         .then(|| jobs.last().map(|j| j.id.to_string()))
         .flatten();
-    Ok(HttpResponse::Ok().json(Page {
+    Ok(Page {
         jobs: jobs.iter().map(JobSummary::from).collect(),
         next,
-    }))
+    })
 }
 
 /// Show a job
@@ -272,8 +277,12 @@ pub async fn show(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let job = find(&state, &id).await?;
-    Ok(HttpResponse::Ok().json(JobDetail::from(&job)))
+    Ok(HttpResponse::Ok().json(detail(&state, &id).await?))
+}
+
+/// One job in full, as the API shows it (and the admin pages).
+pub(crate) async fn detail(state: &AppState, id: &str) -> Result<JobDetail, ApiError> {
+    Ok(JobDetail::from(&find(state, id).await?))
 }
 
 /// Why a job was cancelled or discarded.

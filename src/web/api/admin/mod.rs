@@ -6,11 +6,11 @@
 //! that fails to parse would answer 400 before the token is checked, telling a non-admin that
 //! the route exists.
 
-mod jobs;
+pub(crate) mod jobs;
 mod logs;
-mod queues;
-mod schedules;
-mod workers;
+pub(crate) mod queues;
+pub(crate) mod schedules;
+pub(crate) mod workers;
 
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::web;

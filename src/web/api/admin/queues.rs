@@ -23,18 +23,18 @@ static REGISTERED: LazyLock<Vec<String>> = LazyLock::new(|| crate::worker::regis
 /// A queue: how much waits in it, and whether workers take from it.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Queue)]
-struct QueueView {
-    name: String,
+pub(crate) struct QueueView {
+    pub(crate) name: String,
     /// Workers claim nothing from a paused queue.
-    paused: bool,
+    pub(crate) paused: bool,
     /// Jobs due and waiting for a worker.
-    depth: i64,
+    pub(crate) depth: i64,
     /// How long the oldest of those has waited.
-    oldest_available_age_ms: Option<i64>,
+    pub(crate) oldest_available_age_ms: Option<i64>,
     /// Jobs by state: `available`, `scheduled`, `waiting`, `running` and `dead`, each always
     /// present (finished jobs are not counted).
     #[schema(value_type = BTreeMap<String, i64>)]
-    counts: BTreeMap<&'static str, i64>,
+    pub(crate) counts: BTreeMap<&'static str, i64>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -88,10 +88,14 @@ fn views(stats: &QueueStats) -> Vec<QueueView> {
 )]
 #[get("/queues")]
 pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let stats = state.queue.stats().await?;
     Ok(HttpResponse::Ok().json(QueueList {
-        queues: views(&stats),
+        queues: all(&state).await?,
     }))
+}
+
+/// Every queue, as the API lists them (and the admin pages show them).
+pub(crate) async fn all(state: &AppState) -> Result<Vec<QueueView>, ApiError> {
+    Ok(views(&state.queue.stats().await?))
 }
 
 /// Pause a queue

@@ -18,21 +18,21 @@ const VARIABLE_PREFIX: &str = "SCHEDULE_";
 /// A schedule as the configuration has it, switched on or off.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = ScheduleConfig)]
-struct Configured {
-    name: String,
+pub(crate) struct Configured {
+    pub(crate) name: String,
     /// The environment variable that sets it (empty for a schedule that has none).
-    variable: &'static str,
-    enabled: bool,
+    pub(crate) variable: &'static str,
+    pub(crate) enabled: bool,
     /// Its cron expression (UTC), unless switched off.
-    cron: Option<String>,
+    pub(crate) cron: Option<String>,
     /// Its cron expression when the variable is unset (`off` for one off by default).
-    default_cron: &'static str,
+    pub(crate) default_cron: &'static str,
     /// The variable sets something other than the default (a cron expression, or `off`).
-    overridden: bool,
+    pub(crate) overridden: bool,
     /// The type of the job it enqueues, unless switched off.
-    kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// That job's queue, unless switched off.
-    queue: Option<String>,
+    pub(crate) queue: Option<String>,
 }
 
 /// Every schedule the configuration table declares (`SCHEDULE_NAME`), including those switched
@@ -81,38 +81,38 @@ fn configured(config: &Config) -> Vec<Configured> {
 /// A recurring job: its configuration, when it runs next and how its last run went.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Schedule)]
-struct ScheduleView {
+pub(crate) struct ScheduleView {
     #[serde(flatten)]
-    configured: Configured,
+    pub(crate) configured: Configured,
     /// The next firing, if it is switched on.
     #[schema(format = DateTime)]
-    next_run: Option<String>,
+    pub(crate) next_run: Option<String>,
     /// The newest job it enqueued that is still kept (finished jobs are pruned after
     /// `JOB_RETENTION`).
-    last_run: Option<LastRun>,
+    pub(crate) last_run: Option<LastRun>,
 }
 
 /// The job a schedule enqueued last.
 #[derive(Serialize, ToSchema)]
 #[schema(as = ScheduleRun)]
-struct LastRun {
-    job_id: i64,
+pub(crate) struct LastRun {
+    pub(crate) job_id: i64,
     /// The job's state.
     #[schema(
         pattern = "^(available|scheduled|waiting|running|completed|discarded|dead|cancelled)$"
     )]
-    state: String,
+    pub(crate) state: String,
     /// The slot it was enqueued for.
     #[schema(format = DateTime)]
-    slot: Option<String>,
+    pub(crate) slot: Option<String>,
     #[schema(format = DateTime)]
-    enqueued_at: String,
+    pub(crate) enqueued_at: String,
     #[schema(format = DateTime)]
-    started_at: Option<String>,
+    pub(crate) started_at: Option<String>,
     #[schema(format = DateTime)]
-    finished_at: Option<String>,
+    pub(crate) finished_at: Option<String>,
     /// The job in full.
-    url: String,
+    pub(crate) url: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -137,6 +137,14 @@ struct ScheduleList {
 )]
 #[get("/schedules")]
 pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(ScheduleList {
+        schedules: all(&state).await?,
+    }))
+}
+
+/// Every schedule with its last and next run, as the API lists them (and the admin pages
+/// show them).
+pub(crate) async fn all(state: &AppState) -> Result<Vec<ScheduleView>, ApiError> {
     let now = Utc::now();
     let mut views = Vec::new();
     for configured in configured(&state.config) {
@@ -170,7 +178,7 @@ pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpRespo
             last_run,
         });
     }
-    Ok(HttpResponse::Ok().json(ScheduleList { schedules: views }))
+    Ok(views)
 }
 
 #[cfg(test)]

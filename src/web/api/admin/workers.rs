@@ -11,31 +11,31 @@ use crate::web::api::openapi::{NotAdmin, Unauthorized, Unavailable};
 use crate::web::api::{Admin, ApiError};
 
 #[derive(Serialize, ToSchema)]
-struct Workers {
+pub(crate) struct Workers {
     /// `WORKER_STALL_TIMEOUT`: a heartbeat older than this means a dead or stuck worker.
     #[schema(value_type = u64)]
-    stall_timeout_ms: u128,
-    workers: Vec<WorkerView>,
+    pub(crate) stall_timeout_ms: u128,
+    pub(crate) workers: Vec<WorkerView>,
 }
 
 /// A worker process, as its heartbeat row has it.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Worker)]
-struct WorkerView {
-    id: String,
-    pid: i64,
+pub(crate) struct WorkerView {
+    pub(crate) id: String,
+    pub(crate) pid: i64,
     /// The machine it runs on.
-    host: String,
+    pub(crate) host: String,
     /// The Bindery version it runs.
-    version: String,
+    pub(crate) version: String,
     #[schema(format = DateTime)]
-    started_at: String,
+    pub(crate) started_at: String,
     #[schema(format = DateTime)]
-    heartbeat_at: String,
+    pub(crate) heartbeat_at: String,
     /// Age of the last heartbeat, by the database's clock.
-    heartbeat_age_ms: i64,
+    pub(crate) heartbeat_age_ms: i64,
     /// Its heartbeat is older than the stall timeout: dead or stuck, and its jobs are rescued.
-    stale: bool,
+    pub(crate) stale: bool,
 }
 
 /// List workers
@@ -55,11 +55,16 @@ struct WorkerView {
 )]
 #[get("/workers")]
 pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(all(&state).await?))
+}
+
+/// The workers and their heartbeats, as the API lists them (and the admin pages show them).
+pub(crate) async fn all(state: &AppState) -> Result<Workers, ApiError> {
     let rows = workers::list_workers(&state.db)
         .await
         .map_err(anyhow::Error::from)?;
     let stall = state.worker_stall_timeout;
-    Ok(HttpResponse::Ok().json(Workers {
+    Ok(Workers {
         stall_timeout_ms: stall.as_millis(),
         workers: rows
             .into_iter()
@@ -74,5 +79,5 @@ pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpRespo
                 heartbeat_age_ms: w.age_ms,
             })
             .collect(),
-    }))
+    })
 }
