@@ -346,6 +346,37 @@ fn wait_and_events(postgres: bool) {
 }
 
 #[test]
+fn an_open_event_stream_does_not_hold_up_a_graceful_stop() {
+    let mut server = serve(false, &[]);
+    let alice = token(&server, "alice");
+    let paused = cli(&server)
+        .args(["jobs", "pause", "books"])
+        .output()
+        .expect("pause");
+    assert!(paused.status.success());
+    std::thread::sleep(Duration::from_millis(300));
+    let book = json(upload(&server, &alice, "", novel_form()));
+    let id = book["id"].as_str().expect("id");
+    // The book never finishes (its queue is paused), so only the stop can end this stream.
+    let events = reqwest::blocking::Client::new()
+        .get(server.url(&format!("/api/v1/books/{id}/events")))
+        .bearer_auth(&alice)
+        .send()
+        .expect("GET events");
+    assert_eq!(events.status(), StatusCode::OK);
+    server.process.signal(nix::sys::signal::Signal::SIGTERM);
+    let (status, took) = server.process.wait_exit(Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "the stop waited {took:?} for the stream"
+    );
+    let mut rest = String::new();
+    let _ = std::io::BufReader::new(events).read_to_string(&mut rest);
+    assert!(rest.contains("event: progress"), "{rest}");
+}
+
+#[test]
 fn an_upload_over_the_limit_is_refused_with_413_and_leaves_nothing() {
     let server = Server::start(&["serve"], &[("MAX_MANUSCRIPT_SIZE", "1MiB")]);
     let alice = token(&server, "alice");

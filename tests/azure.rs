@@ -188,7 +188,10 @@ fn a_book_lives_in_azure_blob_storage_from_upload_to_delete() {
         .iter()
         .filter_map(|k| k.split('/').nth(1).map(str::to_owned))
         .collect();
-    assert_eq!(books.into_iter().collect::<Vec<_>>(), std::slice::from_ref(&id));
+    assert_eq!(
+        books.into_iter().collect::<Vec<_>>(),
+        std::slice::from_ref(&id)
+    );
 
     let deleted = http
         .delete(server.url(&format!("/api/v1/books/{id}")))

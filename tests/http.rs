@@ -1,4 +1,4 @@
-//! The web process's own pages: health, the placeholder front page, embedded assets, request logs.
+//! The web process's own pages: health, the front page, embedded assets, request logs.
 
 mod common;
 
@@ -13,15 +13,17 @@ use common::{Server, message};
 fn front_page_and_assets_are_embedded_and_cacheable() {
     let server = Server::start(&["web"], &[]);
     let client = common::client();
+    // `/` leads a visitor to sign in, which is a page of the binary's own.
     let page = client.get(server.url("/")).send().expect("GET /");
     assert_eq!(page.status(), 200);
+    assert!(page.url().path().ends_with("/signin"), "{}", page.url());
     assert!(
         page.headers()["content-type"]
             .to_str()
             .expect("ct")
             .starts_with("text/html")
     );
-    assert!(page.text().expect("body").contains("<h1>Bindery</h1>"));
+    assert!(page.text().expect("body").contains("<h1>Sign in</h1>"));
 
     let css = client
         .get(server.url("/static/bindery.css"))

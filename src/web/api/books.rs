@@ -318,68 +318,84 @@ const EVENT_KEEPALIVE: Duration = Duration::from_secs(15);
 #[get("/books/{id}/events")]
 pub async fn events(
     state: web::Data<AppState>,
+    stopping: web::Data<crate::web::Stopping>,
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.0.tenant, &id).await?;
-    let stream = futures_util::stream::unfold(
-        (
-            state,
-            book.id,
-            String::new(),
-            false,
-            std::time::Instant::now(),
-        ),
-        |(state, id, last, finished, mut quiet_since)| async move {
-            if finished {
-                return None;
-            }
-            loop {
-                let book = match books::get(&state.db, &id).await {
-                    Ok(Some(book)) => book,
-                    Ok(None) => {
-                        let event = "event: deleted\ndata: {}\n\n".to_owned();
-                        return Some((
-                            Ok::<_, actix_web::Error>(web::Bytes::from(event)),
-                            (state, id, last, true, quiet_since),
-                        ));
-                    }
-                    Err(e) => {
-                        tracing::warn!(book.id = %id, error = %format!("{e:#}"), "event stream read failed");
-                        tokio::time::sleep(EVENT_POLL * 4).await;
-                        continue;
-                    }
-                };
-                let Ok(view) = view(&state, &book, true).await else {
-                    tokio::time::sleep(EVENT_POLL * 4).await;
+    let watch = Watch {
+        state,
+        stopping: stopping.get_ref().clone(),
+        id: book.id,
+        last: String::new(),
+        finished: false,
+        quiet_since: std::time::Instant::now(),
+    };
+    let stream = futures_util::stream::unfold(watch, |mut watch| async move {
+        if watch.finished {
+            return None;
+        }
+        loop {
+            let book = match books::get(&watch.state.db, &watch.id).await {
+                Ok(Some(book)) => book,
+                Ok(None) => {
+                    watch.finished = true;
+                    let event = web::Bytes::from_static(b"event: deleted\ndata: {}\n\n");
+                    return Some((Ok::<_, actix_web::Error>(event), watch));
+                }
+                Err(e) => {
+                    tracing::warn!(book.id = %watch.id, error = %format!("{e:#}"), "event stream read failed");
+                    watch.pause(EVENT_POLL * 4).await?;
                     continue;
-                };
-                let json = serde_json::to_string(&view).unwrap_or_default();
-                let done = view.status != books::PROCESSING;
-                if json != last {
-                    let kind = if done { "done" } else { "progress" };
-                    let event = format!("event: {kind}\ndata: {json}\n\n");
-                    return Some((
-                        Ok(web::Bytes::from(event)),
-                        (state, id, json, done, std::time::Instant::now()),
-                    ));
                 }
-                if quiet_since.elapsed() >= EVENT_KEEPALIVE {
-                    quiet_since = std::time::Instant::now();
-                    return Some((
-                        Ok(web::Bytes::from_static(b": keep-alive\n\n")),
-                        (state, id, last, false, quiet_since),
-                    ));
-                }
-                tokio::time::sleep(EVENT_POLL).await;
+            };
+            let Ok(view) = view(&watch.state, &book, true).await else {
+                watch.pause(EVENT_POLL * 4).await?;
+                continue;
+            };
+            let json = serde_json::to_string(&view).unwrap_or_default();
+            let done = view.status != books::PROCESSING;
+            if json != watch.last {
+                let kind = if done { "done" } else { "progress" };
+                let event = format!("event: {kind}\ndata: {json}\n\n");
+                watch.last = json;
+                watch.finished = done;
+                watch.quiet_since = std::time::Instant::now();
+                return Some((Ok(web::Bytes::from(event)), watch));
             }
-        },
-    );
+            if watch.quiet_since.elapsed() >= EVENT_KEEPALIVE {
+                watch.quiet_since = std::time::Instant::now();
+                return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), watch));
+            }
+            watch.pause(EVENT_POLL).await?;
+        }
+    });
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("X-Accel-Buffering", "no"))
         .streaming(stream))
+}
+
+/// One client's event stream: the book it follows and what it was last sent.
+struct Watch {
+    state: web::Data<AppState>,
+    stopping: crate::web::Stopping,
+    id: String,
+    last: String,
+    finished: bool,
+    quiet_since: std::time::Instant,
+}
+
+impl Watch {
+    /// Waits `period` before the next read; `None` once the server is stopping, which ends the
+    /// stream at once instead of holding a graceful stop until its deadline.
+    async fn pause(&mut self, period: Duration) -> Option<()> {
+        tokio::select! {
+            () = tokio::time::sleep(period) => Some(()),
+            () = self.stopping.wait() => None,
+        }
+    }
 }
 
 /// Download the EPUB

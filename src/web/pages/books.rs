@@ -112,6 +112,9 @@ async fn upload(
                     (text_field("series_number", "Number in series", "text", ""))
                     label for="description" { "Description" }
                     textarea #description name="description" rows="4" {}
+                    label for="callback_url" { "Webhook URL" }
+                    input #callback_url type="url" name="callback_url" autocomplete="off" placeholder="https://example.com/hooks/bindery" aria-describedby="callback-hint";
+                    p.hint #callback-hint { "Bindery POSTs a signed event here when the book is ready or fails." }
                     label for="format" { "Format" }
                     select #format name="format" {
                         option value="" selected { "Detect from the file" }
@@ -237,6 +240,21 @@ async fn show(
                                     (warning.message)
                                     @if let Some(location) = &warning.location { " " span.meta { "(" (location) ")" } }
                                 }
+                            }
+                        }
+                    }
+                }
+            }
+
+            @if let Some(deliveries) = book.deliveries.as_ref().filter(|d| !d.is_empty()) {
+                section.webhooks aria-labelledby="webhooks-title" {
+                    h2 #webhooks-title { "Webhook" }
+                    p.meta { "To " (book.callback_url.as_deref().unwrap_or_default()) }
+                    ul {
+                        @for d in deliveries {
+                            li {
+                                code { (d.event) } " · " (d.state) " · " (d.attempts) " attempt" @if d.attempts != 1 { "s" }
+                                @if let Some(e) = &d.last_error { " · " span.meta { (e) } }
                             }
                         }
                     }
