@@ -49,21 +49,7 @@ impl Admin {
     }
 
     fn token(&self, name: &str, admin: bool) -> String {
-        let mut cmd = self.cli();
-        cmd.args(["token", "create", name]);
-        if admin {
-            cmd.arg("--admin");
-        }
-        let out = cmd.output().expect("run bindery token create");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .trim()
-            .to_owned()
+        common::web::create_token(self.cli(), name, admin)
     }
 
     async fn store(&self) -> common::books::Store {

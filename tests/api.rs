@@ -12,21 +12,9 @@ use serde_json::Value;
 
 use common::{Server, client, command, corpus};
 
-/// `bindery token create NAME` against the server's database; the token it prints.
+/// `bindery token create NAME` against the server's storage; the token it prints.
 fn token(server: &Server, name: &str) -> String {
-    let out = cli(server)
-        .args(["token", "create", name])
-        .output()
-        .expect("run bindery token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_owned()
+    common::web::create_token(cli(server), name, false)
 }
 
 /// The same environment the server runs with (its data directory, its database).

@@ -4,97 +4,13 @@
 mod common;
 
 use reqwest::StatusCode;
-use reqwest::blocking::{Client, Response};
-use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
+use reqwest::header::{COOKIE, LOCATION};
 
+use common::web::{browser as http, cookie_pair, session, set_cookie, sign_in};
 use common::{Server, command, corpus};
 
 fn token(server: &Server, name: &str) -> String {
-    let out = command(&server.data_dir())
-        .args(["token", "create", name])
-        .output()
-        .expect("bindery token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_owned()
-}
-
-/// A client that never follows redirects, so the tests see where each answer points.
-fn http() -> Client {
-    Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(std::time::Duration::from_secs(20))
-        .build()
-        .expect("client")
-}
-
-/// `name=value` of a cookie the response sets, with its attributes.
-fn set_cookie(response: &Response, name: &str) -> Option<String> {
-    response
-        .headers()
-        .get_all(SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with(&format!("{name}=")))
-        .map(str::to_owned)
-}
-
-fn cookie_pair(set_cookie: &str) -> String {
-    set_cookie.split(';').next().unwrap_or_default().to_owned()
-}
-
-/// A browser's sign-in: fetch the form (it sets the double-submit cookie), post it back.
-fn sign_in(server: &Server, token: &str) -> Response {
-    let form = http()
-        .get(server.url("/signin"))
-        .send()
-        .expect("GET /signin");
-    assert_eq!(form.status(), 200);
-    let signin = cookie_pair(&set_cookie(&form, "bindery_signin").expect("sign-in cookie"));
-    let csrf = signin.split_once('=').expect("pair").1.to_owned();
-    let body = form.text().expect("body");
-    assert!(
-        body.contains(&format!("value=\"{csrf}\"")),
-        "the form carries the cookie's value"
-    );
-    http()
-        .post(server.url("/signin"))
-        .header(COOKIE, signin)
-        .form(&[("token", token), ("_csrf", &csrf), ("next", "/books")])
-        .send()
-        .expect("POST /signin")
-}
-
-/// A signed-in session: its cookie header and the CSRF token its pages carry.
-struct Session {
-    cookie: String,
-    csrf: String,
-}
-
-fn session(server: &Server, token: &str) -> Session {
-    let response = sign_in(server, token);
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let cookie = cookie_pair(&set_cookie(&response, "bindery_session").expect("session cookie"));
-    let page = http()
-        .get(server.url("/books"))
-        .header(COOKIE, &cookie)
-        .send()
-        .expect("GET /books")
-        .text()
-        .expect("body");
-    let csrf = page
-        .split("name=\"csrf-token\" content=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("csrf meta tag")
-        .to_owned();
-    Session { cookie, csrf }
+    common::web::token(server, name, false)
 }
 
 fn novel() -> reqwest::blocking::multipart::Form {

@@ -82,19 +82,7 @@ fn token(server: &Server, container: &str) -> String {
     for (k, v) in azure_env(container) {
         cmd.env(k, v);
     }
-    let out = cmd
-        .args(["token", "create", "alice"])
-        .output()
-        .expect("bindery token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_owned()
+    common::web::create_token(cmd, "alice", false)
 }
 
 fn keys(container: &str, prefix: &str) -> Vec<String> {

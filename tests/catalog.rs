@@ -27,19 +27,7 @@ fn token(server: &Server, database: Option<&str>, name: &str) -> String {
     if let Some(url) = database {
         cmd.env("DATABASE_URL", url);
     }
-    let out = cmd
-        .args(["token", "create", name])
-        .output()
-        .expect("run bindery token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_owned()
+    common::web::create_token(cmd, name, false)
 }
 
 /// Uploads the corpus novel with its cover and a description, and waits until it is ready.

@@ -20,7 +20,8 @@ use reqwest::blocking::{Client, RequestBuilder, Response};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use common::{Server, command};
+use common::Server;
+use common::web::token;
 
 const DOCUMENT: &str = "/api/v1/openapi.json";
 
@@ -53,25 +54,6 @@ fn file_fixture(field: &str) -> Option<Part> {
     }
 }
 
-/// `bindery token create NAME [--admin]` against the server's data directory.
-fn token(server: &Server, name: &str, admin: bool) -> String {
-    let mut cmd = command(&server.data_dir());
-    cmd.args(["token", "create", name]);
-    if admin {
-        cmd.arg("--admin");
-    }
-    let out = cmd.output().expect("run bindery token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_owned()
-}
-
 fn http() -> Client {
     Client::builder()
         .timeout(Duration::from_secs(90))
@@ -79,39 +61,9 @@ fn http() -> Client {
         .expect("http client")
 }
 
-/// Signs in as a browser does (fetch the form, which sets the double-submit cookie, and post it
-/// back with the token) and returns the session cookie, `name=value`.
+/// Signs in as a browser does and returns the session cookie, `name=value`.
 fn sign_in(server: &Server, token: &str) -> String {
-    let browser = Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(20))
-        .build()
-        .expect("http client");
-    let cookie = |response: &Response, name: &str| -> String {
-        response
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .find(|v| v.starts_with(&format!("{name}=")))
-            .and_then(|v| v.split(';').next())
-            .unwrap_or_else(|| panic!("no {name} cookie"))
-            .to_owned()
-    };
-    let form = browser
-        .get(server.url("/signin"))
-        .send()
-        .expect("GET /signin");
-    let signin = cookie(&form, "bindery_signin");
-    let form_csrf = signin.split_once('=').expect("name=value").1.to_owned();
-    let signed_in = browser
-        .post(server.url("/signin"))
-        .header("cookie", &signin)
-        .form(&[("token", token), ("_csrf", &form_csrf), ("next", "/books")])
-        .send()
-        .expect("POST /signin");
-    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER, "signed in");
-    cookie(&signed_in, "bindery_session")
+    common::web::session(server, token).cookie
 }
 
 fn fetch_document(server: &Server) -> Value {

@@ -1,0 +1,107 @@
+//! Tokens and browser sign-in against a running server, as tests of the HTTP side need them.
+
+use std::process::Command;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::blocking::{Client, Response};
+
+use super::{Server, command};
+
+/// `bindery token create NAME [--admin]` run by `cmd`, which carries the server's environment
+/// (its data directory, its `DATABASE_URL`); the token it prints alone on stdout.
+pub fn create_token(mut cmd: Command, name: &str, admin: bool) -> String {
+    cmd.args(["token", "create", name]);
+    if admin {
+        cmd.arg("--admin");
+    }
+    let out = cmd.output().expect("run bindery token create");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned()
+}
+
+/// A token for a server on SQLite in its own data directory.
+pub fn token(server: &Server, name: &str, admin: bool) -> String {
+    create_token(command(&server.data_dir()), name, admin)
+}
+
+/// A client that never follows redirects, so a test sees where each answer points.
+pub fn browser() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("http client")
+}
+
+/// The `Set-Cookie` value (with its attributes) a response sets for `name`.
+pub fn set_cookie(response: &Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(str::to_owned)
+}
+
+/// `name=value` of a `Set-Cookie` value.
+pub fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap_or_default().to_owned()
+}
+
+/// A browser's sign-in: fetch the form (it sets the double-submit cookie) and post it back
+/// with `token`. Returns the answer to the post.
+pub fn sign_in(server: &Server, token: &str) -> Response {
+    let form = browser()
+        .get(server.url("/signin"))
+        .send()
+        .expect("GET /signin");
+    assert_eq!(form.status(), StatusCode::OK);
+    let signin = cookie_pair(&set_cookie(&form, "bindery_signin").expect("sign-in cookie"));
+    let csrf = signin.split_once('=').expect("name=value").1.to_owned();
+    let body = form.text().expect("body");
+    assert!(
+        body.contains(&format!("value=\"{csrf}\"")),
+        "the form carries the cookie's value"
+    );
+    browser()
+        .post(server.url("/signin"))
+        .header("cookie", signin)
+        .form(&[("token", token), ("_csrf", &csrf), ("next", "/books")])
+        .send()
+        .expect("POST /signin")
+}
+
+/// A signed-in browser session: its cookie (`name=value`) and the CSRF token its pages carry.
+pub struct Session {
+    pub cookie: String,
+    pub csrf: String,
+}
+
+pub fn session(server: &Server, token: &str) -> Session {
+    let response = sign_in(server, token);
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "signed in");
+    let cookie = cookie_pair(&set_cookie(&response, "bindery_session").expect("session cookie"));
+    let page = browser()
+        .get(server.url("/books"))
+        .header("cookie", &cookie)
+        .send()
+        .expect("GET /books")
+        .text()
+        .expect("body");
+    let csrf = page
+        .split("name=\"csrf-token\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("csrf meta tag")
+        .to_owned();
+    Session { cookie, csrf }
+}
