@@ -361,18 +361,7 @@ pub async fn cancel(
     id: web::Path<String>,
     body: Option<web::Json<ActionBody>>,
 ) -> Result<HttpResponse, ApiError> {
-    let job = find(&state, &id).await?;
-    let reason = reason(&admin, body, "cancelled");
-    if !state.queue.cancel(job.id, &reason).await? {
-        return Err(conflict(
-            &state,
-            job.id,
-            "only a job that has not finished can be cancelled",
-        )
-        .await);
-    }
-    tracing::info!(job.id = job.id, job.kind = %job.kind, admin = %admin.0.name, "job cancelled by an admin");
-    answer(&state, job.id).await
+    end(admin, &state, &id, body, Ending::Cancel).await
 }
 
 /// Discard a job
@@ -405,18 +394,42 @@ pub async fn discard(
     id: web::Path<String>,
     body: Option<web::Json<ActionBody>>,
 ) -> Result<HttpResponse, ApiError> {
-    let job = find(&state, &id).await?;
-    let reason = reason(&admin, body, "discarded");
-    if !state.queue.discard(job.id, &reason).await? {
-        return Err(conflict(
-            &state,
-            job.id,
-            "only a job that has not finished can be discarded",
-        )
-        .await);
+    end(admin, &state, &id, body, Ending::Discard).await
+}
+
+/// The two ways an admin ends an unfinished job.
+#[derive(Clone, Copy)]
+enum Ending {
+    Cancel,
+    Discard,
+}
+
+async fn end(
+    admin: Admin,
+    state: &AppState,
+    id: &str,
+    body: Option<web::Json<ActionBody>>,
+    how: Ending,
+) -> Result<HttpResponse, ApiError> {
+    let job = find(state, id).await?;
+    let did = match how {
+        Ending::Cancel => "cancelled",
+        Ending::Discard => "discarded",
+    };
+    let reason = reason(&admin, body, did);
+    let ended = match how {
+        Ending::Cancel => state.queue.cancel(job.id, &reason).await?,
+        Ending::Discard => state.queue.discard(job.id, &reason).await?,
+    };
+    if !ended {
+        let rule = match how {
+            Ending::Cancel => "only a job that has not finished can be cancelled",
+            Ending::Discard => "only a job that has not finished can be discarded",
+        };
+        return Err(conflict(state, job.id, rule).await);
     }
-    tracing::info!(job.id = job.id, job.kind = %job.kind, admin = %admin.0.name, "job discarded by an admin");
-    answer(&state, job.id).await
+    tracing::info!(job.id = job.id, job.kind = %job.kind, admin = %admin.0.name, "job {did} by an admin");
+    answer(state, job.id).await
 }
 
 fn reason(admin: &Admin, body: Option<web::Json<ActionBody>>, did: &str) -> String {
