@@ -6,7 +6,8 @@ use std::io::Cursor;
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::PngEncoder;
 use image::imageops::FilterType;
-use image::{ImageFormat, ImageReader};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 use sha2::{Digest, Sha256};
 
 use super::xhtml::escape::{collapse, escaped};
@@ -54,9 +55,15 @@ pub fn prepare(
         name: name.to_owned(),
         detail,
     };
-    let decoded = ImageReader::with_format(Cursor::new(bytes), format)
-        .decode()
+    let mut decoder = ImageReader::with_format(Cursor::new(bytes), format)
+        .into_decoder()
         .map_err(|e| bad(e.to_string()))?;
+    // Phones store a portrait photo sideways with an EXIF note to turn it; browsers obey the
+    // note, many e-readers do not. So the pixels are turned here, and the note dropped.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut decoded = DynamicImage::from_decoder(decoder).map_err(|e| bad(e.to_string()))?;
+    decoded.apply_orientation(orientation);
+    let turned = orientation != Orientation::NoTransforms;
     let (file_name, media_type) = match format {
         ImageFormat::Png => ("cover.png", "image/png"),
         _ => ("cover.jpg", "image/jpeg"),
@@ -68,11 +75,15 @@ pub fn prepare(
         height,
         generated: false,
     };
-    if info.width <= MAX_WIDTH && info.height <= MAX_HEIGHT {
+    if !turned && info.width <= MAX_WIDTH && info.height <= MAX_HEIGHT {
         return Ok((describe(info.width, info.height), bytes.to_vec()));
     }
     // `resize` keeps the aspect ratio, fitting within the bounds.
-    let scaled = decoded.resize(MAX_WIDTH, MAX_HEIGHT, FilterType::Lanczos3);
+    let scaled = if decoded.width() <= MAX_WIDTH && decoded.height() <= MAX_HEIGHT {
+        decoded
+    } else {
+        decoded.resize(MAX_WIDTH, MAX_HEIGHT, FilterType::Lanczos3)
+    };
     let mut out = Vec::new();
     let encoded = match format {
         ImageFormat::Png => scaled.write_with_encoder(PngEncoder::new(&mut out)),
@@ -387,6 +398,61 @@ mod tests {
             (150, 2560, "cover.png")
         );
         assert!(bytes.starts_with(b"\x89PNG"));
+    }
+
+    #[test]
+    fn a_photo_stored_sideways_is_turned_upright() {
+        use image::{ImageEncoder, Rgb, RgbImage};
+        // Left half red, right half blue, stored landscape with EXIF orientation 6 ("turn
+        // 90° clockwise to view"), as a phone stores a portrait photo.
+        let picture = RgbImage::from_fn(300, 200, |x, _| {
+            if x < 150 {
+                Rgb([220, 0, 0])
+            } else {
+                Rgb([0, 0, 220])
+            }
+        });
+        let exif: Vec<u8> = [
+            &b"II*\0"[..],
+            &8u32.to_le_bytes(),
+            &1u16.to_le_bytes(),
+            &0x0112u16.to_le_bytes(),
+            &3u16.to_le_bytes(),
+            &1u32.to_le_bytes(),
+            &6u16.to_le_bytes(),
+            &0u16.to_le_bytes(),
+            &0u32.to_le_bytes(),
+        ]
+        .concat();
+        let mut jpeg = Vec::new();
+        let mut encoder = JpegEncoder::new_with_quality(&mut jpeg, 95);
+        encoder.set_exif_metadata(exif).expect("test setup");
+        encoder
+            .write_image(picture.as_raw(), 300, 200, image::ExtendedColorType::Rgb8)
+            .expect("test setup");
+
+        let (info, out) = prepare("phone.jpg", &jpeg, &Limits::default()).expect("accepted");
+        assert_eq!((info.width, info.height), (200, 300), "now portrait");
+        let upright = image::load_from_memory(&out).expect("decodes").to_rgb8();
+        assert_eq!(upright.dimensions(), (200, 300));
+        // Turned clockwise, the red left half is now the top.
+        let top = upright.get_pixel(100, 40);
+        let bottom = upright.get_pixel(100, 260);
+        assert!(top[0] > 150 && top[2] < 80, "top is red: {top:?}");
+        assert!(
+            bottom[2] > 150 && bottom[0] < 80,
+            "bottom is blue: {bottom:?}"
+        );
+        // The note is gone, so nothing turns it a second time.
+        let mut decoder = ImageReader::new(Cursor::new(&out))
+            .with_guessed_format()
+            .expect("test setup")
+            .into_decoder()
+            .expect("test setup");
+        assert_eq!(
+            decoder.orientation().expect("orientation"),
+            Orientation::NoTransforms
+        );
     }
 
     #[test]
