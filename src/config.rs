@@ -176,6 +176,12 @@ pub const VARIABLES: &[Variable] = &[
         "Cron expression (5 or 6 fields, UTC) for rebuilding every tenant's OPDS and JSON catalog, or `off` (publishing and deleting a book still refresh it).",
     ),
     var(
+        "SCHEDULE_SWEEP_BLOBS",
+        "0 43 3 * * *",
+        "off",
+        "Cron expression (5 or 6 fields, UTC) for deleting files of books that do not exist (uploads cut off by a crash), or `off`.",
+    ),
+    var(
         "MAX_MANUSCRIPT_SIZE",
         "100MiB",
         "20MiB",
@@ -373,6 +379,7 @@ impl fmt::Display for RateLimit {
 pub struct ScheduleConfig {
     pub prune_jobs: Option<String>,
     pub catalog_refresh: Option<String>,
+    pub sweep_blobs: Option<String>,
 }
 
 /// A variable with a value Bindery cannot use. Displays as the one line the user sees.
@@ -544,6 +551,7 @@ impl Config {
         let schedules = ScheduleConfig {
             prune_jobs: schedule("SCHEDULE_PRUNE_JOBS", get("SCHEDULE_PRUNE_JOBS"))?,
             catalog_refresh: schedule("SCHEDULE_CATALOG_REFRESH", get("SCHEDULE_CATALOG_REFRESH"))?,
+            sweep_blobs: schedule("SCHEDULE_SWEEP_BLOBS", get("SCHEDULE_SWEEP_BLOBS"))?,
         };
 
         let limits = crate::manuscript::Limits {
@@ -690,6 +698,13 @@ impl Config {
                 "SCHEDULE_CATALOG_REFRESH",
                 self.schedules
                     .catalog_refresh
+                    .clone()
+                    .unwrap_or_else(|| "off".to_owned()),
+            ),
+            (
+                "SCHEDULE_SWEEP_BLOBS",
+                self.schedules
+                    .sweep_blobs
                     .clone()
                     .unwrap_or_else(|| "off".to_owned()),
             ),
@@ -1212,6 +1227,10 @@ mod tests {
             .expect("ok")
             .config;
         assert_eq!(c.schedules.catalog_refresh, None);
+        let c = parse(&[]).expect("defaults").config;
+        assert_eq!(c.schedules.sweep_blobs.as_deref(), Some("0 43 3 * * *"));
+        let c = parse(&[("SCHEDULE_SWEEP_BLOBS", "off")]).expect("ok").config;
+        assert_eq!(c.schedules.sweep_blobs, None);
         assert_eq!(
             error(&[("SCHEDULE_CATALOG_REFRESH", "*/15")]).name,
             "SCHEDULE_CATALOG_REFRESH"

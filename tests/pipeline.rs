@@ -489,3 +489,90 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
         BTreeSet::from(["upload/manuscript".to_owned()])
     );
 }
+
+/// Files of a book that does not exist (an upload whose book was never committed, because the
+/// web process died in between) are deleted by the sweep once they are old enough; a real
+/// book's files, a young orphan and anything that is not a book's are left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_of_books_that_do_not_exist_are_swept() {
+    let server = Server::start(&["serve"], &[("SCHEDULE_SWEEP_BLOBS", "off")]);
+    let store = open(&server.data_dir(), None).await;
+    let book = submit_bytes(&store, "real.md", b"# One\n\nText.\n".to_vec(), None).await;
+    assert_eq!(
+        wait_book(&store, &book, Duration::from_secs(30))
+            .await
+            .status,
+        "ready"
+    );
+    let real_files = store
+        .blobs
+        .list(&keys::book_prefix(&book))
+        .await
+        .expect("list");
+
+    let orphan = uuid::Uuid::new_v4().to_string();
+    store
+        .blobs
+        .put_if_absent(&keys::upload(&orphan), b"cut off".to_vec())
+        .await
+        .expect("put");
+    store
+        .blobs
+        .put_if_absent("books/not-a-book-id/keep", b"not ours".to_vec())
+        .await
+        .expect("put");
+
+    let sweep = |min_age_secs| {
+        let queue = store.queue.clone();
+        async move {
+            let job = queue
+                .enqueue(bindery::jobs::NewJob::of(&bindery::pipeline::SweepBlobs {
+                    min_age_secs,
+                }))
+                .await
+                .expect("enqueue");
+            let done = common::wait_job(&queue, job.id).await;
+            assert_eq!(done.state, "completed", "{:?}", done.last_error());
+            done.result_json().expect("result")
+        }
+    };
+    // Younger than the threshold: an upload may still be streaming.
+    let young = sweep(3600).await;
+    assert_eq!(young["orphans"], 0, "{young}");
+    assert!(
+        store
+            .blobs
+            .get_opt(&keys::upload(&orphan))
+            .await
+            .expect("get")
+            .is_some()
+    );
+
+    let old = sweep(0).await;
+    assert_eq!(old["orphans"], 1, "{old}");
+    assert!(
+        store
+            .blobs
+            .list(&keys::book_prefix(&orphan))
+            .await
+            .expect("list")
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .blobs
+            .list(&keys::book_prefix(&book))
+            .await
+            .expect("list"),
+        real_files,
+        "the real book keeps every file"
+    );
+    assert!(
+        store
+            .blobs
+            .get_opt("books/not-a-book-id/keep")
+            .await
+            .expect("get")
+            .is_some()
+    );
+}

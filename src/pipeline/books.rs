@@ -204,6 +204,31 @@ pub async fn tenants(db: &Database) -> anyhow::Result<Vec<String>> {
     })
 }
 
+/// Which of `ids` are books (one query for a whole page of ids).
+pub async fn existing(
+    db: &Database,
+    ids: &[String],
+) -> anyhow::Result<std::collections::HashSet<String>> {
+    let ids = serde_json::to_string(ids)?;
+    let found: Vec<String> = match db {
+        Database::Postgres(pool) => {
+            sqlx::query_scalar(
+                "SELECT id FROM books WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))",
+            )
+            .bind(ids)
+            .fetch_all(pool)
+            .await?
+        }
+        Database::Sqlite(pool) => {
+            sqlx::query_scalar("SELECT id FROM books WHERE id IN (SELECT value FROM json_each($1))")
+                .bind(ids)
+                .fetch_all(pool)
+                .await?
+        }
+    };
+    Ok(found.into_iter().collect())
+}
+
 /// A failed book goes back to processing (for a retry).
 pub async fn mark_processing(db: &Database, id: &str) -> anyhow::Result<()> {
     on_pool!(db, |pool, d| {

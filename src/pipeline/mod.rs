@@ -5,6 +5,7 @@ pub mod books;
 mod cache;
 pub mod keys;
 pub mod steps;
+mod sweep;
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -16,6 +17,7 @@ use crate::worker::WorkerContext;
 
 pub use books::{BookRow, StoredOptions};
 pub use cache::ModelCache;
+pub use sweep::SweepBlobs;
 
 /// Adds every pipeline step to the worker's registry.
 pub fn register(registry: Registry<WorkerContext>) -> Registry<WorkerContext> {
@@ -28,6 +30,7 @@ pub fn register(registry: Registry<WorkerContext>) -> Registry<WorkerContext> {
         .register::<steps::PackageReader>()
         .register::<steps::Verify>()
         .register::<steps::Publish>()
+        .register::<sweep::SweepBlobs>()
 }
 
 /// A manuscript to turn into a book.

@@ -60,6 +60,11 @@ pub fn schedules(config: &Config) -> Vec<Schedule> {
             config.schedules.catalog_refresh.clone(),
             NewJob::of(&crate::catalog::RefreshAll {}),
         ),
+        (
+            "sweep_blobs",
+            config.schedules.sweep_blobs.clone(),
+            NewJob::of(&crate::pipeline::SweepBlobs::default()),
+        ),
     ];
     defaults
         .into_iter()
