@@ -1229,7 +1229,9 @@ mod tests {
         assert_eq!(c.schedules.catalog_refresh, None);
         let c = parse(&[]).expect("defaults").config;
         assert_eq!(c.schedules.sweep_blobs.as_deref(), Some("0 43 3 * * *"));
-        let c = parse(&[("SCHEDULE_SWEEP_BLOBS", "off")]).expect("ok").config;
+        let c = parse(&[("SCHEDULE_SWEEP_BLOBS", "off")])
+            .expect("ok")
+            .config;
         assert_eq!(c.schedules.sweep_blobs, None);
         assert_eq!(
             error(&[("SCHEDULE_CATALOG_REFRESH", "*/15")]).name,

@@ -2,6 +2,7 @@
 
 mod convert;
 mod jobs;
+mod logs;
 mod token;
 
 use std::process::ExitCode;
@@ -61,6 +62,8 @@ enum Command {
         #[command(subcommand)]
         command: jobs::JobsCommand,
     },
+    /// Print the merged tail of this machine's web and worker log files (LOG_DIR); -f follows.
+    Logs(logs::LogsArgs),
     /// Manage API tokens: create (shown once), list, revoke. Each token is a tenant.
     Token {
         #[command(subcommand)]
@@ -134,6 +137,7 @@ pub fn main() -> ExitCode {
         | Command::Config
         | Command::Convert(_)
         | Command::Jobs { .. }
+        | Command::Logs(_)
         | Command::Token { .. } => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
@@ -184,6 +188,7 @@ pub fn main() -> ExitCode {
             Command::Migrate => migrate(&config).await,
             Command::Jobs { command } => jobs::run(&config, command).await,
             Command::Token { command } => token::run(&config, command).await,
+            Command::Logs(args) => logs::run(&config, args).await,
             Command::Config | Command::Convert(_) => Ok(ExitCode::SUCCESS),
         }
     });
