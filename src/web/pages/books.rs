@@ -223,7 +223,7 @@ async fn show(
                 section.report aria-labelledby="report-title" {
                     h2 #report-title { "Report" }
                     dl.stats {
-                        dt { "Words" } dd { (report.statistics.words) }
+                        dt { "Words" } dd { (grouped(report.statistics.words)) }
                         dt { "Chapters" } dd { (report.statistics.chapters) }
                         dt { "Images" } dd { (report.statistics.images) }
                         dt { "Notes" } dd { (report.statistics.notes) }
@@ -279,6 +279,19 @@ async fn show(
 
 fn display_title(book: &BookView) -> String {
     book.title.clone().unwrap_or_else(|| book.file_name.clone())
+}
+
+/// A count with thousands grouped, as English prose writes it (50,401).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// An RFC 3339 time from the API as a person reads it: to the minute, in UTC.
@@ -351,5 +364,18 @@ fn what_to_do(code: &str) -> &'static str {
             "Correct the value named above (in the form or the front matter), then upload again."
         }
         _ => "Fix the manuscript as described, then upload it again.",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(50_401), "50,401");
+        assert_eq!(grouped(1_010_000), "1,010,000");
     }
 }
