@@ -79,6 +79,7 @@ async function signInWithKeyboard(page) {
 /** Uploads `file` through the form with a slowed network, and returns the progress values seen. */
 async function upload(page, file, fields = {}) {
   await page.goto(url('/books/new'));
+  check(await page.locator('#upload-progress').isHidden(), 'the upload bar shows before any upload');
   await page.setInputFiles('#manuscript', file);
   for (const [name, value] of Object.entries(fields)) await page.fill(`#${name}`, value);
   const cdp = await page.context().newCDPSession(page);

@@ -82,7 +82,7 @@ async fn upload(
 ) -> Result<HttpResponse, PageError> {
     let limit = bytesize::ByteSize::b(state.limits.max_manuscript_bytes)
         .display()
-        .si();
+        .iec();
     let language = &state.config.default_language;
     let body = html! {
         h1 { "Upload a manuscript" }
