@@ -12,10 +12,24 @@
   let paused = false;
   let held = [];
 
+  // JSON lines (LOG_FORMAT=json) read as text lines do: time, level, role, message, fields.
+  const SHOWN = new Set(["timestamp", "level", "role", "pid", "message", "target"]);
+  function text(event) {
+    const f = event.fields;
+    if (!f) return event.line;
+    const rest = Object.entries(f)
+      .filter(([key]) => !SHOWN.has(key))
+      .map(([key, value]) => key + "=" + (typeof value === "string" ? value : JSON.stringify(value)));
+    return [f.timestamp, f.level, event.role + (f.pid ? "[" + f.pid + "]" : ""), f.message]
+      .concat(rest)
+      .filter((part) => part !== undefined && part !== "")
+      .join(" ");
+  }
+
   function render(event) {
     const line = document.createElement("div");
     line.className = event.role;
-    line.textContent = "[" + event.role + "] " + event.line;
+    line.textContent = text(event);
     return line;
   }
 
