@@ -28,7 +28,7 @@ use super::store::{self, ClaimedRow, Finish, Finished, Successors};
 use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff, wake};
 use crate::config::DatabaseUrl;
 use crate::storage::workers::{self, WorkerIdentity};
-use crate::storage::{Database, Durability};
+use crate::storage::{Database, Durability, Plans};
 
 /// How soon a paused queue stops being claimed from.
 pub const PAUSE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
@@ -131,13 +131,20 @@ impl<C: Send + Sync + 'static> Runner<C> {
             held_tx,
         )?;
         // Claims and completions on PostgreSQL go through a pool of their own that does not wait
-        // for the WAL flush: losing one to a database crash only means the job runs again.
+        // for the WAL flush (losing one to a database crash only means the job runs again) and
+        // plans each statement once (see `Plans::Generic`).
         let engine_db = match &self.db {
             Database::Postgres(_) => {
                 let size = u32::try_from(config.concurrency.min(32))
                     .unwrap_or(8)
                     .max(4);
-                Database::connect_with(&config.database_url, size, Durability::Relaxed).await?
+                Database::connect_with(
+                    &config.database_url,
+                    size,
+                    Durability::Relaxed,
+                    Plans::Generic,
+                )
+                .await?
             }
             Database::Sqlite(_) => self.db.clone(),
         };
