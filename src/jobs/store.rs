@@ -1225,12 +1225,15 @@ pub(crate) async fn prune_finished(db: &Database, retention_ms: i64) -> sqlx::Re
 
 /// Makes scheduled jobs (delayed, retrying, snoozed) whose time has come available. Kept apart
 /// so that the claim index holds only runnable jobs: a million jobs scheduled for tomorrow
-/// cost a claim nothing.
+/// cost a claim nothing. The clock is read once, in a subquery: compared directly, PostgreSQL
+/// cannot search `jobs_scheduled` by a volatile expression and scanned the whole table (2 ms
+/// with 10,000 jobs scheduled, every 20 ms of a busy worker).
 pub(crate) async fn promote_due(db: &Database) -> sqlx::Result<u64> {
     on_pool!(db, |pool, d| {
         Ok(sqlx::query(sql!(
             d,
-            "UPDATE jobs SET state = 'available' WHERE state = 'scheduled' AND run_at <= {now}"
+            "UPDATE jobs SET state = 'available'
+             WHERE state = 'scheduled' AND run_at <= (SELECT {now})"
         ))
         .execute(pool)
         .await?

@@ -7,4 +7,4 @@ pub(crate) mod sql;
 pub mod workers;
 
 pub use blob::BlobStore;
-pub use database::{Database, Durability, Tx};
+pub use database::{Database, Durability, Plans, Tx};
