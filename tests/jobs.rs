@@ -137,7 +137,9 @@ impl Job for Record {
 
     async fn run(self, cx: &JobContext<Log>) -> anyhow::Result<Outcome> {
         let started = Instant::now();
-        tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
+        if self.sleep_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
+        }
         cx.app().push(Event {
             key: self.key,
             tag: self.tag,
@@ -431,6 +433,7 @@ on_both_backends!(
     enqueue_commits_with_the_callers_transaction,
     bulk_enqueue_then_drain,
     a_released_unique_key_coalesces_only_while_queued,
+    jobs_claimed_ahead_go_back_for_an_idle_worker,
 );
 
 async fn unique_keys_hold_under_concurrent_enqueue(b: Backend) {
@@ -511,6 +514,50 @@ async fn serialization_keys_never_overlap_and_keep_order(b: Backend) {
         overlapping_keys += 1;
     }
     assert_eq!(overlapping_keys, 4);
+}
+
+/// A worker claims ahead while its jobs are short. When long jobs come right behind a run of
+/// short ones, the ones it claimed but cannot start go back to the queue, and a second worker
+/// with free executors runs them instead of waiting.
+async fn jobs_claimed_ahead_go_back_for_an_idle_worker(b: Backend) {
+    let queue = b.queue();
+    let mut jobs: Vec<NewJob> = (0..3000)
+        .map(|i| record("short", &i.to_string(), 0))
+        .collect();
+    jobs.extend((0..6).map(|i| record("long", &i.to_string(), 700)));
+    queue.enqueue_bulk(&jobs).await.expect("bulk");
+    let first_log = Log::default();
+    let first = b.runner(&first_log, 2).await;
+    wait_until("the short jobs", Duration::from_secs(60), async || {
+        first_log.count("short") == 3000
+    })
+    .await;
+    let second_log = Log::default();
+    let second = b.runner_on(b.another_pool().await, &second_log, 2).await;
+    wait_until("the long jobs", Duration::from_secs(30), async || {
+        first_log.count("long") + second_log.count("long") == 6
+    })
+    .await;
+    first.shutdown(Duration::from_secs(5)).await;
+    second.shutdown(Duration::from_secs(5)).await;
+    let (by_first, by_second) = (first_log.count("long"), second_log.count("long"));
+    println!("long jobs: {by_first} on the first worker, {by_second} on the second");
+    assert!(
+        by_second >= 2,
+        "the second worker, idle with 2 executors, ran only {by_second} of the 6 long jobs; \
+         the first ran {by_first}"
+    );
+    // Nothing ran twice, nothing spent an attempt waiting.
+    let long: Vec<_> = all_jobs(&queue, JobFilter::default())
+        .await
+        .into_iter()
+        .filter(|j| j.payload.contains("\"long\""))
+        .collect();
+    assert_eq!(long.len(), 6);
+    for job in long {
+        assert_eq!(job.state(), Some(JobState::Completed), "{job:?}");
+        assert_eq!(job.attempt, 1, "{job:?}");
+    }
 }
 
 async fn tenants_are_served_round_robin(b: Backend) {

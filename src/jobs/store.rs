@@ -608,24 +608,39 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
     Ok(rescued.len() as u64)
 }
 
-/// Gives jobs back without spending their attempt (graceful shutdown of a worker).
+/// Gives jobs back without spending their attempt (a worker stopping, or claimed jobs that
+/// waited too long for an executor), and wakes idle workers to take them.
 pub(crate) async fn release(db: &Database, worker: &str, ids: &[i64]) -> sqlx::Result<u64> {
-    let mut released = 0;
-    for id in ids {
-        released += on_pool!(db, |pool, d| {
-            sqlx::query(sql!(
-                d,
-                "UPDATE jobs SET state = 'available', attempt = attempt - 1, run_at = {now},
-                        locked_by = NULL, locked_until = NULL
-                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
-            ))
-            .bind(id)
-            .bind(worker)
-            .execute(pool)
-            .await?
-            .rows_affected()
-        });
+    let mut tx = db.begin().await?;
+    let released = match &mut tx {
+        Tx::Postgres(t) => sqlx::query(sql!(
+            Dialect::Postgres,
+            "UPDATE jobs SET state = 'available', attempt = attempt - 1, run_at = {now},
+                    locked_by = NULL, locked_until = NULL
+             WHERE id = ANY($1) AND state = 'running' AND locked_by = $2"
+        ))
+        .bind(ids)
+        .bind(worker)
+        .execute(&mut **t)
+        .await?
+        .rows_affected(),
+        Tx::Sqlite(t) => sqlx::query(sql!(
+            Dialect::Sqlite,
+            "UPDATE jobs SET state = 'available', attempt = attempt - 1, run_at = {now},
+                    locked_by = NULL, locked_until = NULL
+             WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
+               AND locked_by = $2"
+        ))
+        .bind(serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned()))
+        .bind(worker)
+        .execute(&mut **t)
+        .await?
+        .rows_affected(),
+    };
+    if released > 0 {
+        super::queue::notify(&mut tx, super::queue::CHANNEL_JOBS).await?;
     }
+    tx.commit().await?;
     Ok(released)
 }
 

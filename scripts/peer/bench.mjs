@@ -1,0 +1,100 @@
+// graphile-worker 0.18 on the same PostgreSQL and the same workload as benches/queue.rs, with
+// the batching options its performance page documents (24 concurrent jobs, pool of 25, local
+// queue of 500, completions and failures batched). Run by scripts/bench-queue-peer.
+import { run, makeWorkerUtils, Logger } from "graphile-worker";
+import pg from "pg";
+
+const connectionString = process.env.PG_URL;
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const quiet = new Logger(() => () => {});
+const preset = {
+  worker: {
+    connectionString,
+    concurrentJobs: 24,
+    maxPoolSize: 25,
+    localQueue: { size: 500 },
+    completeJobBatchDelay: 0,
+    failJobBatchDelay: 0,
+  },
+};
+
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const pct = (sorted, p) => sorted[Math.round(p * (sorted.length - 1))];
+const fmt = (v) => v.map((x) => x.toFixed(0)).join(", ");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const utils = await makeWorkerUtils({ connectionString, logger: quiet });
+await utils.migrate();
+const db = new pg.Pool({ connectionString, max: 2 });
+const clear = () => db.query("TRUNCATE graphile_worker._private_jobs CASCADE");
+const open = async () =>
+  Number((await db.query("SELECT count(*) FROM graphile_worker._private_jobs")).rows[0].count);
+
+const enqueueRates = [];
+const drainRates = [];
+for (let r = 0; r < runs; r++) {
+  await clear();
+  let started = performance.now();
+  // One add_jobs call, as the performance page's "jobs queued per second" figure.
+  await db.query(
+    `SELECT count(*) FROM graphile_worker.add_jobs((
+       SELECT array_agg(row('noop', '{}'::json, null, null, null, null, null, null)::graphile_worker.job_spec)
+       FROM generate_series(1, 100000)))`,
+  );
+  enqueueRates.push(100000 / ((performance.now() - started) / 1000));
+
+  let ran = 0;
+  started = performance.now();
+  const runner = await run({
+    preset,
+    logger: quiet,
+    noHandleSignals: true,
+    taskList: { noop: async () => { ran++; } },
+  });
+  while (ran < 100000) await sleep(5);
+  while ((await open()) > 0) await sleep(2);
+  drainRates.push(100000 / ((performance.now() - started) / 1000));
+  await runner.stop();
+}
+console.log(`graphile-worker bulk_enqueue_100k_jobs_per_s: median ${median(enqueueRates).toFixed(0)} (runs: ${fmt(enqueueRates)})`);
+console.log(`graphile-worker drain_100k_noop_c24_jobs_per_s: median ${median(drainRates).toFixed(0)} (runs: ${fmt(drainRates)})`);
+
+for (const queued of [0, 10000]) {
+  await clear();
+  if (queued > 0) {
+    await db.query(
+      `SELECT count(*) FROM graphile_worker.add_jobs((
+         SELECT array_agg(row('noop', '{}'::json, null, now() + interval '1 hour', null, null, null, null)::graphile_worker.job_spec)
+         FROM generate_series(1, $1)))`,
+      [queued],
+    );
+  }
+  let resolveStart = null;
+  const runner = await run({
+    preset,
+    logger: quiet,
+    noHandleSignals: true,
+    taskList: {
+      noop: async () => {},
+      ping: async () => { const t = performance.now(); resolveStart?.(t); resolveStart = null; },
+    },
+  });
+  // The enqueuer has its own pool, as a web process would.
+  const web = await makeWorkerUtils({ connectionString, logger: quiet });
+  await sleep(500);
+  const samples = [];
+  for (let i = 0; i < 1000; i++) {
+    const startedAt = new Promise((r) => { resolveStart = r; });
+    const before = performance.now();
+    await web.addJob("ping", {});
+    samples.push((await startedAt) - before);
+    await sleep(2);
+  }
+  await web.release();
+  await runner.stop();
+  samples.sort((a, b) => a - b);
+  const label = queued > 0 ? `with_${queued}_queued` : "idle";
+  console.log(`graphile-worker enqueue_to_start_ms_${label}: p50 ${pct(samples, 0.5).toFixed(2)}  p99 ${pct(samples, 0.99).toFixed(2)}  max ${samples[samples.length - 1].toFixed(2)}`);
+}
+await db.end();
+await utils.release();
