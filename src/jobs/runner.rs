@@ -925,6 +925,27 @@ mod tests {
     }
 
     #[test]
+    fn a_job_claimed_later_that_sorts_earlier_starts_first() {
+        let tagged = |id: i64, tenant: &str, fair_tag: i64| ClaimedRow {
+            id,
+            tenant: tenant.into(),
+            fair_tag,
+            ..row(1, 3)
+        };
+        let mut local = LocalQueue::default();
+        local.extend(vec![
+            tagged(10, "big", 5),
+            tagged(11, "big", 6),
+            tagged(12, "big", 7),
+        ]);
+        assert_eq!(local.pop().map(|r| r.id), Some(10));
+        // Another tenant's job, tagged at the queue's front when it was enqueued.
+        local.extend(vec![tagged(40, "small", 6)]);
+        let order: Vec<i64> = std::iter::from_fn(|| local.pop()).map(|r| r.id).collect();
+        assert_eq!(order, vec![11, 40, 12]);
+    }
+
+    #[test]
     fn errors_retry_until_the_last_attempt_then_die() {
         let err = || Err(anyhow::anyhow!("disk on fire").context("writing chapter 3"));
         assert!(matches!(
