@@ -217,6 +217,12 @@ pub const VARIABLES: &[Variable] = &[
         "600/h",
         "Uploads, deletes and retries allowed per API token (`N/s`, `N/min`, `N/h`, or `off`), per web process.",
     ),
+    secret(
+        "METRICS_TOKEN",
+        "",
+        "output of `openssl rand -hex 32`",
+        "When set, `/metrics` answers only `Authorization: Bearer $METRICS_TOKEN` (Prometheus: `authorization: {credentials: …}`); unset, anyone who can reach it can read it (queue names and counts, no book data). At least 16 characters.",
+    ),
     var(
         "WEBHOOK_ALLOW_PRIVATE",
         "false",
@@ -354,6 +360,8 @@ pub struct Config {
     pub rate_limit_writes: Option<RateLimit>,
     /// Webhooks may go to non-public addresses (tests, private deployments).
     pub webhook_allow_private: bool,
+    /// What a scraper must send to read `/metrics`; `None` leaves it open.
+    pub metrics_token: Option<Secret<String>>,
 }
 
 /// `N` requests per `period`.
@@ -581,6 +589,18 @@ impl Config {
             Some(v) => parse_bool("WEBHOOK_ALLOW_PRIVATE", v)?,
         };
 
+        let metrics_token = match get("METRICS_TOKEN") {
+            None | Some("") => None,
+            Some(v) if v.chars().count() < 16 => {
+                return Err(ConfigError::new(
+                    "METRICS_TOKEN",
+                    v,
+                    "is too short to keep anyone out: use at least 16 characters, e.g. the output of `openssl rand -hex 32`",
+                ));
+            }
+            Some(v) => Some(Secret::new(v.to_owned())),
+        };
+
         let warnings = env
             .keys()
             .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
@@ -612,6 +632,7 @@ impl Config {
                 failpoint,
                 rate_limit_writes,
                 webhook_allow_private,
+                metrics_token,
             },
             warnings,
         })
@@ -727,6 +748,13 @@ impl Config {
             (
                 "WEBHOOK_ALLOW_PRIVATE",
                 self.webhook_allow_private.to_string(),
+            ),
+            (
+                "METRICS_TOKEN",
+                match self.metrics_token {
+                    Some(_) => "[redacted]".to_owned(),
+                    None => String::new(),
+                },
             ),
             (
                 "BINDERY_FAILPOINT",

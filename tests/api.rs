@@ -365,6 +365,62 @@ fn an_open_event_stream_does_not_hold_up_a_graceful_stop() {
 }
 
 #[test]
+fn metrics_can_require_a_token() {
+    let secret = "3f9c1b7e5a2d4c6b8e0f1a3c5e7b9d2f";
+    let server = serve(false, &[("METRICS_TOKEN", secret)]);
+    let http = client();
+    let scrape = |auth: Option<&str>| {
+        let mut request = http.get(server.url("/metrics"));
+        if let Some(auth) = auth {
+            request = request.header("Authorization", auth);
+        }
+        request.send().expect("GET /metrics")
+    };
+    for wrong in [
+        None,
+        Some("Bearer wrong-token-of-some-length"),
+        Some(secret),
+    ] {
+        let response = scrape(wrong);
+        assert_eq!(response.status(), 401, "{wrong:?}");
+        assert_eq!(
+            response.headers()["www-authenticate"],
+            r#"Bearer realm="metrics""#
+        );
+        assert!(
+            response.text().expect("text").contains("METRICS_TOKEN"),
+            "the refusal names what to send"
+        );
+    }
+    let response = scrape(Some(&format!("Bearer {secret}")));
+    assert_eq!(response.status(), 200);
+    let text = response.text().expect("text");
+    assert!(
+        text.contains(
+            r#"bindery_http_request_duration_seconds_count{method="GET",route="/metrics",status="401"} 3"#
+        ),
+        "{text}"
+    );
+    // Health checks stay open; the token is in no log line.
+    assert_eq!(
+        http.get(server.url("/healthz"))
+            .send()
+            .expect("healthz")
+            .status(),
+        200
+    );
+    let logs: String = server
+        .process
+        .logs
+        .all()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(logs.contains("/metrics"), "requests are logged");
+    assert!(!logs.contains(secret), "the token was logged");
+}
+
+#[test]
 fn an_upload_over_the_limit_is_refused_with_413_and_leaves_nothing() {
     let server = Server::start(&["serve"], &[("MAX_MANUSCRIPT_SIZE", "1MiB")]);
     let alice = token(&server, "alice");

@@ -105,11 +105,21 @@ fn secrets_are_never_printed() {
     );
     assert!(stdout.contains("@db.internal/bindery"), "{stdout}");
     assert!(!stdout.contains("hunter2"), "{stdout}");
+    let (output, _data) = run(
+        &["config"],
+        &[("METRICS_TOKEN", "correct-horse-battery-staple")],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("METRICS_TOKEN=[redacted]"), "{stdout}");
+    assert!(!stdout.contains("battery"), "{stdout}");
 
     // Nor in a refusal.
     let (output, _data) = run(&["serve"], &[("DATABASE_URL", "postgres://u:hunter2@/x")]);
     assert_eq!(output.status.code(), Some(2));
     assert!(!String::from_utf8_lossy(&output.stderr).contains("hunter2"));
+    let stderr = assert_refused(&["serve"], &[("METRICS_TOKEN", "hunter2")], "METRICS_TOKEN");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    assert!(stderr.contains("at least 16 characters"), "{stderr}");
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! oldest available job's age (for autoscalers), and per job kind (each pipeline step is one)
 //! the jobs, attempts and summed run time of the jobs still retained.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, http::header, web};
 use prometheus::{Encoder, GaugeVec, IntGaugeVec, Opts, Registry, TextEncoder};
+use sha2::{Digest, Sha256};
 
 use super::AppState;
 
@@ -13,7 +14,15 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 #[get("/metrics")]
-async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+async fn metrics(request: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(token) = &state.config.metrics_token
+        && !presents(&request, token.expose())
+    {
+        return HttpResponse::Unauthorized()
+            .insert_header((header::WWW_AUTHENTICATE, r#"Bearer realm="metrics""#))
+            .content_type("text/plain; charset=utf-8")
+            .body("/metrics needs `Authorization: Bearer` with this service's METRICS_TOKEN\n");
+    }
     match render(&state).await {
         Ok(text) => HttpResponse::Ok()
             .content_type("text/plain; version=0.0.4; charset=utf-8")
@@ -25,6 +34,20 @@ async fn metrics(state: web::Data<AppState>) -> HttpResponse {
                 .body("the database did not answer; metrics are unavailable")
         }
     }
+}
+
+/// Whether the request carries `Authorization: Bearer <token>`. Digests are compared, so the
+/// comparison's timing says nothing about the token.
+fn presents(request: &HttpRequest, token: &str) -> bool {
+    let Some(given) = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    Sha256::digest(given.trim().as_bytes()) == Sha256::digest(token.as_bytes())
 }
 
 async fn render(state: &AppState) -> anyhow::Result<String> {
