@@ -251,13 +251,13 @@ pub const VARIABLES: &[Variable] = &[
         "APP_URL",
         "",
         "https://books.example.com",
-        "Public URL of this app; the keep-alive default when KEEPALIVE_URL is unset.",
+        "Public URL of this app: links in webhook events are absolute under it, and it is the keep-alive default when KEEPALIVE_URL is unset.",
     ),
     var(
         "WEBSITE_HOSTNAME",
         "",
         "bindery.azurewebsites.net",
-        "Set by Azure App Service; gives the keep-alive default `https://$WEBSITE_HOSTNAME`.",
+        "Set by Azure App Service; `https://$WEBSITE_HOSTNAME` stands in for APP_URL when that is unset.",
     ),
 ];
 
@@ -348,6 +348,9 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     pub worker_stall_timeout: Duration,
     pub keepalive_url: Option<Url>,
+    /// Where users reach this app (`APP_URL`, or Azure's `WEBSITE_HOSTNAME`): the base of the
+    /// links that leave it (webhook events).
+    pub public_url: Option<Url>,
     pub keepalive_interval: Duration,
     pub job_lease: Duration,
     pub job_retention: Duration,
@@ -533,18 +536,17 @@ impl Config {
         let worker_stall_timeout =
             duration("WORKER_STALL_TIMEOUT", get("WORKER_STALL_TIMEOUT"), 60)?;
         let keepalive_interval = duration("KEEPALIVE_INTERVAL", get("KEEPALIVE_INTERVAL"), 300)?;
-        let keepalive_url = match (
-            get("KEEPALIVE_URL"),
-            get("APP_URL"),
-            get("WEBSITE_HOSTNAME"),
-        ) {
-            (Some(v), _, _) => Some(parse_http_url("KEEPALIVE_URL", v)?),
-            (None, Some(v), _) => Some(parse_http_url("APP_URL", v)?),
-            (None, None, Some(host)) => Some(parse_http_url(
+        let public_url = match (get("APP_URL"), get("WEBSITE_HOSTNAME")) {
+            (Some(v), _) => Some(parse_http_url("APP_URL", v)?),
+            (None, Some(host)) => Some(parse_http_url(
                 "WEBSITE_HOSTNAME",
                 &format!("https://{host}"),
             )?),
-            (None, None, None) => None,
+            (None, None) => None,
+        };
+        let keepalive_url = match get("KEEPALIVE_URL") {
+            Some(v) => Some(parse_http_url("KEEPALIVE_URL", v)?),
+            None => public_url.clone(),
         };
 
         let job_lease = duration("JOB_LEASE", get("JOB_LEASE"), 30)?;
@@ -623,6 +625,7 @@ impl Config {
                 shutdown_timeout,
                 worker_stall_timeout,
                 keepalive_url,
+                public_url,
                 keepalive_interval,
                 job_lease,
                 job_retention,
@@ -706,6 +709,12 @@ impl Config {
                     .map_or_else(|| "(off)".to_owned(), redact_url),
             ),
             ("KEEPALIVE_INTERVAL", d(self.keepalive_interval)),
+            (
+                "APP_URL",
+                self.public_url
+                    .as_ref()
+                    .map_or_else(String::new, redact_url),
+            ),
             ("JOB_LEASE", d(self.job_lease)),
             ("JOB_RETENTION", d(self.job_retention)),
             (
@@ -1194,6 +1203,29 @@ mod tests {
             Some(Some("a.example".to_owned()))
         );
         assert_eq!(error(&[("KEEPALIVE_URL", "ftp://x")]).name, "KEEPALIVE_URL");
+        // Webhook links and the keep-alive share APP_URL; Azure's host name stands in for it.
+        let c = parse(&[("WEBSITE_HOSTNAME", "b.azurewebsites.net")])
+            .expect("ok")
+            .config;
+        assert_eq!(
+            c.public_url.as_ref().map(Url::as_str),
+            Some("https://b.azurewebsites.net/")
+        );
+        let c = parse(&[
+            ("APP_URL", "https://a.example"),
+            ("KEEPALIVE_URL", "http://10.0.0.1"),
+        ])
+        .expect("ok")
+        .config;
+        assert_eq!(
+            c.public_url.as_ref().map(Url::as_str),
+            Some("https://a.example/")
+        );
+        assert_eq!(
+            c.keepalive_url.as_ref().map(Url::as_str),
+            Some("http://10.0.0.1/")
+        );
+        assert_eq!(error(&[("APP_URL", "books.example.com")]).name, "APP_URL");
     }
 
     #[test]
@@ -1291,7 +1323,7 @@ mod tests {
         let c = parse(&[]).expect("defaults").config;
         let described: Vec<_> = c.describe().into_iter().map(|(k, _)| k).collect();
         for v in VARIABLES {
-            let derived_only = matches!(v.name, "APP_URL" | "WEBSITE_HOSTNAME");
+            let derived_only = v.name == "WEBSITE_HOSTNAME";
             assert!(
                 derived_only || described.contains(&v.name),
                 "{} not described",

@@ -262,7 +262,18 @@ fn a_webhook_is_delivered_exactly_once_after_a_failed_attempt_on_postgres() {
 fn delivered_exactly_once(postgres: bool) {
     // The first request fails; every later one succeeds.
     let receiver = Receiver::start(|n| if n == 0 { 500 } else { 200 });
-    let (server, database) = serve(postgres, &[("WEBHOOK_ALLOW_PRIVATE", "true")]);
+    // On PostgreSQL the service knows its public URL, so the event's links are absolute; on
+    // SQLite it does not, and they are paths.
+    let mut env = vec![("WEBHOOK_ALLOW_PRIVATE", "true")];
+    if postgres {
+        env.push(("APP_URL", "https://books.example.com/"));
+    }
+    let base = if postgres {
+        "https://books.example.com"
+    } else {
+        ""
+    };
+    let (server, database) = serve(postgres, &env);
     let (stdout, stderr) = token_command(&server, database.as_deref(), &["create", "alice"]);
     let token = stdout.trim().to_owned();
     assert!(
@@ -336,11 +347,15 @@ fn delivered_exactly_once(postgres: bool) {
     assert!(event["book"].get("error").is_none(), "{event:#}");
     assert_eq!(
         event["book"]["links"]["self"],
-        format!("/api/v1/books/{id}").as_str()
+        format!("{base}/api/v1/books/{id}").as_str()
     );
     assert_eq!(
         event["book"]["links"]["epub"],
-        format!("/api/v1/books/{id}/epub").as_str()
+        format!("{base}/api/v1/books/{id}/epub").as_str()
+    );
+    assert_eq!(
+        event["book"]["links"]["reader"],
+        format!("{base}/books/{id}/reader/").as_str()
     );
 
     // The book shows the delivery: delivered on the second attempt, after a 500.

@@ -260,7 +260,13 @@ pub async fn get(db: &Database, id: &str) -> anyhow::Result<Option<BookRow>> {
 /// Marks a book failed with a message for its author. Only a book still processing changes:
 /// a late failure report never overwrites a published book. The change and its `book.failed`
 /// webhook commit together, and a report that changes nothing sends nothing.
-pub async fn mark_failed(db: &Database, id: &str, code: &str, message: &str) -> anyhow::Result<()> {
+pub async fn mark_failed(
+    db: &Database,
+    public_url: Option<&url::Url>,
+    id: &str,
+    code: &str,
+    message: &str,
+) -> anyhow::Result<()> {
     let mut tx = db.begin().await?;
     let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
         sqlx::query_as(sql!(
@@ -283,6 +289,7 @@ pub async fn mark_failed(db: &Database, id: &str, code: &str, message: &str) -> 
             callback_url: url,
             title: title.as_deref(),
             error: Some((code, message)),
+            base: public_url,
         };
         webhooks::record(&mut tx, &JobQueue::new(db.clone()), &event).await?;
     }
@@ -304,7 +311,12 @@ pub struct Published<'a> {
 
 /// The book is ready. Idempotent: publishing again changes nothing (the first publication
 /// stands), so its `book.ready` webhook, committed with the change, is recorded once.
-pub async fn mark_ready(db: &Database, id: &str, p: &Published<'_>) -> anyhow::Result<()> {
+pub async fn mark_ready(
+    db: &Database,
+    public_url: Option<&url::Url>,
+    id: &str,
+    p: &Published<'_>,
+) -> anyhow::Result<()> {
     let mut tx = db.begin().await?;
     let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
         sqlx::query_as(sql!(
@@ -332,6 +344,7 @@ pub async fn mark_ready(db: &Database, id: &str, p: &Published<'_>) -> anyhow::R
             callback_url: url,
             title: Some(p.title),
             error: None,
+            base: public_url,
         };
         webhooks::record(&mut tx, &JobQueue::new(db.clone()), &event).await?;
     }

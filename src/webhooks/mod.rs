@@ -52,6 +52,8 @@ pub struct BookEvent<'a> {
     pub title: Option<&'a str>,
     /// Code and message, for `book.failed`.
     pub error: Option<(&'a str, &'a str)>,
+    /// `APP_URL`: links are absolute under it; without it they are root-relative paths.
+    pub base: Option<&'a url::Url>,
 }
 
 #[derive(Serialize)]
@@ -79,7 +81,8 @@ struct ErrorBody<'a> {
     message: &'a str,
 }
 
-/// The same paths `GET /api/v1/books/{id}` links to.
+/// The same paths `GET /api/v1/books/{id}` links to, made absolute when `APP_URL` is set (a
+/// receiver cannot know where the service lives).
 #[derive(Serialize)]
 struct Links {
     #[serde(rename = "self")]
@@ -99,6 +102,10 @@ pub async fn record(
 ) -> anyhow::Result<String> {
     let id = uuid::Uuid::new_v4().to_string();
     let ready = event.event == Event::Ready;
+    let link = |path: String| match event.base {
+        Some(base) => format!("{}{path}", base.as_str().trim_end_matches('/')),
+        None => path,
+    };
     let self_ = format!("/api/v1/books/{}", event.book_id);
     let body = serde_json::to_string(&Body {
         id: &id,
@@ -112,9 +119,9 @@ pub async fn record(
                 .error
                 .map(|(code, message)| ErrorBody { code, message }),
             links: Links {
-                epub: ready.then(|| format!("{self_}/epub")),
-                reader: ready.then(|| format!("/books/{}/reader/", event.book_id)),
-                self_,
+                epub: ready.then(|| link(format!("{self_}/epub"))),
+                reader: ready.then(|| link(format!("/books/{}/reader/", event.book_id))),
+                self_: link(self_),
             },
         },
     })?;
