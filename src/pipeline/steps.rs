@@ -351,14 +351,7 @@ impl Job for Verify {
                 "Bindery produced a damaged book ({}). This is a bug in Bindery, not in your manuscript; please report it.",
                 problems.join("; ")
             );
-            books::mark_failed(
-                &app.db,
-                app.config.public_url.as_ref(),
-                &self.book,
-                "internal_error",
-                &message,
-            )
-            .await?;
+            mark_failed(app, &self.book, "internal_error", &message).await?;
             return Ok(Outcome::Discard(message));
         }
         cx.then(NewJob::of(&Publish {
@@ -493,15 +486,18 @@ fn gone(book: &str) -> Outcome {
 async fn refuse(cx: &Cx, book: &str, error: &InputError) -> anyhow::Result<Outcome> {
     let message = error.to_string();
     tracing::warn!(book.id = %book, code = error.code(), %message, "manuscript refused");
-    books::mark_failed(
-        &cx.app().db,
-        cx.app().config.public_url.as_ref(),
-        book,
-        error.code(),
-        &message,
-    )
-    .await?;
+    mark_failed(cx.app(), book, error.code(), &message).await?;
     Ok(Outcome::Discard(message))
+}
+
+/// Marks the book failed; its `book.failed` event links under this service's public URL.
+async fn mark_failed(
+    app: &WorkerContext,
+    book: &str,
+    code: &str,
+    message: &str,
+) -> anyhow::Result<()> {
+    books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await
 }
 
 /// A step that is not a fan-out child ran out of attempts: nothing after it will run, so it
@@ -516,14 +512,7 @@ async fn fail_for_good(
         "The {} step kept failing ({error}). Retry the book; if it fails again, the operator's logs say why.",
         kind.trim_start_matches("book.")
     );
-    books::mark_failed(
-        &cx.app().db,
-        cx.app().config.public_url.as_ref(),
-        book,
-        "step_failed",
-        &message,
-    )
-    .await
+    mark_failed(cx.app(), book, "step_failed", &message).await
 }
 
 /// For joins: if a child ended in anything but success, the book fails with its error.
@@ -535,14 +524,7 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
     let message = failed
         .last_error()
         .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
-    books::mark_failed(
-        &cx.app().db,
-        cx.app().config.public_url.as_ref(),
-        book,
-        "step_failed",
-        &message,
-    )
-    .await?;
+    mark_failed(cx.app(), book, "step_failed", &message).await?;
     Ok(Some(Outcome::Cancel(format!(
         "{} ended {}: {message}",
         failed.kind, failed.state
