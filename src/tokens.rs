@@ -222,6 +222,83 @@ async fn stored_webhook_secret(
     Ok(found.map(|(secret,)| secret))
 }
 
+/// What a tenant's webhooks are signed with: the current secret and, for a while after a
+/// rotation, the one before it.
+pub struct SigningSecrets {
+    pub current: Secret<String>,
+    /// The previous secret and until when (unix milliseconds) it signs too.
+    pub previous: Option<(Secret<String>, i64)>,
+}
+
+impl SigningSecrets {
+    /// Every secret a delivery is signed with, current first.
+    pub fn all(&self) -> Vec<&str> {
+        std::iter::once(self.current.expose().as_str())
+            .chain(self.previous.iter().map(|(s, _)| s.expose().as_str()))
+            .collect()
+    }
+}
+
+/// `tenant`'s signing secrets (see [`webhook_secret`]), or `None` without a token.
+pub async fn webhook_secrets(
+    db: &Database,
+    tenant: &str,
+) -> anyhow::Result<Option<SigningSecrets>> {
+    let Some(current) = webhook_secret(db, tenant).await? else {
+        return Ok(None);
+    };
+    let previous: Option<(Option<String>, Option<i64>)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT previous_webhook_secret, previous_webhook_secret_until FROM tokens
+             WHERE tenant = $1 AND previous_webhook_secret_until > {now}
+             ORDER BY created_at, name LIMIT 1"
+        ))
+        .bind(tenant)
+        .fetch_optional(pool)
+        .await?
+    });
+    Ok(Some(SigningSecrets {
+        current,
+        previous: previous.and_then(|(secret, until)| Some((Secret::new(secret?), until?))),
+    }))
+}
+
+/// Gives `tenant` a new webhook secret. The old one keeps signing alongside it for `overlap`
+/// (none when zero), so receivers can move to the new one without refusing an event. `None`
+/// without a token for `tenant`.
+pub async fn rotate_webhook_secret(
+    db: &Database,
+    tenant: &str,
+    overlap: std::time::Duration,
+) -> anyhow::Result<Option<SigningSecrets>> {
+    // A token from before webhooks gets its first secret, which then becomes the previous one.
+    if webhook_secret(db, tenant).await?.is_none() {
+        return Ok(None);
+    }
+    let fresh = generate_webhook_secret();
+    let overlap_ms = i64::try_from(overlap.as_millis()).unwrap_or(i64::MAX / 2);
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE tokens SET previous_webhook_secret = webhook_secret,
+                    previous_webhook_secret_until = {now} + $3, webhook_secret = $2
+             WHERE tenant = $1"
+        ))
+        .bind(tenant)
+        .bind(fresh.expose())
+        .bind(overlap_ms)
+        .execute(pool)
+        .await?;
+    });
+    tracing::info!(
+        tenant,
+        overlap_s = overlap.as_secs(),
+        "webhook secret rotated"
+    );
+    webhook_secrets(db, tenant).await
+}
+
 /// The tenant of the token named `name`, revoked or not.
 pub async fn tenant_of(db: &Database, name: &str) -> anyhow::Result<Option<String>> {
     let found: Option<(String,)> = on_pool!(db, |pool, d| {

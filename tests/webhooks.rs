@@ -249,6 +249,120 @@ fn assert_signed(request: &Received, secret: &str) {
     );
 }
 
+/// The `v1` values of a delivery's `Bindery-Signature`, and what each given secret signs its body
+/// to, computed here with HMAC the way a receiver would.
+fn signatures(request: &Received, secrets: &[&str]) -> (Vec<String>, Vec<String>) {
+    let header = request.header("bindery-signature");
+    let t = header
+        .split(',')
+        .find_map(|p| p.strip_prefix("t="))
+        .unwrap_or_else(|| panic!("no t= in {header:?}"));
+    let given = header
+        .split(',')
+        .filter_map(|p| p.strip_prefix("v1="))
+        .map(str::to_owned)
+        .collect();
+    let expected = secrets
+        .iter()
+        .map(|secret| {
+            let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("key");
+            mac.update(format!("{t}.").as_bytes());
+            mac.update(&request.body);
+            mac.finalize()
+                .into_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        })
+        .collect();
+    (given, expected)
+}
+
+/// Rotating a tenant's secret: for the overlap, deliveries carry a signature by the new secret
+/// and one by the old, so a receiver that still knows only the old one accepts them; rotated
+/// with no overlap, only the newest signs.
+#[test]
+fn a_rotated_secret_signs_alongside_the_old_one_for_the_overlap() {
+    let receiver = Receiver::start(|_| 200);
+    let (server, database) = serve(false, &[("WEBHOOK_ALLOW_PRIVATE", "true")]);
+    let (stdout, _) = token_command(&server, database.as_deref(), &["create", "alice"]);
+    let token = stdout.trim().to_owned();
+    let (first, _) = token_command(&server, database.as_deref(), &["secret", "alice"]);
+    let first = first.trim().to_owned();
+    let url = receiver.url("127.0.0.1");
+    let rotate = |query: &str| {
+        client()
+            .post(server.url(&format!("/api/v1/webhook-secret/rotate{query}")))
+            .bearer_auth(&token)
+            .send()
+            .expect("POST rotate")
+    };
+
+    // Through the API, with the default overlap of a day.
+    let rotated = rotate("");
+    assert_eq!(rotated.status(), 200);
+    assert_eq!(rotated.headers()["cache-control"], "no-store");
+    let rotated: Value = rotated.json().expect("JSON");
+    let second = rotated["secret"].as_str().expect("secret").to_owned();
+    assert!(
+        second.starts_with("whsec_") && second != first,
+        "{rotated:#}"
+    );
+    let until = chrono::DateTime::parse_from_rfc3339(
+        rotated["previous_secret_valid_until"]
+            .as_str()
+            .expect("previous_secret_valid_until"),
+    )
+    .expect("RFC 3339");
+    let hours = (until.timestamp() - chrono::Utc::now().timestamp()) as f64 / 3600.0;
+    assert!((23.9..=24.1).contains(&hours), "overlap of {hours} h");
+    assert_eq!(
+        get_json(&server, &token, "/api/v1/webhook-secret")["secret"],
+        second.as_str()
+    );
+
+    assert_eq!(
+        upload(&server, &token, form(MANUSCRIPT, &url)).status(),
+        200
+    );
+    let during = receiver.wait_for(1, Duration::from_secs(20));
+    let (given, expected) = signatures(&during[0], &[&second, &first]);
+    assert_eq!(
+        given, expected,
+        "signed by the new secret, then the old one"
+    );
+
+    // From the command line, retiring the old one at once.
+    let (third, said) = token_command(
+        &server,
+        database.as_deref(),
+        &["secret", "alice", "--rotate", "--overlap-hours", "0"],
+    );
+    let third = third.trim().to_owned();
+    assert!(third.starts_with("whsec_") && third != second, "{third}");
+    assert!(said.contains("no longer signs"), "{said}");
+    assert_eq!(
+        upload(&server, &token, form(MANUSCRIPT, &url)).status(),
+        200
+    );
+    let after = receiver.wait_for(2, Duration::from_secs(20));
+    let (given, expected) = signatures(&after[1], &[&third]);
+    assert_eq!(given, expected, "only the newest secret signs");
+    let (_, by_old) = signatures(&after[1], &[&second, &first]);
+    assert!(by_old.iter().all(|v| !given.contains(v)));
+
+    // An overlap past 30 days is refused, naming the parameter; nothing changes.
+    let refused = rotate("?overlap_hours=1000");
+    assert_eq!(refused.status(), 400);
+    let refused: Value = refused.json().expect("JSON");
+    assert_eq!(refused["error"]["code"], "invalid_overlap", "{refused:#}");
+    assert_eq!(refused["error"]["field"], "overlap_hours");
+    assert_eq!(
+        get_json(&server, &token, "/api/v1/webhook-secret")["secret"],
+        third.as_str()
+    );
+}
+
 #[test]
 fn a_webhook_is_delivered_exactly_once_after_a_failed_attempt_on_sqlite() {
     delivered_exactly_once(false);

@@ -26,7 +26,16 @@ pub enum TokenCommand {
     /// Revoke a token: it stops working at once. Its name stays taken.
     Revoke { name: String },
     /// Print the secret that signs the webhooks of the token's tenant, alone on stdout.
-    Secret { name: String },
+    Secret {
+        name: String,
+        /// Make a new secret first (and print that one). The old one keeps signing alongside it
+        /// for `--overlap-hours`, so receivers can switch without refusing an event.
+        #[arg(long)]
+        rotate: bool,
+        /// With --rotate: hours the old secret keeps signing too (0 retires it at once).
+        #[arg(long, default_value_t = 24, requires = "rotate")]
+        overlap_hours: u32,
+    },
 }
 
 pub async fn run(config: &Config, command: TokenCommand) -> anyhow::Result<ExitCode> {
@@ -64,14 +73,30 @@ async fn execute(db: &Database, command: TokenCommand) -> anyhow::Result<ExitCod
             print_table(&tokens::list(db).await?);
             ExitCode::SUCCESS
         }
-        TokenCommand::Secret { name } => {
-            let secret = match tokens::tenant_of(db, &name).await? {
-                Some(tenant) => tokens::webhook_secret(db, &tenant).await?,
+        TokenCommand::Secret {
+            name,
+            rotate,
+            overlap_hours,
+        } => {
+            let overlap = std::time::Duration::from_secs(u64::from(overlap_hours) * 3600);
+            let secrets = match tokens::tenant_of(db, &name).await? {
+                Some(tenant) if rotate => {
+                    tokens::rotate_webhook_secret(db, &tenant, overlap).await?
+                }
+                Some(tenant) => tokens::webhook_secrets(db, &tenant).await?,
                 None => None,
             };
-            match secret {
-                Some(secret) => {
-                    println!("{}", secret.expose());
+            match secrets {
+                Some(secrets) => {
+                    println!("{}", secrets.current.expose());
+                    if let Some((_, until)) = secrets.previous {
+                        eprintln!(
+                            "bindery: the previous secret also signs {name}'s webhooks until {}",
+                            crate::storage::rfc3339(until)
+                        );
+                    } else if rotate {
+                        eprintln!("bindery: the previous secret no longer signs anything");
+                    }
                     ExitCode::SUCCESS
                 }
                 None => {

@@ -8,3 +8,11 @@ pub mod workers;
 
 pub use blob::BlobStore;
 pub use database::{Database, Durability, Plans, Tx};
+
+/// A stored time (unix milliseconds, from the database's clock) as RFC 3339 UTC with
+/// milliseconds, how the API, webhook events and the CLI show times.
+pub fn rfc3339(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default()
+}

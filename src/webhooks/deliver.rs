@@ -15,7 +15,6 @@ use super::address::{self, Blocked, PublicOnly};
 use super::callback_url::host_may_be_public;
 use super::deliveries::{self, DeliveryRow};
 use super::{QUEUE, signature};
-use crate::config::Secret;
 use crate::jobs::{Job, JobContext, Outcome};
 use crate::tokens;
 use crate::worker::WorkerContext;
@@ -58,13 +57,13 @@ impl Job for Deliver {
             // A re-run after the receiver already took it (the worker stopped before committing).
             return Ok(Outcome::done_with(delivered(&row, status)));
         }
-        let Some(secret) = tokens::webhook_secret(&app.db, &row.tenant).await? else {
+        let Some(secrets) = tokens::webhook_secrets(&app.db, &row.tenant).await? else {
             return Ok(Outcome::Discard(format!(
                 "tenant {:?} has no token, so there is no secret to sign its webhooks with",
                 row.tenant
             )));
         };
-        match app.webhooks.send(&row, &secret).await {
+        match app.webhooks.send(&row, &secrets.all()).await {
             Answer::Delivered(status) => {
                 deliveries::mark_delivered(&app.db, &row.id, status).await?;
                 tracing::info!(status, attempt = cx.attempt, "webhook delivered");
@@ -119,8 +118,8 @@ impl Sender {
         })
     }
 
-    /// One attempt at delivering `row`, signed with `secret`.
-    pub async fn send(&self, row: &DeliveryRow, secret: &Secret<String>) -> Answer {
+    /// One attempt at delivering `row`, signed with each of `secrets`.
+    pub async fn send(&self, row: &DeliveryRow, secrets: &[&str]) -> Answer {
         let url = match Url::parse(&row.url) {
             Ok(url) => url,
             Err(e) => return Answer::Refused(format!("the callback URL is not valid ({e})")),
@@ -139,7 +138,7 @@ impl Sender {
         }
         let timestamp = chrono::Utc::now().timestamp();
         let body = row.body.clone().into_bytes();
-        let signature = signature::header(secret.expose(), timestamp, &body);
+        let signature = signature::header(secrets, timestamp, &body);
         let request = self
             .client
             .post(url)

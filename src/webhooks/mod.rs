@@ -22,7 +22,7 @@ pub use callback_url::{CallbackUrl, CallbackUrlError};
 pub use deliver::{Answer, Deliver, Sender};
 
 use crate::jobs::{JobQueue, JobRecord, JobState, NewJob};
-use crate::storage::{Database, Tx};
+use crate::storage::{Database, Tx, rfc3339};
 
 /// Every delivery runs on this queue, so operators can pause webhooks alone.
 pub const QUEUE: &str = "webhooks";
@@ -224,10 +224,4 @@ fn status_of(row: &deliveries::DeliveryRow, job: Option<&JobRecord>) -> Delivery
         delivered_at: row.delivered_at.map(rfc3339),
         next_attempt_at,
     }
-}
-
-fn rfc3339(millis: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(millis)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-        .unwrap_or_default()
 }

@@ -7,9 +7,16 @@ use sha2::Sha256;
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// The header's value for `body` sent at `timestamp` (unix seconds).
-pub fn header(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    format!("t={timestamp},v1={}", sign(secret, timestamp, body))
+/// The header's value for `body` sent at `timestamp` (unix seconds): one `v1` per secret,
+/// current first (two while a rotated-out secret still signs; a receiver accepts any that
+/// verifies with the secret it knows).
+pub fn header(secrets: &[&str], timestamp: i64, body: &[u8]) -> String {
+    let mut value = format!("t={timestamp}");
+    for secret in secrets {
+        value.push_str(",v1=");
+        value.push_str(&sign(secret, timestamp, body));
+    }
+    value
 }
 
 /// Whether `header` is a valid signature of `body` by `secret`, made within `tolerance`
@@ -91,7 +98,7 @@ mod tests {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(
-            header("whsec_test", 1_700_000_000, b"{\"id\":\"x\"}"),
+            header(&["whsec_test"], 1_700_000_000, b"{\"id\":\"x\"}"),
             format!("t=1700000000,v1={by_hand}")
         );
     }
@@ -99,7 +106,7 @@ mod tests {
     #[test]
     fn verification_checks_secret_body_and_age() {
         let body = br#"{"id":"d1","type":"book.ready"}"#;
-        let signed = header("whsec_a", 1_700_000_000, body);
+        let signed = header(&["whsec_a"], 1_700_000_000, body);
         assert!(verify("whsec_a", &signed, body, 1_700_000_100, 300));
         assert!(!verify("whsec_b", &signed, body, 1_700_000_100, 300));
         assert!(!verify("whsec_a", &signed, b"{}", 1_700_000_100, 300));
@@ -112,5 +119,10 @@ mod tests {
             1_700_000_000,
             300
         ));
+        // While a rotated-out secret still signs, either secret verifies.
+        let both = header(&["whsec_new", "whsec_a"], 1_700_000_000, body);
+        assert!(verify("whsec_new", &both, body, 1_700_000_100, 300));
+        assert!(verify("whsec_a", &both, body, 1_700_000_100, 300));
+        assert!(!verify("whsec_b", &both, body, 1_700_000_100, 300));
     }
 }

@@ -19,6 +19,7 @@ use crate::manuscript::InputError;
 use crate::pipeline::books::{self, BookRow};
 use crate::pipeline::steps::STEPS;
 use crate::pipeline::{self, NewBook, keys};
+use crate::storage::rfc3339;
 use crate::web::AppState;
 use crate::webhooks::{self, CallbackUrl, DeliveryStatus};
 
@@ -870,10 +871,4 @@ fn progress_of(counts: &[StepCount]) -> Progress {
         .collect();
     let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
     Progress { percent, steps }
-}
-
-fn rfc3339(millis: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(millis)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-        .unwrap_or_default()
 }

@@ -58,6 +58,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(books::retry)
         .service(super::catalog::json_catalog)
         .service(webhooks::show_secret)
+        .service(webhooks::rotate_secret)
         .service(admin::scope());
     let document = openapi::Document::new(&openapi::document(&api));
     cfg.service(

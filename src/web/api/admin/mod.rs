@@ -17,6 +17,7 @@ use actix_web::web;
 use utoipa_actix_web::scope::Scope;
 
 use super::ApiError;
+use crate::storage::rfc3339;
 
 /// The admin routes, registered and documented like the rest of the API (see "Adding a route"
 /// there). Each operation names the role `admin` in its security requirements (OpenAPI 3.1 lets
@@ -44,13 +45,6 @@ pub fn scope() -> Scope<
         .service(logs::stream)
         // A nested scope does not inherit the API's JSON 404.
         .default_service(web::to(super::not_found))
-}
-
-/// Unix milliseconds as RFC 3339 (UTC, milliseconds), as the rest of the API writes times.
-fn rfc3339(millis: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(millis)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-        .unwrap_or_default()
 }
 
 /// A query parameter, with an empty value (an unset form field) counting as absent.
