@@ -51,6 +51,22 @@ fn an_operator_pings_the_worker_and_manages_jobs() {
         std::thread::sleep(Duration::from_millis(100));
     }
 
+    // Finished jobs are counted only on request (that reads the whole history).
+    let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
+    assert!(!stats.contains("completed"), "{stats}");
+    assert!(
+        stats.contains("--all"),
+        "the table says how to see more: {stats}"
+    );
+    let all = String::from_utf8_lossy(&jobs(&server, &["stats", "--all"]).stdout).into_owned();
+    assert!(
+        all.lines().any(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            cols.first() == Some(&"default") && cols.get(1) == Some(&"completed")
+        }),
+        "{all}"
+    );
+
     // Pausing a queue holds new jobs back; resuming lets them run.
     assert!(jobs(&server, &["pause", "default"]).status.success());
     // A pause takes effect within 100 ms.

@@ -12,7 +12,12 @@ use crate::worker::builtin;
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
     /// Queue depth per queue and state, the oldest due job's age, and paused queues.
-    Stats,
+    Stats {
+        /// Also count finished jobs (completed, discarded, cancelled) still retained; this
+        /// reads the whole job history.
+        #[arg(long)]
+        all: bool,
+    },
     /// List jobs, newest first.
     List {
         /// available, scheduled, waiting, running, completed, discarded, dead or cancelled.
@@ -60,8 +65,14 @@ pub async fn run(config: &Config, command: JobsCommand) -> anyhow::Result<ExitCo
     db.migrate().await?;
     let queue = JobQueue::new(db.clone());
     let code = match command {
-        JobsCommand::Stats => {
-            let stats = queue.stats().await?;
+        JobsCommand::Stats { all } => {
+            let mut stats = queue.stats().await?;
+            if all {
+                stats.rows.extend(queue.finished_counts().await?);
+                stats
+                    .rows
+                    .sort_by(|a, b| (&a.queue, &a.state).cmp(&(&b.queue, &b.state)));
+            }
             println!(
                 "{:<16} {:<10} {:>10} {:>14}",
                 "QUEUE", "STATE", "JOBS", "OLDEST DUE"
@@ -75,6 +86,9 @@ pub async fn run(config: &Config, command: JobsCommand) -> anyhow::Result<ExitCo
                     "{:<16} {:<10} {:>10} {:>14}",
                     row.queue, row.state, row.count, age
                 );
+            }
+            if !all {
+                println!("(finished jobs are left out; `bindery jobs stats --all` counts them)");
             }
             if !stats.paused.is_empty() {
                 println!("paused: {}", stats.paused.join(", "));

@@ -148,6 +148,11 @@ impl JobQueue {
         })
     }
 
+    /// Finished jobs still retained, per queue and state (reads the whole history).
+    pub async fn finished_counts(&self) -> anyhow::Result<Vec<QueueRow>> {
+        Ok(store::finished_rows(&self.db).await?)
+    }
+
     pub async fn pause(&self, queue: &str) -> anyhow::Result<()> {
         Ok(store::set_paused(&self.db, queue, true).await?)
     }

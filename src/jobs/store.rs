@@ -1130,6 +1130,21 @@ pub(crate) async fn queue_rows(db: &Database) -> sqlx::Result<Vec<QueueRow>> {
     })
 }
 
+/// Finished jobs (completed, discarded, cancelled) per queue and state: a read of the whole
+/// retained history, so only for an operator who asks.
+pub(crate) async fn finished_rows(db: &Database) -> sqlx::Result<Vec<QueueRow>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT queue, state, count(*) AS count, CAST(NULL AS BIGINT) AS oldest_due_ms
+             FROM jobs WHERE state IN ('completed', 'discarded', 'cancelled')
+             GROUP BY queue, state ORDER BY queue, state"
+        ))
+        .fetch_all(pool)
+        .await
+    })
+}
+
 pub(crate) async fn paused_queues(db: &Database) -> sqlx::Result<Vec<String>> {
     on_pool!(db, |pool, d| {
         sqlx::query_scalar(sql!(
