@@ -1,4 +1,4 @@
-//! What unit tests share: the way to the corpus of real manuscripts.
+//! What unit tests share: the way to the corpus of real manuscripts, and test pictures.
 
 use std::path::{Path, PathBuf};
 
@@ -17,4 +17,63 @@ pub fn corpus_file(relative: &str) -> PathBuf {
             panic!("the corpus (shared/corpus) is not above the project; set BINDERY_CORPUS")
         });
     base.join(relative)
+}
+
+/// A 300×200 JPEG, left half red and right half blue, stored with EXIF orientation 6 ("turn
+/// 90° clockwise to view"), as a phone stores a portrait photo. Upright it is 200×300, red
+/// on top.
+pub fn sideways_photo() -> Vec<u8> {
+    use image::codecs::jpeg::JpegEncoder;
+    use image::{ImageEncoder, Rgb, RgbImage};
+    let picture = RgbImage::from_fn(300, 200, |x, _| {
+        if x < 150 {
+            Rgb([220, 0, 0])
+        } else {
+            Rgb([0, 0, 220])
+        }
+    });
+    let exif: Vec<u8> = [
+        &b"II*\0"[..],
+        &8u32.to_le_bytes(),
+        &1u16.to_le_bytes(),
+        &0x0112u16.to_le_bytes(),
+        &3u16.to_le_bytes(),
+        &1u32.to_le_bytes(),
+        &6u16.to_le_bytes(),
+        &0u16.to_le_bytes(),
+        &0u32.to_le_bytes(),
+    ]
+    .concat();
+    let mut jpeg = Vec::new();
+    let mut encoder = JpegEncoder::new_with_quality(&mut jpeg, 95);
+    encoder.set_exif_metadata(exif).expect("test setup");
+    encoder
+        .write_image(picture.as_raw(), 300, 200, image::ExtendedColorType::Rgb8)
+        .expect("test setup");
+    jpeg
+}
+
+/// Asserts that `bytes` is [`sideways_photo`] turned upright: 200×300, red on top, and no
+/// orientation note left to turn it again.
+pub fn assert_upright(bytes: &[u8]) {
+    use image::ImageDecoder;
+    use image::metadata::Orientation;
+    let upright = image::load_from_memory(bytes).expect("decodes").to_rgb8();
+    assert_eq!(upright.dimensions(), (200, 300), "portrait now");
+    let top = upright.get_pixel(100, 40);
+    let bottom = upright.get_pixel(100, 260);
+    assert!(top[0] > 150 && top[2] < 80, "top is red: {top:?}");
+    assert!(
+        bottom[2] > 150 && bottom[0] < 80,
+        "bottom is blue: {bottom:?}"
+    );
+    let mut decoder = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .expect("test setup")
+        .into_decoder()
+        .expect("test setup");
+    assert_eq!(
+        decoder.orientation().expect("orientation"),
+        Orientation::NoTransforms
+    );
 }

@@ -1,25 +1,21 @@
 //! Covers: an uploaded JPEG or PNG, scaled to fit 1600×2560, or a generated typographic cover.
 
 use std::fmt::Write as _;
-use std::io::Cursor;
 
+use image::ImageFormat;
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::PngEncoder;
 use image::imageops::FilterType;
-use image::metadata::Orientation;
-use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 use sha2::{Digest, Sha256};
 
 use super::xhtml::escape::{collapse, escaped};
 use super::{BookMetadata, CoverInfo};
+use crate::manuscript::image::{self as image_check, JPEG_QUALITY};
 use crate::manuscript::{InputError, Limits};
 
 /// Largest cover Bindery keeps; bigger uploads are scaled down to fit.
 pub const MAX_WIDTH: u32 = 1600;
 pub const MAX_HEIGHT: u32 = 2560;
-
-/// JPEG quality for a scaled cover: visually lossless for artwork at this size.
-const JPEG_QUALITY: u8 = 88;
 
 /// Checks and scales an uploaded cover. Returns its description and the bytes to store.
 pub fn prepare(
@@ -50,20 +46,8 @@ pub fn prepare(
         }
     };
     // The header first: a huge image is refused before anything decodes it.
-    let info = crate::manuscript::image::probe(name, bytes, limits)?;
-    let bad = |detail: String| InputError::BadImage {
-        name: name.to_owned(),
-        detail,
-    };
-    let mut decoder = ImageReader::with_format(Cursor::new(bytes), format)
-        .into_decoder()
-        .map_err(|e| bad(e.to_string()))?;
-    // Phones store a portrait photo sideways with an EXIF note to turn it; browsers obey the
-    // note, many e-readers do not. So the pixels are turned here, and the note dropped.
-    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
-    let mut decoded = DynamicImage::from_decoder(decoder).map_err(|e| bad(e.to_string()))?;
-    decoded.apply_orientation(orientation);
-    let turned = orientation != Orientation::NoTransforms;
+    let info = image_check::probe(name, bytes, limits)?;
+    let (info, bytes) = image_check::upright(name, bytes.to_vec(), info)?;
     let (file_name, media_type) = match format {
         ImageFormat::Png => ("cover.png", "image/png"),
         _ => ("cover.jpg", "image/jpeg"),
@@ -75,15 +59,17 @@ pub fn prepare(
         height,
         generated: false,
     };
-    if !turned && info.width <= MAX_WIDTH && info.height <= MAX_HEIGHT {
-        return Ok((describe(info.width, info.height), bytes.to_vec()));
+    if info.width <= MAX_WIDTH && info.height <= MAX_HEIGHT {
+        return Ok((describe(info.width, info.height), bytes));
     }
-    // `resize` keeps the aspect ratio, fitting within the bounds.
-    let scaled = if decoded.width() <= MAX_WIDTH && decoded.height() <= MAX_HEIGHT {
-        decoded
-    } else {
-        decoded.resize(MAX_WIDTH, MAX_HEIGHT, FilterType::Lanczos3)
+    let bad = |detail: String| InputError::BadImage {
+        name: name.to_owned(),
+        detail,
     };
+    let decoded =
+        image::load_from_memory_with_format(&bytes, format).map_err(|e| bad(e.to_string()))?;
+    // `resize` keeps the aspect ratio, fitting within the bounds.
+    let scaled = decoded.resize(MAX_WIDTH, MAX_HEIGHT, FilterType::Lanczos3);
     let mut out = Vec::new();
     let encoded = match format {
         ImageFormat::Png => scaled.write_with_encoder(PngEncoder::new(&mut out)),
@@ -358,7 +344,7 @@ mod tests {
         });
         let mut out = Vec::new();
         image::DynamicImage::ImageRgb8(picture)
-            .write_to(&mut Cursor::new(&mut out), format)
+            .write_to(&mut std::io::Cursor::new(&mut out), format)
             .expect("test setup");
         out
     }
@@ -402,57 +388,10 @@ mod tests {
 
     #[test]
     fn a_photo_stored_sideways_is_turned_upright() {
-        use image::{ImageEncoder, Rgb, RgbImage};
-        // Left half red, right half blue, stored landscape with EXIF orientation 6 ("turn
-        // 90° clockwise to view"), as a phone stores a portrait photo.
-        let picture = RgbImage::from_fn(300, 200, |x, _| {
-            if x < 150 {
-                Rgb([220, 0, 0])
-            } else {
-                Rgb([0, 0, 220])
-            }
-        });
-        let exif: Vec<u8> = [
-            &b"II*\0"[..],
-            &8u32.to_le_bytes(),
-            &1u16.to_le_bytes(),
-            &0x0112u16.to_le_bytes(),
-            &3u16.to_le_bytes(),
-            &1u32.to_le_bytes(),
-            &6u16.to_le_bytes(),
-            &0u16.to_le_bytes(),
-            &0u32.to_le_bytes(),
-        ]
-        .concat();
-        let mut jpeg = Vec::new();
-        let mut encoder = JpegEncoder::new_with_quality(&mut jpeg, 95);
-        encoder.set_exif_metadata(exif).expect("test setup");
-        encoder
-            .write_image(picture.as_raw(), 300, 200, image::ExtendedColorType::Rgb8)
-            .expect("test setup");
-
+        let jpeg = crate::test_support::sideways_photo();
         let (info, out) = prepare("phone.jpg", &jpeg, &Limits::default()).expect("accepted");
         assert_eq!((info.width, info.height), (200, 300), "now portrait");
-        let upright = image::load_from_memory(&out).expect("decodes").to_rgb8();
-        assert_eq!(upright.dimensions(), (200, 300));
-        // Turned clockwise, the red left half is now the top.
-        let top = upright.get_pixel(100, 40);
-        let bottom = upright.get_pixel(100, 260);
-        assert!(top[0] > 150 && top[2] < 80, "top is red: {top:?}");
-        assert!(
-            bottom[2] > 150 && bottom[0] < 80,
-            "bottom is blue: {bottom:?}"
-        );
-        // The note is gone, so nothing turns it a second time.
-        let mut decoder = ImageReader::new(Cursor::new(&out))
-            .with_guessed_format()
-            .expect("test setup")
-            .into_decoder()
-            .expect("test setup");
-        assert_eq!(
-            decoder.orientation().expect("orientation"),
-            Orientation::NoTransforms
-        );
+        crate::test_support::assert_upright(&out);
     }
 
     #[test]

@@ -3,7 +3,10 @@
 
 use std::io::Cursor;
 
-use image::{ImageFormat, ImageReader};
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::PngEncoder;
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 
 use super::{InputError, Limits};
 
@@ -75,6 +78,58 @@ pub fn probe(name: &str, bytes: &[u8], limits: &Limits) -> Result<ImageInfo, Inp
         width,
         height,
     })
+}
+
+/// JPEG quality when Bindery re-encodes a photo (turned upright, or a cover scaled down):
+/// visually lossless at e-book sizes.
+pub const JPEG_QUALITY: u8 = 88;
+
+/// Phones store a portrait photo sideways with an EXIF note to turn it; browsers obey the
+/// note, many e-readers do not. So a JPEG or PNG carrying such a note has its pixels turned
+/// here and the note dropped; any other image comes back untouched. `info` is what [`probe`]
+/// found (so the pixel limit has been checked before this decodes anything).
+pub fn upright(
+    name: &str,
+    bytes: Vec<u8>,
+    info: ImageInfo,
+) -> Result<(ImageInfo, Vec<u8>), InputError> {
+    if !matches!(info.format, ImageFormat::Jpeg | ImageFormat::Png) {
+        return Ok((info, bytes));
+    }
+    let bad = |detail: String| InputError::BadImage {
+        name: name.to_owned(),
+        detail,
+    };
+    let turned = {
+        let mut decoder = ImageReader::with_format(Cursor::new(&bytes), info.format)
+            .into_decoder()
+            .map_err(|e| bad(e.to_string()))?;
+        let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+        if orientation == Orientation::NoTransforms {
+            None
+        } else {
+            let mut decoded =
+                DynamicImage::from_decoder(decoder).map_err(|e| bad(e.to_string()))?;
+            decoded.apply_orientation(orientation);
+            Some(decoded)
+        }
+    };
+    let Some(decoded) = turned else {
+        return Ok((info, bytes));
+    };
+    let mut out = Vec::new();
+    match info.format {
+        ImageFormat::Png => decoded.write_with_encoder(PngEncoder::new(&mut out)),
+        _ => DynamicImage::ImageRgb8(decoded.to_rgb8())
+            .write_with_encoder(JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY)),
+    }
+    .map_err(|e| bad(e.to_string()))?;
+    let turned = ImageInfo {
+        width: decoded.width(),
+        height: decoded.height(),
+        ..info
+    };
+    Ok((turned, out))
 }
 
 /// Legacy vector formats Word embeds (EMF, WMF) and TIFF: real images that no e-reader

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::archive::Archive;
 use crate::document::Image;
-use crate::manuscript::image::{is_known_unsupported, probe};
+use crate::manuscript::image::{is_known_unsupported, probe, upright};
 use crate::manuscript::{InputError, Limits};
 use crate::report::Warning;
 
@@ -61,6 +61,7 @@ impl Images {
                 } else {
                     let name = part.rsplit('/').next().unwrap_or(part);
                     let info = probe(name, &bytes, limits)?;
+                    let (info, bytes) = upright(name, bytes, info)?;
                     let id = self.unique_id(name, info.extension());
                     self.images.push(Image {
                         id: id.clone(),

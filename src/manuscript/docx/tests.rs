@@ -276,6 +276,24 @@ fn malformed_xml_and_unknown_entities_are_xml_errors() {
 }
 
 #[test]
+fn a_phone_photo_stored_sideways_is_turned_upright() {
+    let rels = r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/image1.jpeg"/></Relationships>"#;
+    let body = r#"<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><wp:docPr id="1" name="x" descr="A hen"/><a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><a:graphicData><a:blip r:embed="rId9"/></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"#;
+    let photo = crate::test_support::sideways_photo();
+    let bytes = docx_with(
+        body,
+        &[
+            ("word/_rels/document.xml.rels", rels.as_bytes()),
+            ("word/media/image1.jpeg", &photo),
+        ],
+    );
+    let parsed = read(&bytes, &Limits::default()).expect("accepted");
+    let image = &parsed.document.images[0];
+    assert_eq!((image.width, image.height), (200, 300));
+    crate::test_support::assert_upright(&parsed.resources[&image.id]);
+}
+
+#[test]
 fn an_image_that_is_not_an_image_fails_and_emf_is_dropped_with_a_warning() {
     let rels = r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/image1.png"/></Relationships>"#;
     let body = r#"<w:p><w:r><w:t>Text</w:t></w:r></w:p><w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><wp:docPr id="1" name="x" descr="A hen"/><a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><a:graphicData><a:blip r:embed="rId9"/></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"#;

@@ -143,6 +143,7 @@ impl<'l> Resources<'l> {
             })
         })?;
         let info = image::probe(&name, &bytes, self.limits).map_err(DataError::Input)?;
+        let (info, bytes) = image::upright(&name, bytes, info).map_err(DataError::Input)?;
         let id = format!("image{}.{}", self.images.len() + 1, info.extension());
         self.images.push(Image {
             id: id.clone(),
