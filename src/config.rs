@@ -220,7 +220,7 @@ pub const VARIABLES: &[Variable] = &[
     secret(
         "METRICS_TOKEN",
         "",
-        "output of `openssl rand -hex 32`",
+        "3f9c1b7e5a2d4c6b8e0f1a3c5e7b9d2f",
         "When set, `/metrics` answers only `Authorization: Bearer $METRICS_TOKEN` (Prometheus: `authorization: {credentials: …}`); unset, anyone who can reach it can read it (queue names and counts, no book data). At least 16 characters.",
     ),
     var(
