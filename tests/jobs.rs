@@ -434,6 +434,7 @@ on_both_backends!(
     bulk_enqueue_then_drain,
     a_released_unique_key_coalesces_only_while_queued,
     jobs_claimed_ahead_go_back_for_an_idle_worker,
+    a_jobs_run_time_leaves_out_its_wait_in_the_local_queue,
 );
 
 async fn unique_keys_hold_under_concurrent_enqueue(b: Backend) {
@@ -557,6 +558,47 @@ async fn jobs_claimed_ahead_go_back_for_an_idle_worker(b: Backend) {
     for job in long {
         assert_eq!(job.state(), Some(JobState::Completed), "{job:?}");
         assert_eq!(job.attempt, 1, "{job:?}");
+    }
+}
+
+/// Jobs claimed ahead wait in the worker before they start; the stored run time (what a book's
+/// report and `/metrics` show) is the time the job ran, not that wait.
+async fn a_jobs_run_time_leaves_out_its_wait_in_the_local_queue(b: Backend) {
+    let queue = b.queue();
+    let mut jobs: Vec<NewJob> = (0..2000)
+        .map(|i| record("short", &i.to_string(), 0))
+        .collect();
+    jobs.extend((0..6).map(|i| record("long", &i.to_string(), 150)));
+    queue.enqueue_bulk(&jobs).await.expect("bulk");
+    let log = Log::default();
+    let runner = b.runner(&log, 2).await;
+    wait_until("the long jobs", Duration::from_secs(60), async || {
+        log.count("long") == 6
+    })
+    .await;
+    runner.shutdown(Duration::from_secs(5)).await;
+    // Some of them waited for an executor (6 jobs, 2 executors): the test measures that itself.
+    let events: Vec<Event> = log
+        .events()
+        .into_iter()
+        .filter(|e| e.key == "long")
+        .collect();
+    let first = events.iter().map(|e| e.started).min().expect("events");
+    let last = events.iter().map(|e| e.started).max().expect("events");
+    assert!(
+        last - first >= Duration::from_millis(250),
+        "the long jobs ran two at a time"
+    );
+    for job in all_jobs(&queue, JobFilter::default()).await {
+        if !job.payload.contains("\"long\"") {
+            continue;
+        }
+        let ran = job.finished_at.expect("finished") - job.started_at.expect("started");
+        assert!(
+            (150..250).contains(&ran),
+            "job {} is stored as running {ran} ms; it slept 150 ms",
+            job.id
+        );
     }
 }
 

@@ -377,8 +377,8 @@ async fn pump<C: Send + Sync + 'static>(
                         Err(_) => break,
                     },
                 };
-                if let Some(row) = local.pop() {
-                    spawn_job(&shared, row, permit, tx.clone());
+                if let Some((row, waited)) = local.pop() {
+                    spawn_job(&shared, row, waited, permit, tx.clone());
                 }
             }
             if !idle {
@@ -477,8 +477,8 @@ async fn pump<C: Send + Sync + 'static>(
                         finished_in_flight += 1;
                     }
                     permit = permits.clone().acquire_owned(), if !local.is_empty() && finished_tx.is_some() => {
-                        if let (Ok(permit), Some(tx), Some(row)) = (permit, &finished_tx, local.pop()) {
-                            spawn_job(&shared, row, permit, tx.clone());
+                        if let (Ok(permit), Some(tx), Some((row, waited))) = (permit, &finished_tx, local.pop()) {
+                            spawn_job(&shared, row, waited, permit, tx.clone());
                         }
                     }
                 }
@@ -559,6 +559,7 @@ async fn exchange<C>(
                 &shared.worker,
                 queues,
                 &[],
+                &[],
                 wanted,
                 shared.lease_ms,
             )
@@ -573,11 +574,13 @@ async fn exchange<C>(
         };
     }
     let ids: Vec<i64> = batch.iter().map(|f| f.id).collect();
+    let waited_ms: Vec<i64> = batch.iter().map(|f| f.waited_ms).collect();
     match store::claim_and_complete(
         &shared.pump_db,
         &shared.worker,
         queues,
         &ids,
+        &waited_ms,
         wanted,
         shared.lease_ms,
     )
@@ -611,8 +614,9 @@ impl LocalQueue {
             .sort_unstable_by_key(|(r, _)| std::cmp::Reverse((r.priority, r.fair_tag, r.id)));
     }
 
-    fn pop(&mut self) -> Option<ClaimedRow> {
-        self.0.pop().map(|(r, _)| r)
+    /// The next job, and how long it waited here.
+    fn pop(&mut self) -> Option<(ClaimedRow, Duration)> {
+        self.0.pop().map(|(r, at)| (r, at.elapsed()))
     }
 
     fn len(&self) -> usize {
@@ -697,6 +701,7 @@ async fn next_nap<C>(shared: &Shared<C>, poll_interval: Duration) -> Duration {
 fn spawn_job<C: Send + Sync + 'static>(
     shared: &Arc<Shared<C>>,
     row: ClaimedRow,
+    waited: Duration,
     permit: OwnedSemaphorePermit,
     finished: mpsc::UnboundedSender<Finished>,
 ) {
@@ -722,6 +727,7 @@ fn spawn_job<C: Send + Sync + 'static>(
     );
     let run = shared.registry.start(&row.kind, &row.payload, cx);
     let id = row.id;
+    let waited_ms = i64::try_from(waited.as_millis()).unwrap_or(i64::MAX);
     let task_shared = shared.clone();
     // Hold the map's lock across the spawn, so the task cannot remove its entry before it exists.
     let mut running = shared.running();
@@ -745,6 +751,7 @@ fn spawn_job<C: Send + Sync + 'static>(
             let successors = std::mem::take(&mut *successors.lock().unwrap_or_else(|e| e.into_inner()));
             let _ = finished.send(Finished {
                 id: row.id,
+                waited_ms,
                 kind: row.kind,
                 join_id: row.join_id,
                 workflow: row.workflow,
@@ -938,10 +945,12 @@ mod tests {
             tagged(11, "big", 6),
             tagged(12, "big", 7),
         ]);
-        assert_eq!(local.pop().map(|r| r.id), Some(10));
+        assert_eq!(local.pop().map(|(r, _)| r.id), Some(10));
         // Another tenant's job, tagged at the queue's front when it was enqueued.
         local.extend(vec![tagged(40, "small", 6)]);
-        let order: Vec<i64> = std::iter::from_fn(|| local.pop()).map(|r| r.id).collect();
+        let order: Vec<i64> = std::iter::from_fn(|| local.pop())
+            .map(|(r, _)| r.id)
+            .collect();
         assert_eq!(order, vec![11, 40, 12]);
     }
 

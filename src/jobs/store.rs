@@ -435,6 +435,7 @@ pub(crate) async fn claim_and_complete(
     worker: &str,
     queues: &[String],
     complete: &[i64],
+    waited_ms: &[i64],
     limit: usize,
     lease_ms: i64,
 ) -> sqlx::Result<(Vec<ClaimedRow>, usize)> {
@@ -449,6 +450,8 @@ pub(crate) async fn claim_and_complete(
                 "WITH now AS (SELECT {now} AS ms),
                  done AS (
                      UPDATE jobs SET state = 'completed', finished_at = (SELECT ms FROM now),
+                            started_at = jobs.started_at
+                                + COALESCE(($6::bigint[])[array_position($5::bigint[], jobs.id)], 0),
                             locked_by = NULL, locked_until = NULL
                      WHERE id = ANY($5) AND state = 'running' AND locked_by = $3
                      RETURNING id),
@@ -485,6 +488,7 @@ pub(crate) async fn claim_and_complete(
             .bind(worker)
             .bind(lease_ms)
             .bind(complete)
+            .bind(waited_ms)
             .fetch_all(pool)
             .await?;
             let completed = rows
@@ -519,13 +523,15 @@ pub(crate) async fn claim_and_complete(
                 let ids = serde_json::to_string(complete).unwrap_or_else(|_| "[]".to_owned());
                 sqlx::query(sql!(
                     Dialect::Sqlite,
-                    "UPDATE jobs SET state = 'completed', finished_at = {now}, locked_by = NULL,
-                            locked_until = NULL
+                    "UPDATE jobs SET state = 'completed', finished_at = {now},
+                            started_at = started_at + COALESCE(json_extract($3, '$.\"' || id || '\"'), 0),
+                            locked_by = NULL, locked_until = NULL
                      WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
                        AND locked_by = $2"
                 ))
                 .bind(ids)
                 .bind(worker)
+                .bind(ms_by_id(complete, waited_ms))
                 .execute(pool)
                 .await?
                 .rows_affected() as usize
@@ -692,6 +698,10 @@ impl Successors {
 #[derive(Debug, Clone)]
 pub(crate) struct Finished {
     pub id: i64,
+    /// How long it waited in the worker between its claim and its start (a job claimed ahead
+    /// waits for an executor): added to its row's `started_at`, which the claim set, so that
+    /// run times (a book's report, `/metrics`) leave the wait out.
+    pub waited_ms: i64,
     pub kind: String,
     pub join_id: Option<i64>,
     pub workflow: Option<String>,
@@ -722,32 +732,39 @@ pub(crate) async fn finish_batch(
         .collect();
     if !plain.is_empty() {
         let ids: Vec<i64> = plain.iter().map(|f| f.id).collect();
+        let waited_ms: Vec<i64> = plain.iter().map(|f| f.waited_ms).collect();
         let done: Vec<(i64, Option<i64>)> = match &mut tx {
             Tx::Postgres(t) => {
                 sqlx::query_as(sql!(
                     Dialect::Postgres,
-                    "UPDATE jobs SET state = 'completed', finished_at = {now}, locked_by = NULL,
-                            locked_until = NULL
+                    "UPDATE jobs SET state = 'completed', finished_at = {now},
+                            started_at = started_at
+                                + COALESCE(($3::bigint[])[array_position($1::bigint[], jobs.id)], 0),
+                            locked_by = NULL, locked_until = NULL
                      WHERE id = ANY($1) AND state = 'running' AND locked_by = $2
                      RETURNING id, join_id"
                 ))
                 .bind(&ids)
                 .bind(worker)
+                .bind(&waited_ms)
                 .fetch_all(&mut **t)
                 .await?
             }
             Tx::Sqlite(t) => {
+                let by_id = ms_by_id(&ids, &waited_ms);
                 let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
                 sqlx::query_as(sql!(
                     Dialect::Sqlite,
-                    "UPDATE jobs SET state = 'completed', finished_at = {now}, locked_by = NULL,
-                            locked_until = NULL
+                    "UPDATE jobs SET state = 'completed', finished_at = {now},
+                            started_at = started_at + COALESCE(json_extract($3, '$.\"' || id || '\"'), 0),
+                            locked_by = NULL, locked_until = NULL
                      WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
                        AND locked_by = $2
                      RETURNING id, join_id"
                 ))
                 .bind(ids)
                 .bind(worker)
+                .bind(by_id)
                 .fetch_all(&mut **t)
                 .await?
             }
@@ -825,7 +842,8 @@ async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<
             (Finish::Complete { .. }, _) => sql!(
                 d,
                 "UPDATE jobs SET state = 'completed', result = $3, finished_at = {now},
-                        progress = 100, locked_by = NULL, locked_until = NULL
+                        started_at = started_at + $4, progress = 100, locked_by = NULL,
+                        locked_until = NULL
                  WHERE id = $1 AND state = 'running' AND locked_by = $2"
             ),
             (Finish::Snooze { .. }, _) => sql!(
@@ -866,7 +884,7 @@ async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<
         // Arguments bind by position: $1 and $2 first, then each form's own.
         let query = sqlx::query(sql).bind(item.id).bind(worker);
         let query = match &item.finish {
-            Finish::Complete { result } => query.bind(result.clone()),
+            Finish::Complete { result } => query.bind(result.clone()).bind(item.waited_ms),
             Finish::Snooze { delay_ms } => query.bind(*delay_ms),
             Finish::Retry { delay_ms, error } => query.bind(*delay_ms).bind(error.to_string()),
             Finish::Dead { error } => query.bind(JobState::Dead.as_str()).bind(error.to_string()),
@@ -880,6 +898,16 @@ async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<
         query.execute(&mut *conn).await?.rows_affected()
     });
     Ok(affected == 1)
+}
+
+/// `{"<id>": ms, …}`, for SQLite statements to look a number up by job id.
+fn ms_by_id(ids: &[i64], ms: &[i64]) -> String {
+    let map: serde_json::Map<String, serde_json::Value> = ids
+        .iter()
+        .zip(ms)
+        .map(|(id, ms)| (id.to_string(), (*ms).into()))
+        .collect();
+    serde_json::Value::Object(map).to_string()
 }
 
 /// One child of each listed join has finished: count it, and make the join available once its
