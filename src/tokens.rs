@@ -176,50 +176,9 @@ pub async fn revoke(db: &Database, name: &str) -> anyhow::Result<bool> {
     Ok(changed > 0)
 }
 
-/// The secret `tenant`'s webhooks are signed with, or `None` if no token has that tenant. A
-/// token made before webhooks existed gets its secret here, on first use; the conditional
-/// write makes concurrent first uses agree on one.
-#[tracing::instrument(skip(db), level = "debug")]
+/// The secret `tenant`'s webhooks are signed with, or `None` if no token has that tenant.
 pub async fn webhook_secret(db: &Database, tenant: &str) -> anyhow::Result<Option<Secret<String>>> {
-    match stored_webhook_secret(db, tenant).await? {
-        None => return Ok(None),
-        Some(Some(secret)) => return Ok(Some(Secret::new(secret))),
-        Some(None) => {}
-    }
-    let fresh = generate_webhook_secret();
-    on_pool!(db, |pool, d| {
-        sqlx::query(sql!(
-            d,
-            "UPDATE tokens SET webhook_secret = $2 WHERE tenant = $1 AND webhook_secret IS NULL"
-        ))
-        .bind(tenant)
-        .bind(fresh.expose())
-        .execute(pool)
-        .await?;
-    });
-    Ok(stored_webhook_secret(db, tenant)
-        .await?
-        .flatten()
-        .map(Secret::new))
-}
-
-/// `None` without a token for `tenant`; `Some(None)` for a token from before webhooks. Today
-/// a tenant has one token (its name); the oldest would decide should that change.
-async fn stored_webhook_secret(
-    db: &Database,
-    tenant: &str,
-) -> anyhow::Result<Option<Option<String>>> {
-    let found: Option<(Option<String>,)> = on_pool!(db, |pool, d| {
-        sqlx::query_as(sql!(
-            d,
-            "SELECT webhook_secret FROM tokens WHERE tenant = $1
-             ORDER BY created_at, name LIMIT 1"
-        ))
-        .bind(tenant)
-        .fetch_optional(pool)
-        .await?
-    });
-    Ok(found.map(|(secret,)| secret))
+    Ok(webhook_secrets(db, tenant).await?.map(|s| s.current))
 }
 
 /// What a tenant's webhooks are signed with: the current secret and, for a while after a
@@ -239,28 +198,69 @@ impl SigningSecrets {
     }
 }
 
-/// `tenant`'s signing secrets (see [`webhook_secret`]), or `None` without a token.
+/// `tenant`'s signing secrets, or `None` if no token has that tenant. A token made before
+/// webhooks existed gets its secret here, on first use; the conditional write makes concurrent
+/// first uses agree on one.
+#[tracing::instrument(skip(db), level = "debug")]
 pub async fn webhook_secrets(
     db: &Database,
     tenant: &str,
 ) -> anyhow::Result<Option<SigningSecrets>> {
-    let Some(current) = webhook_secret(db, tenant).await? else {
-        return Ok(None);
-    };
-    let previous: Option<(Option<String>, Option<i64>)> = on_pool!(db, |pool, d| {
+    match stored_webhook_secrets(db, tenant).await? {
+        None => return Ok(None),
+        Some(Ok(secrets)) => return Ok(Some(secrets)),
+        Some(Err(NoSecretYet)) => {}
+    }
+    let fresh = generate_webhook_secret();
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE tokens SET webhook_secret = $2 WHERE tenant = $1 AND webhook_secret IS NULL"
+        ))
+        .bind(tenant)
+        .bind(fresh.expose())
+        .execute(pool)
+        .await?;
+    });
+    Ok(stored_webhook_secrets(db, tenant)
+        .await?
+        .and_then(Result::ok))
+}
+
+/// A token from before webhooks, which has no secret yet.
+struct NoSecretYet;
+
+/// The tenant's secrets as stored, in one read of one row: `None` without a token for
+/// `tenant`. Today a tenant has one token (its name); the oldest would decide should that
+/// change.
+async fn stored_webhook_secrets(
+    db: &Database,
+    tenant: &str,
+) -> anyhow::Result<Option<Result<SigningSecrets, NoSecretYet>>> {
+    type Row = (Option<String>, Option<String>, Option<i64>);
+    let found: Option<Row> = on_pool!(db, |pool, d| {
         sqlx::query_as(sql!(
             d,
-            "SELECT previous_webhook_secret, previous_webhook_secret_until FROM tokens
-             WHERE tenant = $1 AND previous_webhook_secret_until > {now}
+            "SELECT webhook_secret,
+                    CASE WHEN previous_webhook_secret_until > {now}
+                         THEN previous_webhook_secret END,
+                    CASE WHEN previous_webhook_secret_until > {now}
+                         THEN previous_webhook_secret_until END
+             FROM tokens WHERE tenant = $1
              ORDER BY created_at, name LIMIT 1"
         ))
         .bind(tenant)
         .fetch_optional(pool)
         .await?
     });
-    Ok(Some(SigningSecrets {
-        current,
-        previous: previous.and_then(|(secret, until)| Some((Secret::new(secret?), until?))),
+    Ok(found.map(|(current, previous, until)| {
+        let current = current.ok_or(NoSecretYet)?;
+        Ok(SigningSecrets {
+            current: Secret::new(current),
+            previous: previous
+                .zip(until)
+                .map(|(s, until)| (Secret::new(s), until)),
+        })
     }))
 }
 
