@@ -1,16 +1,20 @@
 //! The blob store: uploads, intermediate documents and finished books, behind `object_store`.
 //!
-//! Local files by default, Azure Blob Storage to scale out; both give conditional
-//! create-if-absent writes, streaming multipart uploads and retries through the same trait.
+//! Local files by default, Azure Blob Storage or S3 (or an S3-compatible service) to scale out;
+//! all give conditional create-if-absent writes, streaming multipart uploads and retries through
+//! the same trait. On S3, create-if-absent is `If-None-Match: *`, which Amazon S3, R2 and MinIO
+//! honour; a service that ignores it would let a rerun step overwrite what an earlier run wrote.
 
 use std::sync::Arc;
 
 use anyhow::Context;
 use bytes::Bytes;
 use futures_util::TryStreamExt;
-use object_store::azure::MicrosoftAzureBuilder;
+use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
+use object_store::prefix::PrefixStore;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 
 use crate::config::{AzureConfig, BlobUrl};
@@ -43,8 +47,26 @@ impl BlobStore {
                 if let Some(account) = &azure.account {
                     builder = builder.with_account(account);
                 }
+                // Config::from_vars leaves one credential (or none, for the emulator's own key); it
+                // is named explicitly so that nothing else object_store might find is tried.
                 if let Some(key) = &azure.access_key {
-                    builder = builder.with_access_key(key.expose());
+                    builder = builder
+                        .with_access_key(key.expose())
+                        .with_credential_type("access_key");
+                } else if let Some(sas) = &azure.sas_token {
+                    builder = builder
+                        .with_config(AzureConfigKey::SasKey, sas.expose())
+                        .with_credential_type("sas_token");
+                } else if let Some(identity) = &azure.managed_identity {
+                    builder = builder.with_credential_type("managed_identity");
+                    if let Some(client_id) = &identity.client_id {
+                        builder = builder.with_client_id(client_id);
+                    }
+                    if let Some(endpoint) = &identity.token_endpoint {
+                        // App Service and Container Apps: object_store adds the platform's
+                        // IDENTITY_HEADER to each token request itself.
+                        builder = builder.with_msi_endpoint(endpoint.as_str());
+                    }
                 }
                 if let Some(endpoint) = &azure.endpoint {
                     builder = builder
@@ -56,6 +78,33 @@ impl BlobStore {
                         .build()
                         .with_context(|| format!("configuring Azure container {container}"))?,
                 )
+            }
+            BlobUrl::S3 { bucket, prefix, s3 } => {
+                let mut builder = AmazonS3Builder::new()
+                    .with_bucket_name(bucket)
+                    .with_region(&s3.region)
+                    // PutMode::Create as `If-None-Match: *` (object_store's default, stated).
+                    .with_conditional_put(S3ConditionalPut::ETagMatch);
+                if let (Some(id), Some(secret)) = (&s3.access_key_id, &s3.secret_access_key) {
+                    builder = builder
+                        .with_access_key_id(id)
+                        .with_secret_access_key(secret.expose());
+                    if let Some(token) = &s3.session_token {
+                        builder = builder.with_token(token.expose());
+                    }
+                }
+                if let Some(endpoint) = &s3.endpoint {
+                    builder = builder
+                        .with_endpoint(endpoint.as_str().trim_end_matches('/'))
+                        .with_allow_http(endpoint.scheme() == "http");
+                }
+                let store = builder
+                    .build()
+                    .with_context(|| format!("configuring S3 bucket {bucket}"))?;
+                match prefix {
+                    Some(prefix) => Arc::new(PrefixStore::new(store, prefix.as_str())),
+                    None => Arc::new(store),
+                }
             }
         };
         Ok(Self {
