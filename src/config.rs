@@ -373,7 +373,7 @@ pub enum BlobUrl {
     S3 {
         bucket: String,
         prefix: Option<String>,
-        s3: S3Config,
+        s3: Box<S3Config>,
     },
 }
 
@@ -618,7 +618,7 @@ impl Config {
         };
         let azure = parse_azure(&get, matches!(blob, BlobUrl::Azure { .. }))?;
         if let BlobUrl::S3 { s3, .. } = &mut blob {
-            *s3 = parse_s3(&get)?;
+            **s3 = parse_s3(&get)?;
         }
         let log_dir = get("LOG_DIR").map_or_else(|| data_dir.join("logs"), PathBuf::from);
         let log_format = match get("LOG_FORMAT").map(str::to_ascii_lowercase).as_deref() {
@@ -1413,7 +1413,7 @@ fn parse_blob_url(value: &str) -> Result<BlobUrl, ConfigError> {
             Ok(BlobUrl::S3 {
                 bucket: bucket.to_owned(),
                 prefix: prefix.map(str::to_owned),
-                s3: S3Config::default(),
+                s3: Box::default(),
             })
         }
         "file" => Err(ConfigError::new("BLOB_URL", value, "names no directory")),
@@ -1741,7 +1741,9 @@ mod tests {
     #[test]
     fn two_azure_credentials_are_refused_naming_both() {
         let sas = "sv=2022-11-02&sp=rl&sig=hunter2";
-        let cases: &[(&[(&str, &str)], &str, &str)] = &[
+        // The variables set, the one the error names, and the other one it mentions.
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let cases: &[Case] = &[
             (
                 &[
                     ("AZURE_STORAGE_ACCOUNT_KEY", KEY),
@@ -2035,7 +2037,7 @@ mod tests {
             panic!("{:?}", c.blob)
         };
         assert_eq!((bucket.as_str(), prefix.as_deref()), ("my-books", None));
-        assert_eq!(s3, &S3Config::default());
+        assert_eq!(**s3, S3Config::default());
         assert_eq!(s3.region, "us-east-1");
         assert_eq!(c.blob.to_string(), "s3://my-books");
         let c = parse(&[

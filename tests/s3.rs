@@ -59,13 +59,13 @@ fn store(bucket: &str, prefix: Option<&str>) -> BlobStore {
         &BlobUrl::S3 {
             bucket: bucket.to_owned(),
             prefix: prefix.map(str::to_owned),
-            s3: S3Config {
+            s3: Box::new(S3Config {
                 access_key_id: Some(KEY_ID.to_owned()),
                 secret_access_key: Some(Secret::new(SECRET.to_owned())),
                 session_token: None,
                 region: "us-east-1".to_owned(),
                 endpoint: Some(endpoint().parse().expect("url")),
-            },
+            }),
         },
         &AzureConfig::default(),
     )
