@@ -8,6 +8,9 @@ MOTO_VERSION=5.2.1
 
 stop_moto() {
   local code=$?
+  # Each stop returns the exit code for the next one in the EXIT trap to read; under errexit a
+  # failed run's code would end the trap here, before Azurite and PostgreSQL were stopped.
+  set +e
   if [ -n "${MOTO_PID:-}" ]; then
     kill "$MOTO_PID" 2>/dev/null || true
     wait "$MOTO_PID" 2>/dev/null || true
