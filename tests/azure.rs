@@ -380,3 +380,21 @@ fn a_badly_signed_sas_token_fails_readyz_naming_the_blob_store() {
         );
     }
 }
+
+/// Azurite's short connection string, moved to the test's Azurite by AZURE_STORAGE_ENDPOINT.
+#[test]
+fn use_development_storage_reaches_azurite() {
+    let container = new_container();
+    let server = serve_with(
+        &[
+            ("BLOB_URL", format!("az://{container}")),
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "UseDevelopmentStorage=true".to_owned(),
+            ),
+            ("AZURE_STORAGE_ENDPOINT", endpoint()),
+        ],
+        &[],
+    );
+    server.wait_ready(Duration::from_secs(30));
+}
