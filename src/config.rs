@@ -428,7 +428,7 @@ pub enum LogFormat {
 
 /// Credentials for `az://` blob URLs. Kept here so that nothing else reads the environment.
 /// For `az://`, `Config::from_vars` leaves exactly one of `access_key`, `sas_token` and
-/// `managed_identity` set, or none with `use_emulator`.
+/// `managed_identity` set (with `use_emulator`, at most one of the first two).
 #[derive(Debug, Clone, Default)]
 pub struct AzureConfig {
     pub account: Option<String>,
