@@ -4,6 +4,7 @@
 #   docker build -t bindery .            # or: podman build --format docker -t bindery .
 #   docker run -p 8080:8080 -v bindery-data:/data bindery
 #
+# RUN --mount needs BuildKit (Docker's default builder since 23.0) or podman/buildah.
 # The base images are build arguments, so a registry mirror or a local base can stand in:
 #   --build-arg RUST_IMAGE=mirror.example.com/library/rust:1.95-slim-bookworm
 #   --build-arg RUNTIME_IMAGE=mirror.example.com/distroless/cc-debian12:nonroot
