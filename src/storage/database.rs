@@ -7,11 +7,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
 
-use crate::config::DatabaseUrl;
+use crate::config::{ConfigError, DatabaseUrl, SYSTEM_ROOTS};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
@@ -86,9 +86,7 @@ impl Database {
                 Ok(Database::Sqlite(pool))
             }
             DatabaseUrl::Postgres { url } => {
-                let mut options = PgConnectOptions::from_str(url.expose().as_str())
-                    .context("reading DATABASE_URL")?
-                    .application_name("bindery");
+                let mut options = postgres_options(url.expose())?.application_name("bindery");
                 if durability == Durability::Relaxed {
                     options = options.options([("synchronous_commit", "off")]);
                 }
@@ -100,6 +98,7 @@ impl Database {
                     .acquire_timeout(Duration::from_secs(15))
                     .connect_with(options)
                     .await
+                    .map_err(|e| explain_connect_error(e, url.expose()))
                     .with_context(|| format!("connecting to {}", url_host(url.expose())))?;
                 Ok(Database::Postgres(pool))
             }
@@ -148,6 +147,108 @@ impl Database {
             Database::Postgres(pool) => pool.close().await,
         }
     }
+}
+
+/// `DATABASE_URL` as sqlx's connect options. libpq's `sslrootcert=system` (the system's CA
+/// roots, for a managed PostgreSQL whose certificate chains to a public CA) is what sqlx does
+/// when no root file is named, so it is taken out; as in libpq, it makes `verify-full` the
+/// default mode.
+fn postgres_options(url: &url::Url) -> anyhow::Result<PgConnectOptions> {
+    let system_roots = url
+        .query_pairs()
+        .any(|(k, v)| k == "sslrootcert" && v == SYSTEM_ROOTS);
+    let mut url = url.clone();
+    if system_roots {
+        let kept: Vec<(String, String)> = url
+            .query_pairs()
+            .filter(|(k, v)| !(k == "sslrootcert" && v == SYSTEM_ROOTS))
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(kept);
+    }
+    let mut options = PgConnectOptions::from_str(url.as_str()).map_err(|e| {
+        ConfigError::about(
+            "DATABASE_URL",
+            format!("could not be read as PostgreSQL connection options ({e})"),
+        )
+    })?;
+    if system_roots && !url.query_pairs().any(|(k, _)| k == "sslmode") {
+        options = options.ssl_mode(PgSslMode::VerifyFull);
+    }
+    Ok(options)
+}
+
+/// Turns the connection failures that only a change of `DATABASE_URL` can mend (TLS settings,
+/// credentials, the database's name) into a [`ConfigError`] that says what to change, so the
+/// process exits with the configuration code instead of being restarted into the same failure.
+/// Anything else (a server that is down or unreachable) is passed on as it is.
+fn explain_connect_error(e: sqlx::Error, url: &url::Url) -> anyhow::Error {
+    let host = url.host_str().unwrap_or("?");
+    // rustls reports a refused certificate from inside the handshake's I/O.
+    let certificate = match &e {
+        sqlx::Error::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        _ => None,
+    };
+    let problem = match (&e, certificate) {
+        (_, Some(rustls::Error::InvalidCertificate(refused))) => {
+            use rustls::CertificateError as Refused;
+            match refused {
+                Refused::NotValidForName | Refused::NotValidForNameContext { .. } => format!(
+                    "names the host {host:?}, which the server's certificate is not issued for \
+                     ({refused}): connect by a host name the certificate lists, or use \
+                     sslmode=verify-ca to check the issuer but not the name"
+                ),
+                Refused::Expired
+                | Refused::ExpiredContext { .. }
+                | Refused::NotValidYet
+                | Refused::NotValidYetContext { .. } => format!(
+                    "reaches a server whose certificate is out of date ({refused}): renew it on \
+                     the server, or use sslmode=require to encrypt without verifying"
+                ),
+                _ => format!(
+                    "reaches a server whose certificate could not be verified ({refused}): set \
+                     sslrootcert to the PEM file of the CA that issued it (or sslrootcert=system \
+                     for a public CA), or use sslmode=require to encrypt without verifying"
+                ),
+            }
+        }
+        (_, Some(other)) => {
+            format!("could not set up TLS with the server ({other}): check sslmode and sslrootcert")
+        }
+        (sqlx::Error::Tls(inner), None) if inner.to_string().contains("does not support TLS") => {
+            "asks for TLS (sslmode), but the server does not offer it: use sslmode=prefer or \
+             disable for this server, or turn on ssl in its postgresql.conf"
+                .to_owned()
+        }
+        (sqlx::Error::Tls(inner), None) => {
+            format!("could not set up TLS with the server ({inner}): check sslmode and sslrootcert")
+        }
+        (sqlx::Error::Database(db), None) => match db.code().as_deref() {
+            Some("28000") if db.message().contains("no encryption") => format!(
+                "reaches a server that accepts only encrypted connections ({}): add \
+                 sslmode=require, or sslmode=verify-full with sslrootcert",
+                db.message()
+            ),
+            Some("28000" | "28P01") => format!(
+                "was refused by the server ({}): check the user name and password, and that \
+                 the server allows this user from this host",
+                db.message()
+            ),
+            Some("3D000") => format!(
+                "names a database that does not exist ({}): create it, or fix the name after \
+                 the host",
+                db.message()
+            ),
+            _ => return e.into(),
+        },
+        (sqlx::Error::Configuration(inner), None) => {
+            format!("could not be used to connect ({inner}): check its options")
+        }
+        _ => return e.into(),
+    };
+    ConfigError::about("DATABASE_URL", problem).into()
 }
 
 fn url_host(url: &url::Url) -> String {
