@@ -36,9 +36,12 @@ COPY --from=build --chown=65532:65532 /out/data /data
 
 # 65532 is distroless's "nonroot"; numeric, so it works on any base.
 USER 65532:65532
-WORKDIR /data
-ENV DATA_DIR=/data \
-    PORT=8080 \
+# DATA_DIR's default, ./data, is /data from here. It is left unset so that the app's own
+# per-host defaults still apply (on Azure App Service, /home/bindery on the kept share), and the
+# working directory stays off the volume: a volume that holds the working directory does not
+# count as one where Bindery checks that its data outlives a restart (Fly.io, Render, ...).
+WORKDIR /
+ENV PORT=8080 \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 VOLUME ["/data"]
 EXPOSE 8080
