@@ -167,11 +167,15 @@ struct Line {
     json: Option<Value>,
 }
 
+/// The lines honcho printed so far, and whether its output has closed, shared with the thread
+/// that reads them.
+type Transcript = Arc<(Mutex<(Vec<Line>, bool)>, Condvar)>;
+
 /// `honcho start …` in an app directory, its output read line by line. Dropping it kills honcho
 /// and every process it started, even after a failed assertion.
 struct Honcho {
     child: Child,
-    lines: Arc<(Mutex<(Vec<Line>, bool)>, Condvar)>,
+    lines: Transcript,
 }
 
 impl Honcho {
@@ -188,7 +192,7 @@ impl Honcho {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start honcho");
-        let lines: Arc<(Mutex<(Vec<Line>, bool)>, Condvar)> = Arc::default();
+        let lines = Transcript::default();
         let stdout = child.stdout.take().expect("stdout");
         let sink = lines.clone();
         std::thread::spawn(move || {
@@ -246,7 +250,10 @@ impl Honcho {
                     .collect::<Vec<_>>()
                     .join("\n")
             );
-            state = cvar.wait_timeout(state, deadline - now).expect("lines lock").0;
+            state = cvar
+                .wait_timeout(state, deadline - now)
+                .expect("lines lock")
+                .0;
         }
     }
 
@@ -503,7 +510,11 @@ fn the_procfile_runs_under_honcho_release_then_web_then_sigterm() {
     let transcript = web.transcript();
     // honcho reports a stop by SIGTERM as 128 + 15 whatever its processes did; how the web
     // process exited is its `stopped (rc=…)` line.
-    assert_eq!(status.code(), Some(143), "honcho's exit: {status}\n{transcript}");
+    assert_eq!(
+        status.code(),
+        Some(143),
+        "honcho's exit: {status}\n{transcript}"
+    );
     assert!(
         transcript.contains("web.1 stopped (rc=0)"),
         "the web process exits 0:\n{transcript}"

@@ -175,13 +175,12 @@ async fn migrate_sqlite(pool: &SqlitePool) -> anyhow::Result<()> {
         Some(lock_file(sqlite_migration_lock_path(&database)).await?)
     };
     let mut conn = pool.acquire().await?;
-    let before: HashSet<i64> = if sqlx::query_scalar::<_, i64>(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    let bookkept: bool = sqlx::query_scalar(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
     )
     .fetch_one(&mut *conn)
-    .await?
-        > 0
-    {
+    .await?;
+    let before: HashSet<i64> = if bookkept {
         sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
             .fetch_all(&mut *conn)
             .await?
@@ -243,7 +242,7 @@ async fn lock_file(path: PathBuf) -> anyhow::Result<Flock<File>> {
 /// The advisory lock (per database) that bindery's migrations take on PostgreSQL. sqlx's
 /// migrator takes its own advisory lock inside it; this one comes first so that a process can
 /// tell it is waiting and read what was applied before it migrates.
-const POSTGRES_MIGRATION_LOCK: i64 = 0x6269_6e64_6572_79; // "bindery"
+const POSTGRES_MIGRATION_LOCK: i64 = 0x0062_696e_6465_7279; // "bindery" in ASCII
 
 async fn migrate_postgres(pool: &PgPool) -> anyhow::Result<()> {
     let mut conn = pool.acquire().await?;
@@ -353,5 +352,41 @@ impl Tx {
             Tx::Sqlite(tx) => tx.rollback().await,
             Tx::Postgres(tx) => tx.rollback().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sqlite_lock_file_sits_beside_the_database() {
+        assert_eq!(
+            sqlite_migration_lock_path(Path::new("data/bindery.db")),
+            Path::new("data/bindery.db.migrate-lock")
+        );
+        assert_eq!(
+            sqlite_migration_lock_path(Path::new("b.db")),
+            Path::new("b.db.migrate-lock")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_migration_lock_excludes_every_other_opener_until_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bindery.db.migrate-lock");
+        let held = lock_file(path.clone()).await.expect("lock");
+        // flock belongs to an open file: another open of the same file is another holder, as
+        // another process's would be.
+        let other = File::open(&path).expect("open");
+        let other = match Flock::lock(other, FlockArg::LockExclusiveNonblock) {
+            Err((file, Errno::EWOULDBLOCK)) => file,
+            Ok(_) => panic!("a second exclusive lock was granted"),
+            Err((_, e)) => panic!("flock: {e}"),
+        };
+        drop(held);
+        let _second = Flock::lock(other, FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| e)
+            .expect("free once the first is dropped");
     }
 }
