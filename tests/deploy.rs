@@ -8,6 +8,8 @@ mod common;
 mod budget;
 #[path = "deploy/disks.rs"]
 mod disks;
+#[path = "deploy/procfile.rs"]
+mod procfile;
 #[path = "deploy/readiness.rs"]
 mod readiness;
 #[path = "deploy/tls.rs"]

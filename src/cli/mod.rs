@@ -254,7 +254,6 @@ fn load_dotenv() -> Result<(), String> {
 async fn migrate(config: &Config) -> anyhow::Result<ExitCode> {
     let db = crate::storage::Database::connect(&config.database, 1).await?;
     db.migrate().await?;
-    tracing::info!(database = %config.database.redacted(), "migrations applied");
     db.close().await;
     Ok(ExitCode::SUCCESS)
 }
