@@ -34,8 +34,10 @@ COPY --from=build /out/bindery /usr/local/bin/bindery
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build --chown=65532:65532 /out/data /data
 
-# 65532 is distroless's "nonroot"; numeric, so it works on any base.
-USER 65532:65532
+# 65532 is distroless's "nonroot"; numeric, so it works on any base. Hosts that mount volumes
+# owned by root and offer no way to change that (Fly.io) build with --build-arg RUN_AS=0:0.
+ARG RUN_AS=65532:65532
+USER ${RUN_AS}
 # DATA_DIR's default, ./data, is /data from here. It is left unset so that the app's own
 # per-host defaults still apply (on Azure App Service, /home/bindery on the kept share), and the
 # working directory stays off the volume: a volume that holds the working directory does not
