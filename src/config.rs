@@ -71,13 +71,25 @@ pub const VARIABLES: &[Variable] = &[
         "DATA_DIR",
         "./data",
         "/var/lib/bindery",
-        "Directory for the embedded database, blobs and logs. Must be writable.",
+        "Directory for the embedded database, blobs and logs. Must be writable. On Azure App Service the default is `/home/bindery`, on the share kept across restarts.",
     ),
     secret(
         "DATABASE_URL",
         "sqlite://$DATA_DIR/bindery.db",
         "postgres://bindery:secret@db.internal:5432/bindery",
         "Database: `sqlite://PATH` (embedded default) or `postgres://…` to scale out.",
+    ),
+    var(
+        "PGSSLMODE",
+        "prefer",
+        "require",
+        "libpq's TLS mode for PostgreSQL when `DATABASE_URL` has no `sslmode` (for hosts that own `DATABASE_URL`): `disable`, `prefer` (TLS when the server offers it), `require`, `verify-ca` or `verify-full`.",
+    ),
+    var(
+        "PGSSLROOTCERT",
+        "",
+        "/etc/ssl/certs/db-ca.pem",
+        "PEM file of the CA that issued the PostgreSQL server's certificate, or `system` for the system's roots, when `DATABASE_URL` has no `sslrootcert`.",
     ),
     var(
         "BLOB_URL",
@@ -200,6 +212,24 @@ pub const VARIABLES: &[Variable] = &[
         "How many jobs one worker process runs at once.",
     ),
     var(
+        "DATABASE_MAX_CONNECTIONS",
+        "20",
+        "18",
+        "Most PostgreSQL connections one process opens; with `serve`, the web process and its worker together (the web a quarter, 2 to 8; the worker the rest). Fits entry-level managed plans; give each process its share of the plan's limit.",
+    ),
+    var(
+        "MAX_WAIT",
+        "25s",
+        "25s",
+        "Longest a `POST /api/v1/books?wait=` request is held before it answers 202; under the 30 s that Heroku's and most routers allow.",
+    ),
+    var(
+        "PERSISTENT_DISK",
+        "detected",
+        "true",
+        "Whether the local disk outlives a restart. Unset, it is detected: on Heroku, Dokku, Render, Railway, Fly.io and Azure App Service a data directory outside a mounted volume is thrown away, and a database or blob store there is refused at start. `true` or `false` says so instead.",
+    ),
+    var(
         "SHUTDOWN_TIMEOUT",
         "25s",
         "25s",
@@ -312,6 +342,36 @@ pub const VARIABLES: &[Variable] = &[
         "",
         "https://books.example.com",
         "Public URL of this app: links in webhook events are absolute under it, and it is the keep-alive default when KEEPALIVE_URL is unset.",
+    ),
+    var(
+        "DYNO",
+        "",
+        "web.1",
+        "Set by Heroku and Dokku: the local disk is thrown away at restarts (see PERSISTENT_DISK).",
+    ),
+    var(
+        "RENDER",
+        "",
+        "true",
+        "Set by Render: the local disk is thrown away at restarts unless a disk is attached (see PERSISTENT_DISK).",
+    ),
+    var(
+        "RAILWAY_PROJECT_ID",
+        "",
+        "1b2c…",
+        "Set by Railway: the local disk is thrown away at restarts unless a volume is mounted (see PERSISTENT_DISK).",
+    ),
+    var(
+        "FLY_APP_NAME",
+        "",
+        "bindery",
+        "Set by Fly.io: the local disk is thrown away at restarts unless a volume is mounted (see PERSISTENT_DISK).",
+    ),
+    var(
+        "WEBSITE_SITE_NAME",
+        "",
+        "bindery",
+        "Set by Azure App Service: DATA_DIR defaults to /home/bindery, the share kept across restarts (see PERSISTENT_DISK).",
     ),
     var(
         "WEBSITE_HOSTNAME",
@@ -469,6 +529,14 @@ pub struct Config {
     pub log_max_files: usize,
     pub log_filter: String,
     pub worker_concurrency: NonZeroUsize,
+    /// PostgreSQL connections one process may open (`storage::budget` shares them out).
+    pub database_max_connections: u32,
+    /// The longest `?wait=` holds a request.
+    pub max_wait: Duration,
+    /// `PERSISTENT_DISK`: `None` is "detect".
+    pub persistent_disk: Option<bool>,
+    /// The app host the environment names, whose local disk is thrown away.
+    pub host_platform: Option<crate::platform::Host>,
     pub shutdown_timeout: Duration,
     pub worker_stall_timeout: Duration,
     pub keepalive_url: Option<Url>,
@@ -519,9 +587,10 @@ pub struct ScheduleConfig {
 
 /// A variable with a value Bindery cannot use. Displays as the one line the user sees.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{name}={shown} {problem} (example: {name}={example})")]
+#[error("{name}{shown} {problem} (example: {name}={example})")]
 pub struct ConfigError {
     pub name: &'static str,
+    /// `="value"`, or nothing when the problem is not the value as written.
     shown: String,
     problem: String,
     example: &'static str,
@@ -532,15 +601,27 @@ impl ConfigError {
         let variable = lookup(name);
         // An unset secret has nothing to hide, and "[redacted]" would suggest it was set.
         let shown = if variable.secret && !value.is_empty() {
-            "[redacted]".to_owned()
+            "=[redacted]".to_owned()
         } else {
-            format!("{value:?}")
+            format!("={value:?}")
         };
         Self {
             name,
             shown,
             problem: problem.into(),
             example: variable.example,
+        }
+    }
+
+    /// A problem with what a variable leads to rather than how it is written (a database that
+    /// refuses the connection it describes, a disk the platform throws away): `problem` starts
+    /// right after the name, as in "DATABASE_URL names a database that does not exist".
+    pub fn about(name: &'static str, problem: impl Into<String>) -> Self {
+        Self {
+            name,
+            shown: String::new(),
+            problem: problem.into(),
+            example: lookup(name).example,
         }
     }
 }
@@ -603,13 +684,22 @@ impl Config {
                 .parse()
                 .map_err(|_| ConfigError::new("HOST", v, "is not an IP address to bind to"))?,
         };
-        let data_dir = PathBuf::from(get("DATA_DIR").unwrap_or("./data"));
+        let host_platform = crate::platform::Host::detect(|name| get(name).is_some());
+        // App Service keeps only its /home share across restarts.
+        let data_dir = PathBuf::from(get("DATA_DIR").unwrap_or(
+            if host_platform == Some(crate::platform::Host::AzureAppService) {
+                AZURE_DATA_DIR
+            } else {
+                "./data"
+            },
+        ));
         let database = match get("DATABASE_URL") {
             None => DatabaseUrl::Sqlite {
                 path: data_dir.join("bindery.db"),
             },
             Some(v) => parse_database_url(v)?,
         };
+        let database = with_libpq_tls_defaults(database, get("PGSSLMODE"), get("PGSSLROOTCERT"))?;
         let mut blob = match get("BLOB_URL") {
             None => BlobUrl::File {
                 root: data_dir.join("blobs"),
@@ -642,6 +732,32 @@ impl Config {
             ));
         }
         let worker_concurrency = positive("WORKER_CONCURRENCY", get("WORKER_CONCURRENCY"), 16)?;
+        let database_max_connections = positive(
+            "DATABASE_MAX_CONNECTIONS",
+            get("DATABASE_MAX_CONNECTIONS"),
+            20,
+        )?
+        .get();
+        let database_max_connections = u32::try_from(database_max_connections).map_err(|_| {
+            ConfigError::new(
+                "DATABASE_MAX_CONNECTIONS",
+                get("DATABASE_MAX_CONNECTIONS").unwrap_or_default(),
+                "is more connections than any server allows",
+            )
+        })?;
+        let max_wait = duration("MAX_WAIT", get("MAX_WAIT"), 25)?;
+        if max_wait > Duration::from_secs(3600) {
+            return Err(ConfigError::new(
+                "MAX_WAIT",
+                get("MAX_WAIT").unwrap_or_default(),
+                "is longer than any router holds a request: use at most 1h (25s suits most hosts)",
+            ));
+        }
+        let persistent_disk = match get("PERSISTENT_DISK") {
+            None => None,
+            Some(v) if v.eq_ignore_ascii_case("detected") => None,
+            Some(v) => Some(parse_bool("PERSISTENT_DISK", v)?),
+        };
         let shutdown_timeout = duration("SHUTDOWN_TIMEOUT", get("SHUTDOWN_TIMEOUT"), 25)?;
         let worker_stall_timeout =
             duration("WORKER_STALL_TIMEOUT", get("WORKER_STALL_TIMEOUT"), 60)?;
@@ -713,11 +829,20 @@ impl Config {
             Some(v) => Some(Secret::new(v.to_owned())),
         };
 
-        let warnings = env
+        let mut warnings: Vec<String> = env
             .keys()
             .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
             .map(|k| unknown_variable_warning(k))
             .collect();
+        if host_platform == Some(crate::platform::Host::AzureAppService)
+            && let DatabaseUrl::Sqlite { path } = &database
+            && path.starts_with("/home")
+        {
+            warnings.push(format!(
+                "DATABASE_URL keeps SQLite in {} on App Service's /home network share: safe for one instance only; scale out with PostgreSQL",
+                path.display()
+            ));
+        }
 
         Ok(Loaded {
             config: Config {
@@ -732,6 +857,10 @@ impl Config {
                 log_max_files,
                 log_filter,
                 worker_concurrency,
+                database_max_connections,
+                max_wait,
+                persistent_disk,
+                host_platform,
                 shutdown_timeout,
                 worker_stall_timeout,
                 keepalive_url,
@@ -863,6 +992,16 @@ impl Config {
             ("LOG_MAX_FILES", self.log_max_files.to_string()),
             ("RUST_LOG", self.log_filter.clone()),
             ("WORKER_CONCURRENCY", self.worker_concurrency.to_string()),
+            (
+                "DATABASE_MAX_CONNECTIONS",
+                self.database_max_connections.to_string(),
+            ),
+            ("MAX_WAIT", d(self.max_wait)),
+            (
+                "PERSISTENT_DISK",
+                self.persistent_disk
+                    .map_or_else(|| "detected".to_owned(), |p| p.to_string()),
+            ),
             ("SHUTDOWN_TIMEOUT", d(self.shutdown_timeout)),
             ("WORKER_STALL_TIMEOUT", d(self.worker_stall_timeout)),
             (
@@ -977,12 +1116,132 @@ fn parse_database_url(value: &str) -> Result<DatabaseUrl, ConfigError> {
                     "has no host: postgres://USER:PASSWORD@HOST:5432/DB",
                 ));
             }
+            check_tls_options(value, &url)?;
             Ok(DatabaseUrl::Postgres {
                 url: Secret::new(url),
             })
         }
         _ => Err(ConfigError::new("DATABASE_URL", value, problem)),
     }
+}
+
+/// `DATA_DIR`'s default on Azure App Service: under the `/home` share, the one directory kept
+/// across restarts.
+pub const AZURE_DATA_DIR: &str = "/home/bindery";
+
+/// `sslrootcert=system`: verify the server against the system's CA roots (libpq's spelling).
+pub const SYSTEM_ROOTS: &str = "system";
+
+const SSL_MODES: &[&str] = &[
+    "disable",
+    "allow",
+    "prefer",
+    "require",
+    "verify-ca",
+    "verify-full",
+];
+
+/// libpq's TLS options in a PostgreSQL URL: a known `sslmode`, and an `sslrootcert` that can be
+/// read now rather than at the first connection.
+fn check_tls_options(value: &str, url: &Url) -> Result<(), ConfigError> {
+    let mut mode = None;
+    for (key, v) in url.query_pairs() {
+        match &*key {
+            "sslmode" | "ssl-mode" => {
+                if !SSL_MODES.contains(&&*v) {
+                    return Err(ConfigError::new(
+                        "DATABASE_URL",
+                        value,
+                        format!(
+                            "has sslmode={v}: use disable, prefer, require, verify-ca or verify-full"
+                        ),
+                    ));
+                }
+                mode = Some(v.into_owned());
+            }
+            "sslrootcert" | "ssl-root-cert" | "ssl-ca" => {
+                if let Some(problem) = root_cert_problem(&v) {
+                    return Err(ConfigError::new(
+                        "DATABASE_URL",
+                        value,
+                        format!("has sslrootcert={v}, which {problem}"),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    let system = url
+        .query_pairs()
+        .any(|(k, v)| k == "sslrootcert" && v == SYSTEM_ROOTS);
+    if system && mode.as_deref().is_some_and(|m| m != "verify-full") {
+        return Err(ConfigError::new(
+            "DATABASE_URL",
+            value,
+            "has sslrootcert=system with a weaker sslmode: use sslmode=verify-full (the default with sslrootcert=system)",
+        ));
+    }
+    Ok(())
+}
+
+/// Why a CA file named by `sslrootcert` cannot be used, read now rather than at the first
+/// connection; `None` when it can (or when it is `system`).
+fn root_cert_problem(path: &str) -> Option<String> {
+    if path == SYSTEM_ROOTS {
+        return None;
+    }
+    let problem = match std::fs::read(path) {
+        Err(e) => format!("cannot be read ({e})"),
+        Ok(pem) if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") => {
+            "holds no PEM certificate".to_owned()
+        }
+        Ok(_) => return None,
+    };
+    Some(format!(
+        "{problem}: point it at the PEM file of the CA that issued the server's certificate, or use sslrootcert=system"
+    ))
+}
+
+/// libpq's `PGSSLMODE` and `PGSSLROOTCERT` fill in what `DATABASE_URL` leaves out, for hosts
+/// that own `DATABASE_URL` and rewrite it (Heroku rotates its credentials).
+fn with_libpq_tls_defaults(
+    database: DatabaseUrl,
+    mode: Option<&str>,
+    root: Option<&str>,
+) -> Result<DatabaseUrl, ConfigError> {
+    if let Some(mode) = mode
+        && !SSL_MODES.contains(&mode)
+    {
+        return Err(ConfigError::new(
+            "PGSSLMODE",
+            mode,
+            "is not an sslmode: use disable, prefer, require, verify-ca or verify-full",
+        ));
+    }
+    let DatabaseUrl::Postgres { url } = database else {
+        return Ok(database);
+    };
+    let mut url = url.expose().clone();
+    let has = |url: &Url, key: &str| url.query_pairs().any(|(k, _)| k == key);
+    if let Some(mode) = mode
+        && !has(&url, "sslmode")
+    {
+        url.query_pairs_mut().append_pair("sslmode", mode);
+    }
+    if let Some(root) = root
+        && !has(&url, "sslrootcert")
+    {
+        url.query_pairs_mut().append_pair("sslrootcert", root);
+    }
+    if let Some(root) = root
+        && let Some(problem) = root_cert_problem(root)
+    {
+        return Err(ConfigError::new("PGSSLROOTCERT", root, problem));
+    }
+    check_tls_options(url.as_str(), &url)?;
+    Ok(DatabaseUrl::Postgres {
+        url: Secret::new(url),
+    })
 }
 
 fn parse_endpoint(value: &str) -> Result<url::Url, ConfigError> {
@@ -1589,9 +1848,10 @@ fn unknown_variable_warning(name: &str) -> String {
 pub fn redact_url(url: &Url) -> String {
     let mut shown = url.clone();
     if shown.password().is_some() {
-        let _ = shown.set_password(Some("[redacted]"));
+        let _ = shown.set_password(Some("REDACTED"));
     }
-    shown.to_string()
+    // Set as a plain word, since a password's brackets would be percent-encoded.
+    shown.to_string().replacen(":REDACTED@", ":[redacted]@", 1)
 }
 
 #[cfg(test)]
@@ -1659,6 +1919,93 @@ mod tests {
             .config;
         assert!(!c.database.redacted().contains("hunter2"));
         assert!(!format!("{c:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn postgres_tls_options_are_checked_at_start() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(
+            &ca,
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+        )
+        .expect("write");
+        let ca = ca.to_str().expect("utf-8");
+        for good in [
+            "postgres://u:p@db/x?sslmode=require".to_owned(),
+            format!("postgres://u:p@db/x?sslmode=verify-full&sslrootcert={ca}"),
+            "postgres://u:p@db/x?sslrootcert=system".to_owned(),
+        ] {
+            parse(&[("DATABASE_URL", &good)]).expect(&good);
+        }
+        for (bad, says) in [
+            ("postgres://u:hunter2@db/x?sslmode=verify", "sslmode=verify"),
+            (
+                "postgres://u:hunter2@db/x?sslrootcert=/no/such.pem",
+                "cannot be read",
+            ),
+            (
+                "postgres://u:hunter2@db/x?sslmode=require&sslrootcert=system",
+                "sslmode=verify-full",
+            ),
+        ] {
+            let e = error(&[("DATABASE_URL", bad)]);
+            assert_eq!(e.name, "DATABASE_URL");
+            assert!(e.to_string().contains(says), "{e}");
+            assert!(!e.to_string().contains("hunter2"), "{e}");
+        }
+        // libpq's variables fill in what the URL leaves out, and never override it.
+        let c = parse(&[
+            ("DATABASE_URL", "postgres://u:p@db/x?sslmode=disable"),
+            ("PGSSLMODE", "verify-full"),
+            ("PGSSLROOTCERT", ca),
+        ])
+        .expect("ok")
+        .config;
+        let shown = c.database.redacted();
+        assert!(
+            shown.contains("sslmode=disable") && !shown.contains("verify-full"),
+            "{shown}"
+        );
+        assert!(shown.contains("sslrootcert="), "{shown}");
+        assert_eq!(error(&[("PGSSLMODE", "on")]).name, "PGSSLMODE");
+        assert_eq!(
+            error(&[
+                ("DATABASE_URL", "postgres://u:p@db/x"),
+                ("PGSSLROOTCERT", "/no/such.pem")
+            ])
+            .name,
+            "PGSSLROOTCERT"
+        );
+    }
+
+    #[test]
+    fn deploy_settings() {
+        let c = parse(&[]).expect("defaults").config;
+        assert_eq!(c.database_max_connections, 20);
+        assert_eq!(c.max_wait, Duration::from_secs(25));
+        assert_eq!(c.persistent_disk, None);
+        assert_eq!(c.host_platform, None);
+        assert_eq!(
+            error(&[("DATABASE_MAX_CONNECTIONS", "0")]).name,
+            "DATABASE_MAX_CONNECTIONS"
+        );
+        assert_eq!(error(&[("MAX_WAIT", "2h")]).name, "MAX_WAIT");
+        assert_eq!(
+            error(&[("PERSISTENT_DISK", "maybe")]).name,
+            "PERSISTENT_DISK"
+        );
+        let c = parse(&[("DYNO", "web.1"), ("PERSISTENT_DISK", "true")])
+            .expect("ok")
+            .config;
+        assert_eq!(c.host_platform, Some(crate::platform::Host::Heroku));
+        assert_eq!(c.persistent_disk, Some(true));
+        let c = parse(&[("WEBSITE_SITE_NAME", "b")]).expect("ok").config;
+        assert_eq!(c.data_dir, PathBuf::from(AZURE_DATA_DIR));
+        let c = parse(&[("WEBSITE_SITE_NAME", "b"), ("DATA_DIR", "/srv")])
+            .expect("ok")
+            .config;
+        assert_eq!(c.data_dir, PathBuf::from("/srv"));
     }
 
     #[test]
@@ -2327,7 +2674,18 @@ mod tests {
         let c = parse(&[]).expect("defaults").config;
         let described: Vec<_> = c.describe().into_iter().map(|(k, _)| k).collect();
         for v in VARIABLES {
-            let derived_only = v.name == "WEBSITE_HOSTNAME";
+            // Folded into another value, or only telling which host this is.
+            let derived_only = matches!(
+                v.name,
+                "WEBSITE_HOSTNAME"
+                    | "PGSSLMODE"
+                    | "PGSSLROOTCERT"
+                    | "DYNO"
+                    | "RENDER"
+                    | "RAILWAY_PROJECT_ID"
+                    | "FLY_APP_NAME"
+                    | "WEBSITE_SITE_NAME"
+            );
             assert!(
                 derived_only || described.contains(&v.name),
                 "{} not described",

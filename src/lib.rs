@@ -77,6 +77,7 @@ pub mod logs;
 pub mod manuscript;
 pub mod metrics;
 pub mod pipeline;
+pub mod platform;
 pub mod report;
 pub mod sessions;
 pub mod signals;

@@ -21,12 +21,12 @@ use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use crate::config::Config;
+use crate::config::{Config, DatabaseUrl};
 use crate::jobs::heartbeat;
 use crate::keepalive;
 use crate::signals::StopSignals;
-use crate::storage::workers;
 use crate::storage::{BlobStore, Database};
+use crate::storage::{budget, workers};
 use crate::web::{AppHandle, AppState, Application};
 
 /// After the worker dies, in-flight requests get this long before the web exits too; the
@@ -36,7 +36,18 @@ const CRASH_DRAIN: Duration = Duration::from_secs(2);
 /// `bindery serve` (`with_worker`) or `bindery web`.
 pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode> {
     let mut signals = StopSignals::install()?;
-    let db = Database::connect(&config.database, 8).await?;
+    let pool = match config.database {
+        DatabaseUrl::Postgres { .. } => budget::web_pool(
+            config.database_max_connections,
+            if with_worker {
+                budget::Process::ServeWeb
+            } else {
+                budget::Process::Web
+            },
+        )?,
+        DatabaseUrl::Sqlite { .. } => 8,
+    };
+    let db = Database::connect(&config.database, pool).await?;
     db.migrate().await?;
     let blobs = BlobStore::open(&config.blob, &config.azure)?;
     let app = Application::build(
@@ -50,6 +61,7 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
                 .rate_limit_writes
                 .map(|rate| std::sync::Arc::new(crate::web::api::limits::WriteLimiter::new(rate))),
             worker_stall_timeout: config.worker_stall_timeout,
+            ready_needs_worker: with_worker,
             config: std::sync::Arc::new(config.clone()),
         },
     )?;

@@ -4,6 +4,7 @@
 #   pandoc    (extracts a manuscript's words independently; the benchmark's baseline)
 #   chromium  (headless browser tests of the web reader), with playwright-core from npm
 #   openapi-spec-validator (the reference validator of the API's OpenAPI 3.1 document, PyPI)
+#   honcho    (a Procfile runner, as Heroku-style hosts run the Procfile; PyPI)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -32,6 +33,13 @@ install_openapi_validator() {
   if ! python3 -m pip show openapi-spec-validator 2>/dev/null | grep -qx 'Version: 0.9.0'; then
     printf 'installing openapi-spec-validator 0.9.0 from PyPI\n' >&2
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore openapi-spec-validator==0.9.0
+  fi
+}
+
+install_honcho() {
+  if ! python3 -m pip show honcho 2>/dev/null | grep -qx 'Version: 2.0.0'; then
+    printf 'installing honcho 2.0.0 from PyPI\n' >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore honcho==2.0.0
   fi
 }
 

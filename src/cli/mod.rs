@@ -1,6 +1,7 @@
 //! The command line. `main` calls [`main`]; each subcommand is a function in the library.
 
 mod convert;
+mod healthcheck;
 mod jobs;
 mod logs;
 mod token;
@@ -54,6 +55,9 @@ enum Command {
     /// Convert one manuscript to an EPUB (and optionally the web reader) right here, with no
     /// server or queue. Prints the book's report.
     Convert(convert::ConvertArgs),
+    /// Exit 0 if this machine's web server answers `/healthz` on $PORT, else 1 (a container's
+    /// HEALTHCHECK).
+    Healthcheck,
     /// Print the effective configuration, with secrets redacted.
     #[command(after_long_help = variables_help())]
     Config,
@@ -126,6 +130,24 @@ pub fn main() -> ExitCode {
     if let Command::Convert(args) = command {
         return convert::run(&config, args);
     }
+    if let Command::Healthcheck = command {
+        // Runs every few seconds in a container: no directories, log files or database.
+        return match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime.block_on(healthcheck::run(&config)),
+            Err(e) => {
+                eprintln!("bindery healthcheck: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if !matches!(command, Command::Logs(_))
+        && let Err(e) = crate::platform::check_storage_is_kept(&config)
+    {
+        return config_error(&e);
+    }
     if let Err(e) = config.prepare_directories() {
         return config_error(&e);
     }
@@ -135,6 +157,7 @@ pub fn main() -> ExitCode {
         Command::Worker { .. } => Role::Worker,
         Command::Migrate
         | Command::Config
+        | Command::Healthcheck
         | Command::Convert(_)
         | Command::Jobs { .. }
         | Command::Logs(_)
@@ -189,11 +212,21 @@ pub fn main() -> ExitCode {
             Command::Jobs { command } => jobs::run(&config, command).await,
             Command::Token { command } => token::run(&config, command).await,
             Command::Logs(args) => logs::run(&config, args).await,
-            Command::Config | Command::Convert(_) => Ok(ExitCode::SUCCESS),
+            Command::Config | Command::Convert(_) | Command::Healthcheck => Ok(ExitCode::SUCCESS),
         }
     });
     let code = match result {
         Ok(code) => code,
+        // Found only once storage was reached (a database that refuses the TLS settings, say):
+        // still the user's to fix, so the same one line and exit code as at start-up.
+        Err(e) if e.downcast_ref::<ConfigError>().is_some() => {
+            let line = e
+                .downcast_ref::<ConfigError>()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            eprintln!("bindery: configuration error: {line}");
+            ExitCode::from(EXIT_CONFIG)
+        }
         Err(e) => {
             tracing::error!(error = %format!("{e:#}"), "{} failed", role.as_str());
             ExitCode::FAILURE
@@ -221,7 +254,6 @@ fn load_dotenv() -> Result<(), String> {
 async fn migrate(config: &Config) -> anyhow::Result<ExitCode> {
     let db = crate::storage::Database::connect(&config.database, 1).await?;
     db.migrate().await?;
-    tracing::info!(database = %config.database.redacted(), "migrations applied");
     db.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -61,6 +61,9 @@ pub struct RunnerConfig {
     pub database_url: DatabaseUrl,
     /// Crash injection for recovery tests (`BINDERY_FAILPOINT`).
     pub failpoint: Option<Failpoint>,
+    /// On PostgreSQL, the engine pool's size (progress, rescue, release and the LISTEN
+    /// connection), from the process's connection budget; `None` sizes it by concurrency.
+    pub engine_connections: Option<u32>,
 }
 
 impl RunnerConfig {
@@ -74,6 +77,7 @@ impl RunnerConfig {
             retry_base: backoff::BASE,
             database_url,
             failpoint: None,
+            engine_connections: None,
         }
     }
 }
@@ -148,9 +152,11 @@ impl<C: Send + Sync + 'static> Runner<C> {
         // plans each statement once (see `Plans::Generic`).
         let engine_db = match &self.db {
             Database::Postgres(_) => {
-                let size = u32::try_from(config.concurrency.min(32))
-                    .unwrap_or(8)
-                    .max(4);
+                let size = config.engine_connections.unwrap_or_else(|| {
+                    u32::try_from(config.concurrency.min(32))
+                        .unwrap_or(8)
+                        .max(4)
+                });
                 Database::connect_with(
                     &config.database_url,
                     size,

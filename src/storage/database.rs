@@ -3,15 +3,20 @@
 //! One build serves both, so SQL runs through `sqlx` at run time. Backend differences stay in
 //! the small SQL functions of `storage/` and `jobs/`, each one `match` on [`Database`].
 
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
 
-use crate::config::DatabaseUrl;
+use crate::config::{ConfigError, DatabaseUrl, SYSTEM_ROOTS};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
@@ -86,9 +91,7 @@ impl Database {
                 Ok(Database::Sqlite(pool))
             }
             DatabaseUrl::Postgres { url } => {
-                let mut options = PgConnectOptions::from_str(url.expose().as_str())
-                    .context("reading DATABASE_URL")?
-                    .application_name("bindery");
+                let mut options = postgres_options(url.expose())?.application_name("bindery");
                 if durability == Durability::Relaxed {
                     options = options.options([("synchronous_commit", "off")]);
                 }
@@ -100,18 +103,22 @@ impl Database {
                     .acquire_timeout(Duration::from_secs(15))
                     .connect_with(options)
                     .await
+                    .map_err(|e| explain_connect_error(e, url.expose()))
                     .with_context(|| format!("connecting to {}", url_host(url.expose())))?;
                 Ok(Database::Postgres(pool))
             }
         }
     }
 
-    /// Applies pending migrations. Safe to run from several processes at once: sqlx takes an
-    /// advisory lock on PostgreSQL, and SQLite serialises writers.
+    /// Applies pending migrations. Safe to run from several processes at once (a release phase
+    /// beside the previous release's processes, or `web` and `worker` starting together): each
+    /// takes a migration lock first and holds it to the end, so the second one waits, then finds
+    /// nothing left to do. On PostgreSQL the lock is an advisory lock; on SQLite, whose sqlx
+    /// migrator takes no lock at all, an exclusive `flock` on a file beside the database.
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match self {
-            Database::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
-            Database::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
+            Database::Sqlite(pool) => migrate_sqlite(pool).await,
+            Database::Postgres(pool) => migrate_postgres(pool).await,
         }
         .context("applying database migrations")
     }
@@ -150,6 +157,273 @@ impl Database {
     }
 }
 
+/// `DATABASE_URL` as sqlx's connect options. libpq's `sslrootcert=system` (the system's CA
+/// roots, for a managed PostgreSQL whose certificate chains to a public CA) is what sqlx does
+/// when no root file is named, so it is taken out; as in libpq, it makes `verify-full` the
+/// default mode.
+fn postgres_options(url: &url::Url) -> anyhow::Result<PgConnectOptions> {
+    let system_roots = url
+        .query_pairs()
+        .any(|(k, v)| k == "sslrootcert" && v == SYSTEM_ROOTS);
+    let mut url = url.clone();
+    if system_roots {
+        let kept: Vec<(String, String)> = url
+            .query_pairs()
+            .filter(|(k, v)| !(k == "sslrootcert" && v == SYSTEM_ROOTS))
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(kept);
+    }
+    let mut options = PgConnectOptions::from_str(url.as_str()).map_err(|e| {
+        ConfigError::about(
+            "DATABASE_URL",
+            format!("could not be read as PostgreSQL connection options ({e})"),
+        )
+    })?;
+    if system_roots && !url.query_pairs().any(|(k, _)| k == "sslmode") {
+        options = options.ssl_mode(PgSslMode::VerifyFull);
+    }
+    Ok(options)
+}
+
+/// Turns the connection failures that only a change of `DATABASE_URL` can mend (TLS settings,
+/// credentials, the database's name) into a [`ConfigError`] that says what to change, so the
+/// process exits with the configuration code instead of being restarted into the same failure.
+/// Anything else (a server that is down or unreachable) is passed on as it is.
+fn explain_connect_error(e: sqlx::Error, url: &url::Url) -> anyhow::Error {
+    let host = url.host_str().unwrap_or("?");
+    // rustls reports a refused certificate from inside the handshake's I/O.
+    let certificate = match &e {
+        sqlx::Error::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        _ => None,
+    };
+    let problem = match (&e, certificate) {
+        (_, Some(rustls::Error::InvalidCertificate(refused))) => {
+            use rustls::CertificateError as Refused;
+            match refused {
+                Refused::NotValidForName | Refused::NotValidForNameContext { .. } => format!(
+                    "names the host {host:?}, which the server's certificate is not issued for \
+                     ({refused}): connect by a host name the certificate lists, or use \
+                     sslmode=verify-ca to check the issuer but not the name"
+                ),
+                Refused::Expired
+                | Refused::ExpiredContext { .. }
+                | Refused::NotValidYet
+                | Refused::NotValidYetContext { .. } => format!(
+                    "reaches a server whose certificate is out of date ({refused}): renew it on \
+                     the server, or use sslmode=require to encrypt without verifying"
+                ),
+                _ => format!(
+                    "reaches a server whose certificate could not be verified ({refused}): set \
+                     sslrootcert to the PEM file of the CA that issued it (or sslrootcert=system \
+                     for a public CA), or use sslmode=require to encrypt without verifying"
+                ),
+            }
+        }
+        (_, Some(other)) => {
+            format!("could not set up TLS with the server ({other}): check sslmode and sslrootcert")
+        }
+        (sqlx::Error::Tls(inner), None) if inner.to_string().contains("does not support TLS") => {
+            "asks for TLS (sslmode), but the server does not offer it: use sslmode=prefer or \
+             disable for this server, or turn on ssl in its postgresql.conf"
+                .to_owned()
+        }
+        (sqlx::Error::Tls(inner), None) => {
+            format!("could not set up TLS with the server ({inner}): check sslmode and sslrootcert")
+        }
+        (sqlx::Error::Database(db), None) => match db.code().as_deref() {
+            Some("28000") if db.message().contains("no encryption") => format!(
+                "reaches a server that accepts only encrypted connections ({}): add \
+                 sslmode=require, or sslmode=verify-full with sslrootcert",
+                db.message()
+            ),
+            Some("28000" | "28P01") => format!(
+                "was refused by the server ({}): check the user name and password, and that \
+                 the server allows this user from this host",
+                db.message()
+            ),
+            Some("3D000") => format!(
+                "names a database that does not exist ({}): create it, or fix the name after \
+                 the host",
+                db.message()
+            ),
+            _ => return e.into(),
+        },
+        (sqlx::Error::Configuration(inner), None) => {
+            format!("could not be used to connect ({inner}): check its options")
+        }
+        _ => return e.into(),
+    };
+    ConfigError::about("DATABASE_URL", problem).into()
+}
+
+/// The lock file beside a SQLite database, `bindery.db.migrate-lock` for `bindery.db`. It is
+/// created once and never removed: removing a lock file lets two processes lock two files.
+fn sqlite_migration_lock_path(database: &Path) -> PathBuf {
+    let mut name = database.file_name().unwrap_or_default().to_os_string();
+    name.push(".migrate-lock");
+    database.with_file_name(name)
+}
+
+async fn migrate_sqlite(pool: &SqlitePool) -> anyhow::Result<()> {
+    let database = pool.connect_options().get_filename().to_path_buf();
+    // An in-memory database belongs to one process: nothing to serialise.
+    let _lock = if database.as_os_str() == ":memory:" {
+        None
+    } else {
+        Some(lock_file(sqlite_migration_lock_path(&database)).await?)
+    };
+    let mut conn = pool.acquire().await?;
+    let bookkept: bool = sqlx::query_scalar(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let before: HashSet<i64> = if bookkept {
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    let started = Instant::now();
+    SQLITE_MIGRATIONS.run(&mut *conn).await?;
+    log_applied(&SQLITE_MIGRATIONS, &before, started);
+    Ok(())
+}
+
+/// Takes an exclusive `flock` on `path` (creating the file), waiting as long as another process
+/// holds it. Released when the returned value is dropped, or by the kernel when the process
+/// dies, so a killed migration never leaves it held.
+async fn lock_file(path: PathBuf) -> anyhow::Result<Flock<File>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("opening the migration lock file {}", path.display()))?;
+    let file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => return Ok(lock),
+        Err((file, Errno::EWOULDBLOCK)) => file,
+        Err((_, e)) => {
+            return Err(e).with_context(|| format!("locking {}", path.display()));
+        }
+    };
+    tracing::info!(
+        lock = %path.display(),
+        "another process is migrating the database; waiting for its lock"
+    );
+    let started = Instant::now();
+    let lock = tokio::task::spawn_blocking(move || {
+        let mut file = file;
+        loop {
+            match Flock::lock(file, FlockArg::LockExclusive) {
+                Ok(lock) => return Ok(lock),
+                Err((again, Errno::EINTR)) => file = again,
+                Err((_, e)) => return Err(e),
+            }
+        }
+    })
+    .await
+    .context("waiting for the migration lock")?
+    .with_context(|| format!("locking {}", path.display()))?;
+    tracing::info!(
+        lock = %path.display(),
+        waited_ms = started.elapsed().as_millis() as u64,
+        "migration lock acquired"
+    );
+    Ok(lock)
+}
+
+/// The advisory lock (per database) that bindery's migrations take on PostgreSQL. sqlx's
+/// migrator takes its own advisory lock inside it; this one comes first so that a process can
+/// tell it is waiting and read what was applied before it migrates.
+const POSTGRES_MIGRATION_LOCK: i64 = 0x0062_696e_6465_7279; // "bindery" in ASCII
+
+async fn migrate_postgres(pool: &PgPool) -> anyhow::Result<()> {
+    let mut conn = pool.acquire().await?;
+    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+        .bind(POSTGRES_MIGRATION_LOCK)
+        .fetch_one(&mut *conn)
+        .await?;
+    if !locked {
+        tracing::info!("another process is migrating the database; waiting for its lock");
+        let started = Instant::now();
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(POSTGRES_MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await?;
+        tracing::info!(
+            waited_ms = started.elapsed().as_millis() as u64,
+            "migration lock acquired"
+        );
+    }
+    let result = async {
+        let before: HashSet<i64> =
+            if sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
+                .fetch_one(&mut *conn)
+                .await?
+            {
+                sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+                    .fetch_all(&mut *conn)
+                    .await?
+                    .into_iter()
+                    .collect()
+            } else {
+                HashSet::new()
+            };
+        let started = Instant::now();
+        POSTGRES_MIGRATIONS.run(&mut *conn).await?;
+        log_applied(&POSTGRES_MIGRATIONS, &before, started);
+        anyhow::Ok(())
+    }
+    .await;
+    if result.is_ok() {
+        sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(POSTGRES_MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    } else {
+        // Session locks live as long as the connection: close it rather than hand a locked
+        // connection back to the pool.
+        conn.close_on_drop();
+    }
+    result
+}
+
+/// One line per migration this process applied, and one for the whole run.
+fn log_applied(migrator: &sqlx::migrate::Migrator, before: &HashSet<i64>, started: Instant) {
+    let mut applied = 0;
+    for migration in migrator.iter() {
+        if migration.migration_type.is_down_migration() || before.contains(&migration.version) {
+            continue;
+        }
+        applied += 1;
+        tracing::info!(
+            version = migration.version,
+            description = %migration.description,
+            "applied migration"
+        );
+    }
+    if applied == 0 {
+        tracing::info!(
+            version = migrator.iter().map(|m| m.version).max(),
+            "database schema is up to date"
+        );
+    } else {
+        tracing::info!(
+            applied,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "database migrated"
+        );
+    }
+}
+
 fn url_host(url: &url::Url) -> String {
     format!(
         "PostgreSQL at {}:{}",
@@ -179,5 +453,41 @@ impl Tx {
             Tx::Sqlite(tx) => tx.rollback().await,
             Tx::Postgres(tx) => tx.rollback().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sqlite_lock_file_sits_beside_the_database() {
+        assert_eq!(
+            sqlite_migration_lock_path(Path::new("data/bindery.db")),
+            Path::new("data/bindery.db.migrate-lock")
+        );
+        assert_eq!(
+            sqlite_migration_lock_path(Path::new("b.db")),
+            Path::new("b.db.migrate-lock")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_migration_lock_excludes_every_other_opener_until_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bindery.db.migrate-lock");
+        let held = lock_file(path.clone()).await.expect("lock");
+        // flock belongs to an open file: another open of the same file is another holder, as
+        // another process's would be.
+        let other = File::open(&path).expect("open");
+        let other = match Flock::lock(other, FlockArg::LockExclusiveNonblock) {
+            Err((file, Errno::EWOULDBLOCK)) => file,
+            Ok(_) => panic!("a second exclusive lock was granted"),
+            Err((_, e)) => panic!("flock: {e}"),
+        };
+        drop(held);
+        let _second = Flock::lock(other, FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| e)
+            .expect("free once the first is dropped");
     }
 }

@@ -2,6 +2,7 @@
 //! the web and worker processes.
 
 pub mod blob;
+pub mod budget;
 pub mod database;
 pub(crate) mod sql;
 pub mod workers;

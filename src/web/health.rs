@@ -26,6 +26,10 @@ async fn healthz() -> HttpResponse {
 #[derive(Serialize)]
 struct Check {
     ok: bool,
+    /// False for a check that is reported but does not decide readiness (the worker, for a
+    /// `web` process).
+    #[serde(skip_serializing_if = "is_true")]
+    required: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -36,6 +40,7 @@ impl Check {
     fn from_result(result: anyhow::Result<()>) -> Self {
         Check {
             ok: result.is_ok(),
+            required: true,
             error: result.err().map(|e| format!("{e:#}")),
             heartbeat_age_ms: None,
         }
@@ -61,7 +66,13 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     .await;
     let database = Check::from_result(database);
     let blob_store = Check::from_result(blob_store);
-    let ready = database.ok && blob_store.ok && worker.ok;
+    let worker = Check {
+        required: state.ready_needs_worker,
+        ..worker
+    };
+    let ready = [&database, &blob_store, &worker]
+        .iter()
+        .all(|check| check.ok || !check.required);
     let body = Readiness {
         status: if ready { "ready" } else { "unavailable" },
         database,
@@ -78,13 +89,17 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         .json(body)
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 async fn bounded(check: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
     tokio::time::timeout(CHECK_TIMEOUT, check)
         .await
         .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {CHECK_TIMEOUT:?}")))
 }
 
-/// Ready when at least one worker's heartbeat is fresher than `WORKER_STALL_TIMEOUT`: with
+/// Alive when at least one worker's heartbeat is fresher than `WORKER_STALL_TIMEOUT`: with
 /// `bindery serve` that is our own child; with split processes, any worker will do the work.
 async fn check_worker(state: &AppState) -> Check {
     let freshest = tokio::time::timeout(CHECK_TIMEOUT, workers::list_workers(&state.db)).await;
@@ -92,22 +107,26 @@ async fn check_worker(state: &AppState) -> Check {
     match freshest {
         Err(_) => Check {
             ok: false,
+            required: true,
             error: Some(format!("no answer within {CHECK_TIMEOUT:?}")),
             heartbeat_age_ms: None,
         },
         Ok(Err(e)) => Check {
             ok: false,
+            required: true,
             error: Some(format!("reading worker heartbeats: {e}")),
             heartbeat_age_ms: None,
         },
         Ok(Ok(rows)) => match rows.first() {
             None => Check {
                 ok: false,
+                required: true,
                 error: Some("no worker has reported a heartbeat yet".to_owned()),
                 heartbeat_age_ms: None,
             },
             Some(w) if w.age() > limit => Check {
                 ok: false,
+                required: true,
                 error: Some(format!(
                     "the freshest worker heartbeat is {} ms old, over WORKER_STALL_TIMEOUT ({} ms)",
                     w.age_ms,
@@ -117,6 +136,7 @@ async fn check_worker(state: &AppState) -> Check {
             },
             Some(w) => Check {
                 ok: true,
+                required: true,
                 error: None,
                 heartbeat_age_ms: Some(w.age_ms),
             },

@@ -1,5 +1,6 @@
 //! `GET /metrics`: Prometheus text. This process's HTTP and keep-alive counters, plus what
-//! every process shares, read from the database at scrape time: jobs by queue and state, the
+//! every process shares, read from the database at scrape time: workers alive and stale and
+//! the freshest heartbeat's age, jobs by queue and state, the
 //! oldest available job's age (for autoscalers), and per job kind (each pipeline step is one)
 //! the jobs, attempts and summed run time of the jobs still retained.
 
@@ -84,6 +85,32 @@ async fn render(state: &AppState) -> anyhow::Result<String> {
         ),
         &["kind", "state"],
     )?;
+    let workers = IntGaugeVec::new(
+        Opts::new(
+            "bindery_workers",
+            "Workers with a heartbeat row, by whether it is fresher than WORKER_STALL_TIMEOUT (alive) or not (stale).",
+        ),
+        &["state"],
+    )?;
+    let freshest = prometheus::Gauge::new(
+        "bindery_worker_heartbeat_age_seconds",
+        "Age of the freshest worker heartbeat (absent when no worker has ever reported).",
+    )?;
+    let rows = crate::storage::workers::list_workers(&state.db).await?;
+    let alive = rows
+        .iter()
+        .filter(|w| w.age() <= state.worker_stall_timeout)
+        .count();
+    workers
+        .with_label_values(&["alive"])
+        .set(i64::try_from(alive).unwrap_or(i64::MAX));
+    workers
+        .with_label_values(&["stale"])
+        .set(i64::try_from(rows.len() - alive).unwrap_or(i64::MAX));
+    let freshest = rows.first().map(|w| {
+        freshest.set(w.age_ms.max(0) as f64 / 1000.0);
+        freshest
+    });
     let stats = state.queue.stats().await?;
     for row in &stats.rows {
         jobs.with_label_values(&[row.queue.as_str(), row.state.as_str()])
@@ -102,8 +129,12 @@ async fn render(state: &AppState) -> anyhow::Result<String> {
             .with_label_values(&labels)
             .set(row.run_ms.max(0) as f64 / 1000.0);
     }
+    if let Some(freshest) = freshest {
+        shared.register(Box::new(freshest))?;
+    }
     for collector in [
-        Box::new(jobs) as Box<dyn prometheus::core::Collector>,
+        Box::new(workers) as Box<dyn prometheus::core::Collector>,
+        Box::new(jobs),
         Box::new(oldest),
         Box::new(by_kind),
         Box::new(attempts),

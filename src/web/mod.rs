@@ -43,6 +43,10 @@ pub struct AppState {
     /// Per-token limit on writes; `None` when `RATE_LIMIT_WRITES=off`.
     pub writes: Option<std::sync::Arc<api::limits::WriteLimiter>>,
     pub worker_stall_timeout: Duration,
+    /// Whether `/readyz` fails without a fresh worker heartbeat: under `serve`, whose own
+    /// worker it is; not for a `web` process, which is ready to serve while workers come and
+    /// go elsewhere (a worker outage must not take every web instance out of the balancer).
+    pub ready_needs_worker: bool,
     /// The whole configuration, for what the fields above do not cover (log files, schedules).
     pub config: std::sync::Arc<Config>,
 }

@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 
-use crate::config::Config;
+use crate::config::{Config, DatabaseUrl};
 use crate::jobs::schedule::{self, Schedule};
 use crate::jobs::{JobQueue, NewJob, Registry, Runner, RunnerConfig};
 use crate::signals::StopSignals;
-use crate::storage::{BlobStore, Database};
+use crate::storage::{BlobStore, Database, budget};
 
 /// Signals that arrive within this window of the first are the same request from two senders
 /// (a platform that signals every process, and our supervisor forwarding it), not a second,
@@ -104,7 +104,13 @@ fn supervisor_gone(options: &WorkerOptions) -> bool {
 
 pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<ExitCode> {
     let mut signals = StopSignals::install()?;
-    let db = Database::connect(&config.database, pool_size(config)).await?;
+    let process = if options.supervisor.is_some() {
+        budget::Process::ServeWorker
+    } else {
+        budget::Process::Worker
+    };
+    let (pool, engine_connections, concurrency) = connection_plan(config, process)?;
+    let db = Database::connect(&config.database, pool).await?;
     if options.supervisor.is_none() {
         // Under `serve`, the web process migrated before spawning us.
         db.migrate().await?;
@@ -121,13 +127,14 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     };
     let runner_config = RunnerConfig {
         worker_id: options.worker_id.clone(),
-        concurrency: config.worker_concurrency.get(),
+        concurrency,
         lease: config.job_lease,
         stall_timeout: config.worker_stall_timeout,
         poll_interval: Duration::from_secs(1),
         retry_base: Duration::from_secs(1),
         database_url: config.database.clone(),
         failpoint: config.failpoint.clone(),
+        engine_connections,
     };
     let runner = Runner::new(db.clone(), registry(), context, runner_config)
         .start()
@@ -135,7 +142,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     let schedules = schedule::start(queue, schedules(config)).await?;
     tracing::info!(
         worker.id = %options.worker_id,
-        concurrency = config.worker_concurrency.get(),
+        concurrency,
         database = db.backend(),
         "worker ready"
     );
@@ -194,9 +201,38 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     }
 }
 
-fn pool_size(config: &Config) -> u32 {
-    u32::try_from(config.worker_concurrency.get())
-        .unwrap_or(u32::MAX)
-        .saturating_add(4)
-        .min(64)
+/// The jobs' pool size, the engine's (PostgreSQL), and how many executors to run. On
+/// PostgreSQL they come from `DATABASE_MAX_CONNECTIONS` (see `storage::budget`), and a
+/// concurrency the budget cannot serve is lowered, with a warning, rather than left to queue
+/// for connections.
+fn connection_plan(
+    config: &Config,
+    process: budget::Process,
+) -> anyhow::Result<(u32, Option<u32>, usize)> {
+    let wanted = config.worker_concurrency.get();
+    if !matches!(config.database, DatabaseUrl::Postgres { .. }) {
+        let pool = u32::try_from(wanted)
+            .unwrap_or(u32::MAX)
+            .saturating_add(4)
+            .min(64);
+        return Ok((pool, None, wanted));
+    }
+    let share = budget::worker_pools(config.database_max_connections, process)?;
+    let most = usize::try_from(share.max_executors()).unwrap_or(usize::MAX);
+    if wanted > most {
+        tracing::warn!(
+            concurrency = most,
+            configured = wanted,
+            budget = config.database_max_connections,
+            "WORKER_CONCURRENCY={wanted} is more than this worker's share of DATABASE_MAX_CONNECTIONS={} can serve; running {most} jobs at once (raise the budget to run more)",
+            config.database_max_connections
+        );
+    }
+    tracing::debug!(
+        jobs = share.app,
+        engine = share.engine,
+        fixed = share.fixed,
+        "PostgreSQL connections"
+    );
+    Ok((share.app, Some(share.engine), wanted.min(most)))
 }

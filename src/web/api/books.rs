@@ -23,16 +23,15 @@ use crate::storage::rfc3339;
 use crate::web::AppState;
 use crate::webhooks::{self, CallbackUrl, DeliveryStatus};
 
-/// The longest a request may hold for `?wait=`; hosts cut idle connections not much later.
-const MAX_WAIT: Duration = Duration::from_secs(60);
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct CreateQuery {
-    /// Hold the request up to this many seconds (at most 60) until the book is ready or
-    /// failed, and answer 200; at the timeout answer 202 with the status URL.
+    /// Hold the request up to this many seconds (at most `MAX_WAIT`, 25 by default, under the
+    /// 30 s routers allow) until the book is ready or failed, and answer 200; at the timeout
+    /// answer 202 with the status URL.
     #[param(value_type = Option<f64>, minimum = 0, example = 30)]
     wait: Option<String>,
 }
@@ -100,7 +99,7 @@ pub async fn create(
     form: Multipart,
 ) -> Result<HttpResponse, ApiError> {
     let tenant = caller.0.tenant;
-    let wait = parse_wait(query.wait.as_deref())?;
+    let wait = parse_wait(query.wait.as_deref(), state.config.max_wait)?;
     let limit = state.limits.max_manuscript_bytes;
     let idempotency_key = idempotency_key(&req)?;
     if let Some(key) = &idempotency_key
@@ -574,7 +573,9 @@ async fn discard_uploads(state: &AppState, id: &str) {
     }
 }
 
-fn parse_wait(wait: Option<&str>) -> Result<Option<Duration>, ApiError> {
+/// `?wait=SECONDS`, capped at `MAX_WAIT` (a longer wait is a shorter one, not an error: the
+/// client learns the outcome from the 202 all the same).
+fn parse_wait(wait: Option<&str>, most: Duration) -> Result<Option<Duration>, ApiError> {
     let Some(wait) = wait else { return Ok(None) };
     let seconds: f64 = wait
         .parse()
@@ -587,7 +588,12 @@ fn parse_wait(wait: Option<&str>) -> Result<Option<Duration>, ApiError> {
             )
             .field("wait")
         })?;
-    Ok(Some(Duration::from_secs_f64(seconds).min(MAX_WAIT)))
+    // try_: 1e20 seconds is more than a Duration holds.
+    Ok(Some(
+        Duration::try_from_secs_f64(seconds)
+            .unwrap_or(Duration::MAX)
+            .min(most),
+    ))
 }
 
 fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
@@ -871,4 +877,29 @@ fn progress_of(counts: &[StepCount]) -> Progress {
         .collect();
     let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
     Progress { percent, steps }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_is_capped_and_never_overflows() {
+        let most = Duration::from_secs(25);
+        assert_eq!(parse_wait(None, most).ok(), Some(None));
+        assert_eq!(
+            parse_wait(Some("2.5"), most).ok(),
+            Some(Some(Duration::from_millis(2500)))
+        );
+        for huge in ["60", "1e20", "1e308", "18446744073709551616"] {
+            assert_eq!(
+                parse_wait(Some(huge), most).ok(),
+                Some(Some(most)),
+                "{huge}"
+            );
+        }
+        for bad in ["-1", "NaN", "inf", "soon", ""] {
+            assert!(parse_wait(Some(bad), most).is_err(), "{bad}");
+        }
+    }
 }
