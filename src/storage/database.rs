@@ -613,4 +613,110 @@ mod tests {
             .map_err(|(_, e)| e)
             .expect("free once the first is dropped");
     }
+
+    async fn sqlite_pool_of_one(dir: &tempfile::TempDir) -> Database {
+        let url = DatabaseUrl::Sqlite {
+            path: dir.path().join("bindery.db"),
+        };
+        let db = Database::connect(&url, 1).await.expect("connect");
+        let Database::Sqlite(pool) = &db else {
+            unreachable!()
+        };
+        sqlx::query("CREATE TABLE t (x INTEGER NOT NULL)")
+            .execute(pool)
+            .await
+            .expect("create table");
+        db
+    }
+
+    async fn insert_and_commit(db: &Database, x: i64) -> sqlx::Result<()> {
+        let mut tx = db.begin().await?;
+        on_tx!(&mut tx, |conn, _d| sqlx::query(
+            "INSERT INTO t (x) VALUES ($1)"
+        )
+        .bind(x)
+        .execute(&mut *conn)
+        .await
+        .map(drop)?);
+        tx.commit().await
+    }
+
+    /// A COMMIT that fails after SQLite rolled the transaction back by itself, as it does on a
+    /// full disk (here a commit hook refuses it: the same end state, without filling a disk).
+    /// sqlx's own `Transaction` kept counting the connection as inside a transaction, and every
+    /// later `BEGIN IMMEDIATE` on it failed with "non-zero transaction depth".
+    #[tokio::test]
+    async fn a_failed_commit_leaves_the_next_transaction_clean() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = sqlite_pool_of_one(&dir).await;
+        let mut tx = db.begin().await.expect("begin");
+        let Tx::Sqlite(t) = &mut tx else {
+            unreachable!()
+        };
+        sqlx::query("INSERT INTO t (x) VALUES (1)")
+            .execute(&mut **t)
+            .await
+            .expect("insert");
+        t.lock_handle()
+            .await
+            .expect("handle")
+            .set_commit_hook(|| false);
+        let refused = tx.commit().await.expect_err("the hook refuses the commit");
+        assert!(
+            !refused.to_string().contains("transaction depth"),
+            "{refused}"
+        );
+        // The pool's only connection is replaced, without the hook, and works.
+        for x in 2..5 {
+            insert_and_commit(&db, x)
+                .await
+                .expect("a transaction after the failed commit");
+        }
+        let Database::Sqlite(pool) = &db else {
+            unreachable!()
+        };
+        let kept: Vec<i64> = sqlx::query_scalar("SELECT x FROM t ORDER BY x")
+            .fetch_all(pool)
+            .await
+            .expect("select");
+        assert_eq!(kept, [2, 3, 4]);
+    }
+
+    /// A transaction dropped unfinished (an error between BEGIN and COMMIT, a cancelled
+    /// future) is rolled back with its connection, which is not reused.
+    #[tokio::test]
+    async fn a_dropped_transaction_is_rolled_back_and_its_connection_replaced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = sqlite_pool_of_one(&dir).await;
+        {
+            let mut tx = db.begin().await.expect("begin");
+            on_tx!(&mut tx, |conn, _d| sqlx::query(
+                "INSERT INTO t (x) VALUES (1)"
+            )
+            .execute(&mut *conn)
+            .await
+            .map(drop)
+            .expect("insert"));
+        }
+        insert_and_commit(&db, 2)
+            .await
+            .expect("the next transaction");
+        let mut tx = db.begin().await.expect("begin");
+        on_tx!(&mut tx, |conn, _d| sqlx::query(
+            "INSERT INTO t (x) VALUES (3)"
+        )
+        .execute(&mut *conn)
+        .await
+        .map(drop)
+        .expect("insert"));
+        tx.rollback().await.expect("rollback");
+        let Database::Sqlite(pool) = &db else {
+            unreachable!()
+        };
+        let kept: Vec<i64> = sqlx::query_scalar("SELECT x FROM t")
+            .fetch_all(pool)
+            .await
+            .expect("select");
+        assert_eq!(kept, [2]);
+    }
 }
