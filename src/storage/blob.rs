@@ -210,6 +210,28 @@ impl BlobStore {
                 Err(e) => return Err(e).with_context(|| format!("deleting blob {key}")),
             }
         }
+        // Deleting the last blob removes its directories, but an upload aborted before its
+        // first blob was complete (a full disk) leaves only empty directories, which no
+        // listing shows: remove those too.
+        if let Some(root) = &self.root {
+            let dir = root.join(prefix.trim_matches('/'));
+            if dir != *root {
+                remove_empty_dirs(&dir);
+            }
+        }
         Ok(keys.len())
     }
+}
+
+/// Removes `dir` and the directories under it that hold no files (symbolic links are not
+/// followed); a directory that still holds something stays, as `remove_dir` leaves it.
+fn remove_empty_dirs(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
 }
