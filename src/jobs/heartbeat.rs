@@ -194,6 +194,60 @@ impl Heartbeat {
 mod tests {
     use super::*;
 
+    /// Waits (up to 10 s) until the worker's heartbeat age satisfies `ok`.
+    async fn wait_for_age(db: &Database, what: &str, ok: impl Fn(i64) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows = workers::list_workers(db).await.expect("list workers");
+            let age = rows.first().map(|w| w.age_ms).expect("a worker row");
+            if ok(age) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: heartbeat age {age} ms");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn beats_stop_while_the_engine_cannot_commit_and_resume_when_it_can() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = DatabaseUrl::Sqlite {
+            path: dir.path().join("bindery.db"),
+        };
+        let db = Database::connect(&url, 2).await.expect("connect");
+        db.migrate().await.expect("migrate");
+        let engine = Arc::new(CommitHealth::default());
+        let (held, _held_rx) = watch::channel(None);
+        let identity = WorkerIdentity {
+            id: "w1".into(),
+            hostname: "test".into(),
+            pid: std::process::id(),
+            version: "test",
+        };
+        let interval = Duration::from_millis(100);
+        let heartbeat = Heartbeat::start(
+            &url,
+            identity,
+            interval,
+            Duration::from_secs(30),
+            held,
+            engine.clone(),
+            Duration::from_secs(1),
+        )
+        .expect("start");
+        // A short run of failures is not a stall: the beats go on.
+        engine.failed();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(engine.failing_for() < Some(Duration::from_secs(1)));
+        wait_for_age(&db, "beating through a short failure", |age| age < 200).await;
+        // Past the bound, the beats stop and the row goes stale.
+        wait_for_age(&db, "a withheld heartbeat", |age| age > 1500).await;
+        // A commit that goes through brings them back.
+        engine.succeeded();
+        wait_for_age(&db, "beating again", |age| age < 200).await;
+        heartbeat.stop().await;
+    }
+
     #[test]
     fn commit_health_times_a_run_of_failures_and_forgets_it_on_success() {
         let health = CommitHealth::default();
