@@ -95,7 +95,7 @@ pub const VARIABLES: &[Variable] = &[
         "BLOB_URL",
         "file://$DATA_DIR/blobs",
         "az://manuscripts",
-        "Blob store: `file://DIR` (default) or `az://CONTAINER` (Azure Blob Storage).",
+        "Blob store: `file://DIR` (default), `az://CONTAINER` (Azure Blob Storage) or `s3://BUCKET[/PREFIX]` (Amazon S3 or an S3-compatible service).",
     ),
     var(
         "AZURE_STORAGE_ACCOUNT_NAME",
@@ -120,6 +120,66 @@ pub const VARIABLES: &[Variable] = &[
         "https://$AZURE_STORAGE_ACCOUNT_NAME.blob.core.windows.net",
         "http://127.0.0.1:10000/devstoreaccount1",
         "Blob service URL, for other Azure clouds or an Azurite elsewhere (http is allowed).",
+    ),
+    secret(
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "",
+        "DefaultEndpointsProtocol=https;AccountName=bindery;AccountKey=…;EndpointSuffix=core.windows.net",
+        "Instead of the account variables: the storage account's connection string (`AccountName`/`AccountKey`, `BlobEndpoint`/`SharedAccessSignature`, or `UseDevelopmentStorage=true` for a local Azurite).",
+    ),
+    secret(
+        "AZURE_STORAGE_SAS_TOKEN",
+        "",
+        "sv=2022-11-02&sr=c&sp=racwdl&se=2030-01-01T00:00:00Z&sig=…",
+        "Instead of the account key: a shared access signature for the container or account, with or without the leading `?` (read, add, create, write, delete and list permissions).",
+    ),
+    var(
+        "AZURE_STORAGE_USE_MANAGED_IDENTITY",
+        "false",
+        "true",
+        "Instead of a key: sign in to Azure Storage as the host's managed identity (App Service, Container Apps, VMs), which needs the Storage Blob Data Contributor role on the account.",
+    ),
+    var(
+        "AZURE_CLIENT_ID",
+        "",
+        "6f1c2a4e-3b5d-4e7f-9a1b-2c3d4e5f6a7b",
+        "Client id of the user-assigned managed identity to use (with AZURE_STORAGE_USE_MANAGED_IDENTITY); unset, the system-assigned one.",
+    ),
+    var(
+        "IDENTITY_ENDPOINT",
+        "",
+        "http://localhost:42356/msi/token",
+        "Set by App Service and Container Apps (with IDENTITY_HEADER): where a managed identity gets its tokens; unset, the instance metadata service (169.254.169.254) is asked.",
+    ),
+    var(
+        "AWS_ACCESS_KEY_ID",
+        "",
+        "AKIAIOSFODNN7EXAMPLE",
+        "Access key id for `s3://` blob URLs; with neither it nor AWS_SECRET_ACCESS_KEY set, credentials come from the EC2 instance metadata service (an instance profile).",
+    ),
+    secret(
+        "AWS_SECRET_ACCESS_KEY",
+        "",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Secret access key of that key id.",
+    ),
+    secret(
+        "AWS_SESSION_TOKEN",
+        "",
+        "IQoJb3JpZ2luX2VjE…",
+        "Session token of temporary credentials (with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).",
+    ),
+    var(
+        "AWS_REGION",
+        "us-east-1",
+        "eu-west-1",
+        "Region of the `s3://` bucket (`auto` for Cloudflare R2).",
+    ),
+    var(
+        "AWS_ENDPOINT_URL",
+        "https://s3.$AWS_REGION.amazonaws.com",
+        "https://ACCOUNT_ID.r2.cloudflarestorage.com",
+        "S3-compatible service URL (MinIO, R2, B2, moto; http is allowed); buckets are addressed path-style, `$AWS_ENDPOINT_URL/BUCKET`. It must honour `If-None-Match: *` on uploads.",
     ),
     var(
         "LOG_DIR",
@@ -362,8 +422,19 @@ impl DatabaseUrl {
 /// Where blobs (uploads, intermediate documents, EPUBs) live.
 #[derive(Debug, Clone)]
 pub enum BlobUrl {
-    File { root: PathBuf },
-    Azure { container: String },
+    File {
+        root: PathBuf,
+    },
+    Azure {
+        container: String,
+    },
+    /// A bucket of Amazon S3 or an S3-compatible service, and optionally a key prefix in it.
+    /// Its credentials travel with it: they mean nothing for any other store.
+    S3 {
+        bucket: String,
+        prefix: Option<String>,
+        s3: Box<S3Config>,
+    },
 }
 
 impl fmt::Display for BlobUrl {
@@ -371,6 +442,40 @@ impl fmt::Display for BlobUrl {
         match self {
             BlobUrl::File { root } => write!(f, "file://{}", root.display()),
             BlobUrl::Azure { container } => write!(f, "az://{container}"),
+            BlobUrl::S3 {
+                bucket,
+                prefix: None,
+                ..
+            } => write!(f, "s3://{bucket}"),
+            BlobUrl::S3 {
+                bucket,
+                prefix: Some(prefix),
+                ..
+            } => write!(f, "s3://{bucket}/{prefix}"),
+        }
+    }
+}
+
+/// How to reach an `s3://` bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Config {
+    /// With `secret_access_key`; both unset, the EC2 instance metadata service is asked.
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<Secret<String>>,
+    pub session_token: Option<Secret<String>>,
+    pub region: String,
+    /// An S3-compatible service; `None` is Amazon S3 in `region`.
+    pub endpoint: Option<Url>,
+}
+
+impl Default for S3Config {
+    fn default() -> Self {
+        Self {
+            access_key_id: None,
+            secret_access_key: None,
+            session_token: None,
+            region: "us-east-1".to_owned(),
+            endpoint: None,
         }
     }
 }
@@ -382,6 +487,8 @@ pub enum LogFormat {
 }
 
 /// Credentials for `az://` blob URLs. Kept here so that nothing else reads the environment.
+/// For `az://`, `Config::from_vars` leaves exactly one of `access_key`, `sas_token` and
+/// `managed_identity` set (with `use_emulator`, at most one of the first two).
 #[derive(Debug, Clone, Default)]
 pub struct AzureConfig {
     pub account: Option<String>,
@@ -389,6 +496,23 @@ pub struct AzureConfig {
     pub use_emulator: bool,
     /// The blob service's URL, when it is not the public cloud's default for the account.
     pub endpoint: Option<url::Url>,
+    /// A shared access signature: a query string without the leading `?`.
+    pub sas_token: Option<Secret<String>>,
+    /// Sign in as the host's managed identity.
+    pub managed_identity: Option<ManagedIdentity>,
+    /// The account, endpoint and key or SAS came from `AZURE_STORAGE_CONNECTION_STRING`.
+    pub from_connection_string: bool,
+}
+
+/// A managed identity, and where it gets its tokens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManagedIdentity {
+    /// A user-assigned identity's client id (`AZURE_CLIENT_ID`); `None` is the
+    /// system-assigned identity.
+    pub client_id: Option<String>,
+    /// The platform's token endpoint (`IDENTITY_ENDPOINT`); `None` is the instance metadata
+    /// service.
+    pub token_endpoint: Option<Url>,
 }
 
 /// The effective configuration of one process.
@@ -475,7 +599,8 @@ pub struct ConfigError {
 impl ConfigError {
     fn new(name: &'static str, value: &str, problem: impl Into<String>) -> Self {
         let variable = lookup(name);
-        let shown = if variable.secret {
+        // An unset secret has nothing to hide, and "[redacted]" would suggest it was set.
+        let shown = if variable.secret && !value.is_empty() {
             "=[redacted]".to_owned()
         } else {
             format!("={value:?}")
@@ -575,30 +700,15 @@ impl Config {
             Some(v) => parse_database_url(v)?,
         };
         let database = with_libpq_tls_defaults(database, get("PGSSLMODE"), get("PGSSLROOTCERT"))?;
-        let blob = match get("BLOB_URL") {
+        let mut blob = match get("BLOB_URL") {
             None => BlobUrl::File {
                 root: data_dir.join("blobs"),
             },
             Some(v) => parse_blob_url(v)?,
         };
-        let azure = AzureConfig {
-            account: get("AZURE_STORAGE_ACCOUNT_NAME").map(str::to_owned),
-            access_key: get("AZURE_STORAGE_ACCOUNT_KEY").map(|k| Secret::new(k.to_owned())),
-            use_emulator: match get("AZURE_STORAGE_USE_EMULATOR") {
-                None => false,
-                Some(v) => parse_bool("AZURE_STORAGE_USE_EMULATOR", v)?,
-            },
-            endpoint: match get("AZURE_STORAGE_ENDPOINT") {
-                None => None,
-                Some(v) => Some(parse_endpoint(v)?),
-            },
-        };
-        if matches!(blob, BlobUrl::Azure { .. }) && azure.account.is_none() && !azure.use_emulator {
-            return Err(ConfigError::new(
-                "AZURE_STORAGE_ACCOUNT_NAME",
-                "",
-                "must be set when BLOB_URL is az://… (or set AZURE_STORAGE_USE_EMULATOR=true)",
-            ));
+        let azure = parse_azure(&get, matches!(blob, BlobUrl::Azure { .. }))?;
+        if let BlobUrl::S3 { s3, .. } = &mut blob {
+            **s3 = parse_s3(&get)?;
         }
         let log_dir = get("LOG_DIR").map_or_else(|| data_dir.join("logs"), PathBuf::from);
         let log_format = match get("LOG_FORMAT").map(str::to_ascii_lowercase).as_deref() {
@@ -789,6 +899,17 @@ impl Config {
     /// The effective configuration as `NAME=value` lines, secrets redacted.
     pub fn describe(&self) -> Vec<(&'static str, String)> {
         let d = |d: Duration| humantime::format_duration(d).to_string();
+        let azure_secret = |set: bool| match (set, self.azure.from_connection_string) {
+            (false, _) => String::new(),
+            (true, false) => "[redacted]".to_owned(),
+            (true, true) => "[redacted] (from AZURE_STORAGE_CONNECTION_STRING)".to_owned(),
+        };
+        let redacted = |set: bool| if set { "[redacted]" } else { "" }.to_owned();
+        let identity = self.azure.managed_identity.as_ref();
+        let s3 = match &self.blob {
+            BlobUrl::S3 { s3, .. } => Some(s3),
+            _ => None,
+        };
         vec![
             ("PORT", self.port.to_string()),
             ("HOST", self.host.to_string()),
@@ -801,10 +922,7 @@ impl Config {
             ),
             (
                 "AZURE_STORAGE_ACCOUNT_KEY",
-                match self.azure.access_key {
-                    Some(_) => "[redacted]".to_owned(),
-                    None => String::new(),
-                },
+                azure_secret(self.azure.access_key.is_some()),
             ),
             (
                 "AZURE_STORAGE_USE_EMULATOR",
@@ -817,6 +935,51 @@ impl Config {
                     .as_ref()
                     .map(ToString::to_string)
                     .unwrap_or_default(),
+            ),
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                redacted(self.azure.from_connection_string),
+            ),
+            (
+                "AZURE_STORAGE_SAS_TOKEN",
+                azure_secret(self.azure.sas_token.is_some()),
+            ),
+            (
+                "AZURE_STORAGE_USE_MANAGED_IDENTITY",
+                identity.is_some().to_string(),
+            ),
+            (
+                "AZURE_CLIENT_ID",
+                identity
+                    .and_then(|i| i.client_id.clone())
+                    .unwrap_or_default(),
+            ),
+            (
+                "IDENTITY_ENDPOINT",
+                identity
+                    .and_then(|i| i.token_endpoint.as_ref())
+                    .map_or_else(String::new, redact_url),
+            ),
+            (
+                "AWS_ACCESS_KEY_ID",
+                s3.and_then(|s| s.access_key_id.clone()).unwrap_or_default(),
+            ),
+            (
+                "AWS_SECRET_ACCESS_KEY",
+                redacted(s3.is_some_and(|s| s.secret_access_key.is_some())),
+            ),
+            (
+                "AWS_SESSION_TOKEN",
+                redacted(s3.is_some_and(|s| s.session_token.is_some())),
+            ),
+            (
+                "AWS_REGION",
+                s3.map(|s| s.region.clone()).unwrap_or_default(),
+            ),
+            (
+                "AWS_ENDPOINT_URL",
+                s3.and_then(|s| s.endpoint.as_ref())
+                    .map_or_else(String::new, redact_url),
             ),
             ("LOG_DIR", self.log_dir.display().to_string()),
             (
@@ -1092,8 +1255,360 @@ fn parse_endpoint(value: &str) -> Result<url::Url, ConfigError> {
     }
 }
 
+/// Azurite's well-known development account, the same in every installation
+/// (`UseDevelopmentStorage=true`).
+const AZURITE_ACCOUNT: &str = "devstoreaccount1";
+const AZURITE_KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+const AZURITE_ENDPOINT: &str = "http://127.0.0.1:10000/devstoreaccount1";
+
+/// The `AZURE_*` variables. Those that pick a credential are only read for `az://` blob URLs
+/// (`used`), since other software on the host may set them for its own use; for `az://` there
+/// must be an account and exactly one credential, or the emulator.
+fn parse_azure<'a>(
+    get: &impl Fn(&'static str) -> Option<&'a str>,
+    used: bool,
+) -> Result<AzureConfig, ConfigError> {
+    let mut azure = AzureConfig {
+        account: get("AZURE_STORAGE_ACCOUNT_NAME").map(str::to_owned),
+        access_key: get("AZURE_STORAGE_ACCOUNT_KEY").map(|k| Secret::new(k.to_owned())),
+        use_emulator: match get("AZURE_STORAGE_USE_EMULATOR") {
+            None => false,
+            Some(v) => parse_bool("AZURE_STORAGE_USE_EMULATOR", v)?,
+        },
+        endpoint: match get("AZURE_STORAGE_ENDPOINT") {
+            None => None,
+            Some(v) => Some(parse_endpoint(v)?),
+        },
+        ..AzureConfig::default()
+    };
+    if !used {
+        return Ok(azure);
+    }
+    let managed = match get("AZURE_STORAGE_USE_MANAGED_IDENTITY") {
+        None => false,
+        Some(v) => parse_bool("AZURE_STORAGE_USE_MANAGED_IDENTITY", v)?,
+    };
+    let credentials: Vec<&'static str> = [
+        "AZURE_STORAGE_ACCOUNT_KEY",
+        "AZURE_STORAGE_SAS_TOKEN",
+        "AZURE_STORAGE_CONNECTION_STRING",
+    ]
+    .into_iter()
+    .filter(|name| get(name).is_some())
+    .chain(managed.then_some("AZURE_STORAGE_USE_MANAGED_IDENTITY"))
+    .collect();
+    if let [first, second, ..] = credentials[..] {
+        return Err(ConfigError::new(
+            second,
+            get(second).unwrap_or_default(),
+            format!(
+                "cannot be used together with {first}: az://… takes one credential, so unset one of them"
+            ),
+        ));
+    }
+    let credential = credentials.first().copied();
+    if azure.use_emulator
+        && let Some(
+            name @ ("AZURE_STORAGE_CONNECTION_STRING" | "AZURE_STORAGE_USE_MANAGED_IDENTITY"),
+        ) = credential
+    {
+        return Err(ConfigError::new(
+            name,
+            get(name).unwrap_or_default(),
+            "cannot be used together with AZURE_STORAGE_USE_EMULATOR=true: the emulator takes its well-known key, AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN",
+        ));
+    }
+    match credential {
+        Some("AZURE_STORAGE_ACCOUNT_KEY") => {
+            let key = get("AZURE_STORAGE_ACCOUNT_KEY").unwrap_or_default();
+            check_account_key("AZURE_STORAGE_ACCOUNT_KEY", key, "is not")?;
+        }
+        Some("AZURE_STORAGE_SAS_TOKEN") => {
+            let token = get("AZURE_STORAGE_SAS_TOKEN").unwrap_or_default();
+            azure.sas_token = Some(Secret::new(parse_sas("AZURE_STORAGE_SAS_TOKEN", token)?));
+        }
+        Some("AZURE_STORAGE_CONNECTION_STRING") => {
+            let value = get("AZURE_STORAGE_CONNECTION_STRING").unwrap_or_default();
+            let parsed = parse_connection_string(value)?;
+            if let (Some(named), Some(account)) = (&azure.account, &parsed.account)
+                && named != account
+            {
+                return Err(ConfigError::new(
+                    "AZURE_STORAGE_ACCOUNT_NAME",
+                    named,
+                    "names another account than AZURE_STORAGE_CONNECTION_STRING's AccountName: unset AZURE_STORAGE_ACCOUNT_NAME",
+                ));
+            }
+            match (&azure.endpoint, parsed.sets_endpoint) {
+                (Some(endpoint), true) => {
+                    return Err(ConfigError::new(
+                        "AZURE_STORAGE_ENDPOINT",
+                        endpoint.as_str(),
+                        "cannot be used together with AZURE_STORAGE_CONNECTION_STRING's BlobEndpoint or EndpointSuffix: keep one",
+                    ));
+                }
+                (Some(_), false) => {}
+                (None, _) => azure.endpoint = parsed.endpoint,
+            }
+            azure.account = parsed.account.or(azure.account);
+            azure.access_key = parsed.key.map(Secret::new);
+            azure.sas_token = parsed.sas.map(Secret::new);
+            azure.from_connection_string = true;
+        }
+        Some(_) => {
+            let client_id = match get("AZURE_CLIENT_ID") {
+                None => None,
+                Some(v) => Some(
+                    uuid::Uuid::parse_str(v)
+                        .map_err(|_| {
+                            ConfigError::new(
+                                "AZURE_CLIENT_ID",
+                                v,
+                                "is not a client id: use the identity's Client ID, a GUID from its Overview page",
+                            )
+                        })?
+                        .hyphenated()
+                        .to_string(),
+                ),
+            };
+            let token_endpoint = match get("IDENTITY_ENDPOINT") {
+                None => None,
+                Some(v) => Some(parse_http_url("IDENTITY_ENDPOINT", v)?),
+            };
+            azure.managed_identity = Some(ManagedIdentity {
+                client_id,
+                token_endpoint,
+            });
+        }
+        None => {}
+    }
+    if azure.account.is_none() && !azure.use_emulator {
+        return Err(ConfigError::new(
+            "AZURE_STORAGE_ACCOUNT_NAME",
+            "",
+            "must be set when BLOB_URL is az://… (or come from AZURE_STORAGE_CONNECTION_STRING, or set AZURE_STORAGE_USE_EMULATOR=true)",
+        ));
+    }
+    if credential.is_none() && !azure.use_emulator {
+        return Err(ConfigError::new(
+            "AZURE_STORAGE_ACCOUNT_KEY",
+            "",
+            "must be set when BLOB_URL is az://…, or another credential: AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_USE_MANAGED_IDENTITY=true (or AZURE_STORAGE_USE_EMULATOR=true for Azurite)",
+        ));
+    }
+    Ok(azure)
+}
+
+/// An account key is base64 (the portal's key1 or key2).
+fn check_account_key(name: &'static str, key: &str, subject: &str) -> Result<(), ConfigError> {
+    use base64::Engine as _;
+    match base64::engine::general_purpose::STANDARD.decode(key) {
+        Ok(bytes) if !bytes.is_empty() => Ok(()),
+        _ => Err(ConfigError::new(
+            name,
+            key,
+            format!(
+                "{subject} a storage account key (base64): copy key1 or key2 from the account's Access keys page"
+            ),
+        )),
+    }
+}
+
+/// A SAS token without its leading `?`: `key=value` pairs joined by `&`, one of them `sig`.
+fn parse_sas(name: &'static str, value: &str) -> Result<String, ConfigError> {
+    let token = value.trim().trim_start_matches('?');
+    let pairs: Vec<&str> = token.split('&').filter(|p| !p.is_empty()).collect();
+    if pairs.iter().all(|p| p.contains('=')) && pairs.iter().any(|p| p.starts_with("sig=")) {
+        Ok(token.to_owned())
+    } else {
+        Err(ConfigError::new(
+            name,
+            value,
+            "is not a SAS token: it is a query string like sv=…&sp=…&sig=… (from the portal's Shared access signature page)",
+        ))
+    }
+}
+
+/// What an Azure Storage connection string says about the blob service.
+#[derive(Debug, PartialEq, Eq)]
+struct ConnectionString {
+    account: Option<String>,
+    key: Option<String>,
+    sas: Option<String>,
+    endpoint: Option<Url>,
+    /// It names the endpoint (`BlobEndpoint` or `EndpointSuffix`), rather than leaving it to
+    /// the account's default (or Azurite's, for `UseDevelopmentStorage=true`).
+    sets_endpoint: bool,
+}
+
+/// Parses `Key=value;Key=value` (values may contain `=`; keys are case-insensitive; other
+/// services' endpoints are ignored). Errors name what is missing, never a value.
+fn parse_connection_string(value: &str) -> Result<ConnectionString, ConfigError> {
+    const NAME: &str = "AZURE_STORAGE_CONNECTION_STRING";
+    let fail = |problem: &str| ConfigError::new(NAME, value, problem);
+    let mut fields = BTreeMap::new();
+    for part in value.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, field) = part.split_once('=').ok_or_else(|| {
+            fail("is not a connection string: it is Key=value pairs separated by `;`, and a part has no `=`")
+        })?;
+        fields.insert(key.trim().to_ascii_lowercase(), field.trim());
+    }
+    let field = |key: &str| fields.get(key).copied().filter(|v| !v.is_empty());
+    if field("usedevelopmentstorage").is_some_and(|v| v.eq_ignore_ascii_case("true")) {
+        return Ok(ConnectionString {
+            account: Some(AZURITE_ACCOUNT.to_owned()),
+            key: Some(AZURITE_KEY.to_owned()),
+            sas: None,
+            endpoint: Url::parse(AZURITE_ENDPOINT).ok(),
+            sets_endpoint: false,
+        });
+    }
+    let protocol = match field("defaultendpointsprotocol").map(str::to_ascii_lowercase) {
+        None => "https".to_owned(),
+        Some(p) if p == "http" || p == "https" => p,
+        Some(_) => {
+            return Err(fail(
+                "has a DefaultEndpointsProtocol other than https or http",
+            ));
+        }
+    };
+    let endpoint = match (field("blobendpoint"), field("accountname")) {
+        (Some(url), _) => Some(
+            Url::parse(url)
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+                .ok_or_else(|| fail("has a BlobEndpoint that is not an http(s) URL"))?,
+        ),
+        (None, Some(account)) => {
+            let suffix = field("endpointsuffix").unwrap_or("core.windows.net");
+            Some(
+                Url::parse(&format!("{protocol}://{account}.blob.{suffix}"))
+                    .map_err(|_| fail("has an AccountName or EndpointSuffix that makes no URL"))?,
+            )
+        }
+        (None, None) => None,
+    };
+    let (key, sas) = match (field("accountkey"), field("sharedaccesssignature")) {
+        (Some(_), Some(_)) => {
+            return Err(fail(
+                "has both AccountKey and SharedAccessSignature: keep one",
+            ));
+        }
+        (None, None) => {
+            return Err(fail(
+                "has no credential: it needs AccountKey=… (with AccountName=…) or SharedAccessSignature=… (with BlobEndpoint=…), or is UseDevelopmentStorage=true",
+            ));
+        }
+        (Some(key), None) => {
+            check_account_key(NAME, key, "has an AccountKey that is not")?;
+            (Some(key.to_owned()), None)
+        }
+        (None, Some(sas)) => (None, Some(parse_sas(NAME, sas)?)),
+    };
+    if key.is_some() && field("accountname").is_none() {
+        return Err(fail("has an AccountKey but no AccountName=…"));
+    }
+    let Some(endpoint) = endpoint else {
+        return Err(fail(
+            "names no blob service: add BlobEndpoint=https://ACCOUNT.blob.core.windows.net or AccountName=…",
+        ));
+    };
+    let account = match field("accountname") {
+        Some(account) => account.to_owned(),
+        None => account_of(&endpoint).ok_or_else(|| fail("names no account: add AccountName=…"))?,
+    };
+    Ok(ConnectionString {
+        account: Some(account),
+        key,
+        sas,
+        endpoint: Some(endpoint),
+        sets_endpoint: field("blobendpoint").is_some() || field("endpointsuffix").is_some(),
+    })
+}
+
+/// The storage account a blob endpoint belongs to: the first label of
+/// `ACCOUNT.blob.core.windows.net`, or the first path segment of an emulator's
+/// `http://127.0.0.1:10000/ACCOUNT`.
+fn account_of(endpoint: &Url) -> Option<String> {
+    match endpoint.host()? {
+        url::Host::Domain(host) if host.contains(".blob.") => {
+            host.split('.').next().map(str::to_owned)
+        }
+        _ => endpoint
+            .path_segments()?
+            .next()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+    }
+}
+
+/// The `AWS_*` variables, for an `s3://` blob URL.
+fn parse_s3<'a>(get: &impl Fn(&'static str) -> Option<&'a str>) -> Result<S3Config, ConfigError> {
+    let region = get("AWS_REGION").unwrap_or("us-east-1");
+    if !region
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(ConfigError::new(
+            "AWS_REGION",
+            region,
+            "is not a region name: lowercase letters, digits and hyphens",
+        ));
+    }
+    let endpoint = match get("AWS_ENDPOINT_URL") {
+        None => None,
+        Some(v) => match Url::parse(v) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
+                Some(url)
+            }
+            _ => {
+                return Err(ConfigError::new(
+                    "AWS_ENDPOINT_URL",
+                    v,
+                    "is not the http(s) URL of an S3-compatible service",
+                ));
+            }
+        },
+    };
+    let id = get("AWS_ACCESS_KEY_ID");
+    let secret = get("AWS_SECRET_ACCESS_KEY");
+    let token = get("AWS_SESSION_TOKEN");
+    match (id, secret) {
+        (Some(_), None) => {
+            return Err(ConfigError::new(
+                "AWS_SECRET_ACCESS_KEY",
+                "",
+                "must be set with AWS_ACCESS_KEY_ID (or unset both to use the instance's role)",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(ConfigError::new(
+                "AWS_ACCESS_KEY_ID",
+                "",
+                "must be set with AWS_SECRET_ACCESS_KEY (or unset both to use the instance's role)",
+            ));
+        }
+        (None, None) if token.is_some() => {
+            return Err(ConfigError::new(
+                "AWS_SESSION_TOKEN",
+                token.unwrap_or_default(),
+                "needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: temporary credentials are all three",
+            ));
+        }
+        _ => {}
+    }
+    Ok(S3Config {
+        access_key_id: id.map(str::to_owned),
+        secret_access_key: secret.map(|s| Secret::new(s.to_owned())),
+        session_token: token.map(|s| Secret::new(s.to_owned())),
+        region: region.to_owned(),
+        endpoint,
+    })
+}
+
 fn parse_blob_url(value: &str) -> Result<BlobUrl, ConfigError> {
-    let problem = "has an unknown scheme: use file://DIR or az://CONTAINER";
+    let problem = "has an unknown scheme: use file://DIR, az://CONTAINER or s3://BUCKET";
     let Some((scheme, rest)) = value.split_once("://") else {
         return Err(ConfigError::new("BLOB_URL", value, problem));
     };
@@ -1120,6 +1635,44 @@ fn parse_blob_url(value: &str) -> Result<BlobUrl, ConfigError> {
             }
             Ok(BlobUrl::Azure {
                 container: container.to_owned(),
+            })
+        }
+        "s3" => {
+            let (bucket, prefix) = match rest.trim_end_matches('/').split_once('/') {
+                Some((bucket, prefix)) => (bucket, Some(prefix)),
+                None => (rest.trim_end_matches('/'), None),
+            };
+            // S3's rules: 3-63 characters, lowercase letters, digits, dots and hyphens, starting
+            // and ending with a letter or digit.
+            let valid = (3..=63).contains(&bucket.len())
+                && bucket
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-')
+                && bucket.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && bucket.ends_with(|c: char| c.is_ascii_alphanumeric())
+                && !bucket.contains("..");
+            if !valid {
+                return Err(ConfigError::new(
+                    "BLOB_URL",
+                    value,
+                    "does not name a valid S3 bucket (3-63 lowercase letters, digits, dots and hyphens)",
+                ));
+            }
+            if let Some(prefix) = prefix
+                && prefix
+                    .split('/')
+                    .any(|s| s.is_empty() || s == "." || s == ".." || s.contains('\\'))
+            {
+                return Err(ConfigError::new(
+                    "BLOB_URL",
+                    value,
+                    "has a prefix with an empty, `.` or `..` segment: use s3://BUCKET/some/prefix",
+                ));
+            }
+            Ok(BlobUrl::S3 {
+                bucket: bucket.to_owned(),
+                prefix: prefix.map(str::to_owned),
+                s3: Box::default(),
             })
         }
         "file" => Err(ConfigError::new("BLOB_URL", value, "names no directory")),
@@ -1463,7 +2016,7 @@ mod tests {
 
     #[test]
     fn blob_urls() {
-        assert_eq!(error(&[("BLOB_URL", "s3://bucket")]).name, "BLOB_URL");
+        assert_eq!(error(&[("BLOB_URL", "gs://bucket")]).name, "BLOB_URL");
         assert_eq!(
             error(&[
                 ("BLOB_URL", "az://Bad_Name"),
@@ -1479,10 +2032,461 @@ mod tests {
         let c = parse(&[
             ("BLOB_URL", "az://books"),
             ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", KEY),
         ])
         .expect("azure")
         .config;
         assert!(matches!(c.blob, BlobUrl::Azure { container } if container == "books"));
+    }
+
+    /// A base64 key, as the portal gives.
+    const KEY: &str = "a2V5IG9mIHRoZSB0ZXN0IGFjY291bnQ=";
+
+    fn azure(pairs: &[(&str, &str)]) -> AzureConfig {
+        let mut all = vec![("BLOB_URL", "az://books")];
+        all.extend_from_slice(pairs);
+        parse(&all).expect("azure configuration").config.azure
+    }
+
+    fn azure_error(pairs: &[(&str, &str)]) -> ConfigError {
+        let mut all = vec![("BLOB_URL", "az://books")];
+        all.extend_from_slice(pairs);
+        error(&all)
+    }
+
+    #[test]
+    fn azure_needs_one_credential() {
+        let e = azure_error(&[("AZURE_STORAGE_ACCOUNT_NAME", "acct")]);
+        assert_eq!(e.name, "AZURE_STORAGE_ACCOUNT_KEY");
+        let line = e.to_string();
+        for other in [
+            "AZURE_STORAGE_SAS_TOKEN",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "AZURE_STORAGE_USE_MANAGED_IDENTITY=true",
+            "AZURE_STORAGE_USE_EMULATOR=true",
+        ] {
+            assert!(line.contains(other), "{line}");
+        }
+        assert!(
+            line.starts_with("AZURE_STORAGE_ACCOUNT_KEY=\"\" "),
+            "{line}"
+        );
+        // The emulator needs none: it has a well-known key.
+        let c = azure(&[("AZURE_STORAGE_USE_EMULATOR", "true")]);
+        assert!(c.use_emulator && c.access_key.is_none() && c.sas_token.is_none());
+        // Credentials are only checked for az://, as other software may set them.
+        let c = parse(&[
+            ("AZURE_STORAGE_CONNECTION_STRING", "nonsense"),
+            ("AZURE_STORAGE_SAS_TOKEN", "nonsense"),
+            ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "maybe"),
+        ])
+        .expect("file:// ignores Azure credentials")
+        .config;
+        assert!(c.azure.sas_token.is_none() && c.azure.managed_identity.is_none());
+    }
+
+    #[test]
+    fn two_azure_credentials_are_refused_naming_both() {
+        let sas = "sv=2022-11-02&sp=rl&sig=hunter2";
+        // The variables set, the one the error names, and the other one it mentions.
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+        let cases: &[Case] = &[
+            (
+                &[
+                    ("AZURE_STORAGE_ACCOUNT_KEY", KEY),
+                    ("AZURE_STORAGE_SAS_TOKEN", sas),
+                ],
+                "AZURE_STORAGE_SAS_TOKEN",
+                "AZURE_STORAGE_ACCOUNT_KEY",
+            ),
+            (
+                &[
+                    ("AZURE_STORAGE_SAS_TOKEN", sas),
+                    ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "true"),
+                ],
+                "AZURE_STORAGE_USE_MANAGED_IDENTITY",
+                "AZURE_STORAGE_SAS_TOKEN",
+            ),
+            (
+                &[
+                    ("AZURE_STORAGE_ACCOUNT_KEY", KEY),
+                    (
+                        "AZURE_STORAGE_CONNECTION_STRING",
+                        "AccountName=acct;AccountKey=a2V5",
+                    ),
+                ],
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "AZURE_STORAGE_ACCOUNT_KEY",
+            ),
+            (
+                &[
+                    ("AZURE_STORAGE_USE_EMULATOR", "true"),
+                    ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "true"),
+                ],
+                "AZURE_STORAGE_USE_MANAGED_IDENTITY",
+                "AZURE_STORAGE_USE_EMULATOR",
+            ),
+            (
+                &[
+                    ("AZURE_STORAGE_USE_EMULATOR", "true"),
+                    (
+                        "AZURE_STORAGE_CONNECTION_STRING",
+                        "UseDevelopmentStorage=true",
+                    ),
+                ],
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "AZURE_STORAGE_USE_EMULATOR",
+            ),
+        ];
+        for (pairs, named, also) in cases {
+            let mut pairs = pairs.to_vec();
+            pairs.push(("AZURE_STORAGE_ACCOUNT_NAME", "acct"));
+            let e = azure_error(&pairs);
+            assert_eq!(e.name, *named, "{e}");
+            assert!(e.to_string().contains(also), "{e}");
+            assert!(
+                !e.to_string().contains(KEY) && !e.to_string().contains("hunter2"),
+                "{e}"
+            );
+        }
+        // "false" is not a credential.
+        let c = azure(&[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", KEY),
+            ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "false"),
+        ]);
+        assert!(c.access_key.is_some() && c.managed_identity.is_none());
+    }
+
+    #[test]
+    fn azure_account_key_and_sas_token() {
+        let e = azure_error(&[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", "not base64!"),
+        ]);
+        assert_eq!(e.name, "AZURE_STORAGE_ACCOUNT_KEY");
+        assert!(!e.to_string().contains("not base64!"), "{e}");
+        let c = azure(&[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+            (
+                "AZURE_STORAGE_SAS_TOKEN",
+                "?sv=2022-11-02&sr=c&sp=racwdl&sig=a%2Bb%3D",
+            ),
+        ]);
+        assert_eq!(
+            c.sas_token.as_ref().map(|t| t.expose().as_str()),
+            Some("sv=2022-11-02&sr=c&sp=racwdl&sig=a%2Bb%3D")
+        );
+        assert!(c.access_key.is_none() && !c.from_connection_string);
+        for bad in ["hunter2", "sv=2022-11-02&sp=rl", "?"] {
+            let e = azure_error(&[
+                ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+                ("AZURE_STORAGE_SAS_TOKEN", bad),
+            ]);
+            assert_eq!(e.name, "AZURE_STORAGE_SAS_TOKEN", "{bad}");
+            assert!(e.to_string().contains("[redacted]"), "{e}");
+            assert!(!e.to_string().contains("hunter2"), "{e}");
+        }
+        // A SAS still needs the account (or an endpoint naming it, from a connection string).
+        assert_eq!(
+            azure_error(&[("AZURE_STORAGE_SAS_TOKEN", "sv=1&sig=x")]).name,
+            "AZURE_STORAGE_ACCOUNT_NAME"
+        );
+    }
+
+    #[test]
+    fn azure_connection_strings() {
+        const CS: &str = "AZURE_STORAGE_CONNECTION_STRING";
+        // The portal's form: the key's own `=` padding stays in it.
+        let c = azure(&[(
+            CS,
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5IGE=;EndpointSuffix=core.chinacloudapi.cn",
+        )]);
+        assert_eq!(c.account.as_deref(), Some("acct"));
+        assert_eq!(
+            c.access_key.as_ref().map(|k| k.expose().as_str()),
+            Some("a2V5IGE=")
+        );
+        assert_eq!(
+            c.endpoint.as_ref().map(Url::as_str),
+            Some("https://acct.blob.core.chinacloudapi.cn/")
+        );
+        assert!(c.from_connection_string && c.sas_token.is_none());
+        // Keys are case-insensitive, the suffix defaults to the public cloud, a trailing `;` is fine.
+        let c = azure(&[(CS, "accountname=acct;accountkey=a2V5;")]);
+        assert_eq!(
+            c.endpoint.as_ref().map(Url::as_str),
+            Some("https://acct.blob.core.windows.net/")
+        );
+        // Azurite's long form, with its own BlobEndpoint.
+        let c = azure(&[(
+            CS,
+            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;",
+        )]);
+        assert_eq!(
+            c.endpoint.as_ref().map(Url::as_str),
+            Some("http://127.0.0.1:10000/devstoreaccount1")
+        );
+        // A SAS with the endpoint alone: the account is read from the endpoint.
+        let c = azure(&[(
+            CS,
+            "BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&sp=rl&sig=x%3D",
+        )]);
+        assert_eq!(c.account.as_deref(), Some("acct"));
+        assert_eq!(
+            c.sas_token.as_ref().map(|t| t.expose().as_str()),
+            Some("sv=2022-11-02&sp=rl&sig=x%3D")
+        );
+        assert!(c.access_key.is_none());
+        let c = azure(&[(
+            CS,
+            "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;SharedAccessSignature=sv=1&sig=x",
+        )]);
+        assert_eq!(c.account.as_deref(), Some("devstoreaccount1"));
+        // Azurite's short form, which AZURE_STORAGE_ENDPOINT may move to another port.
+        let c = azure(&[(CS, "UseDevelopmentStorage=true")]);
+        assert_eq!(c.account.as_deref(), Some(AZURITE_ACCOUNT));
+        assert_eq!(
+            c.access_key.as_ref().map(|k| k.expose().as_str()),
+            Some(AZURITE_KEY)
+        );
+        assert_eq!(
+            c.endpoint.as_ref().map(Url::as_str),
+            Some("http://127.0.0.1:10000/devstoreaccount1")
+        );
+        let c = azure(&[
+            (CS, "UseDevelopmentStorage=true"),
+            (
+                "AZURE_STORAGE_ENDPOINT",
+                "http://127.0.0.1:4321/devstoreaccount1",
+            ),
+        ]);
+        assert_eq!(
+            c.endpoint.as_ref().map(Url::as_str),
+            Some("http://127.0.0.1:4321/devstoreaccount1")
+        );
+        // The same account named twice is fine; another one is not.
+        azure(&[
+            (CS, "AccountName=acct;AccountKey=a2V5"),
+            ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+        ]);
+        let e = azure_error(&[
+            (CS, "AccountName=acct;AccountKey=a2V5"),
+            ("AZURE_STORAGE_ACCOUNT_NAME", "other"),
+        ]);
+        assert_eq!(e.name, "AZURE_STORAGE_ACCOUNT_NAME");
+        assert!(e.to_string().contains(CS), "{e}");
+        let e = azure_error(&[
+            (
+                CS,
+                "AccountName=acct;AccountKey=a2V5;BlobEndpoint=https://x.example",
+            ),
+            ("AZURE_STORAGE_ENDPOINT", "https://y.example"),
+        ]);
+        assert_eq!(e.name, "AZURE_STORAGE_ENDPOINT");
+        assert!(e.to_string().contains(CS), "{e}");
+    }
+
+    #[test]
+    fn incomplete_connection_strings_say_what_is_missing() {
+        const CS: &str = "AZURE_STORAGE_CONNECTION_STRING";
+        for (value, missing) in [
+            ("AccountName=acct", "no credential"),
+            (
+                "DefaultEndpointsProtocol=https;AccountKey=c2VjcmV0a2V5",
+                "no AccountName",
+            ),
+            (
+                "SharedAccessSignature=sv=1&sig=c2VjcmV0a2V5",
+                "no blob service",
+            ),
+            (
+                "BlobEndpoint=https://books.example.com;SharedAccessSignature=sv=1&sig=c2VjcmV0a2V5",
+                "no account",
+            ),
+            (
+                "AccountName=acct;AccountKey=c2VjcmV0a2V5;SharedAccessSignature=sv=1&sig=c2VjcmV0a2V5",
+                "both AccountKey and SharedAccessSignature",
+            ),
+            (
+                "AccountName=acct;AccountKey=c2VjcmV0a2V5;BlobEndpoint=ftp://x",
+                "BlobEndpoint",
+            ),
+            ("AccountName=acct;c2VjcmV0a2V5", "no `=`"),
+            (
+                "AccountName=acct;AccountKey=c2VjcmV0a2V5!!",
+                "not a storage account key",
+            ),
+            (
+                "AccountName=acct;SharedAccessSignature=c2VjcmV0a2V5",
+                "not a SAS token",
+            ),
+        ] {
+            let e = azure_error(&[(CS, value)]);
+            assert_eq!(e.name, CS, "{value}: {e}");
+            let line = e.to_string();
+            assert!(line.contains(missing), "{value}: {line}");
+            assert!(
+                !line.contains("c2VjcmV0a2V5"),
+                "the secret is echoed: {line}"
+            );
+            assert!(line.contains("[redacted]"), "{line}");
+        }
+    }
+
+    #[test]
+    fn azure_managed_identity() {
+        let c = azure(&[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+            ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "true"),
+        ]);
+        assert_eq!(c.managed_identity, Some(ManagedIdentity::default()));
+        assert!(c.access_key.is_none() && c.sas_token.is_none());
+        let c = azure(&[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+            ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "yes"),
+            ("AZURE_CLIENT_ID", "6F1C2A4E3B5D4E7F9A1B2C3D4E5F6A7B"),
+            ("IDENTITY_ENDPOINT", "http://localhost:42356/msi/token"),
+        ]);
+        let identity = c.managed_identity.expect("managed identity");
+        assert_eq!(
+            identity.client_id.as_deref(),
+            Some("6f1c2a4e-3b5d-4e7f-9a1b-2c3d4e5f6a7b")
+        );
+        assert_eq!(
+            identity.token_endpoint.as_ref().map(Url::as_str),
+            Some("http://localhost:42356/msi/token")
+        );
+        // Managed identity still needs to know the account.
+        assert_eq!(
+            azure_error(&[("AZURE_STORAGE_USE_MANAGED_IDENTITY", "true")]).name,
+            "AZURE_STORAGE_ACCOUNT_NAME"
+        );
+        for (name, value) in [
+            ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "please"),
+            ("AZURE_CLIENT_ID", "my-identity"),
+            ("IDENTITY_ENDPOINT", "localhost:42356"),
+        ] {
+            let mut pairs = vec![
+                ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+                ("AZURE_STORAGE_USE_MANAGED_IDENTITY", "true"),
+            ];
+            pairs.retain(|(k, _)| *k != name);
+            pairs.push((name, value));
+            assert_eq!(azure_error(&pairs).name, name, "{value}");
+        }
+    }
+
+    #[test]
+    fn s3_blob_urls() {
+        let c = parse(&[("BLOB_URL", "s3://my-books")]).expect("s3").config;
+        let BlobUrl::S3 { bucket, prefix, s3 } = &c.blob else {
+            panic!("{:?}", c.blob)
+        };
+        assert_eq!((bucket.as_str(), prefix.as_deref()), ("my-books", None));
+        assert_eq!(**s3, S3Config::default());
+        assert_eq!(s3.region, "us-east-1");
+        assert_eq!(c.blob.to_string(), "s3://my-books");
+        let c = parse(&[
+            ("BLOB_URL", "s3://my.books/bindery/prod/"),
+            ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+            ("AWS_SECRET_ACCESS_KEY", "hunter2hunter2"),
+            ("AWS_SESSION_TOKEN", "tok"),
+            ("AWS_REGION", "eu-west-1"),
+            ("AWS_ENDPOINT_URL", "http://127.0.0.1:9000"),
+        ])
+        .expect("s3")
+        .config;
+        assert_eq!(c.blob.to_string(), "s3://my.books/bindery/prod");
+        let BlobUrl::S3 { prefix, s3, .. } = &c.blob else {
+            panic!("{:?}", c.blob)
+        };
+        assert_eq!(prefix.as_deref(), Some("bindery/prod"));
+        assert_eq!(s3.access_key_id.as_deref(), Some("AKIAEXAMPLE"));
+        assert_eq!(
+            s3.secret_access_key.as_ref().map(|s| s.expose().as_str()),
+            Some("hunter2hunter2")
+        );
+        assert!(s3.session_token.is_some());
+        assert_eq!(s3.region, "eu-west-1");
+        assert_eq!(
+            s3.endpoint.as_ref().map(Url::as_str),
+            Some("http://127.0.0.1:9000/")
+        );
+        assert!(!format!("{c:?}").contains("hunter2"));
+        let described = c.describe();
+        assert!(!format!("{described:?}").contains("hunter2"));
+        assert!(described.contains(&("AWS_SECRET_ACCESS_KEY", "[redacted]".to_owned())));
+        assert!(described.contains(&("AWS_REGION", "eu-west-1".to_owned())));
+        for bad in [
+            "s3://",
+            "s3://ab",
+            "s3://My_Books",
+            "s3://-books",
+            "s3://books/a//b",
+            "s3://books/../x",
+        ] {
+            assert_eq!(error(&[("BLOB_URL", bad)]).name, "BLOB_URL", "{bad}");
+        }
+    }
+
+    #[test]
+    fn s3_credentials_come_in_pairs() {
+        let s3 = |pairs: &[(&str, &str)]| {
+            let mut all = vec![("BLOB_URL", "s3://books")];
+            all.extend_from_slice(pairs);
+            parse(&all)
+        };
+        let e = s3(&[("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")]).expect_err("no secret");
+        assert_eq!(e.name, "AWS_SECRET_ACCESS_KEY");
+        assert!(e.to_string().contains("AWS_ACCESS_KEY_ID"), "{e}");
+        let e = s3(&[("AWS_SECRET_ACCESS_KEY", "hunter2")]).expect_err("no id");
+        assert_eq!(e.name, "AWS_ACCESS_KEY_ID");
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+        let e = s3(&[("AWS_SESSION_TOKEN", "hunter2")]).expect_err("token alone");
+        assert_eq!(e.name, "AWS_SESSION_TOKEN");
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+        assert_eq!(
+            s3(&[("AWS_REGION", "EU West")]).expect_err("region").name,
+            "AWS_REGION"
+        );
+        assert_eq!(
+            s3(&[("AWS_ENDPOINT_URL", "minio:9000")])
+                .expect_err("endpoint")
+                .name,
+            "AWS_ENDPOINT_URL"
+        );
+        // No keys: the instance's role, through the metadata service.
+        let c = s3(&[]).expect("instance credentials").config;
+        assert!(matches!(&c.blob, BlobUrl::S3 { s3, .. } if s3.access_key_id.is_none()));
+        // AWS variables mean nothing to other blob stores, and are not checked for them.
+        parse(&[
+            ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+            ("AWS_REGION", "EU West"),
+        ])
+        .expect("file:// ignores AWS variables");
+    }
+
+    #[test]
+    fn azure_secrets_are_described_redacted() {
+        let c = parse(&[
+            ("BLOB_URL", "az://books"),
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "AccountName=acct;AccountKey=c2VjcmV0a2V5",
+            ),
+        ])
+        .expect("ok")
+        .config;
+        let described = c.describe();
+        assert!(!format!("{described:?}").contains("c2VjcmV0a2V5"));
+        assert!(!format!("{c:?}").contains("c2VjcmV0a2V5"));
+        assert!(described.contains(&("AZURE_STORAGE_CONNECTION_STRING", "[redacted]".to_owned())));
+        assert!(described.contains(&(
+            "AZURE_STORAGE_ACCOUNT_KEY",
+            "[redacted] (from AZURE_STORAGE_CONNECTION_STRING)".to_owned()
+        )));
+        assert!(described.contains(&("AZURE_STORAGE_ACCOUNT_NAME", "acct".to_owned())));
     }
 
     #[test]

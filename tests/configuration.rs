@@ -82,7 +82,7 @@ fn other_bad_values_name_their_variable() {
         ("WORKER_CONCURRENCY", "none"),
         ("LOG_FORMAT", "yaml"),
         ("KEEPALIVE_URL", "not a url"),
-        ("BLOB_URL", "s3://bucket"),
+        ("BLOB_URL", "gs://bucket"),
     ] {
         assert_refused(&["serve"], &[(name, value)], name);
     }

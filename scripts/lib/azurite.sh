@@ -6,6 +6,8 @@
 
 stop_azurite() {
   local code=$?
+  # The next stop in the EXIT trap must run even though this one hands on a failing code.
+  set +e
   if [ -n "${AZURITE_PID:-}" ]; then
     kill "$AZURITE_PID" 2>/dev/null || true
     wait "$AZURITE_PID" 2>/dev/null || true

