@@ -123,7 +123,8 @@ impl Database {
         .context("applying database migrations")
     }
 
-    /// One round trip, for `/readyz`.
+    /// One round trip that reads nothing; `/readyz` uses [`Database::probe_write`], since a full
+    /// disk still answers it.
     pub async fn ping(&self) -> anyhow::Result<()> {
         match self {
             Database::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
