@@ -301,9 +301,12 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
     );
     // Whatever the failed writes gave back, the disk is full now.
     let rest = disk.fill("filler-rest", 0);
+    assert_eq!(disk.free_bytes(), 0);
     assert_eq!(disk.book_status(&id), "processing");
 
-    // Readiness says so, naming the store that cannot write.
+    // Readiness says so, naming the store that cannot write. (Each check first takes whatever
+    // space the service may have given back meanwhile.)
+    disk.fill("filler-rest", 0);
     let (status, body) = disk.readyz();
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["blob_store"]["ok"], false, "{body}");
@@ -314,6 +317,7 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
     }
 
     // An upload is refused as such, and leaves nothing behind.
+    disk.fill("filler-rest", 0);
     let before = disk.book_dirs();
     let refused = disk.upload(&manuscript);
     assert_eq!(refused.status(), StatusCode::INSUFFICIENT_STORAGE);
