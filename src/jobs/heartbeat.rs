@@ -6,8 +6,20 @@
 //!   runner can stop a job that was cancelled or rescued from under it.
 //!
 //! A worker that stops heartbeating is stuck, not merely busy, and its jobs are rescued.
+//!
+//! The thread alone cannot tell whether the worker does its work: it has its own connection, so
+//! it beats on while the job engine fails every commit (a full disk let small heartbeat writes
+//! through while the engine's commits failed, and `/readyz` said all was well). So the engine
+//! reports its commits in [`CommitHealth`], and a beat is withheld (row and leases alike) once
+//! the engine has failed every commit for longer than the stall timeout. Supervision then sees
+//! a stale heartbeat and restarts the worker after `WORKER_STALL_TIMEOUT` more, and other
+//! workers rescue its jobs; a worker that only waits for work, or that fails for a shorter
+//! while and then commits again, keeps beating.
+
+use std::sync::Mutex;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -25,6 +37,35 @@ pub fn interval_for(stall_timeout: Duration, lease: Duration) -> Duration {
     (stall_timeout / 4)
         .min(lease / 3)
         .clamp(Duration::from_millis(100), Duration::from_secs(5))
+}
+
+/// Whether the job engine can commit: when its statements started failing, if they are failing.
+#[derive(Debug, Default)]
+pub struct CommitHealth {
+    failing_since: Mutex<Option<Instant>>,
+}
+
+impl CommitHealth {
+    /// A commit (or claim) failed; the first of a run of failures starts the clock.
+    pub fn failed(&self) {
+        self.failing_since
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Instant::now);
+    }
+
+    /// A commit (or claim) went through: the engine works.
+    pub fn succeeded(&self) {
+        *self.failing_since.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// How long every commit has failed, if the last one failed.
+    pub fn failing_for(&self) -> Option<Duration> {
+        self.failing_since
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|since| since.elapsed())
+    }
 }
 
 /// The leases a beat found this worker holding, and when that beat started.
@@ -48,6 +89,8 @@ impl Heartbeat {
         interval: Duration,
         lease: Duration,
         held: watch::Sender<Option<HeldLeases>>,
+        engine: Arc<CommitHealth>,
+        stuck_after: Duration,
     ) -> anyhow::Result<Self> {
         let (first_tx, first_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
@@ -82,10 +125,31 @@ impl Heartbeat {
                     if failed {
                         return;
                     }
+                    let mut withheld = false;
                     loop {
                         tokio::select! {
                             _ = &mut stop_rx => break,
                             () = tokio::time::sleep(interval) => {}
+                        }
+                        match engine.failing_for() {
+                            Some(failing) if failing > stuck_after => {
+                                if !withheld {
+                                    withheld = true;
+                                    tracing::error!(
+                                        worker.id = %identity.id,
+                                        failing_s = failing.as_secs(),
+                                        limit_s = stuck_after.as_secs(),
+                                        "the job engine has not been able to commit for longer than WORKER_STALL_TIMEOUT; \
+                                         withholding this worker's heartbeat so that it is restarted and its jobs rescued"
+                                    );
+                                }
+                                continue;
+                            }
+                            _ if withheld => {
+                                withheld = false;
+                                tracing::info!(worker.id = %identity.id, "the job engine commits again; heartbeating again");
+                            }
+                            _ => {}
                         }
                         if let Err(e) = workers::record_heartbeat(&db, &identity).await {
                             // The supervisor notices a missing heartbeat; keep trying meanwhile.
@@ -129,6 +193,77 @@ impl Heartbeat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Waits (up to 10 s) until the worker's heartbeat age satisfies `ok`.
+    async fn wait_for_age(db: &Database, what: &str, ok: impl Fn(i64) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows = workers::list_workers(db).await.expect("list workers");
+            let age = rows.first().map(|w| w.age_ms).expect("a worker row");
+            if ok(age) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{what}: heartbeat age {age} ms");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn beats_stop_while_the_engine_cannot_commit_and_resume_when_it_can() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = DatabaseUrl::Sqlite {
+            path: dir.path().join("bindery.db"),
+        };
+        let db = Database::connect(&url, 2).await.expect("connect");
+        db.migrate().await.expect("migrate");
+        let engine = Arc::new(CommitHealth::default());
+        let (held, _held_rx) = watch::channel(None);
+        let identity = WorkerIdentity {
+            id: "w1".into(),
+            hostname: "test".into(),
+            pid: std::process::id(),
+            version: "test",
+        };
+        let interval = Duration::from_millis(100);
+        let heartbeat = Heartbeat::start(
+            &url,
+            identity,
+            interval,
+            Duration::from_secs(30),
+            held,
+            engine.clone(),
+            Duration::from_secs(1),
+        )
+        .expect("start");
+        // A short run of failures is not a stall: the beats go on.
+        engine.failed();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(engine.failing_for() < Some(Duration::from_secs(1)));
+        wait_for_age(&db, "beating through a short failure", |age| age < 200).await;
+        // Past the bound, the beats stop and the row goes stale.
+        wait_for_age(&db, "a withheld heartbeat", |age| age > 1500).await;
+        // A commit that goes through brings them back.
+        engine.succeeded();
+        wait_for_age(&db, "beating again", |age| age < 200).await;
+        heartbeat.stop().await;
+    }
+
+    #[test]
+    fn commit_health_times_a_run_of_failures_and_forgets_it_on_success() {
+        let health = CommitHealth::default();
+        assert_eq!(health.failing_for(), None);
+        health.failed();
+        std::thread::sleep(Duration::from_millis(20));
+        health.failed();
+        // The clock runs from the first failure of the run, not the last.
+        assert!(
+            health
+                .failing_for()
+                .is_some_and(|d| d >= Duration::from_millis(20))
+        );
+        health.succeeded();
+        assert_eq!(health.failing_for(), None);
+    }
 
     #[test]
     fn interval_scales_with_the_stall_timeout_and_lease() {

@@ -22,7 +22,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 use tracing::Instrument;
 
-use super::heartbeat::{self, Heartbeat, HeldLeases};
+use super::heartbeat::{self, CommitHealth, Heartbeat, HeldLeases};
 use super::queue::{CHANNEL_JOBS, listen};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
 use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff, wake};
@@ -109,6 +109,8 @@ struct Shared<C> {
     running: Mutex<HashMap<i64, RunningJob>>,
     idle: Notify,
     failpoint: Option<Failpoint>,
+    /// The pump's commits, for the heartbeat to withhold beats while none go through.
+    commits: Arc<CommitHealth>,
 }
 
 impl<C> Shared<C> {
@@ -140,12 +142,15 @@ impl<C: Send + Sync + 'static> Runner<C> {
             version: env!("CARGO_PKG_VERSION"),
         };
         let (held_tx, held_rx) = watch::channel(None);
+        let commits = Arc::new(CommitHealth::default());
         let heartbeat = Heartbeat::start(
             &config.database_url,
             identity,
             heartbeat::interval_for(config.stall_timeout, config.lease),
             config.lease,
             held_tx,
+            commits.clone(),
+            config.stall_timeout,
         )?;
         // Claims and completions on PostgreSQL go through a pool of their own that does not wait
         // for the WAL flush (losing one to a database crash only means the job runs again) and
@@ -194,6 +199,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
             running: Mutex::new(HashMap::new()),
             idle: Notify::new(),
             failpoint: config.failpoint.clone(),
+            commits,
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
@@ -497,6 +503,7 @@ async fn pump<C: Send + Sync + 'static>(
         match exchanged.claimed {
             Ok(rows) => {
                 failures = 0;
+                shared.commits.succeeded();
                 let got = rows.len();
                 local.extend(rows);
                 // Fewer than asked for: nothing more is due, so wait for a wake-up before
@@ -513,6 +520,7 @@ async fn pump<C: Send + Sync + 'static>(
                 // Finished jobs keep their leases while we retry; if the database stays away
                 // longer than a lease, they are rescued and run again (at least once).
                 failures += 1;
+                shared.commits.failed();
                 let pause = Duration::from_millis(50 * 2u64.pow(failures.min(6)));
                 tracing::warn!(error = %e, retry_in = ?pause, pending = batch.len(), "committing or claiming jobs failed");
                 held.clear();

@@ -32,6 +32,8 @@ use crate::config::{AzureConfig, BlobUrl};
 pub struct BlobStore {
     inner: Arc<dyn ObjectStore>,
     location: String,
+    /// The directory of a local store, which must exist for the store to be ready.
+    root: Option<std::path::PathBuf>,
 }
 
 impl BlobStore {
@@ -120,6 +122,10 @@ impl BlobStore {
         Ok(Self {
             inner,
             location: url.to_string(),
+            root: match url {
+                BlobUrl::File { root } => Some(root.clone()),
+                BlobUrl::Azure { .. } | BlobUrl::S3 { .. } => None,
+            },
         })
     }
 
@@ -130,6 +136,52 @@ impl BlobStore {
             .await
             .map(drop)
             .with_context(|| format!("blob store {} did not answer", self.location))
+    }
+
+    /// Writes a small blob, reads it back and deletes it, for `/readyz`: a full disk, a missing
+    /// or read-only directory, or a store that refuses writes fails it, where a listing still
+    /// answers. A local store's directory must exist already: a write would quietly create it
+    /// again, on whatever disk is mounted there now.
+    pub async fn probe(&self) -> anyhow::Result<()> {
+        if let Some(root) = &self.root
+            && !root.is_dir()
+        {
+            anyhow::bail!(
+                "blob store {}: the directory {} is missing",
+                self.location,
+                root.display()
+            );
+        }
+        let key = Path::from(format!("_health/probe-{}", uuid::Uuid::new_v4()));
+        let written = Bytes::from_static(b"bindery readiness probe");
+        let result = async {
+            self.inner
+                .put(&key, PutPayload::from_bytes(written.clone()))
+                .await
+                .context("writing a probe blob")?;
+            let read = self
+                .inner
+                .get(&key)
+                .await
+                .context("reading the probe blob back")?
+                .bytes()
+                .await
+                .context("reading the probe blob back")?;
+            anyhow::ensure!(
+                read == written,
+                "the probe blob read back differs from what was written"
+            );
+            anyhow::Ok(())
+        }
+        .await;
+        // Removed whatever happened, so a failed probe leaves nothing behind.
+        let removed = match self.inner.delete(&key).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        };
+        result
+            .and(removed.context("deleting the probe blob"))
+            .with_context(|| format!("blob store {}", self.location))
     }
 
     pub fn location(&self) -> &str {
@@ -217,8 +269,30 @@ impl BlobStore {
                 Err(e) => return Err(e).with_context(|| format!("deleting blob {key}")),
             }
         }
+        // Deleting the last blob removes its directories, but an upload aborted before its
+        // first blob was complete (a full disk) leaves only empty directories, which no
+        // listing shows: remove those too.
+        if let Some(root) = &self.root {
+            let dir = root.join(prefix.trim_matches('/'));
+            if dir != *root {
+                remove_empty_dirs(&dir);
+            }
+        }
         Ok(keys.len())
     }
+}
+
+/// Removes `dir` and the directories under it that hold no files (symbolic links are not
+/// followed); a directory that still holds something stays, as `remove_dir` leaves it.
+fn remove_empty_dirs(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_dirs(&entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
 }
 
 /// Amazon S3 takes a multipart upload's parts at 5 MiB or more (all but the last; moto checks

@@ -59,8 +59,8 @@ struct Readiness {
 #[tracing::instrument(skip_all)]
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     let (database, blob_store, worker) = futures_util::future::join3(
-        bounded(state.db.ping()),
-        bounded(state.blobs.ping()),
+        bounded(state.db.probe_write()),
+        bounded(state.blobs.probe()),
         check_worker(&state),
     )
     .await;

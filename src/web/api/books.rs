@@ -88,6 +88,8 @@ struct IdempotencyHeader {
             `field` names it).", body = ErrorBody),
         (status = 429, response = RateLimited),
         (status = 503, response = Unavailable),
+        (status = 507, description = "The server is out of storage space \
+            (`insufficient_storage`); nothing of the upload was kept.", body = ErrorBody),
     )
 )]
 #[post("/books")]

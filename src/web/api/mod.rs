@@ -147,8 +147,17 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, code, message)
     }
 
-    /// Something on our side failed: logged in full, answered in general terms.
+    /// Something on our side failed: logged in full, answered in general terms, except that a
+    /// full disk is named (507), since only the operator can mend it and retrying will not.
     pub fn internal(error: &anyhow::Error) -> Self {
+        if out_of_space(error) {
+            tracing::error!(error = %format!("{error:#}"), "API request failed: storage is out of space");
+            return Self::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "insufficient_storage",
+                "The server is out of storage space, so it could not store this. Nothing was kept; try again once the operator has freed space.",
+            );
+        }
         tracing::error!(error = %format!("{error:#}"), "API request failed");
         Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -156,6 +165,41 @@ impl ApiError {
             "Bindery could not complete the request (storage is unavailable or failed). Try again shortly.",
         )
     }
+}
+
+/// Whether an error comes from a full disk (or quota): `ENOSPC`/`EDQUOT` from the file system
+/// (the blob store's writes), SQLite's `SQLITE_FULL`, or PostgreSQL's `disk_full` (53100).
+pub(crate) fn out_of_space(error: &anyhow::Error) -> bool {
+    const SQLITE_FULL: &str = "13";
+    let io_full = |e: &std::io::Error| {
+        e.kind() == std::io::ErrorKind::StorageFull
+            || matches!(e.raw_os_error(), Some(code) if code == libc_enospc() || code == libc_edquot())
+    };
+    error.chain().any(|cause| {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(cause);
+        while let Some(e) = source {
+            if let Some(io) = e.downcast_ref::<std::io::Error>()
+                && io_full(io)
+            {
+                return true;
+            }
+            if let Some(sqlx::Error::Database(db)) = e.downcast_ref::<sqlx::Error>()
+                && matches!(db.code().as_deref(), Some(SQLITE_FULL | "53100"))
+            {
+                return true;
+            }
+            source = e.source();
+        }
+        false
+    })
+}
+
+fn libc_enospc() -> i32 {
+    nix::errno::Errno::ENOSPC as i32
+}
+
+fn libc_edquot() -> i32 {
+    nix::errno::Errno::EDQUOT as i32
 }
 
 impl fmt::Display for ApiError {

@@ -210,6 +210,9 @@ async fn stream_to_blob(
             return Err(too_large(what, limit));
         }
         if let Err(e) = writer.wait_for_capacity(2).await {
+            // A failed part (a full disk) leaves the store's staged parts behind unless the
+            // upload is aborted; the caller then deletes the book's blobs.
+            let _ = writer.abort().await;
             return Err(ApiError::internal(&e.into()));
         }
         writer.write(&chunk);
