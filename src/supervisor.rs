@@ -26,7 +26,7 @@ use crate::jobs::heartbeat;
 use crate::keepalive;
 use crate::signals::StopSignals;
 use crate::storage::{BlobStore, Database};
-use crate::storage::{budget, workers};
+use crate::storage::{budget, installation, workers};
 use crate::web::{AppHandle, AppState, Application};
 
 /// After the worker dies, in-flight requests get this long before the web exits too; the
@@ -48,8 +48,9 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
         DatabaseUrl::Sqlite { .. } => 8,
     };
     let db = Database::connect(&config.database, pool).await?;
-    db.migrate().await?;
     let blobs = BlobStore::open(&config.blob, &config.azure)?;
+    // Migrates, and refuses a database and a blob store of two different installations.
+    installation::at_start(&db, &blobs, true).await?;
     let app = Application::build(
         config,
         AppState {

@@ -4,6 +4,7 @@ mod convert;
 mod healthcheck;
 mod jobs;
 mod logs;
+mod storage;
 mod token;
 
 use std::process::ExitCode;
@@ -72,6 +73,12 @@ enum Command {
     Token {
         #[command(subcommand)]
         command: token::TokenCommand,
+    },
+    /// Pair the database and the blob store deliberately (`adopt`), when start-up refuses them
+    /// as two different installations.
+    Storage {
+        #[command(subcommand)]
+        command: storage::StorageCommand,
     },
 }
 
@@ -161,7 +168,8 @@ pub fn main() -> ExitCode {
         | Command::Convert(_)
         | Command::Jobs { .. }
         | Command::Logs(_)
-        | Command::Token { .. } => Role::Cli,
+        | Command::Token { .. }
+        | Command::Storage { .. } => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -211,6 +219,7 @@ pub fn main() -> ExitCode {
             Command::Migrate => migrate(&config).await,
             Command::Jobs { command } => jobs::run(&config, command).await,
             Command::Token { command } => token::run(&config, command).await,
+            Command::Storage { command } => storage::run(&config, command).await,
             Command::Logs(args) => logs::run(&config, args).await,
             Command::Config | Command::Convert(_) | Command::Healthcheck => Ok(ExitCode::SUCCESS),
         }
@@ -253,7 +262,11 @@ fn load_dotenv() -> Result<(), String> {
 
 async fn migrate(config: &Config) -> anyhow::Result<ExitCode> {
     let db = crate::storage::Database::connect(&config.database, 1).await?;
-    db.migrate().await?;
+    let blobs = crate::storage::BlobStore::open(&config.blob, &config.azure)?;
+    // A new database beside another installation's blob store is refused before anything is
+    // created in it; otherwise migrated, and the installation id recorded or compared.
+    let checked = crate::storage::installation::at_start(&db, &blobs, true).await;
     db.close().await;
+    checked?;
     Ok(ExitCode::SUCCESS)
 }

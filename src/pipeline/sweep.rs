@@ -12,15 +12,27 @@ use serde::{Deserialize, Serialize};
 
 use super::{books, keys};
 use crate::jobs::{Job, JobContext, Outcome};
+use crate::storage::installation;
 use crate::worker::WorkerContext;
 
 /// Long enough that no upload still streaming is taken for an orphan.
 const DEFAULT_MIN_AGE: Duration = Duration::from_secs(6 * 3600);
 /// Ids checked against the database at once.
 const PAGE: usize = 500;
+/// Most book folders one run deletes, whatever their number: a database that lost its rows
+/// (and an installation check that failed to notice) costs at most this many books a run.
+pub const MAX_PER_RUN: usize = 100;
+
+/// How many of `seen` book folders one run may delete: a tenth of them (at least one), and
+/// at most [`MAX_PER_RUN`].
+pub fn bound(seen: usize) -> usize {
+    (seen / 10).clamp(1, MAX_PER_RUN)
+}
 
 /// Deletes every `books/{id}/` whose book does not exist and whose newest file is older than
-/// `min_age_secs` (scheduled; `SCHEDULE_SWEEP_BLOBS`).
+/// `min_age_secs` (scheduled; `SCHEDULE_SWEEP_BLOBS`), at most [`bound`] of them a run, and
+/// nothing at all unless the database and the blob store hold one installation id
+/// (`storage::installation`), checked before the listing and again before each deletion.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepBlobs {
     pub min_age_secs: u64,
@@ -41,6 +53,9 @@ impl Job for SweepBlobs {
 
     async fn run(self, cx: &JobContext<WorkerContext>) -> anyhow::Result<Outcome> {
         let app = cx.app();
+        if let Err(reason) = installation::verify(&app.db, &app.blobs).await? {
+            return Ok(refused(&reason));
+        }
         let store = app.blobs.store();
         let listing = store
             .list_with_delimiter(Some(&Path::from("books")))
@@ -53,10 +68,11 @@ impl Job for SweepBlobs {
             // Only book ids: anything else under books/ is not ours to judge.
             .filter(|id| uuid::Uuid::parse_str(id).is_ok())
             .collect();
+        let limit = bound(ids.len());
         let cutoff = chrono::Utc::now()
             - chrono::Duration::seconds(i64::try_from(self.min_age_secs).unwrap_or(i64::MAX));
-        let (mut orphans, mut deleted) = (0usize, 0usize);
-        for page in ids.chunks(PAGE) {
+        let (mut orphans, mut deleted, mut stopped) = (0usize, 0usize, false);
+        'pages: for page in ids.chunks(PAGE) {
             let known = books::existing(&app.db, page).await?;
             for id in page.iter().filter(|id| !known.contains(*id)) {
                 let prefix = keys::book_prefix(id);
@@ -76,6 +92,22 @@ impl Job for SweepBlobs {
                     if books::get(&app.db, id).await?.is_some() {
                         continue;
                     }
+                    if orphans >= limit {
+                        tracing::warn!(
+                            limit,
+                            book_folders = ids.len(),
+                            orphans,
+                            "sweep_blobs stopped at its bound for one run; the rest wait for the \
+                             next run (so many orphans may mean a database that lost its books: \
+                             check it before then)"
+                        );
+                        stopped = true;
+                        break 'pages;
+                    }
+                    // And the installation, in case either side was swapped while this ran.
+                    if let Err(reason) = installation::verify(&app.db, &app.blobs).await? {
+                        return Ok(refused(&reason));
+                    }
                     let removed = app.blobs.delete_prefix(&prefix).await?;
                     tracing::info!(book.id = %id, blobs = removed, "deleted the files of a book that does not exist");
                     orphans += 1;
@@ -87,6 +119,38 @@ impl Job for SweepBlobs {
             "books_checked": ids.len(),
             "orphans": orphans,
             "blobs_deleted": deleted,
+            "limit": limit,
+            "stopped_at_limit": stopped,
         })))
+    }
+}
+
+/// The installation check failed: nothing is deleted, and the reason is logged and kept as
+/// the job's result.
+fn refused(reason: &str) -> Outcome {
+    tracing::error!(
+        reason,
+        "sweep_blobs deletes nothing: the database and the blob store do not hold one \
+         installation id (see `bindery storage adopt`)"
+    );
+    Outcome::done_with(serde_json::json!({
+        "refused": reason,
+        "orphans": 0,
+        "blobs_deleted": 0,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_deletes_a_tenth_of_the_book_folders_at_least_one_at_most_the_cap() {
+        assert_eq!(bound(0), 1);
+        assert_eq!(bound(2), 1);
+        assert_eq!(bound(19), 1);
+        assert_eq!(bound(32), 3);
+        assert_eq!(bound(1000), 100);
+        assert_eq!(bound(1_000_000), MAX_PER_RUN);
     }
 }

@@ -16,7 +16,7 @@ use crate::config::{Config, DatabaseUrl};
 use crate::jobs::schedule::{self, Schedule};
 use crate::jobs::{JobQueue, NewJob, Registry, Runner, RunnerConfig};
 use crate::signals::StopSignals;
-use crate::storage::{BlobStore, Database, budget};
+use crate::storage::{BlobStore, Database, budget, installation};
 
 /// Signals that arrive within this window of the first are the same request from two senders
 /// (a platform that signals every process, and our supervisor forwarding it), not a second,
@@ -111,11 +111,10 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     };
     let (pool, engine_connections, concurrency) = connection_plan(config, process)?;
     let db = Database::connect(&config.database, pool).await?;
-    if options.supervisor.is_none() {
-        // Under `serve`, the web process migrated before spawning us.
-        db.migrate().await?;
-    }
     let blobs = BlobStore::open(&config.blob, &config.azure)?;
+    // Under `serve`, the web process migrated before spawning us; the installation check is
+    // cheap once it has passed there, and a worker of its own checks it as the web does.
+    installation::at_start(&db, &blobs, options.supervisor.is_none()).await?;
     let queue = JobQueue::new(db.clone());
     let context = WorkerContext {
         db: db.clone(),
