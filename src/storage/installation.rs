@@ -465,12 +465,10 @@ async fn has_schema(db: &Database) -> anyhow::Result<bool> {
         .fetch_one(pool)
         .await
         .context("reading the database's tables")?,
-        Database::Postgres(pool) => {
-            sqlx::query_scalar("SELECT to_regclass('books') IS NOT NULL")
-                .fetch_one(pool)
-                .await
-                .context("reading the database's tables")?
-        }
+        Database::Postgres(pool) => sqlx::query_scalar("SELECT to_regclass('books') IS NOT NULL")
+            .fetch_one(pool)
+            .await
+            .context("reading the database's tables")?,
     })
 }
 
@@ -515,7 +513,11 @@ async fn insert_id(db: &Database, id: &str, replace: bool) -> anyhow::Result<Str
                  ON CONFLICT (singleton) DO NOTHING"
             )
         };
-        sqlx::query(statement).bind(id).execute(pool).await.map(drop)
+        sqlx::query(statement)
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(drop)
     })
     .context("recording the installation id in the database")?;
     read_id(db)
@@ -568,11 +570,7 @@ pub async fn read_marker(blobs: &BlobStore) -> anyhow::Result<Option<Marker>> {
 
 async fn blob_state(blobs: &BlobStore) -> anyhow::Result<BlobState> {
     let marker = read_marker(blobs).await?;
-    let first = blobs
-        .store()
-        .list(Some(&Path::from("books")))
-        .next()
-        .await;
+    let first = blobs.store().list(Some(&Path::from("books"))).next().await;
     let has_books = match first {
         Some(Ok(_)) => true,
         Some(Err(e)) => return Err(Unavailable(e.into()).into()),
