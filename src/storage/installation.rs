@@ -87,7 +87,7 @@ pub async fn check_before_migrating(db: &Database, blobs: &BlobStore) -> anyhow:
     if blob.marker.is_none() && !blob.has_books {
         return Ok(());
     }
-    let books = count_books(blobs).await?;
+    let books = count_books(blobs).await;
     Err(new_database_refused(&blob, books, "has no tables yet").into())
 }
 
@@ -112,7 +112,7 @@ pub async fn ensure(db: &Database, blobs: &BlobStore) -> anyhow::Result<String> 
                     Err(differ(&state, &blob, blobs).await?.into())
                 }
                 None => {
-                    let books = count_books(blobs).await?;
+                    let books = count_books(blobs).await;
                     Err(if state.is_new() {
                         new_database_refused(&blob, books, "is new (no books, no tokens)")
                     } else {
@@ -123,7 +123,7 @@ pub async fn ensure(db: &Database, blobs: &BlobStore) -> anyhow::Result<String> 
                                  BLOB_URL holds {} of installation {}: {}",
                                 plural(state.books, "book"),
                                 plural(state.tokens, "token"),
-                                plural(books, "book"),
+                                books,
                                 marker.id,
                                 HOW
                             ),
@@ -348,11 +348,11 @@ fn of_installation(blob: &BlobState) -> String {
         .unwrap_or_default()
 }
 
-fn new_database_refused(blob: &BlobState, books: i64, database: &str) -> ConfigError {
-    let holds = if blob.marker.is_some() && books == 0 {
+fn new_database_refused(blob: &BlobState, books: Held, database: &str) -> ConfigError {
+    let holds = if blob.marker.is_some() && books.0 == Some(0) {
         format!("the marker{} (and no books)", of_installation(blob))
     } else {
-        format!("{}{}", plural(books, "book"), of_installation(blob))
+        format!("{}{}", books, of_installation(blob))
     };
     ConfigError::about(
         "DATABASE_URL",
@@ -365,7 +365,7 @@ async fn differ(
     blob: &BlobState,
     blobs: &BlobStore,
 ) -> anyhow::Result<ConfigError> {
-    let books = count_books(blobs).await?;
+    let books = count_books(blobs).await;
     Ok(ConfigError::about(
         "DATABASE_URL",
         format!(
@@ -373,7 +373,7 @@ async fn differ(
             state.id.as_deref().unwrap_or("?"),
             plural(state.books, "book"),
             plural(state.tokens, "token"),
-            plural(books, "book"),
+            books,
             of_installation(blob),
         ),
     ))
@@ -409,7 +409,7 @@ async fn contents_disagree(
     if state.books > 0 && shares_books(db, blobs).await? {
         return Ok(None);
     }
-    let books = count_books(blobs).await?;
+    let books = count_books(blobs).await;
     Ok(Some(if state.is_new() {
         new_database_refused(blob, books, "is new (no books, no tokens)")
     } else if state.books == 0 {
@@ -418,7 +418,7 @@ async fn contents_disagree(
             format!(
                 "names a database{of} with no books ({}) but BLOB_URL already holds {}: {HOW}",
                 plural(state.tokens, "token"),
-                plural(books, "book")
+                books
             ),
         )
     } else {
@@ -426,9 +426,9 @@ async fn contents_disagree(
             "DATABASE_URL",
             format!(
                 "names a database{of} with {} but BLOB_URL holds the files of none of its newest \
-                 {SAMPLE} (it holds {} of other books): {HOW}",
+                 {SAMPLE} (it holds {} in all): {HOW}",
                 plural(state.books, "book"),
-                plural(books, "folder")
+                books
             ),
         )
     }))
@@ -596,8 +596,27 @@ pub async fn book_ids(blobs: &BlobStore) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-async fn count_books(blobs: &BlobStore) -> anyhow::Result<i64> {
-    Ok(book_ids(blobs).await?.len() as i64)
+/// How many books the blob store holds, for a refusal's message: a listing that fails makes
+/// the message vaguer, never the refusal go away.
+struct Held(Option<i64>);
+
+impl fmt::Display for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(n) => f.write_str(&plural(n, "book")),
+            None => f.write_str("books (how many could not be listed)"),
+        }
+    }
+}
+
+async fn count_books(blobs: &BlobStore) -> Held {
+    match book_ids(blobs).await {
+        Ok(ids) => Held(Some(ids.len() as i64)),
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "could not count the books in the blob store");
+            Held(None)
+        }
+    }
 }
 
 #[cfg(test)]
