@@ -87,6 +87,11 @@ pub async fn check_before_migrating(db: &Database, blobs: &BlobStore) -> anyhow:
     if blob.marker.is_none() && !blob.has_books {
         return Ok(());
     }
+    // Another process may have migrated and initialised this very database since the first
+    // look (two processes starting on a new pair): then it is not new, and `ensure` judges.
+    if has_schema(db).await? {
+        return Ok(());
+    }
     let books = count_books(blobs).await;
     Err(new_database_refused(&blob, books, "has no tables yet").into())
 }
@@ -160,7 +165,7 @@ pub async fn ensure(db: &Database, blobs: &BlobStore) -> anyhow::Result<String> 
 /// At start (`serve`, `web`, `worker`, `migrate`): [`check_before_migrating`] when this
 /// process migrates, the migrations, then [`ensure`]. A blob store that does not answer cannot
 /// be compared: a warning, and the process starts (its `/readyz` names the store); the sweep
-/// deletes nothing until the ids agree.
+/// checks the ids itself ([`verify`]) and deletes nothing unless they are equal.
 pub async fn at_start(db: &Database, blobs: &BlobStore, migrate: bool) -> anyhow::Result<()> {
     let checked = async {
         if migrate {
@@ -179,7 +184,8 @@ pub async fn at_start(db: &Database, blobs: &BlobStore, migrate: bool) -> anyhow
             tracing::warn!(
                 error = %format!("{e:#}"),
                 "could not check that DATABASE_URL and BLOB_URL belong to one installation; \
-                 the blob sweep deletes nothing until they are checked at a later start"
+                 the next start checks again, and the blob sweep deletes nothing unless both \
+                 hold the same installation id"
             );
             if migrate && !has_schema(db).await? {
                 db.migrate().await?;
