@@ -399,3 +399,77 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
     store.db.close().await;
     stop(&mut server);
 }
+
+/// An installation from before the id (books and tokens in the database, no id, no marker)
+/// starts as before, and from then on both sides hold one new id.
+#[test]
+fn an_installation_from_before_the_id_gets_one_at_its_next_start() {
+    let mut server = Server::start(&["serve"], &[("SCHEDULE_SWEEP_BLOBS", "off")]);
+    let data = server.data_dir();
+    let token = common::web::token(&server, "alice", false);
+    let book = upload(&server, &token);
+    stop(&mut server);
+    let blobs = data.join("blobs");
+    let before = marker_id(&blobs);
+    // What the previous release left: no row, no marker.
+    sqlite_execute(&data.join("bindery.db"), "DELETE FROM installation");
+    std::fs::remove_file(blobs.join("bindery/installation.json")).expect("remove the marker");
+    let kept = files(&blobs);
+
+    let mut again = Server::start_in(server.data, &["serve"], &[("SCHEDULE_SWEEP_BLOBS", "off")]);
+    again.wait_ready(Duration::from_secs(30));
+    let after = marker_id(&blobs);
+    assert_ne!(after, before, "a new id");
+    assert_eq!(
+        sqlite_scalar(&data.join("bindery.db"), "SELECT id FROM installation"),
+        after,
+        "the same id in the database"
+    );
+    let response = client()
+        .get(again.url(&format!("/api/v1/books/{book}")))
+        .bearer_auth(&token)
+        .send()
+        .expect("GET the book");
+    assert_eq!(response.status(), StatusCode::OK, "the old token and book");
+    stop(&mut again);
+    let mut now = files(&blobs);
+    now.remove(Path::new("bindery/installation.json"));
+    assert_eq!(now, kept);
+}
+
+fn sqlite_execute(path: &Path, statement: &'static str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("open the database file");
+        sqlx::query(statement)
+            .execute(&mut conn)
+            .await
+            .expect("execute");
+        conn.close().await.expect("close");
+    });
+}
+
+fn sqlite_scalar(path: &Path, query: &'static str) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("open the database file");
+        let value: String = sqlx::query_scalar(query)
+            .fetch_one(&mut conn)
+            .await
+            .expect("query");
+        conn.close().await.expect("close");
+        value
+    })
+}
