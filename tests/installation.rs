@@ -90,26 +90,6 @@ fn stop(server: &mut Server) {
     assert!(status.success(), "clean stop: {status:?}");
 }
 
-/// How many tables a SQLite database file has.
-fn sqlite_tables(path: &Path) -> i64 {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        use sqlx::Connection;
-        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-            .await
-            .expect("open the database file");
-        let n = sqlx::query_scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
-            .fetch_one(&mut conn)
-            .await
-            .expect("count tables");
-        conn.close().await.expect("close");
-        n
-    })
-}
-
 #[test]
 fn an_emptied_database_file_is_refused_and_every_blob_kept_until_adopted() {
     let mut server = Server::start(&["serve"], &[("SCHEDULE_SWEEP_BLOBS", "off")]);
@@ -142,7 +122,13 @@ fn an_emptied_database_file_is_refused_and_every_blob_kept_until_adopted() {
     let mut migrate = command(&data);
     migrate.arg("migrate");
     refused(migrate);
-    assert_eq!(sqlite_tables(&data.join("bindery.db")), 0);
+    assert_eq!(
+        sqlite_count(
+            &data.join("bindery.db"),
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+        ),
+        0
+    );
     assert_eq!(files(&blobs), before, "every blob is still there");
 
     // Without --yes it only says what it would do.
@@ -466,6 +452,67 @@ fn sqlite_scalar(path: &Path, query: &'static str) -> String {
             .await
             .expect("open the database file");
         let value: String = sqlx::query_scalar(query)
+            .fetch_one(&mut conn)
+            .await
+            .expect("query");
+        conn.close().await.expect("close");
+        value
+    })
+}
+
+/// Two installations from before the id, the database of one beside the blob store of the
+/// other: the database's books are not in the blob store, so no id is recorded and the start
+/// is refused.
+#[test]
+fn a_database_from_before_the_id_beside_another_installations_books_is_refused() {
+    let mut stripped = Vec::new();
+    for name in ["alice", "bob"] {
+        let mut server = Server::start(&["serve"], &[("SCHEDULE_SWEEP_BLOBS", "off")]);
+        let token = common::web::token(&server, name, false);
+        upload(&server, &token);
+        stop(&mut server);
+        let data = server.data_dir();
+        sqlite_execute(&data.join("bindery.db"), "DELETE FROM installation");
+        std::fs::remove_file(data.join("blobs/bindery/installation.json")).expect("remove");
+        stripped.push(server);
+    }
+    let (alice, bob) = (stripped[0].data_dir(), stripped[1].data_dir());
+    let before = files(&bob.join("blobs"));
+    let mut serve = command(&alice);
+    serve.arg("serve").env(
+        "BLOB_URL",
+        format!("file://{}", bob.join("blobs").display()),
+    );
+    let line = refused(serve);
+    assert!(
+        line.contains("1 book but BLOB_URL holds the files of none of its newest"),
+        "{line}"
+    );
+    assert_eq!(
+        files(&bob.join("blobs")),
+        before,
+        "nothing written or deleted"
+    );
+    assert!(
+        sqlite_count(
+            &alice.join("bindery.db"),
+            "SELECT count(*) FROM installation"
+        ) == 0,
+        "no id recorded"
+    );
+}
+
+fn sqlite_count(path: &Path, query: &'static str) -> i64 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("open the database file");
+        let value: i64 = sqlx::query_scalar(query)
             .fetch_one(&mut conn)
             .await
             .expect("query");
