@@ -269,7 +269,7 @@ pub const VARIABLES: &[Variable] = &[
         "SCHEDULE_SWEEP_BLOBS",
         "0 43 3 * * *",
         "off",
-        "Cron expression (5 or 6 fields, UTC) for deleting files of books that do not exist (uploads cut off by a crash), or `off`.",
+        "Cron expression (5 or 6 fields, UTC) for deleting files of books that do not exist (uploads cut off by a crash), or `off`. Each run deletes at most a tenth of the book folders it finds (at least one, at most 100), and nothing unless the database and the blob store hold the same installation id.",
     ),
     var(
         "MAX_MANUSCRIPT_SIZE",
