@@ -133,7 +133,8 @@ pub async fn start(
     )
     .await?;
     if !inserted {
-        drop(tx);
+        // Rolled back rather than dropped: a dropped transaction closes its connection.
+        tx.rollback().await?;
         let key = book.idempotency_key.as_deref().unwrap_or_default();
         let existing = books::find_by_idempotency_key(db, &book.tenant, key)
             .await?
