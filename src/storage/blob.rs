@@ -260,6 +260,14 @@ impl BlobStore {
         Ok(keys)
     }
 
+    /// On a local store, the directory that holds the keys under `prefix`; `None` on a remote
+    /// store, which has no directories and no staging files.
+    fn local_dir(&self, prefix: &str) -> Option<std::path::PathBuf> {
+        let root = self.root.as_ref()?;
+        let dir = root.join(prefix.trim_matches('/'));
+        (dir != *root && dir.starts_with(root)).then_some(dir)
+    }
+
     /// Deletes every blob under `prefix`; returns how many.
     pub async fn delete_prefix(&self, prefix: &str) -> anyhow::Result<usize> {
         let keys = self.list(prefix).await?;
@@ -270,29 +278,27 @@ impl BlobStore {
             }
         }
         // Deleting the last blob removes its directories, but an upload aborted before its
-        // first blob was complete (a full disk) leaves only empty directories, which no
-        // listing shows: remove those too.
-        if let Some(root) = &self.root {
-            let dir = root.join(prefix.trim_matches('/'));
-            if dir != *root {
-                remove_empty_dirs(&dir);
-            }
+        // first blob was complete (a full disk) leaves only empty directories, and a write
+        // cut short leaves its staging file (`key#N`); no listing shows either. On a local
+        // store the prefix is a directory: remove it whole. (Remote stores have neither.)
+        // Best effort, as the blobs' own deletion is: a step still writing can race it, and
+        // the sweep takes what is left.
+        if let Some(dir) = self.local_dir(prefix)
+            && let Err(e) = remove_tree(&dir)
+        {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not remove a blob directory");
         }
         Ok(keys.len())
     }
 }
 
-/// Removes `dir` and the directories under it that hold no files (symbolic links are not
-/// followed); a directory that still holds something stays, as `remove_dir` leaves it.
-fn remove_empty_dirs(dir: &std::path::Path) {
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_empty_dirs(&entry.path());
-            }
-        }
+/// Removes `dir` and everything in it (symbolic links are removed, not followed); a `dir`
+/// that is already gone is not an error.
+fn remove_tree(dir: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
-    let _ = std::fs::remove_dir(dir);
 }
 
 /// Amazon S3 takes a multipart upload's parts at 5 MiB or more (all but the last; moto checks
