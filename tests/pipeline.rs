@@ -576,3 +576,101 @@ async fn files_of_books_that_do_not_exist_are_swept() {
             .is_some()
     );
 }
+
+/// What a cut-off write leaves on a local store, a staging file (`key#N`, which no listing
+/// shows) and empty directories, goes with its book's DELETE, and the sweep removes it, once
+/// old enough, beside a live book (whose files stay) and for a book that does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staging_files_and_empty_directories_go_with_delete_and_the_sweep() {
+    let server = Server::start(&["serve"], &[("SCHEDULE_SWEEP_BLOBS", "off")]);
+    let store = open(&server.data_dir(), None).await;
+    let blobs = server.data_dir().join("blobs");
+    let live = submit_bytes(&store, "live.md", b"# One\n\nText.\n".to_vec(), None).await;
+    let doomed = submit_bytes(&store, "doomed.md", b"# Two\n\nText.\n".to_vec(), None).await;
+    for id in [&live, &doomed] {
+        assert_eq!(
+            wait_book(&store, id, Duration::from_secs(30)).await.status,
+            "ready"
+        );
+    }
+    let live_files = blob_set(&store, &live).await;
+    let plant = |id: &str| {
+        let book = blobs.join("books").join(id);
+        let chapters = book.join("work/chapters");
+        std::fs::create_dir_all(&chapters).expect("mkdir");
+        std::fs::write(chapters.join("chapter-969.html#1"), b"half written").expect("write");
+        std::fs::create_dir_all(book.join("upload")).expect("mkdir");
+        std::fs::create_dir_all(book.join("work/empty")).expect("mkdir");
+    };
+    plant(&live);
+    plant(&doomed);
+    // Books that do not exist: one with only an empty upload directory (a refused upload),
+    // one with only a staging file.
+    let ghost = uuid::Uuid::new_v4().to_string();
+    std::fs::create_dir_all(blobs.join("books").join(&ghost).join("upload")).expect("mkdir");
+    let staged = uuid::Uuid::new_v4().to_string();
+    plant(&staged);
+    std::fs::remove_dir(blobs.join("books").join(&staged).join("upload")).expect("rmdir");
+    std::fs::remove_dir(blobs.join("books").join(&staged).join("work/empty")).expect("rmdir");
+
+    // DELETE takes everything under the book, staging file and empty directories included.
+    let token = common::web::token(&server, "test", false);
+    let url = server.url(&format!("/api/v1/books/{doomed}"));
+    // The blocking client runs off the test's runtime.
+    let deleted = tokio::task::spawn_blocking(move || {
+        common::client()
+            .delete(url)
+            .bearer_auth(token)
+            .send()
+            .expect("DELETE")
+    })
+    .await
+    .expect("the DELETE thread");
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert!(
+        !blobs.join("books").join(&doomed).exists(),
+        "books/{doomed} is gone"
+    );
+
+    let sweep = |min_age_secs| {
+        let queue = store.queue.clone();
+        async move {
+            let job = queue
+                .enqueue(bindery::jobs::NewJob::of(&bindery::pipeline::SweepBlobs {
+                    min_age_secs,
+                }))
+                .await
+                .expect("enqueue");
+            let done = common::wait_job(&queue, job.id).await;
+            assert_eq!(done.state, "completed", "{:?}", done.last_error());
+            done.result_json().expect("result")
+        }
+    };
+    let live_staging = blobs
+        .join("books")
+        .join(&live)
+        .join("work/chapters/chapter-969.html#1");
+    // Younger than the threshold: a write may still be under way.
+    let young = sweep(3600).await;
+    assert_eq!(young["orphans"], 0, "{young}");
+    assert!(live_staging.exists());
+    assert!(blobs.join("books").join(&ghost).exists());
+
+    // Three book folders: one orphan a run (the sweep's bound), so two runs take both.
+    let first = sweep(0).await;
+    assert_eq!(first["orphans"], 1, "{first}");
+    assert_eq!(first["stopped_at_limit"], true, "{first}");
+    let old = sweep(0).await;
+    assert_eq!(old["orphans"], 1, "{old}");
+    assert!(!live_staging.exists(), "{old}");
+    assert!(!blobs.join("books").join(&live).join("work/empty").exists());
+    for id in [&ghost, &staged] {
+        assert!(!blobs.join("books").join(id).exists(), "books/{id}: {old}");
+    }
+    assert_eq!(
+        blob_set(&store, &live).await,
+        live_files,
+        "the live book keeps every file"
+    );
+    assert!(blobs.join("books").join(&live).join("upload").is_dir());
+}

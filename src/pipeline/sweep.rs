@@ -31,6 +31,8 @@ pub fn bound(seen: usize) -> usize {
 
 /// Deletes every `books/{id}/` whose book does not exist and whose newest file is older than
 /// `min_age_secs` (scheduled; `SCHEDULE_SWEEP_BLOBS`), at most [`bound`] of them a run, and
+/// on a local store the staging files (`key#N`) and empty directories older than that under
+/// the books that do exist; and
 /// nothing at all unless the database and the blob store hold one installation id
 /// (`storage::installation`), checked before the listing and again before each deletion.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -72,21 +74,37 @@ impl Job for SweepBlobs {
         let cutoff = chrono::Utc::now()
             - chrono::Duration::seconds(i64::try_from(self.min_age_secs).unwrap_or(i64::MAX));
         let (mut orphans, mut deleted, mut stopped) = (0usize, 0usize, false);
+        let mut leftovers = 0usize;
         'pages: for page in ids.chunks(PAGE) {
             let known = books::existing(&app.db, page).await?;
-            for id in page.iter().filter(|id| !known.contains(*id)) {
+            for id in page {
                 let prefix = keys::book_prefix(id);
-                let newest = store
-                    .list(Some(&Path::from(prefix.as_str())))
-                    .map_ok(|meta| meta.last_modified)
-                    .try_fold(
-                        None,
-                        |newest: Option<chrono::DateTime<chrono::Utc>>, t| async move {
-                            Ok(Some(newest.map_or(t, |n| n.max(t))))
-                        },
-                    )
-                    .await
-                    .with_context(|| format!("listing {prefix}"))?;
+                if known.contains(id) {
+                    // A live book keeps its files; only the staging files of writes cut short
+                    // and empty directories go (local stores; nothing to do on a remote one).
+                    let removed = app.blobs.remove_local_leftovers(&prefix, cutoff).await;
+                    if removed > 0 {
+                        tracing::info!(book.id = %id, removed, "removed staging files and empty directories a book's writes left");
+                        leftovers += removed;
+                    }
+                    continue;
+                }
+                // On a local store, staging files and empty directories count too: a book
+                // folder holding only those is an orphan like any other.
+                let newest = match app.blobs.local_newest(&prefix).await {
+                    Some(newest) => newest,
+                    None => store
+                        .list(Some(&Path::from(prefix.as_str())))
+                        .map_ok(|meta| meta.last_modified)
+                        .try_fold(
+                            None,
+                            |newest: Option<chrono::DateTime<chrono::Utc>>, t| async move {
+                                Ok(Some(newest.map_or(t, |n| n.max(t))))
+                            },
+                        )
+                        .await
+                        .with_context(|| format!("listing {prefix}"))?,
+                };
                 if newest.is_some_and(|t| t <= cutoff) {
                     // Checked again just before deleting: a book created meanwhile keeps its files.
                     if books::get(&app.db, id).await?.is_some() {
@@ -121,6 +139,7 @@ impl Job for SweepBlobs {
             "blobs_deleted": deleted,
             "limit": limit,
             "stopped_at_limit": stopped,
+            "leftovers_removed": leftovers,
         })))
     }
 }

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use anyhow::Context;
 use bytes::Bytes;
@@ -260,6 +261,51 @@ impl BlobStore {
         Ok(keys)
     }
 
+    /// On a local store, the directory that holds the keys under `prefix`; `None` on a remote
+    /// store, which has no directories and no staging files.
+    fn local_dir(&self, prefix: &str) -> Option<std::path::PathBuf> {
+        let root = self.root.as_ref()?;
+        let dir = root.join(prefix.trim_matches('/'));
+        (dir != *root && dir.starts_with(root)).then_some(dir)
+    }
+
+    /// On a local store, the newest modification time of what is under `prefix`: blobs and
+    /// staging files (`key#N`), which no listing shows, or empty directories (`Some(None)` when
+    /// there is nothing). `None` on a remote store: list it instead.
+    pub async fn local_newest(
+        &self,
+        prefix: &str,
+    ) -> Option<Option<chrono::DateTime<chrono::Utc>>> {
+        let dir = self.local_dir(prefix)?;
+        // The files' times when there are files (a directory's own changes whenever an
+        // entry comes or goes); a tree of empty directories is as old as its newest one.
+        let newest = tokio::task::spawn_blocking(move || {
+            let (files, dirs) = newest_in(&dir);
+            files.or(dirs)
+        })
+        .await
+        .ok()
+        .flatten();
+        Some(newest.map(chrono::DateTime::<chrono::Utc>::from))
+    }
+
+    /// On a local store, removes the staging files (`key#N`) left by cut-off writes and the
+    /// empty directories under `prefix` that were last modified before `cutoff`; returns how
+    /// many. Nothing to do on a remote store (0).
+    pub async fn remove_local_leftovers(
+        &self,
+        prefix: &str,
+        cutoff: chrono::DateTime<chrono::Utc>,
+    ) -> usize {
+        let Some(dir) = self.local_dir(prefix) else {
+            return 0;
+        };
+        let cutoff = SystemTime::from(cutoff);
+        tokio::task::spawn_blocking(move || remove_leftovers(&dir, cutoff))
+            .await
+            .unwrap_or(0)
+    }
+
     /// Deletes every blob under `prefix`; returns how many.
     pub async fn delete_prefix(&self, prefix: &str) -> anyhow::Result<usize> {
         let keys = self.list(prefix).await?;
@@ -270,29 +316,84 @@ impl BlobStore {
             }
         }
         // Deleting the last blob removes its directories, but an upload aborted before its
-        // first blob was complete (a full disk) leaves only empty directories, which no
-        // listing shows: remove those too.
-        if let Some(root) = &self.root {
-            let dir = root.join(prefix.trim_matches('/'));
-            if dir != *root {
-                remove_empty_dirs(&dir);
-            }
+        // first blob was complete (a full disk) leaves only empty directories, and a write
+        // cut short leaves its staging file (`key#N`); no listing shows either. On a local
+        // store the prefix is a directory: remove it whole. (Remote stores have neither.)
+        // Best effort, as the blobs' own deletion is: a step still writing can race it, and
+        // the sweep takes what is left.
+        if let Some(dir) = self.local_dir(prefix)
+            && let Err(e) = remove_tree(&dir)
+        {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not remove a blob directory");
         }
         Ok(keys.len())
     }
 }
 
-/// Removes `dir` and the directories under it that hold no files (symbolic links are not
-/// followed); a directory that still holds something stays, as `remove_dir` leaves it.
-fn remove_empty_dirs(dir: &std::path::Path) {
+/// Whether a file name is a staging file of `LocalFileSystem`: `key#N`, written first and
+/// renamed to `key` once whole, so a write cut short (a crash, a full disk) leaves it behind.
+/// Listings never show these.
+fn is_staging_file(name: &str) -> bool {
+    name.rsplit_once('#')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The newest modification time of the files under `dir` (staging files included; links
+/// not followed) and, apart, of `dir` and the directories under it.
+fn newest_in(dir: &std::path::Path) -> (Option<SystemTime>, Option<SystemTime>) {
+    let mut dirs = std::fs::symlink_metadata(dir)
+        .and_then(|m| m.modified())
+        .ok();
+    let mut files = None;
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_empty_dirs(&entry.path());
+                let (f, d) = newest_in(&entry.path());
+                files = files.max(f);
+                dirs = dirs.max(d);
+            } else {
+                files = files.max(entry.metadata().and_then(|m| m.modified()).ok());
             }
         }
     }
-    let _ = std::fs::remove_dir(dir);
+    (files, dirs)
+}
+
+/// Removes, under `dir`, staging files and empty directories last modified before `cutoff`
+/// (`dir` itself included); returns how many.
+fn remove_leftovers(dir: &std::path::Path, cutoff: SystemTime) -> usize {
+    let old = |m: &std::fs::Metadata| m.modified().is_ok_and(|t| t < cutoff);
+    let mut removed = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                removed += remove_leftovers(&entry.path(), cutoff);
+            } else if kind.is_file()
+                && is_staging_file(&entry.file_name().to_string_lossy())
+                && entry.metadata().is_ok_and(|m| old(&m))
+                && std::fs::remove_file(entry.path()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+    }
+    // `remove_dir` takes only an empty directory.
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| old(&m)) && std::fs::remove_dir(dir).is_ok() {
+        removed += 1;
+    }
+    removed
+}
+
+/// Removes `dir` and everything in it (symbolic links are removed, not followed); a `dir`
+/// that is already gone is not an error.
+fn remove_tree(dir: &std::path::Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Amazon S3 takes a multipart upload's parts at 5 MiB or more (all but the last; moto checks

@@ -99,7 +99,9 @@ pub async fn create(
     caller: Caller,
     query: web::Query<CreateQuery>,
     form: Multipart,
+    stopping: web::Data<crate::web::Stopping>,
 ) -> Result<HttpResponse, ApiError> {
+    let stopping = stopping.get_ref().clone();
     let tenant = caller.0.tenant;
     let wait = parse_wait(query.wait.as_deref(), state.config.max_wait)?;
     let limit = state.limits.max_manuscript_bytes;
@@ -107,7 +109,7 @@ pub async fn create(
     if let Some(key) = &idempotency_key
         && let Some(book) = books::find_by_idempotency_key(&state.db, &tenant, key).await?
     {
-        return respond(&state, book, wait, true).await;
+        return respond(&state, book, wait, true, stopping).await;
     }
     // A replay creates nothing, so only new uploads spend the budget.
     check_write(&state, &tenant)?;
@@ -122,11 +124,30 @@ pub async fn create(
     }
 
     let id = pipeline::new_book_id();
-    let form = match upload::read(form, &state.blobs, &id, limit).await {
-        Ok(form) => form,
-        Err(e) => {
+    // A server told to stop does not wait for a slow upload to finish: it refuses it (503)
+    // and removes what was written, so that nothing half-written outlives the process.
+    let read = {
+        let mut stopping = stopping.clone();
+        tokio::select! {
+            read = upload::read(form, &state.blobs, &id, limit) => Some(read),
+            () = stopping.wait() => None,
+        }
+    };
+    let form = match read {
+        Some(Ok(form)) => form,
+        Some(Err(e)) => {
             discard_uploads(&state, &id).await;
             return Err(e);
+        }
+        None => {
+            discard_uploads(&state, &id).await;
+            tracing::info!(book.id = %id, "upload refused: the server is stopping");
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "The server is stopping; nothing of the upload was kept. Send it again shortly.",
+            )
+            .retry_after(STOPPING_RETRY_AFTER));
         }
     };
     let Upload {
@@ -176,8 +197,12 @@ pub async fn create(
         }
     };
     let book = own_book(&state, &tenant, &id).await?;
-    respond(&state, book, wait, false).await
+    respond(&state, book, wait, false, stopping).await
 }
+
+/// `Retry-After` of an upload refused because the server is stopping: about as long as a
+/// platform takes to start it again.
+const STOPPING_RETRY_AFTER: u64 = 5;
 
 /// Answers with the book: at once, or after waiting (up to `wait`) for it to finish.
 async fn respond(
@@ -185,14 +210,22 @@ async fn respond(
     mut book: BookRow,
     wait: Option<Duration>,
     replayed: bool,
+    mut stopping: crate::web::Stopping,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(wait) = wait
         && book.status == books::PROCESSING
     {
-        state
-            .queue
-            .wait_for(&WaitTarget::Workflow(book.id.clone()), wait)
-            .await?;
+        // A stopping server answers at once what it would answer at the end of the wait (202
+        // with `Location`), instead of holding the request until the shutdown timeout.
+        let target = WaitTarget::Workflow(book.id.clone());
+        tokio::select! {
+            waited = state.queue.wait_for(&target, wait) => {
+                waited?;
+            }
+            () = stopping.wait() => {
+                tracing::info!(book.id = %book.id, "stopped waiting for the book: the server is stopping");
+            }
+        }
         book = books::get(&state.db, &book.id)
             .await?
             .ok_or_else(|| ApiError::not_found("book", "The book was deleted while waiting."))?;
