@@ -539,6 +539,20 @@ fn mistakes_get_json_errors_naming_the_field() {
         Some(0),
         "no book from a refused upload"
     );
+    // A `before` that is no page's `next` is a mistake, not an empty page.
+    for before in ["garbage", "12"] {
+        let response = client()
+            .get(server.url(&format!("/api/v1/books?before={before}")))
+            .bearer_auth(&alice)
+            .send()
+            .expect("GET");
+        let (status, code, field) = error_code(response);
+        assert_eq!(
+            (status, code.as_str(), field.as_deref()),
+            (StatusCode::BAD_REQUEST, "invalid_parameter", Some("before")),
+            "before={before}"
+        );
+    }
 }
 
 /// Resident memory of a process, from /proc, in KiB.
