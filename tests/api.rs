@@ -506,6 +506,23 @@ fn mistakes_get_json_errors_naming_the_field() {
             "isbn",
         ),
         (
+            novel_form().text("title", "One").text("title", "Two"),
+            "",
+            StatusCode::BAD_REQUEST,
+            "duplicate_field",
+            "title",
+        ),
+        (
+            novel_form().part(
+                "manuscript",
+                Part::bytes(b"# Another\n\nText.\n".to_vec()).file_name("other.md"),
+            ),
+            "",
+            StatusCode::BAD_REQUEST,
+            "duplicate_field",
+            "manuscript",
+        ),
+        (
             novel_form(),
             "?wait=soon",
             StatusCode::BAD_REQUEST,
@@ -538,6 +555,11 @@ fn mistakes_get_json_errors_naming_the_field() {
         books["books"].as_array().map(Vec::len),
         Some(0),
         "no book from a refused upload"
+    );
+    let left = files_under(&server.data_dir().join("blobs/books"));
+    assert!(
+        left.is_empty(),
+        "a refused upload leaves no blobs: {left:?}"
     );
     // A `before` that is no page's `next` is a mistake, not an empty page.
     for before in ["garbage", "12"] {
