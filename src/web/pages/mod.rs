@@ -114,7 +114,7 @@ impl From<super::api::ApiError> for PageError {
         if e.status_code() == StatusCode::NOT_FOUND {
             PageError::NotFound
         } else if e.status_code() == StatusCode::BAD_REQUEST {
-            PageError::BadRequest(e.to_string())
+            PageError::BadRequest(e.message().to_owned())
         } else {
             PageError::Unavailable(anyhow::anyhow!("{e}"))
         }
