@@ -303,6 +303,21 @@ fn jobs_and_queues(postgres: bool) {
     assert!(third.get("next").is_none());
     let (status, _, _) = error(admin.get(&root, "/jobs?limit=100000"));
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    // The same `before` rule as the books list: a 400 naming it, never an empty page.
+    for before in ["garbage", "0", "-3"] {
+        let response = admin.get(&root, &format!("/jobs?before={before}"));
+        let status = response.status();
+        let body: Value = response.json().expect("a JSON error body");
+        assert_eq!(
+            (status, &body["error"]["code"], &body["error"]["field"]),
+            (
+                StatusCode::BAD_REQUEST,
+                &Value::from("invalid_parameter"),
+                &Value::from("before")
+            ),
+            "before={before}"
+        );
+    }
 
     // Cancel the scheduled job; it cannot be cancelled twice.
     let cancelled = ok(admin.post(&root, &format!("/jobs/{bob_later}/cancel")));

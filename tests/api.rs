@@ -506,6 +506,23 @@ fn mistakes_get_json_errors_naming_the_field() {
             "isbn",
         ),
         (
+            novel_form().text("title", "One").text("title", "Two"),
+            "",
+            StatusCode::BAD_REQUEST,
+            "duplicate_field",
+            "title",
+        ),
+        (
+            novel_form().part(
+                "manuscript",
+                Part::bytes(b"# Another\n\nText.\n".to_vec()).file_name("other.md"),
+            ),
+            "",
+            StatusCode::BAD_REQUEST,
+            "duplicate_field",
+            "manuscript",
+        ),
+        (
             novel_form(),
             "?wait=soon",
             StatusCode::BAD_REQUEST,
@@ -539,6 +556,25 @@ fn mistakes_get_json_errors_naming_the_field() {
         Some(0),
         "no book from a refused upload"
     );
+    let left = files_under(&server.data_dir().join("blobs/books"));
+    assert!(
+        left.is_empty(),
+        "a refused upload leaves no blobs: {left:?}"
+    );
+    // A `before` that is no page's `next` is a mistake, not an empty page.
+    for before in ["garbage", "12"] {
+        let response = client()
+            .get(server.url(&format!("/api/v1/books?before={before}")))
+            .bearer_auth(&alice)
+            .send()
+            .expect("GET");
+        let (status, code, field) = error_code(response);
+        assert_eq!(
+            (status, code.as_str(), field.as_deref()),
+            (StatusCode::BAD_REQUEST, "invalid_parameter", Some("before")),
+            "before={before}"
+        );
+    }
 }
 
 /// Resident memory of a process, from /proc, in KiB.
@@ -654,4 +690,74 @@ fn writes_are_rate_limited_per_token() {
         upload(&server, &bob, "", small()).status(),
         StatusCode::ACCEPTED
     );
+}
+
+#[test]
+fn head_answers_like_get_without_a_body() {
+    let server = serve(false, &[]);
+    let alice = token(&server, "alice");
+    let created = upload(&server, &alice, "?wait=30", novel_form());
+    assert_eq!(created.status(), StatusCode::OK, "ready within the wait");
+    let id = json(created)["id"].as_str().expect("id").to_owned();
+
+    // Redirects are compared, not followed.
+    let http = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("client");
+    let cases: Vec<(String, Option<&str>)> = vec![
+        ("/healthz".into(), None),
+        ("/readyz".into(), None),
+        ("/metrics".into(), None),
+        ("/opds".into(), None),
+        ("/".into(), None),
+        ("/signin".into(), None),
+        ("/static/bindery.css".into(), None),
+        ("/api/v1/openapi.json".into(), None),
+        ("/api/v1/books".into(), Some(alice.as_str())),
+        (format!("/api/v1/books/{id}"), Some(alice.as_str())),
+        (format!("/api/v1/books/{id}/epub"), Some(alice.as_str())),
+        (format!("/api/v1/books/{id}/events"), Some(alice.as_str())),
+        (format!("/books/{id}/epub"), Some(alice.as_str())),
+        (format!("/books/{id}/reader/"), Some(alice.as_str())),
+        ("/api/v1/nothing-here".into(), Some(alice.as_str())),
+    ];
+    for (path, bearer) in cases {
+        let send = |method: reqwest::Method| {
+            let mut request = http.request(method.clone(), server.url(&path));
+            if let Some(token) = bearer {
+                request = request.bearer_auth(token);
+            }
+            request
+                .send()
+                .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+        };
+        let get = send(reqwest::Method::GET);
+        let head = send(reqwest::Method::HEAD);
+        assert_eq!(head.status(), get.status(), "HEAD {path}");
+        for name in ["content-type", "content-length"] {
+            if let Some(value) = get.headers().get(name) {
+                if path == "/metrics" && name == "content-length" {
+                    // The metrics count requests, so each answer's length differs.
+                    assert!(head.headers().contains_key(name), "HEAD {path}: {name}");
+                } else {
+                    assert_eq!(head.headers().get(name), Some(value), "HEAD {path}: {name}");
+                }
+            }
+        }
+        let head_status = head.status();
+        let body = head.bytes().expect("HEAD body");
+        assert!(body.is_empty(), "HEAD {path} ({head_status}) has a body");
+        if path == "/opds" {
+            assert_eq!(
+                head_status,
+                StatusCode::UNAUTHORIZED,
+                "like GET, without credentials"
+            );
+        }
+        if path.ends_with("/epub") || path == "/healthz" {
+            assert_eq!(head_status, StatusCode::OK, "HEAD {path}");
+        }
+    }
 }

@@ -223,3 +223,24 @@ fn a_session_writes_only_with_its_csrf_token_and_ends_on_sign_out_or_revocation(
         .expect("GET");
     assert_eq!(after.status(), StatusCode::SEE_OTHER, "back to sign-in");
 }
+
+#[test]
+fn a_page_with_a_before_that_is_no_pages_next_says_so() {
+    let server = Server::start(&["web"], &[]);
+    let root = common::web::token(&server, "root", true);
+    let signed_in = session(&server, &root);
+    // The jobs page shows a bad filter beside the filter form, as it does for any filter.
+    for (path, status) in [
+        ("/books?before=garbage", StatusCode::BAD_REQUEST),
+        ("/admin/jobs?before=garbage", StatusCode::OK),
+    ] {
+        let response = http()
+            .get(server.url(path))
+            .header(COOKIE, &signed_in.cookie)
+            .send()
+            .expect("GET");
+        assert_eq!(response.status(), status, "{path}");
+        let body = response.text().expect("body");
+        assert!(body.contains("before must be"), "{path}: {body}");
+    }
+}

@@ -8,6 +8,7 @@ pub mod api;
 mod assets;
 mod books;
 mod catalog;
+mod head;
 mod health;
 mod metrics;
 mod pages;
@@ -97,6 +98,8 @@ impl Application {
             App::new()
                 .app_data(state.clone())
                 .app_data(stopping_rx.clone())
+                // Innermost, so that the log and metrics still see the HEAD.
+                .wrap(from_fn(head::head_as_get))
                 .wrap(from_fn(request_log::log_request))
                 // Defaults for every response; a route that sets its own (the reader) keeps it.
                 .wrap(

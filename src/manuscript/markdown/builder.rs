@@ -59,6 +59,20 @@ struct BlockFrame {
     blocks: Vec<Block>,
     /// Opened by an HTML tag of this name (so only its end tag closes it).
     html: Option<&'static str>,
+    /// Whether it is a level of nesting as an author counts them (a list, a quote, a
+    /// table…), not a part of one (an item, a row, a cell).
+    level: bool,
+}
+
+/// Where the input nested past [`MAX_DEPTH`], for the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flattened {
+    /// The source offset (of the event being read) where flattening first began.
+    pub offset: usize,
+    /// The nesting level (lists, quotes…) of the first container flattened.
+    pub from_level: usize,
+    /// The deepest nesting level the input reached.
+    pub deepest: usize,
 }
 
 /// What a run of inline content becomes when it ends.
@@ -121,6 +135,12 @@ pub(crate) struct Builder<'r, 'l> {
     pub notes: Vec<Note>,
     /// Titles of images by id, for figure captions.
     image_titles: Vec<(String, String)>,
+    /// The source offset of the event being read (set by the reader), for [`Flattened`].
+    pub offset: usize,
+    /// Nesting levels open (see [`BlockFrame::level`]), flattened ones included.
+    levels: usize,
+    /// Set once input nests past [`MAX_DEPTH`].
+    pub flattened: Option<Flattened>,
 }
 
 impl<'r, 'l> Builder<'r, 'l> {
@@ -131,10 +151,14 @@ impl<'r, 'l> Builder<'r, 'l> {
                 kind: BlockKind::Root,
                 blocks: Vec::new(),
                 html: None,
+                level: false,
             }],
             leaf: None,
             notes: Vec::new(),
             image_titles: Vec::new(),
+            offset: 0,
+            levels: 0,
+            flattened: None,
         }
     }
 
@@ -160,7 +184,25 @@ impl<'r, 'l> Builder<'r, 'l> {
         html: Option<&'static str>,
     ) -> Result<(), InputError> {
         self.close_leaf()?;
+        let level = matches!(
+            kind,
+            BlockKind::Quote
+                | BlockKind::List { .. }
+                | BlockKind::Note(_)
+                | BlockKind::DefinitionList(_)
+                | BlockKind::Table { .. }
+                | BlockKind::Lang(_)
+        );
+        if level {
+            self.levels += 1;
+        }
         let kind = if self.stack.len() >= MAX_DEPTH {
+            let flattened = self.flattened.get_or_insert(Flattened {
+                offset: self.offset,
+                from_level: self.levels.max(1),
+                deepest: 0,
+            });
+            flattened.deepest = flattened.deepest.max(self.levels);
             BlockKind::Flat
         } else {
             kind
@@ -169,6 +211,7 @@ impl<'r, 'l> Builder<'r, 'l> {
             kind,
             blocks: Vec::new(),
             html,
+            level,
         });
         Ok(())
     }
@@ -182,6 +225,9 @@ impl<'r, 'l> Builder<'r, 'l> {
         let Some(frame) = self.stack.pop() else {
             return Ok(());
         };
+        if frame.level {
+            self.levels -= 1;
+        }
         let blocks = frame.blocks;
         match frame.kind {
             BlockKind::Root => {}

@@ -14,7 +14,8 @@ use pulldown_cmark::{Alignment, CodeBlockKind, Event, LinkType, Options, Parser,
 
 use super::{InputError, Limits, html};
 use crate::document::{Align, Block, Document, Inline, ListKind, Metadata, Parsed, chapters};
-use builder::{BlockKind, Builder, InlineKind, LeafKind};
+use crate::report::Warning;
+use builder::{BlockKind, Builder, Flattened, InlineKind, LeafKind};
 use resources::Resources;
 
 /// Whether text uses Markdown syntax enough to be read as Markdown rather than plain text.
@@ -82,11 +83,16 @@ pub fn read(text: &str, limits: &Limits) -> Result<Parsed, InputError> {
     let mut res = Resources::new(limits);
     let mut builder = Builder::new(&mut res);
     let mut state = Events::default();
-    for event in Parser::new_ext(body, options(body)) {
+    for (event, range) in Parser::new_ext(body, options(body)).into_offset_iter() {
+        builder.offset = range.start;
         state.event(event, &mut builder, &mut metadata)?;
     }
+    let flattened = builder.flattened;
     let (mut blocks, mut notes) = builder.finish()?;
     let mut warnings = std::mem::take(&mut res.warnings);
+    if let Some(flattened) = flattened {
+        warnings.push(nesting_flattened(text, body, flattened));
+    }
     ids::resolve(&mut blocks, &mut notes, &mut warnings);
     let chapters = chapters::split(blocks, &mut metadata, &mut warnings);
     Ok(Parsed {
@@ -99,6 +105,23 @@ pub fn read(text: &str, limits: &Limits) -> Result<Parsed, InputError> {
         resources: res.bytes,
         warnings,
     })
+}
+
+/// The report's word on input nested deeper than the model keeps.
+fn nesting_flattened(text: &str, body: &str, flattened: Flattened) -> Warning {
+    // `body` is the end of `text` (after any title block): count lines from the top.
+    let before = &text[..text.len() - body.len()];
+    let upto = &body[..flattened.offset.min(body.len())];
+    let line = before.matches('\n').count() + upto.matches('\n').count() + 1;
+    Warning::new(
+        "nesting_flattened",
+        format!(
+            "Lists and quotes here nest {} levels deep; from level {} on they were flattened \
+             into the level above, so that part keeps its text but loses its indentation.",
+            flattened.deepest, flattened.from_level
+        ),
+    )
+    .at(format!("line {line}"))
 }
 
 fn options(text: &str) -> Options {

@@ -483,3 +483,50 @@ fn hostile_nesting_is_flattened_quickly_and_keeps_text() {
         start.elapsed()
     );
 }
+
+#[test]
+fn deep_nesting_that_is_flattened_is_reported() {
+    // A 30-level list: each level indented under the previous item's text.
+    let mut list = String::from("# Deep\n\nIntro.\n\n");
+    for level in 0..30 {
+        list.push_str(&format!("{}- level {}\n", "  ".repeat(level), level + 1));
+    }
+    let parsed = parse(&list);
+    let all = plain_text(&blocks(&parsed));
+    assert!(all.contains("level 30"), "the text is kept: {all}");
+    let warning = parsed
+        .warnings
+        .iter()
+        .find(|w| w.code == "nesting_flattened")
+        .unwrap_or_else(|| panic!("a warning: {:?}", parsed.warnings));
+    assert!(warning.message.contains("30 levels"), "{}", warning.message);
+    // The item at level 20 is the first past 40 containers (a list and an item per level).
+    assert!(warning.message.contains("level 20"), "{}", warning.message);
+    assert_eq!(warning.location.as_deref(), Some("line 24"));
+
+    // A 50-level quote, after a few lines.
+    let quote = format!("Before.\n\nMore.\n\n{}deep\n", "> ".repeat(50));
+    let parsed = parse(&quote);
+    assert!(plain_text(&blocks(&parsed)).contains("deep"));
+    let warnings: Vec<_> = parsed
+        .warnings
+        .iter()
+        .filter(|w| w.code == "nesting_flattened")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].message.contains("50 levels"),
+        "{}",
+        warnings[0].message
+    );
+    assert!(
+        warnings[0].message.contains("level 40"),
+        "{}",
+        warnings[0].message
+    );
+    assert_eq!(warnings[0].location.as_deref(), Some("line 5"));
+
+    // Nesting within the limit says nothing.
+    let shallow = parse(&format!("{}deep\n", "> ".repeat(10)));
+    assert!(!codes(&shallow).contains(&"nesting_flattened"));
+}

@@ -291,7 +291,8 @@ pub async fn list(
         )
         .field("limit"));
     }
-    let rows = books::list(&state.db, &caller.0.tenant, query.before.as_deref(), limit).await?;
+    let before = super::before(query.before.as_deref(), "a book id", super::book_cursor)?;
+    let rows = books::list(&state.db, &caller.0.tenant, before.as_deref(), limit).await?;
     let next = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|b| b.id.clone()))
         .flatten();

@@ -2,7 +2,7 @@
 //! store (memory stays flat at any size) and cut off, with 413, the moment they pass the limit;
 //! the other fields are small metadata values.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use actix_multipart::{Field, Multipart};
 use actix_web::http::StatusCode;
@@ -124,9 +124,19 @@ pub async fn read(
     let mut metadata = BTreeMap::new();
     let mut format = None;
     let mut callback_url = None;
+    let mut seen = BTreeSet::new();
     while let Some(field) = form.next().await {
         let mut field = field.map_err(|e| malformed(&e.to_string()))?;
         let name = field.name().unwrap_or_default().to_owned();
+        // A field sent twice is a mistake to name, not a value to pick: the caller then
+        // stores nothing (it deletes what the first one streamed).
+        if !seen.insert(name.clone()) {
+            return Err(ApiError::bad_request(
+                "duplicate_field",
+                format!("The form field {name:?} is sent more than once: send it once."),
+            )
+            .field(name));
+        }
         let given_name = field
             .content_disposition()
             .and_then(|d| d.get_filename())

@@ -29,10 +29,15 @@ async fn list(
     Visitor(session): Visitor,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, PageError> {
+    let before = crate::web::api::before(
+        query.before.as_deref(),
+        "a book id",
+        crate::web::api::book_cursor,
+    )?;
     let rows = books::list(
         &state.db,
         &session.tenant.tenant,
-        query.before.as_deref(),
+        before.as_deref(),
         PAGE_SIZE,
     )
     .await?;

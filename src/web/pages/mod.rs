@@ -87,6 +87,8 @@ pub enum PageError {
         next: String,
     },
     NotFound,
+    /// A query parameter the page cannot use (a `before` that is no page's `next`): 400.
+    BadRequest(String),
     Unavailable(anyhow::Error),
 }
 
@@ -95,6 +97,7 @@ impl std::fmt::Display for PageError {
         match self {
             PageError::SignIn { .. } => f.write_str("sign in required"),
             PageError::NotFound => f.write_str("not found"),
+            PageError::BadRequest(message) => write!(f, "bad request: {message}"),
             PageError::Unavailable(e) => write!(f, "unavailable: {e:#}"),
         }
     }
@@ -110,6 +113,8 @@ impl From<super::api::ApiError> for PageError {
     fn from(e: super::api::ApiError) -> Self {
         if e.status_code() == StatusCode::NOT_FOUND {
             PageError::NotFound
+        } else if e.status_code() == StatusCode::BAD_REQUEST {
+            PageError::BadRequest(e.message().to_owned())
         } else {
             PageError::Unavailable(anyhow::anyhow!("{e}"))
         }
@@ -121,6 +126,7 @@ impl ResponseError for PageError {
         match self {
             PageError::SignIn { .. } => StatusCode::SEE_OTHER,
             PageError::NotFound => StatusCode::NOT_FOUND,
+            PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
             PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -145,6 +151,18 @@ impl ResponseError for PageError {
                     html! {
                         h1 { "Not found" }
                         p { "There is nothing here, or it belongs to someone else. " a href="/books" { "Back to your books" } "." }
+                    },
+                ),
+            ),
+            PageError::BadRequest(message) => html_response(
+                StatusCode::BAD_REQUEST,
+                layout(
+                    "Bad request",
+                    None,
+                    &[],
+                    html! {
+                        h1 { "Bindery cannot show this page" }
+                        p { (message) " " a href="/books" { "Back to your books" } "." }
                     },
                 ),
             ),

@@ -236,7 +236,11 @@ pub(crate) async fn page(state: &AppState, query: &ListQuery) -> Result<Page, Ap
         })?),
     };
     let limit = integer("limit", &query.limit, 1..=PAGE_MAX)?.unwrap_or(PAGE_DEFAULT);
-    let before_id = integer("before", &query.before, 1..=i64::MAX)?;
+    let before_id = crate::web::api::before(
+        query.before.as_deref(),
+        "a job id",
+        crate::web::api::job_cursor,
+    )?;
     let filter = JobFilter {
         state: job_state,
         queue: given(&query.queue).map(str::to_owned),
