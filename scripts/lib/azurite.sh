@@ -24,8 +24,12 @@ start_azurite() {
   AZURITE_WORK=$(mktemp -d /tmp/bindery-azurite.XXXXXX)
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  tests/azurite/node_modules/.bin/azurite-blob --blobHost 127.0.0.1 --blobPort "$port" \
-    --location "$AZURITE_WORK" --silent --skipApiVersionCheck >"$AZURITE_WORK/azurite.log" 2>&1 &
+  # Run from its temp directory: Azurite writes state and a telemetry config (AzuriteConfig, with
+  # this machine's paths) into its working directory, which was the repository's root.
+  local bin="$PWD/tests/azurite/node_modules/.bin/azurite-blob"
+  (cd "$AZURITE_WORK" && exec "$bin" --blobHost 127.0.0.1 --blobPort "$port" \
+    --location "$AZURITE_WORK" --silent --skipApiVersionCheck --disableTelemetry \
+    >"$AZURITE_WORK/azurite.log" 2>&1) &
   AZURITE_PID=$!
   # Runs before whatever the script trapped already (PostgreSQL's stop), keeping the exit code.
   local previous
