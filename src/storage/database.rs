@@ -316,20 +316,11 @@ async fn migrate_sqlite(pool: &SqlitePool) -> anyhow::Result<()> {
         Some(lock_file(sqlite_migration_lock_path(&database)).await?)
     };
     let mut conn = pool.acquire().await?;
-    let bookkept: bool = sqlx::query_scalar(
+    let before = applied_versions::<sqlx::Sqlite>(
+        &mut conn,
         "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
     )
-    .fetch_one(&mut *conn)
     .await?;
-    let before: HashSet<i64> = if bookkept {
-        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
-            .fetch_all(&mut *conn)
-            .await?
-            .into_iter()
-            .collect()
-    } else {
-        HashSet::new()
-    };
     let started = Instant::now();
     SQLITE_MIGRATIONS.run(&mut *conn).await?;
     log_applied(&SQLITE_MIGRATIONS, &before, started);
@@ -404,19 +395,11 @@ async fn migrate_postgres(pool: &PgPool) -> anyhow::Result<()> {
         );
     }
     let result = async {
-        let before: HashSet<i64> =
-            if sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
-                .fetch_one(&mut *conn)
-                .await?
-            {
-                sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
-                    .fetch_all(&mut *conn)
-                    .await?
-                    .into_iter()
-                    .collect()
-            } else {
-                HashSet::new()
-            };
+        let before = applied_versions::<sqlx::Postgres>(
+            &mut conn,
+            "SELECT to_regclass('_sqlx_migrations') IS NOT NULL",
+        )
+        .await?;
         let started = Instant::now();
         POSTGRES_MIGRATIONS.run(&mut *conn).await?;
         log_applied(&POSTGRES_MIGRATIONS, &before, started);
@@ -434,6 +417,34 @@ async fn migrate_postgres(pool: &PgPool) -> anyhow::Result<()> {
         conn.close_on_drop();
     }
     result
+}
+
+/// The migrations applied successfully so far, read before a run so that it can log what it
+/// added; none when sqlx's bookkeeping table does not exist yet (`table_exists` asks the backend).
+async fn applied_versions<DB>(
+    conn: &mut DB::Connection,
+    table_exists: &'static str,
+) -> sqlx::Result<HashSet<i64>>
+where
+    DB: sqlx::Database,
+    for<'e> &'e mut DB::Connection: sqlx::Executor<'e, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+    (bool,): for<'r> sqlx::FromRow<'r, DB::Row>,
+    (i64,): for<'r> sqlx::FromRow<'r, DB::Row>,
+{
+    if !sqlx::query_scalar::<DB, bool>(table_exists)
+        .fetch_one(&mut *conn)
+        .await?
+    {
+        return Ok(HashSet::new());
+    }
+    Ok(
+        sqlx::query_scalar::<DB, i64>("SELECT version FROM _sqlx_migrations WHERE success")
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .collect(),
+    )
 }
 
 /// One line per migration this process applied, and one for the whole run.
