@@ -212,6 +212,18 @@ pub const VARIABLES: &[Variable] = &[
         "How many jobs one worker process runs at once.",
     ),
     var(
+        "WORKER_MEMORY_BUDGET",
+        "320MiB",
+        "1GiB",
+        "Memory a worker lets its conversions use at once. Jobs are admitted by their estimated cost within it, one tenant holding at most three quarters while others wait; reading a manuscript runs in a child process that may use at most this much, so a runaway book fails alone (`too_large`). The default suits a 512 MB host.",
+    ),
+    var(
+        "STEP_CPU_LIMIT",
+        "300s",
+        "10m",
+        "Processor time one manuscript's reading may take in its child process before it is stopped (`too_complex`).",
+    ),
+    var(
         "DATABASE_MAX_CONNECTIONS",
         "20",
         "18",
@@ -294,6 +306,24 @@ pub const VARIABLES: &[Variable] = &[
         "50000000",
         "25000000",
         "Most pixels (width × height) any image may decode to.",
+    ),
+    var(
+        "MAX_BOOK_WORDS",
+        "3000000",
+        "1500000",
+        "Most words a book may have (the longest novels printed have about 2 million); counted while the manuscript is read, so an amplified file stops early.",
+    ),
+    var(
+        "MAX_BOOK_ELEMENTS",
+        "2000000",
+        "1000000",
+        "Most paragraphs, text runs, formatting spans and breaks a book may have, counted while it is read: bounds memory when the markup is many and the words few.",
+    ),
+    var(
+        "MAX_CHAPTER_WORDS",
+        "500000",
+        "200000",
+        "Most words in one chapter (one file of the EPUB, one page of the web reader).",
     ),
     var(
         "DEFAULT_LANGUAGE",
@@ -529,6 +559,11 @@ pub struct Config {
     pub log_max_files: usize,
     pub log_filter: String,
     pub worker_concurrency: NonZeroUsize,
+    /// Bytes the worker's running jobs may use together, by their estimates; also the most
+    /// one manuscript-reading child process may allocate.
+    pub worker_memory_budget: u64,
+    /// Processor time one manuscript-reading child process may use.
+    pub step_cpu_limit: Duration,
     /// PostgreSQL connections one process may open (`storage::budget` shares them out).
     pub database_max_connections: u32,
     /// The longest `?wait=` holds a request.
@@ -796,7 +831,21 @@ impl Config {
             max_zip_entries: positive("MAX_ZIP_ENTRIES", get("MAX_ZIP_ENTRIES"), 10_000)?.get(),
             max_image_pixels: positive("MAX_IMAGE_PIXELS", get("MAX_IMAGE_PIXELS"), 50_000_000)?
                 .get() as u64,
+            max_words: positive("MAX_BOOK_WORDS", get("MAX_BOOK_WORDS"), 3_000_000)?.get() as u64,
+            max_elements: positive("MAX_BOOK_ELEMENTS", get("MAX_BOOK_ELEMENTS"), 2_000_000)?.get()
+                as u64,
+            max_chapter_words: positive("MAX_CHAPTER_WORDS", get("MAX_CHAPTER_WORDS"), 500_000)?
+                .get() as u64,
         };
+        let worker_memory_budget = size("WORKER_MEMORY_BUDGET", get("WORKER_MEMORY_BUDGET"))?;
+        if worker_memory_budget < 32 * 1024 * 1024 {
+            return Err(ConfigError::new(
+                "WORKER_MEMORY_BUDGET",
+                get("WORKER_MEMORY_BUDGET").unwrap_or_default(),
+                "is too small to read a manuscript: use at least 32MiB",
+            ));
+        }
+        let step_cpu_limit = duration("STEP_CPU_LIMIT", get("STEP_CPU_LIMIT"), 300)?;
         let default_language = match get("DEFAULT_LANGUAGE") {
             None => crate::ebook::metadata::DEFAULT_LANGUAGE.to_owned(),
             Some(v) => crate::ebook::metadata::normalize_language(v).ok_or_else(|| {
@@ -857,6 +906,8 @@ impl Config {
                 log_max_files,
                 log_filter,
                 worker_concurrency,
+                worker_memory_budget,
+                step_cpu_limit,
                 database_max_connections,
                 max_wait,
                 persistent_disk,
@@ -1050,6 +1101,17 @@ impl Config {
             ),
             ("MAX_ZIP_ENTRIES", self.limits.max_zip_entries.to_string()),
             ("MAX_IMAGE_PIXELS", self.limits.max_image_pixels.to_string()),
+            ("MAX_BOOK_WORDS", self.limits.max_words.to_string()),
+            ("MAX_BOOK_ELEMENTS", self.limits.max_elements.to_string()),
+            (
+                "MAX_CHAPTER_WORDS",
+                self.limits.max_chapter_words.to_string(),
+            ),
+            (
+                "WORKER_MEMORY_BUDGET",
+                bytesize::ByteSize(self.worker_memory_budget).to_string(),
+            ),
+            ("STEP_CPU_LIMIT", d(self.step_cpu_limit)),
             ("DEFAULT_LANGUAGE", self.default_language.clone()),
             (
                 "RATE_LIMIT_WRITES",

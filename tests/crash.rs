@@ -221,6 +221,61 @@ async fn serialization_keys_hold_across_two_worker_processes(shared: Shared) {
     assert_eq!(pids.len(), 2, "both worker processes took part");
 }
 
+/// A job that takes its worker down every time (as a book that runs it out of memory would)
+/// is stopped after a few lost workers, not retried once per attempt, each a restart.
+async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
+    let queue = shared.queue().await;
+    let job = queue
+        .enqueue(NewJob::of(&Noop {}).max_attempts(20))
+        .await
+        .expect("enqueue");
+    // The failpoint fires once per process: every new worker dies on its first attempt.
+    let env = [
+        ("JOB_LEASE", "1s"),
+        ("BINDERY_FAILPOINT", "before_commit:bindery.noop"),
+    ];
+    // A worker rescues the job a lease after the last one died, then claims it and dies.
+    let mut worker: Option<Running> = None;
+    let mut started = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let dead = loop {
+        let record = queue.job(job.id).await.expect("read").expect("job");
+        if record.state() == Some(JobState::Dead) {
+            break record;
+        }
+        assert!(Instant::now() < deadline, "never stopped: {record:?}");
+        if worker
+            .as_ref()
+            .is_none_or(|w| common::process_gone(w.pid()))
+        {
+            if let Some(mut gone) = worker.take() {
+                gone.wait_exit(Duration::from_secs(5));
+            }
+            assert!(
+                started <= bindery::jobs::MAX_LOST_WORKERS,
+                "{started} workers started: {record:?}"
+            );
+            worker = Some(shared.worker(&env));
+            started += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        dead.attempt,
+        bindery::jobs::MAX_LOST_WORKERS,
+        "stopped after that many lost workers, with attempts left: {dead:?}"
+    );
+    let history = dead.error_history();
+    let last = history
+        .last()
+        .and_then(|e| e["error"].as_str())
+        .unwrap_or("");
+    assert!(
+        last.contains("stopped") && last.contains("died or froze"),
+        "the error says why it stopped: {history:?}"
+    );
+}
+
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -241,4 +296,5 @@ on_both_backends!(
     a_long_job_keeps_its_lease_while_its_worker_lives,
     kills_during_claims_and_commits_lose_and_duplicate_nothing,
     serialization_keys_hold_across_two_worker_processes,
+    a_job_that_keeps_killing_its_worker_is_stopped_early,
 );

@@ -490,6 +490,101 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
     );
 }
 
+/// A DOCX whose body is `mib` MiB of words (about 185,000 a MiB) that compresses about a
+/// thousand to one, as an amplified upload does.
+fn words_docx(mib: usize) -> Vec<u8> {
+    let paragraph = format!(
+        "<w:p><w:r><w:t>{}</w:t></w:r></w:p>",
+        "lorem ipsum dolor sit amet ".repeat(40)
+    );
+    let body = paragraph.repeat(mib * 1024 * 1024 / paragraph.len());
+    docx_with(&document(&body), &[])
+}
+
+/// The failure of a book whose step was refused, once its workflow has settled.
+async fn refusal(store: &Store, id: &str) -> (String, String) {
+    let book = wait_book(store, id, Duration::from_secs(60)).await;
+    assert_eq!(book.status, "failed", "{book:?}");
+    let jobs = store.queue.workflow(id).await.expect("workflow").jobs;
+    let parse = jobs
+        .iter()
+        .find(|j| j.kind == "book.parse")
+        .expect("a parse step");
+    assert_eq!(parse.attempt, 1, "refused at once, not retried: {parse:?}");
+    (
+        book.error_code.unwrap_or_default(),
+        book.error.unwrap_or_default(),
+    )
+}
+
+/// Heavy books (#12): an upload that amplifies past the book limits, past the memory a book
+/// may use, or past the processor time fails alone, at once, with a reason; the worker that
+/// ran it is never restarted and goes on converting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heavy_books_fail_alone_within_their_limits() {
+    let started = std::time::Instant::now();
+    let inflating = words_docx(40);
+    let amplified = words_docx(1);
+    println!(
+        "made the uploads in {:?}: {} and {} bytes",
+        started.elapsed(),
+        inflating.len(),
+        amplified.len()
+    );
+    {
+        let server = Server::start(
+            &["serve"],
+            &[
+                ("WORKER_MEMORY_BUDGET", "32MiB"),
+                ("MAX_BOOK_WORDS", "100000"),
+            ],
+        );
+        let store = open(&server.data_dir(), None).await;
+        let worker_pid = server.worker_pid();
+        let words = submit_bytes(&store, "words.docx", amplified, None).await;
+        let memory = submit_bytes(&store, "memory.docx", inflating.clone(), None).await;
+        let good = submit(&store, &novel(), None).await;
+
+        let (code, message) = refusal(&store, &words).await;
+        assert_eq!(code, "too_large", "{message}");
+        assert!(message.contains("MAX_BOOK_WORDS"), "{message}");
+        let (code, message) = refusal(&store, &memory).await;
+        assert_eq!(code, "too_large", "{message}");
+        assert!(message.contains("WORKER_MEMORY_BUDGET"), "{message}");
+        let good = wait_book(&store, &good, Duration::from_secs(60)).await;
+        assert_eq!(good.status, "ready", "{:?}", good.error);
+        assert_eq!(
+            server.worker_pid(),
+            worker_pid,
+            "the worker was never restarted"
+        );
+        assert!(!process_gone(worker_pid));
+    }
+    {
+        // 40 MiB of words take seconds of processor time to read even in a release build.
+        let server = Server::start(
+            &["serve"],
+            &[
+                ("WORKER_MEMORY_BUDGET", "2GiB"),
+                ("MAX_BOOK_WORDS", "100000000"),
+                ("MAX_CHAPTER_WORDS", "100000000"),
+                ("STEP_CPU_LIMIT", "1s"),
+            ],
+        );
+        let store = open(&server.data_dir(), None).await;
+        let worker_pid = server.worker_pid();
+        let slow = submit_bytes(&store, "slow.docx", inflating, None).await;
+        let (code, message) = refusal(&store, &slow).await;
+        assert_eq!(code, "too_complex", "{message}");
+        assert!(message.contains("STEP_CPU_LIMIT"), "{message}");
+        assert_eq!(
+            server.worker_pid(),
+            worker_pid,
+            "the worker was never restarted"
+        );
+    }
+}
+
 /// Files of a book that does not exist (an upload whose book was never committed, because the
 /// web process died in between) are deleted by the sweep once they are old enough; a real
 /// book's files, a young orphan and anything that is not a book's are left alone.

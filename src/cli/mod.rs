@@ -80,6 +80,13 @@ enum Command {
         #[command(subcommand)]
         command: storage::StorageCommand,
     },
+    /// Run by a worker: read one manuscript into the blob store, within memory and processor
+    /// limits (see `pipeline::reading`).
+    #[command(name = "read-manuscript", hide = true)]
+    ReadManuscript {
+        /// The request, as JSON.
+        request: String,
+    },
 }
 
 fn variables_help() -> String {
@@ -137,6 +144,9 @@ pub fn main() -> ExitCode {
     if let Command::Convert(args) = command {
         return convert::run(&config, args);
     }
+    if let Command::ReadManuscript { request } = &command {
+        return crate::pipeline::reading::child_main(&config, request);
+    }
     if let Command::Healthcheck = command {
         // Runs every few seconds in a container: no directories, log files or database.
         return match tokio::runtime::Builder::new_current_thread()
@@ -169,7 +179,8 @@ pub fn main() -> ExitCode {
         | Command::Jobs { .. }
         | Command::Logs(_)
         | Command::Token { .. }
-        | Command::Storage { .. } => Role::Cli,
+        | Command::Storage { .. }
+        | Command::ReadManuscript { .. } => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -221,7 +232,10 @@ pub fn main() -> ExitCode {
             Command::Token { command } => token::run(&config, command).await,
             Command::Storage { command } => storage::run(&config, command).await,
             Command::Logs(args) => logs::run(&config, args).await,
-            Command::Config | Command::Convert(_) | Command::Healthcheck => Ok(ExitCode::SUCCESS),
+            Command::Config
+            | Command::Convert(_)
+            | Command::Healthcheck
+            | Command::ReadManuscript { .. } => Ok(ExitCode::SUCCESS),
         }
     });
     let code = match result {

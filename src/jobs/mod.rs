@@ -36,7 +36,7 @@ pub use failpoint::{Failpoint, Moment};
 pub use queue::{JobFilter, JobQueue, QueueStats, WaitTarget};
 pub use registry::Registry;
 pub use runner::{Runner, RunnerConfig, RunnerHandle, ShutdownReport};
-pub use store::{ChildOutcome, JobRecord, KindStats, StepCount, WorkflowState};
+pub use store::{ChildOutcome, JobRecord, KindStats, MAX_LOST_WORKERS, StepCount, WorkflowState};
 
 /// Queue used when a job type does not name one.
 pub const DEFAULT_QUEUE: &str = "default";

@@ -567,21 +567,37 @@ pub(crate) async fn extend_leases(
     })
 }
 
+/// Attempts that may end with the worker gone before a job is stopped: one lost worker can be
+/// a deploy or a host's restart; a job that takes its worker down again and again would
+/// otherwise restart the whole service once per attempt.
+pub const MAX_LOST_WORKERS: i32 = 3;
+
 /// Jobs whose lease ran out (their worker died or froze) go back to the queue, spending the
-/// attempt they were on: a job that kills its worker every time must end up dead, not loop.
+/// attempt they were on: a job that kills its worker every time must end up dead, not loop,
+/// and after [`MAX_LOST_WORKERS`] such attempts it is dead whatever attempts it has left.
 pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
     let rescued: Vec<(i64, Option<i64>, String)> = on_tx!(&mut tx, |conn, d| {
-        let entry = "lease expired: the worker running this job stopped heartbeating";
+        let lost = "lease expired: the worker running this job stopped heartbeating";
+        let stopped = format!(
+            "stopped: the worker running this job died or froze in {MAX_LOST_WORKERS} of its \
+             attempts (out of memory, or killed), so it is not tried again; the operator's logs \
+             say what the worker was doing"
+        );
         match d {
             Dialect::Sqlite => sqlx::query_as(sql!(
                 d,
                 "UPDATE jobs SET
-                    state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'available' END,
+                    state = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
+                                 THEN 'dead' ELSE 'available' END,
                     run_at = {now},
-                    finished_at = CASE WHEN attempt >= max_attempts THEN {now} ELSE NULL END,
+                    finished_at = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
+                                       THEN {now} ELSE NULL END,
                     errors = json_insert(errors, '$[#]', json_object(
-                        'attempt', attempt, 'at', {now}, 'error', $1, 'worker', locked_by)),
+                        'attempt', attempt, 'at', {now},
+                        'error', CASE WHEN lost_workers + 1 >= $3 THEN $2 ELSE $1 END,
+                        'worker', locked_by)),
+                    lost_workers = lost_workers + 1,
                     locked_by = NULL, locked_until = NULL
                  WHERE state = 'running' AND locked_until < {now}
                  RETURNING id, join_id, state"
@@ -589,18 +605,25 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
             Dialect::Postgres => sqlx::query_as(sql!(
                 d,
                 "UPDATE jobs SET
-                    state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'available' END,
+                    state = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
+                                 THEN 'dead' ELSE 'available' END,
                     run_at = {now},
-                    finished_at = CASE WHEN attempt >= max_attempts THEN {now} ELSE NULL END,
+                    finished_at = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
+                                       THEN {now} ELSE NULL END,
                     errors = (errors::jsonb || jsonb_build_array(jsonb_build_object(
-                        'attempt', attempt, 'at', {now}, 'error', $1::text,
+                        'attempt', attempt, 'at', {now},
+                        'error', CASE WHEN lost_workers + 1 >= $3 THEN $2::text
+                                      ELSE $1::text END,
                         'worker', locked_by)))::text,
+                    lost_workers = lost_workers + 1,
                     locked_by = NULL, locked_until = NULL
                  WHERE state = 'running' AND locked_until < {now}
                  RETURNING id, join_id, state"
             )),
         }
-        .bind(entry)
+        .bind(lost)
+        .bind(stopped)
+        .bind(MAX_LOST_WORKERS)
         .fetch_all(&mut *conn)
         .await?
     });

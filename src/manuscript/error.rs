@@ -64,6 +64,32 @@ pub enum InputError {
         "The front matter is not valid YAML ({detail}). Fix the block between the --- lines at the top of the file."
     )]
     FrontMatter { detail: String },
+    #[error(
+        "The manuscript has more than {limit} words (MAX_BOOK_WORDS), more than any one book; reading stopped there. Split it into volumes, or ask the operator to raise the limit."
+    )]
+    TooManyWords { limit: u64 },
+    #[error(
+        "The manuscript has more than {limit} paragraphs, text runs and formatting spans (MAX_BOOK_ELEMENTS), far more than its text needs; reading stopped there. Save it again from your editor (Word: File › Save As, .docx) to merge its runs, or split it into volumes."
+    )]
+    TooManyElements { limit: u64 },
+    #[error(
+        "Chapter {chapter}{} has {words} words, over the limit of {limit} for one chapter (MAX_CHAPTER_WORDS). Mark its chapters with headings (Heading 1 in Word, # in Markdown) so the book is split.",
+        if title.is_empty() { String::new() } else { format!(" (“{title}”)") }
+    )]
+    ChapterTooLong {
+        chapter: usize,
+        title: String,
+        words: u64,
+        limit: u64,
+    },
+    #[error(
+        "Converting this manuscript ({step}) needed more memory than the server allows one book (WORKER_MEMORY_BUDGET), and was stopped. Split it into volumes, make its images smaller, or ask the operator to raise the limit."
+    )]
+    OutOfMemory { step: String },
+    #[error(
+        "Converting this manuscript ({step}) took more than {seconds} s of processor time (STEP_CPU_LIMIT), and was stopped. Split it into volumes, or ask the operator to raise the limit."
+    )]
+    StepTooSlow { step: String, seconds: u64 },
     #[error("The metadata value {key}={value:?} is not valid: {problem}.")]
     Metadata {
         key: String,
@@ -93,6 +119,10 @@ impl InputError {
             InputError::CoverFormat { .. } => "cover_format",
             InputError::FrontMatter { .. } => "bad_front_matter",
             InputError::Metadata { .. } => "bad_metadata",
+            InputError::TooManyWords { .. }
+            | InputError::ChapterTooLong { .. }
+            | InputError::OutOfMemory { .. } => "too_large",
+            InputError::TooManyElements { .. } | InputError::StepTooSlow { .. } => "too_complex",
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::InputError;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Largest manuscript accepted, in bytes, as uploaded.
@@ -14,6 +16,14 @@ pub struct Limits {
     pub max_zip_entries: usize,
     /// Most pixels (width × height) any image may decode to.
     pub max_image_pixels: u64,
+    /// Most words a book may have, counted while the manuscript is read.
+    pub max_words: u64,
+    /// Most elements (paragraphs, text runs, formatting spans, breaks…) the model may hold,
+    /// counted while reading: what bounds memory when the words are few and the markup many.
+    pub max_elements: u64,
+    /// Most words in one chapter: one chapter is one file in the EPUB and one page of the
+    /// web reader, which reading systems load whole.
+    pub max_chapter_words: u64,
 }
 
 impl Default for Limits {
@@ -23,6 +33,193 @@ impl Default for Limits {
             max_inflated_bytes: 512 * 1024 * 1024,
             max_zip_entries: 10_000,
             max_image_pixels: 50_000_000,
+            max_words: 3_000_000,
+            max_elements: 2_000_000,
+            max_chapter_words: 500_000,
         }
+    }
+}
+
+/// What a reader has put into the document model so far. Readers report as they go, so a
+/// manuscript that would grow past the limits is stopped while it is read, before the memory
+/// is spent (a 1 MB DOCX can inflate to 32 million words).
+#[derive(Debug)]
+pub struct Meter {
+    max_words: u64,
+    max_elements: u64,
+    words: u64,
+    elements: u64,
+}
+
+impl Meter {
+    pub fn new(limits: &Limits) -> Meter {
+        Meter {
+            max_words: limits.max_words,
+            max_elements: limits.max_elements,
+            words: 0,
+            elements: 0,
+        }
+    }
+
+    /// Text added to the model: its words count against the book's limit, and each piece is
+    /// an element. A word split between two pieces counts twice; the limits are far enough
+    /// from any real book for that not to matter.
+    pub fn text(&mut self, text: &str) -> Result<(), InputError> {
+        self.words += word_count(text);
+        if self.words > self.max_words {
+            return Err(InputError::TooManyWords {
+                limit: self.max_words,
+            });
+        }
+        self.element()
+    }
+
+    /// Any other node of the model: a paragraph, a formatting span, a break, an anchor.
+    pub fn element(&mut self) -> Result<(), InputError> {
+        self.elements += 1;
+        if self.elements > self.max_elements {
+            return Err(InputError::TooManyElements {
+                limit: self.max_elements,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Runs of non-whitespace characters.
+pub fn word_count(text: &str) -> u64 {
+    text.split_whitespace().count() as u64
+}
+
+/// Refuses a chapter longer than the limit, naming it so the author knows where to cut.
+pub fn check_chapters(
+    chapters: &[crate::document::Chapter],
+    limits: &Limits,
+) -> Result<(), InputError> {
+    for (i, chapter) in chapters.iter().enumerate() {
+        let words = word_count(&crate::document::plain_text(&chapter.blocks));
+        if words > limits.max_chapter_words {
+            return Err(InputError::ChapterTooLong {
+                chapter: i + 1,
+                title: chapter.title.clone(),
+                words,
+                limit: limits.max_chapter_words,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Limits {
+        Limits {
+            max_words: 5,
+            max_elements: 4,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn the_meter_stops_at_the_word_limit_not_after() {
+        let mut meter = Meter::new(&small());
+        meter.text("one two three").unwrap();
+        meter.text("four five").unwrap();
+        assert_eq!(
+            meter.text("six"),
+            Err(InputError::TooManyWords { limit: 5 })
+        );
+    }
+
+    #[test]
+    fn the_meter_counts_elements_without_words() {
+        let mut meter = Meter::new(&small());
+        for _ in 0..4 {
+            meter.element().unwrap();
+        }
+        assert_eq!(
+            meter.element(),
+            Err(InputError::TooManyElements { limit: 4 })
+        );
+    }
+
+    #[test]
+    fn default_limits_fit_the_longest_real_books() {
+        // Proust's In Search of Lost Time is about 1.3 million words; Artamène, among the
+        // longest novels printed, about 2.1 million.
+        let limits = Limits::default();
+        assert!(limits.max_words >= 2_100_000);
+        assert!(limits.max_chapter_words >= 200_000);
+    }
+}
+
+#[cfg(test)]
+mod readers {
+    use crate::manuscript::{Format, InputError, Limits, ReadOptions, read};
+
+    fn read_with(text: &str, format: Format, limits: Limits) -> Result<(), InputError> {
+        read(
+            text.as_bytes(),
+            &ReadOptions {
+                format: Some(format),
+                limits,
+            },
+        )
+        .map(|_| ())
+    }
+
+    #[test]
+    fn markdown_formatting_counts_against_the_element_limit() {
+        let text = "*a* ".repeat(20_000);
+        let limits = Limits {
+            max_elements: 10_000,
+            ..Limits::default()
+        };
+        assert_eq!(
+            read_with(&text, Format::Markdown, limits),
+            Err(InputError::TooManyElements { limit: 10_000 })
+        );
+        assert_eq!(
+            read_with(&text, Format::Markdown, Limits::default()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn every_format_stops_at_the_word_limit() {
+        let text = "word ".repeat(10_001);
+        let limits = Limits {
+            max_words: 10_000,
+            ..Limits::default()
+        };
+        for format in [Format::Markdown, Format::Text] {
+            assert_eq!(
+                read_with(&text, format, limits),
+                Err(InputError::TooManyWords { limit: 10_000 }),
+                "{format:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_chapter_over_the_limit_is_named() {
+        let text = format!(
+            "# Short\n\n{}\n\n# The Long One\n\n{}\n",
+            "word ".repeat(10),
+            "word ".repeat(200)
+        );
+        let limits = Limits {
+            max_chapter_words: 100,
+            ..Limits::default()
+        };
+        let error = read_with(&text, Format::Markdown, limits).expect_err("refused");
+        assert!(
+            matches!(error, InputError::ChapterTooLong { chapter: 2, .. }),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("The Long One"), "{error}");
+        assert_eq!(error.code(), "too_large");
     }
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::document::Parsed;
 
 pub use error::InputError;
-pub use limits::Limits;
+pub use limits::{Limits, Meter};
 
 /// A supported manuscript format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,7 +159,7 @@ pub fn parse(ingested: &Ingested, original: &[u8], limits: &Limits) -> Result<Pa
     let mut parsed = match (ingested.format, &ingested.text) {
         (Format::Docx, _) => docx::read(original, limits)?,
         (Format::Markdown, Some(text)) => markdown::read(text, limits)?,
-        (Format::Text, Some(text)) => text::read(text)?,
+        (Format::Text, Some(text)) => text::read(text, limits)?,
         (_, None) => {
             let (text, _) = encoding::decode(original)?;
             return parse(
@@ -186,6 +186,7 @@ pub fn parse(ingested: &Ingested, original: &[u8], limits: &Limits) -> Result<Pa
     if !has_text {
         return Err(InputError::NoText);
     }
+    limits::check_chapters(&parsed.document.chapters, limits)?;
     Ok(parsed)
 }
 

@@ -4,11 +4,14 @@
 //! heading is a short line on its own (`Chapter 3`, `IV`, `Prologue`), a scene break is a
 //! line of ornaments, and an indented block is a quotation. Every guess is reported.
 
-use super::InputError;
+use super::{InputError, Limits, Meter};
 use crate::document::{Block, Document, Inline, Metadata, Parsed, chapters};
 use crate::report::Warning;
 
-pub fn read(text: &str) -> Result<Parsed, InputError> {
+pub fn read(text: &str, limits: &Limits) -> Result<Parsed, InputError> {
+    // Every paragraph holds at least one word, so the words bound the whole model: counted
+    // before any of it is built.
+    Meter::new(limits).text(text)?;
     let paragraphs = paragraphs(text);
     let mut metadata = Metadata::default();
     let skip = title_page(&paragraphs, &mut metadata);
@@ -509,7 +512,11 @@ mod tests {
 
     #[test]
     fn lines_of_a_paragraph_are_joined_and_blank_lines_split() {
-        let parsed = read("One line\nand the next.\n\nSecond paragraph.\n").unwrap();
+        let parsed = read(
+            "One line\nand the next.\n\nSecond paragraph.\n",
+            &Limits::default(),
+        )
+        .unwrap();
         let blocks = &parsed.document.chapters[0].blocks;
         assert_eq!(
             plain_text(blocks),
@@ -520,7 +527,11 @@ mod tests {
 
     #[test]
     fn an_indented_paragraph_is_a_quotation_keeping_its_lines() {
-        let parsed = read("Before.\n\n  To my friend\n  With thanks\n\nAfter.").unwrap();
+        let parsed = read(
+            "Before.\n\n  To my friend\n  With thanks\n\nAfter.",
+            &Limits::default(),
+        )
+        .unwrap();
         let blocks = &parsed.document.chapters[0].blocks;
         let Block::BlockQuote(inner) = &blocks[1] else {
             panic!("{blocks:?}")
@@ -562,7 +573,7 @@ mod tests {
 
     #[test]
     fn chapters_are_cut_at_headings_with_divisions() {
-        let parsed = read("Prologue\n\nIt began.\n\nChapter 1\n\nOne.\n\nChapter 2: Later\n\nTwo.\n\nEpilogue\n\nEnd.").unwrap();
+        let parsed = read("Prologue\n\nIt began.\n\nChapter 1\n\nOne.\n\nChapter 2: Later\n\nTwo.\n\nEpilogue\n\nEnd.", &Limits::default()).unwrap();
         assert_eq!(
             titles(&parsed),
             ["Prologue", "Chapter 1", "Chapter 2: Later", "Epilogue"]
@@ -575,8 +586,11 @@ mod tests {
 
     #[test]
     fn a_chapter_line_with_its_title_below_is_one_heading() {
-        let parsed =
-            read("CHAPTER I.\nTHE BEGINNING\n\nIt began.\n\nCHAPTER II\nLater\n\nOn.").unwrap();
+        let parsed = read(
+            "CHAPTER I.\nTHE BEGINNING\n\nIt began.\n\nCHAPTER II\nLater\n\nOn.",
+            &Limits::default(),
+        )
+        .unwrap();
         assert_eq!(
             titles(&parsed),
             ["CHAPTER I. THE BEGINNING", "CHAPTER II: Later"]
@@ -585,11 +599,18 @@ mod tests {
 
     #[test]
     fn a_lone_i_is_a_heading_only_in_a_sequence_of_numerals() {
-        let dialogue = read("“Who did it?”\n\nI\n\nThe silence was long.").unwrap();
+        let dialogue = read(
+            "“Who did it?”\n\nI\n\nThe silence was long.",
+            &Limits::default(),
+        )
+        .unwrap();
         assert_eq!(dialogue.document.chapters.len(), 1);
         assert!(dialogue.warnings.is_empty());
-        let numbered =
-            read("I.\n\nOne.\n\nII.\n\nTwo.\n\nI\n\nStill two.\n\nIII.\n\nThree.").unwrap();
+        let numbered = read(
+            "I.\n\nOne.\n\nII.\n\nTwo.\n\nI\n\nStill two.\n\nIII.\n\nThree.",
+            &Limits::default(),
+        )
+        .unwrap();
         assert_eq!(titles(&numbered), ["I.", "II.", "III."]);
     }
 
@@ -601,22 +622,28 @@ mod tests {
         for line in ["A", "I.", "**Bold**", "#hashtag"] {
             assert!(!is_scene_break(line), "{line}");
         }
-        let parsed = read("One.\n\n* * *\n\nTwo.").unwrap();
+        let parsed = read("One.\n\n* * *\n\nTwo.", &Limits::default()).unwrap();
         assert_eq!(parsed.document.chapters[0].blocks[1], Block::SceneBreak);
     }
 
     #[test]
     fn a_title_page_fills_title_and_author() {
-        let parsed =
-            read("The Long Road\n\nby Jane Doe\n\nChapter 1\n\nIt began.\n\nChapter 2\n\nOn.")
-                .unwrap();
+        let parsed = read(
+            "The Long Road\n\nby Jane Doe\n\nChapter 1\n\nIt began.\n\nChapter 2\n\nOn.",
+            &Limits::default(),
+        )
+        .unwrap();
         assert_eq!(
             parsed.document.metadata.title.as_deref(),
             Some("The Long Road")
         );
         assert_eq!(parsed.document.metadata.authors, ["Jane Doe"]);
         assert_eq!(titles(&parsed), ["Chapter 1", "Chapter 2"]);
-        let together = read("The Long Road\nBy Jane Doe\n\nIt began.").unwrap();
+        let together = read(
+            "The Long Road\nBy Jane Doe\n\nIt began.",
+            &Limits::default(),
+        )
+        .unwrap();
         assert_eq!(together.document.metadata.authors, ["Jane Doe"]);
     }
 
@@ -650,7 +677,7 @@ mod corpus_tests {
             .lines()
             .filter_map(|l| l.strip_prefix("## "))
             .collect();
-        let parsed = read(&text).unwrap();
+        let parsed = read(&text, &Limits::default()).unwrap();
         let titles: Vec<_> = parsed
             .document
             .chapters

@@ -4,6 +4,7 @@
 pub mod books;
 mod cache;
 pub mod keys;
+pub mod reading;
 pub mod steps;
 mod sweep;
 

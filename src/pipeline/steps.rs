@@ -18,11 +18,12 @@ use serde::{Deserialize, Serialize};
 
 use super::books::{self, BookRow};
 use super::keys;
+use super::reading;
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
 use crate::jobs::{Job, JobContext, NewJob, Outcome};
-use crate::manuscript::{Format, Ingested, InputError};
+use crate::manuscript::Format;
 use crate::report::{Report, StepTiming, Warning};
 use crate::storage::BlobStore;
 use crate::worker::WorkerContext;
@@ -52,7 +53,7 @@ impl Job for Ingest {
         let manuscript = app.blobs.get(&keys::upload(&self.book)).await?;
         let ingested = match convert::ingest(&manuscript, &options.convert, &app.config.limits) {
             Ok(ingested) => ingested,
-            Err(e) => return refuse(cx, &self.book, &e).await,
+            Err(e) => return refuse(cx, &self.book, e.code(), e.to_string()).await,
         };
         if let Some(text) = &ingested.text {
             app.blobs
@@ -95,66 +96,19 @@ impl Job for Parse {
         let Some(row) = book_row(cx, &self.book).await? else {
             return Ok(gone(&self.book));
         };
-        let options = row.options()?;
-        let manuscript = app.blobs.get(&keys::upload(&self.book)).await?;
-        let text = match self.format {
-            Format::Docx => None,
-            Format::Markdown | Format::Text => Some(
-                String::from_utf8(app.blobs.get(&keys::text(&self.book)).await?.to_vec())
-                    .context("the decoded manuscript is not UTF-8")?,
-            ),
-        };
-        let cover = match &options.cover_name {
-            Some(name) => Some((
-                name.clone(),
-                app.blobs.get(&keys::cover_upload(&self.book)).await?,
-            )),
-            None => None,
-        };
         cx.progress(10, "reading the manuscript").await?;
-        let ingested = Ingested {
+        let request = reading::Request {
+            book: self.book.clone(),
             format: self.format,
-            text,
             encoding: self.encoding.clone(),
+            options: row.options()?,
         };
-        let limits = app.config.limits;
-        let language = app.config.default_language.clone();
-        let convert_options = options.convert.clone();
-        let assembled = tokio::task::spawn_blocking(move || {
-            convert::assemble(
-                &ingested,
-                &manuscript,
-                cover.as_ref().map(|(n, b)| (n.as_str(), b.as_ref())),
-                &convert_options,
-                &limits,
-                &language,
-            )
-        })
-        .await?;
-        let assembled = match assembled {
-            Ok(a) => a,
-            Err(e) => return refuse(cx, &self.book, &e).await,
+        let chapters = match reading::read_in_child(&app.config, &request).await? {
+            reading::Reply::Stored { chapters } => chapters,
+            reading::Reply::Refused { code, message } => {
+                return refuse(cx, &self.book, &code, message).await;
+            }
         };
-        cx.progress(60, "storing the document").await?;
-        for (id, bytes) in assembled.resources {
-            app.blobs
-                .put_if_absent(&keys::resource(&self.book, &id), bytes)
-                .await?;
-        }
-        app.blobs
-            .put_if_absent(
-                &keys::parse_report(&self.book),
-                serde_json::to_vec(&assembled.report)?,
-            )
-            .await?;
-        app.blobs
-            .put_if_absent(
-                &keys::model(&self.book),
-                serde_json::to_vec(&assembled.book)?,
-            )
-            .await?;
-
-        let chapters = assembled.book.document.chapters.len();
         let children = (0..chapters)
             .map(|chapter| {
                 NewJob::of(&RenderChapter {
@@ -483,10 +437,9 @@ fn gone(book: &str) -> Outcome {
 }
 
 /// Bad input: the book fails with the reason, and the job is discarded (a retry cannot help).
-async fn refuse(cx: &Cx, book: &str, error: &InputError) -> anyhow::Result<Outcome> {
-    let message = error.to_string();
-    tracing::warn!(book.id = %book, code = error.code(), %message, "manuscript refused");
-    mark_failed(cx.app(), book, error.code(), &message).await?;
+async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Result<Outcome> {
+    tracing::warn!(book.id = %book, code, %message, "manuscript refused");
+    mark_failed(cx.app(), book, code, &message).await?;
     Ok(Outcome::Discard(message))
 }
 

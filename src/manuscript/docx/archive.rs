@@ -84,6 +84,12 @@ impl<'b> Archive<'b> {
             if e.to_string().contains("larger than its declared") {
                 return Err(bomb());
             }
+            // The buffer could not grow: in the reading child, past its memory limit.
+            if e.kind() == std::io::ErrorKind::OutOfMemory {
+                return Err(InputError::OutOfMemory {
+                    step: format!("inflating {name}"),
+                });
+            }
             return Err(InputError::CorruptZip {
                 detail: format!("{name}: {e}"),
             });

@@ -14,7 +14,7 @@ use super::package::Rels;
 use super::styles::{self, Class, RunProps, Styles};
 use super::xml::{Ev, Ns, Tag, Xml};
 use crate::document::{Align, Block, Cell, Inline, LinkTarget, Row, Table, inline_text};
-use crate::manuscript::{InputError, Limits};
+use crate::manuscript::{InputError, Limits, Meter};
 use crate::report::Warning;
 
 /// Document-wide state shared by every part's reader.
@@ -23,6 +23,8 @@ pub struct Context<'a, 'b> {
     pub numbering: &'a Numbering,
     pub archive: &'a mut Archive<'b>,
     pub limits: &'a Limits,
+    /// What the model holds so far, against the book's limits.
+    pub meter: Meter,
     pub images: Images,
     pub counters: Counters,
     pub warnings: Vec<Warning>,
@@ -50,6 +52,7 @@ impl<'a, 'b> Context<'a, 'b> {
             numbering,
             archive,
             limits,
+            meter: Meter::new(limits),
             images: Images::default(),
             counters: Counters::default(),
             warnings: Vec::new(),
@@ -200,9 +203,11 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
     // ---- Paragraphs ----
 
     fn paragraph(&mut self, out: &mut Vec<Item>, top: bool) -> Result<(), InputError> {
+        self.ctx.meter.element()?;
         let mut ppr = styles::ParaPr::default();
         let mut para = Para::default();
         for anchor in std::mem::take(&mut self.anchors) {
+            self.ctx.meter.element()?;
             para.atoms.push(0, None, AtomKind::Anchor(anchor));
         }
         let mut base: Option<RunProps> = None;
@@ -436,8 +441,7 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
             Ns::M => {
                 if tag.name() == "t" {
                     let text = self.x.text()?;
-                    self.text(para, base.bits(), link, &text);
-                    Ok(())
+                    self.text(para, base.bits(), link, &text)
                 } else {
                     self.inlines(para, base, link)
                 }
@@ -459,12 +463,20 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
         Ok(())
     }
 
-    fn text(&mut self, para: &mut Para, fmt: u16, link: Option<usize>, text: &str) {
+    fn text(
+        &mut self,
+        para: &mut Para,
+        fmt: u16,
+        link: Option<usize>,
+        text: &str,
+    ) -> Result<(), InputError> {
         if self.ctx.in_instruction() {
-            return;
+            return Ok(());
         }
+        self.ctx.meter.text(text)?;
         let link = link.or_else(|| self.ctx.field_link().cloned().map(|t| para.atoms.link(t)));
         para.atoms.text(fmt, link, text);
+        Ok(())
     }
 
     fn run(
@@ -506,15 +518,14 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
         match tag.name() {
             "t" => {
                 let text = self.x.text()?;
-                self.text(para, bits, link, &text);
-                return Ok(());
+                return self.text(para, bits, link, &text);
             }
-            "tab" | "ptab" => self.text(para, bits, link, " "),
-            "noBreakHyphen" => self.text(para, bits, link, "\u{2011}"),
-            "softHyphen" => self.text(para, bits, link, "\u{ad}"),
+            "tab" | "ptab" => self.text(para, bits, link, " ")?,
+            "noBreakHyphen" => self.text(para, bits, link, "\u{2011}")?,
+            "softHyphen" => self.text(para, bits, link, "\u{ad}")?,
             "sym" => {
                 if let Some(c) = symbol(tag.attr("font").as_deref(), tag.attr("char").as_deref()) {
-                    self.text(para, bits, link, c.encode_utf8(&mut [0; 4]));
+                    self.text(para, bits, link, c.encode_utf8(&mut [0; 4]))?;
                 }
             }
             "br" | "cr" if !self.ctx.in_instruction() => {
@@ -522,6 +533,7 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                     Some("page") => AtomKind::PageBreak,
                     _ => AtomKind::Break,
                 };
+                self.ctx.meter.element()?;
                 para.atoms.push(bits, link, kind);
             }
             "footnoteReference" | "endnoteReference" => {
@@ -532,6 +544,7 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                         "en"
                     };
                     let id = format!("{prefix}{id}");
+                    self.ctx.meter.element()?;
                     self.ctx.note_refs.push(id.clone());
                     para.atoms.push(bits, link, AtomKind::NoteRef(id));
                 }
@@ -604,6 +617,7 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                 &alt,
                 &mut self.ctx.warnings,
             )? {
+                self.ctx.meter.element()?;
                 para.atoms.push(
                     bits,
                     link,

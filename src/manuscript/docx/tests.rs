@@ -837,3 +837,36 @@ fn no_word_pandoc_finds_is_lost() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+// ---- Book limits, checked while reading ----
+
+#[test]
+fn an_amplified_document_stops_at_the_word_limit_while_it_is_read() {
+    let paragraph = format!("<w:p><w:r><w:t>{}</w:t></w:r></w:p>", "word ".repeat(100));
+    let body = paragraph.repeat(2_000);
+    let bytes = docx_with(&body, &[]);
+    assert!(bytes.len() * 50 < body.len(), "the archive amplifies");
+    let limits = Limits {
+        max_words: 50_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        read_err(&bytes, &limits),
+        InputError::TooManyWords { limit: 50_000 }
+    );
+    assert!(read(&bytes, &Limits::default()).is_ok());
+}
+
+#[test]
+fn markup_without_words_stops_at_the_element_limit() {
+    // Empty paragraphs and breaks: no words, but each is a node of the model.
+    let body = "<w:p><w:r><w:t>x</w:t><w:br/><w:br/></w:r></w:p><w:p/>".repeat(10_000);
+    let limits = Limits {
+        max_elements: 20_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        read_err(&docx_with(&body, &[]), &limits),
+        InputError::TooManyElements { limit: 20_000 }
+    );
+}

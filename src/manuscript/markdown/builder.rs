@@ -184,6 +184,7 @@ impl<'r, 'l> Builder<'r, 'l> {
         html: Option<&'static str>,
     ) -> Result<(), InputError> {
         self.close_leaf()?;
+        self.res.meter.element()?;
         let level = matches!(
             kind,
             BlockKind::Quote
@@ -389,6 +390,7 @@ impl<'r, 'l> Builder<'r, 'l> {
     /// A finished block, added to the innermost container after any open text.
     pub fn add_block(&mut self, block: Block) -> Result<(), InputError> {
         self.close_leaf()?;
+        self.res.meter.element()?;
         self.push_block(block);
         Ok(())
     }
@@ -413,6 +415,7 @@ impl<'r, 'l> Builder<'r, 'l> {
 
     pub fn open_leaf(&mut self, kind: LeafKind) -> Result<(), InputError> {
         self.close_leaf()?;
+        self.res.meter.element()?;
         self.leaf = Some(Leaf {
             kind,
             frames: vec![InlineFrame {
@@ -506,12 +509,14 @@ impl<'r, 'l> Builder<'r, 'l> {
         if self.leaf.is_none() && text.trim().is_empty() {
             return Ok(());
         }
+        self.res.meter.text(text)?;
         let leaf = self.ensure_leaf()?;
         push_text(top_children(leaf), text);
         Ok(())
     }
 
     pub fn inline(&mut self, inline: Inline) -> Result<(), InputError> {
+        self.res.meter.element()?;
         let leaf = self.ensure_leaf()?;
         top_children(leaf).push(inline);
         Ok(())
@@ -522,6 +527,7 @@ impl<'r, 'l> Builder<'r, 'l> {
         kind: InlineKind,
         html: Option<&'static str>,
     ) -> Result<(), InputError> {
+        self.res.meter.element()?;
         let leaf = self.ensure_leaf()?;
         let kind = match kind {
             // Past the depth limit, formatting is dropped and text kept.

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::document::{Image, LinkTarget};
-use crate::manuscript::{InputError, Limits, image};
+use crate::manuscript::{InputError, Limits, Meter, image};
 use crate::report::Warning;
 
 /// Marks an internal target that came from a link to a local file (`notes.md#x`): it is
@@ -19,6 +19,8 @@ pub(crate) struct Resources<'l> {
     pub images: Vec<Image>,
     pub bytes: BTreeMap<String, Vec<u8>>,
     pub warnings: Vec<Warning>,
+    /// What the model holds so far, against the book's limits.
+    pub meter: Meter,
     /// The same `data:` URI used twice is one image.
     seen: HashMap<String, String>,
 }
@@ -30,6 +32,7 @@ impl<'l> Resources<'l> {
             images: Vec::new(),
             bytes: BTreeMap::new(),
             warnings: Vec::new(),
+            meter: Meter::new(limits),
             seen: HashMap::new(),
         }
     }
