@@ -215,7 +215,7 @@ pub const VARIABLES: &[Variable] = &[
         "WORKER_MEMORY_BUDGET",
         "320MiB",
         "1GiB",
-        "Memory a worker lets its conversions use at once. Jobs are admitted by their estimated cost within it, one tenant holding at most three quarters while others wait; reading a manuscript runs in a child process that may use at most this much, so a runaway book fails alone (`too_large`). The default suits a 512 MB host.",
+        "The most memory one manuscript's reading may use: it runs in a child process limited to this (`setrlimit`), so a runaway book fails alone (`too_large`). The default suits a 512 MB host.",
     ),
     var(
         "STEP_CPU_LIMIT",
@@ -559,8 +559,7 @@ pub struct Config {
     pub log_max_files: usize,
     pub log_filter: String,
     pub worker_concurrency: NonZeroUsize,
-    /// Bytes the worker's running jobs may use together, by their estimates; also the most
-    /// one manuscript-reading child process may allocate.
+    /// The most one manuscript-reading child process may allocate.
     pub worker_memory_budget: u64,
     /// Processor time one manuscript-reading child process may use.
     pub step_cpu_limit: Duration,
