@@ -585,6 +585,72 @@ async fn heavy_books_fail_alone_within_their_limits() {
     }
 }
 
+/// Fair by cost (#12): one tenant's sixteen amplified DOCX files (84 KB each, 25 MiB inflated)
+/// used to take every executor for seconds while another tenant's two-chapter book waited
+/// 24 s. Within the memory budget a tenant holds at most three quarters of it, so the other
+/// tenant's book starts, and reads, within a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenants_heavy_books_leave_room_for_another_tenants_book() {
+    let server = Server::start(&["serve"], &[]);
+    let store = open(&server.data_dir(), None).await;
+    let heavy = words_docx(25);
+    for i in 0..16 {
+        common::books::submit_as(
+            &store,
+            "heavy",
+            &format!("heavy-{i}.docx"),
+            heavy.clone(),
+            None,
+        )
+        .await;
+    }
+    // Wait until the heavy tenant's readings hold the worker.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let running = all_jobs(
+            &store.queue,
+            JobFilter {
+                state: Some(JobState::Running),
+                ..JobFilter::default()
+            },
+        )
+        .await;
+        if running.iter().any(|j| j.kind == "book.parse") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no reading started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let small = common::books::submit_as(
+        &store,
+        "small",
+        "small.md",
+        b"# One\n\nIt began.\n\n# Two\n\nIt ended.\n".to_vec(),
+        None,
+    )
+    .await;
+    let book = wait_book(&store, &small, Duration::from_secs(120)).await;
+    assert_eq!(book.status, "ready", "{:?}", book.error);
+    let jobs = store.queue.workflow(&small).await.expect("workflow").jobs;
+    for kind in ["book.ingest", "book.parse"] {
+        let job = jobs.iter().find(|j| j.kind == kind).expect(kind);
+        let waited = job.started_at.expect("started") - job.created_at;
+        println!("{kind} of the small book started {waited} ms after it was enqueued");
+        assert!(waited < 1000, "{kind} waited {waited} ms: {job:?}");
+    }
+    let heavy_running = all_jobs(&store.queue, JobFilter::default())
+        .await
+        .into_iter()
+        .filter(|j| j.kind == "book.parse" && j.tenant == "heavy")
+        .filter(|j| {
+            j.state() != Some(JobState::Completed) && j.state() != Some(JobState::Discarded)
+        })
+        .count();
+    println!(
+        "{heavy_running} of the heavy tenant's readings had not finished when the small book was ready"
+    );
+}
+
 /// Files of a book that does not exist (an upload whose book was never committed, because the
 /// web process died in between) are deleted by the sweep once they are old enough; a real
 /// book's files, a young orphan and anything that is not a book's are left alone.

@@ -16,6 +16,7 @@
 //!
 //! A job type is declared once: a serde struct, an `impl Job`, and one `register` line.
 
+mod admission;
 mod backoff;
 mod context;
 mod failpoint;
@@ -169,6 +170,9 @@ pub struct NewJob {
     /// Groups the jobs of one piece of work (a book), so its state reads in one query.
     /// Successors inherit their parent's.
     pub workflow: Option<String>,
+    /// Expected memory, in bytes, for admission within a worker's budget; 0 for jobs too
+    /// small to count (see `admission`).
+    pub cost: i64,
 }
 
 impl NewJob {
@@ -186,6 +190,7 @@ impl NewJob {
             serial_key: None,
             tenant: String::new(),
             workflow: None,
+            cost: 0,
         }
     }
 
@@ -226,6 +231,12 @@ impl NewJob {
 
     pub fn max_attempts(mut self, attempts: i32) -> Self {
         self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// Expected memory, in bytes: the job waits until its worker's budget has room for it.
+    pub fn cost(mut self, bytes: u64) -> Self {
+        self.cost = i64::try_from(bytes).unwrap_or(i64::MAX);
         self
     }
 }

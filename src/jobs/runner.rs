@@ -22,6 +22,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 use tracing::Instrument;
 
+use super::admission::Admission;
 use super::heartbeat::{self, CommitHealth, Heartbeat, HeldLeases};
 use super::queue::{CHANNEL_JOBS, listen};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
@@ -64,6 +65,9 @@ pub struct RunnerConfig {
     /// On PostgreSQL, the engine pool's size (progress, rescue, release and the LISTEN
     /// connection), from the process's connection budget; `None` sizes it by concurrency.
     pub engine_connections: Option<u32>,
+    /// Memory the running jobs may hold together, by their declared costs (see `admission`);
+    /// `None` admits by executors alone.
+    pub memory_budget: Option<u64>,
 }
 
 impl RunnerConfig {
@@ -77,6 +81,7 @@ impl RunnerConfig {
             retry_base: backoff::BASE,
             database_url,
             failpoint: None,
+            memory_budget: None,
             engine_connections: None,
         }
     }
@@ -111,11 +116,16 @@ struct Shared<C> {
     failpoint: Option<Failpoint>,
     /// The pump's commits, for the heartbeat to withhold beats while none go through.
     commits: Arc<CommitHealth>,
+    admission: Mutex<Admission>,
 }
 
 impl<C> Shared<C> {
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<i64, RunningJob>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn admission(&self) -> std::sync::MutexGuard<'_, Admission> {
+        self.admission.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -200,6 +210,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
             idle: Notify::new(),
             failpoint: config.failpoint.clone(),
             commits,
+            admission: Mutex::new(Admission::new(config.memory_budget)),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
@@ -504,6 +515,8 @@ async fn pump<C: Send + Sync + 'static>(
             Ok(rows) => {
                 failures = 0;
                 shared.commits.succeeded();
+                let (rows, over) = shared.admission().admit(rows);
+                give_back(&shared, over.iter().map(|r| r.id).collect()).await;
                 let got = rows.len();
                 local.extend(rows);
                 // Fewer than asked for: nothing more is due, so wait for a wake-up before
@@ -551,6 +564,7 @@ async fn exchange<C>(
     batch: &[Finished],
     wanted: usize,
 ) -> Exchanged {
+    let room = shared.admission().room();
     if !batch.is_empty() && !batch.iter().all(Finished::is_plain) {
         // Successors, joins, failures: their own transaction, then claim.
         match store::finish_batch(&shared.pump_db, &shared.worker, batch).await {
@@ -576,6 +590,7 @@ async fn exchange<C>(
                 &[],
                 wanted,
                 shared.lease_ms,
+                &room,
             )
             .await
             .map(|(rows, _)| rows)
@@ -597,6 +612,7 @@ async fn exchange<C>(
         &waited_ms,
         wanted,
         shared.lease_ms,
+        &room,
     )
     .await
     {
@@ -674,6 +690,12 @@ impl LocalQueue {
 async fn give_back<C>(shared: &Shared<C>, ids: Vec<i64>) {
     if ids.is_empty() {
         return;
+    }
+    {
+        let mut admission = shared.admission();
+        for id in &ids {
+            admission.release(*id);
+        }
     }
     match store::release(&shared.db, &shared.worker, &ids).await {
         Ok(n) => tracing::debug!(
@@ -773,6 +795,10 @@ fn spawn_job<C: Send + Sync + 'static>(
                 finish,
                 successors,
             });
+            // Budget freed: jobs it held back may be claimed now.
+            if task_shared.admission().release(row.id) {
+                task_shared.wake.notify_one();
+            }
             let mut running = task_shared.running();
             running.remove(&row.id);
             if running.is_empty() {
@@ -942,6 +968,7 @@ mod tests {
             serial_key: None,
             priority: 0,
             fair_tag: 0,
+            cost: 0,
         }
     }
 

@@ -138,6 +138,7 @@ pub(crate) struct ClaimedRow {
     pub serial_key: Option<String>,
     pub priority: i16,
     pub fair_tag: i64,
+    pub cost: i64,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,8 +228,9 @@ pub(crate) async fn insert_jobs(
                 d,
                 "INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag, run_at,
                                    max_attempts, unique_key, serial_key, workflow, join_id,
-                                   pending_children, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, {now} + $8, $9, $10, $11, $12, $13, $14, {now})
+                                   pending_children, cost, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, {now} + $8, $9, $10, $11, $12, $13, $14, $15,
+                         {now})
                  ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
                  RETURNING id"
             ))
@@ -246,6 +248,7 @@ pub(crate) async fn insert_jobs(
                 .bind(workflow)
                 .bind(placement.join_id)
                 .bind(placement.pending_children)
+                .bind(job.cost)
                 .fetch_optional(&mut *conn)
                 .await?
             });
@@ -368,6 +371,34 @@ pub(crate) async fn insert_bulk(tx: &mut Tx, jobs: &[NewJob]) -> sqlx::Result<u6
 // ---------------------------------------------------------------------------------------------
 // Claim, lease, finish
 
+/// The room a worker's memory budget has for more jobs (see `admission`): a job of cost `c`
+/// is claimed when `min(c, cap)` fits both in `free` and in its tenant's room (`cap` for a
+/// tenant not listed). Jobs of cost 0 are always claimable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Room {
+    pub cap: i64,
+    pub free: i64,
+    pub tenants: Vec<(String, i64)>,
+}
+
+impl Room {
+    /// No budget: everything fits.
+    pub const UNLIMITED: Room = Room {
+        cap: i64::MAX,
+        free: i64::MAX,
+        tenants: Vec::new(),
+    };
+
+    fn tenants_json(&self) -> String {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .tenants
+            .iter()
+            .map(|(t, r)| (t.clone(), serde_json::Value::from(*r)))
+            .collect();
+        serde_json::Value::Object(map).to_string()
+    }
+}
+
 /// Claims up to `limit` due jobs on SQLite, in (priority, fair_tag, id) order, skipping any
 /// whose serialization key has an earlier unfinished job, and leases them to `worker`.
 async fn claim_sqlite(
@@ -376,6 +407,7 @@ async fn claim_sqlite(
     queues: &[String],
     limit: i64,
     lease_ms: i64,
+    room: &Room,
 ) -> sqlx::Result<Vec<ClaimedRow>> {
     let queues = serde_json::to_string(queues).unwrap_or_else(|_| "[]".to_owned());
     let mut rows: Vec<ClaimedRow> = sqlx::query_as(sql!(
@@ -390,15 +422,22 @@ async fn claim_sqlite(
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
                               AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
+                       AND CASE WHEN c.cost = 0 THEN 1
+                                ELSE min(c.cost, $5) <= min($6, COALESCE(
+                                    (SELECT r.value FROM json_each($7) r WHERE r.key = c.tenant),
+                                    $5)) END
                      ORDER BY c.priority, c.fair_tag, c.id
                      LIMIT $2)
                  RETURNING id, kind, payload, queue, tenant, attempt, max_attempts, workflow,
-                           join_id, serial_key, priority, fair_tag"
+                           join_id, serial_key, priority, fair_tag, cost"
     ))
     .bind(queues)
     .bind(limit)
     .bind(worker)
     .bind(lease_ms)
+    .bind(room.cap)
+    .bind(room.free)
+    .bind(room.tenants_json())
     .fetch_all(pool)
     .await?;
     // RETURNING order is unspecified; start them in claim order.
@@ -422,6 +461,7 @@ struct ClaimCompleteRow {
     serial_key: Option<String>,
     priority: Option<i16>,
     fair_tag: Option<i64>,
+    cost: Option<i64>,
     completed: i64,
 }
 
@@ -430,6 +470,8 @@ struct ClaimCompleteRow {
 /// earlier unfinished job. On PostgreSQL this is one statement, so one round trip and one commit serve both;
 /// on SQLite, two autocommit statements. Returns the claimed jobs and how many completions
 /// were applied.
+// One parameter per part of the statement it runs.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn claim_and_complete(
     db: &Database,
     worker: &str,
@@ -438,6 +480,7 @@ pub(crate) async fn claim_and_complete(
     waited_ms: &[i64],
     limit: usize,
     lease_ms: i64,
+    room: &Room,
 ) -> sqlx::Result<(Vec<ClaimedRow>, usize)> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     match db {
@@ -462,6 +505,10 @@ pub(crate) async fn claim_and_complete(
                             SELECT 1 FROM jobs b
                             WHERE b.serial_key = c.serial_key AND b.id < c.id
                               AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
+                       AND CASE WHEN c.cost = 0 THEN true
+                                ELSE LEAST(c.cost, $7) <= LEAST($8, COALESCE(
+                                    ($10::bigint[])[array_position($9::text[], c.tenant)], $7))
+                           END
                      ORDER BY c.priority, c.fair_tag, c.id
                      LIMIT $2
                      FOR UPDATE SKIP LOCKED),
@@ -474,7 +521,7 @@ pub(crate) async fn claim_and_complete(
                      WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
                      RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant,
                                jobs.attempt, jobs.max_attempts, jobs.workflow, jobs.join_id,
-                               jobs.serial_key, jobs.priority, jobs.fair_tag),
+                               jobs.serial_key, jobs.priority, jobs.fair_tag, jobs.cost),
                  counts AS (
                      SELECT (SELECT count(*) FROM done) AS completed,
                             -- count(expression), not count(*): the call must be evaluated.
@@ -489,6 +536,10 @@ pub(crate) async fn claim_and_complete(
             .bind(lease_ms)
             .bind(complete)
             .bind(waited_ms)
+            .bind(room.cap)
+            .bind(room.free)
+            .bind(room.tenants.iter().map(|(t, _)| t.clone()).collect::<Vec<String>>())
+            .bind(room.tenants.iter().map(|(_, r)| *r).collect::<Vec<i64>>())
             .fetch_all(pool)
             .await?;
             let completed = rows
@@ -510,6 +561,7 @@ pub(crate) async fn claim_and_complete(
                         serial_key: r.serial_key,
                         priority: r.priority?,
                         fair_tag: r.fair_tag?,
+                        cost: r.cost?,
                     })
                 })
                 .collect();
@@ -537,7 +589,7 @@ pub(crate) async fn claim_and_complete(
                 .rows_affected() as usize
             };
             let claimed = if limit > 0 {
-                claim_sqlite(pool, worker, queues, limit, lease_ms).await?
+                claim_sqlite(pool, worker, queues, limit, lease_ms, room).await?
             } else {
                 Vec::new()
             };

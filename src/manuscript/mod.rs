@@ -190,6 +190,20 @@ pub fn parse(ingested: &Ingested, original: &[u8], limits: &Limits) -> Result<Pa
     Ok(parsed)
 }
 
+/// About how much memory reading this manuscript takes, in bytes, for admitting the reading
+/// within a worker's budget: the upload, the inflated parts of a DOCX (each read whole, then
+/// parsed) or the decoded text, and the model built from them.
+pub fn reading_cost(ingested: &Ingested, upload: &[u8]) -> u64 {
+    const BASE: u64 = 8 * 1024 * 1024;
+    let size = upload.len() as u64;
+    let body = match (&ingested.text, ingested.format) {
+        (_, Format::Docx) => docx::declared_size(upload).saturating_mul(3),
+        (Some(text), _) => (text.len() as u64).saturating_mul(5),
+        (None, _) => size.saturating_mul(5),
+    };
+    BASE.saturating_add(size).saturating_add(body)
+}
+
 /// [`ingest`] then [`parse`].
 pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<(Ingested, Parsed), InputError> {
     let ingested = ingest(bytes, options)?;

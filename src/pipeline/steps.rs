@@ -60,11 +60,17 @@ impl Job for Ingest {
                 .put_if_absent(&keys::text(&self.book), text.clone())
                 .await?;
         }
-        cx.then(NewJob::of(&Parse {
-            book: self.book.clone(),
-            format: ingested.format,
-            encoding: ingested.encoding.clone(),
-        }));
+        // Reading is the step whose memory the manuscript decides: it waits for room in the
+        // worker's budget (see `jobs::admission`).
+        let cost = crate::manuscript::reading_cost(&ingested, &manuscript);
+        cx.then(
+            NewJob::of(&Parse {
+                book: self.book.clone(),
+                format: ingested.format,
+                encoding: ingested.encoding.clone(),
+            })
+            .cost(cost),
+        );
         cx.progress(100, "ingested").await?;
         Ok(Outcome::done_with(serde_json::json!({
             "format": ingested.format,

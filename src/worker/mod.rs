@@ -134,6 +134,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         database_url: config.database.clone(),
         failpoint: config.failpoint.clone(),
         engine_connections,
+        memory_budget: Some(config.worker_memory_budget),
     };
     let runner = Runner::new(db.clone(), registry(), context, runner_config)
         .start()

@@ -55,12 +55,23 @@ pub async fn submit_bytes(
     manuscript: Vec<u8>,
     cover: Option<&Path>,
 ) -> String {
+    submit_as(store, "test", name, manuscript, cover).await
+}
+
+/// A submission by one tenant (an API token's name).
+pub async fn submit_as(
+    store: &Store,
+    tenant: &str,
+    name: &str,
+    manuscript: Vec<u8>,
+    cover: Option<&Path>,
+) -> String {
     pipeline::submit(
         &store.db,
         &store.blobs,
         &store.queue,
         Submission {
-            tenant: "test".into(),
+            tenant: tenant.into(),
             file_name: name.into(),
             manuscript: manuscript.into(),
             cover: cover.map(|p| {

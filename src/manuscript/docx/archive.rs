@@ -111,6 +111,17 @@ impl<'b> Archive<'b> {
     }
 }
 
+/// What the archive's entries say they inflate to, together (0 when it cannot be read: the
+/// reader then says why). Cheap: only the central directory is read.
+pub fn declared_size(bytes: &[u8]) -> u64 {
+    let Ok(mut zip) = ZipArchive::new(Cursor::new(bytes)) else {
+        return 0;
+    };
+    (0..zip.len())
+        .filter_map(|i| zip.by_index_raw(i).ok().map(|e| e.size()))
+        .fold(0u64, u64::saturating_add)
+}
+
 fn decode(name: &str, bytes: Vec<u8>) -> Result<String, InputError> {
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
         let (text, _, bad) = encoding_rs::UTF_16LE.decode(&bytes);

@@ -22,6 +22,7 @@ use crate::document::{Document, Metadata, Note, NoteKind, Parsed, chapters};
 use crate::report::Warning;
 
 use archive::Archive;
+pub use archive::declared_size;
 use body::Context;
 use package::Rels;
 use xml::Xml;
