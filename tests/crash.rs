@@ -49,14 +49,19 @@ impl Shared {
         JobQueue::new(db)
     }
 
-    /// Starts a standalone `bindery worker` on the shared database.
-    fn worker(&self, env: &[(&str, &str)]) -> Running {
+    /// Starts a standalone `bindery worker` on the shared database, without waiting for it.
+    fn spawn_worker(&self, env: &[(&str, &str)]) -> Running {
         let mut cmd = common::command(self.data.path());
         cmd.arg("worker").env("DATABASE_URL", &self.env_url);
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let worker = Running::start(cmd);
+        Running::start(cmd)
+    }
+
+    /// Starts a standalone `bindery worker` on the shared database.
+    fn worker(&self, env: &[(&str, &str)]) -> Running {
+        let worker = self.spawn_worker(env);
         worker
             .logs
             .wait_for("worker ready", Duration::from_secs(20), |l| {
@@ -255,7 +260,8 @@ async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
                 started <= bindery::jobs::MAX_LOST_WORKERS,
                 "{started} workers started: {record:?}"
             );
-            worker = Some(shared.worker(&env));
+            // Not waiting for "worker ready": it may claim the job, and die, before saying so.
+            worker = Some(shared.spawn_worker(&env));
             started += 1;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
