@@ -215,7 +215,7 @@ pub const VARIABLES: &[Variable] = &[
         "WORKER_MEMORY_BUDGET",
         "320MiB",
         "1GiB",
-        "The most memory one manuscript's reading may use: it runs in a child process limited to this (`setrlimit`), so a runaway book fails alone (`too_large`). The default suits a 512 MB host.",
+        "Memory a worker's conversions may use at once. Jobs are admitted by their expected cost within it, and one tenant holds at most three quarters while another's jobs wait; a manuscript's reading runs in a child process limited to this much (`setrlimit`), so a runaway book fails alone (`too_large`). The default suits a 512 MB host.",
     ),
     var(
         "STEP_CPU_LIMIT",
