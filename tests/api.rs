@@ -582,6 +582,7 @@ fn change_reaches_stream(postgres: bool) {
                 )
                 .expect("rfc3339");
                 let late = arrived.signed_duration_since(published);
+                eprintln!("`done` arrived {late} after the worker published the book");
                 assert!(
                     late < chrono::Duration::milliseconds(1000),
                     "the worker published the book {late} before the stream said so"
