@@ -260,15 +260,8 @@ fn wait_answers_202_and_events_follow_to_done_on_postgres() {
 }
 
 fn wait_and_events(postgres: bool) {
-    let server = serve(postgres, &[]);
+    let server = serve_paused(postgres);
     let alice = token(&server, "alice");
-    let paused = cli(&server)
-        .args(["jobs", "pause", "books"])
-        .output()
-        .expect("pause");
-    assert!(paused.status.success());
-    // Workers re-read paused queues at most every 100 ms.
-    std::thread::sleep(Duration::from_millis(300));
     let started = std::time::Instant::now();
     let response = upload(&server, &alice, "?wait=1", novel_form());
     assert!(started.elapsed() >= Duration::from_millis(900), "it waited");
@@ -335,14 +328,8 @@ fn wait_and_events(postgres: bool) {
 
 #[test]
 fn an_open_event_stream_does_not_hold_up_a_graceful_stop() {
-    let mut server = serve(false, &[]);
+    let mut server = serve_paused(false);
     let alice = token(&server, "alice");
-    let paused = cli(&server)
-        .args(["jobs", "pause", "books"])
-        .output()
-        .expect("pause");
-    assert!(paused.status.success());
-    std::thread::sleep(Duration::from_millis(300));
     let book = json(upload(&server, &alice, "", novel_form()));
     let id = book["id"].as_str().expect("id");
     // The book never finishes (its queue is paused), so only the stop can end this stream.
