@@ -64,6 +64,10 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
             worker_stall_timeout: config.worker_stall_timeout,
             ready_needs_worker: with_worker,
             config: std::sync::Arc::new(config.clone()),
+            book_watch: crate::web::book_watch::BookWatch::new(
+                db.clone(),
+                tokio::runtime::Handle::current(),
+            ),
         },
     )?;
     tracing::info!(

@@ -1,10 +1,15 @@
 //! The `books` table: one row per uploaded manuscript, its status, and its report.
 
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::LazyLock;
+
 use serde::Serialize;
 use sqlx::FromRow;
 
 use crate::convert::Options;
 use crate::jobs::JobQueue;
+use crate::storage::sql::Dialect;
 use crate::storage::{Database, Tx};
 use crate::webhooks::{self, BookEvent, Event};
 
@@ -229,6 +234,58 @@ pub async fn existing(
     Ok(found.into_iter().collect())
 }
 
+/// For each of `ids` that is a book, a stamp that changes whenever something its detailed
+/// view (`GET /api/v1/books/{id}`) shows may have changed: its row, the progress of its steps,
+/// its webhook deliveries. One query for all of them, so that one watcher can serve every
+/// open event stream of a process. A deleted book's stamp changes too, or is missing.
+///
+/// `updated_at` alone would not do: a step's progress, its state and a delivery's attempts
+/// change rows of `jobs` and `webhook_deliveries`, never the book's.
+pub async fn stamps(db: &Database, ids: &[String]) -> anyhow::Result<HashMap<String, u64>> {
+    // The steps' part reads what `count_workflow` reads, so that it sees every change the
+    // progress display can show; a delivery's job changes `state`, `attempt` or `run_at` at
+    // every turn (its errors grow only with them).
+    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+        let text = "SELECT b.id AS book, 'book ' || b.status || ' ' || CAST(b.updated_at AS TEXT) AS stamp
+             FROM books b WHERE b.id IN ({ids})
+             UNION ALL
+             SELECT j.workflow, 'steps ' || j.kind || ' ' || j.state || ' ' || CAST(count(*) AS TEXT)
+                    || ' ' || CAST(COALESCE(sum(j.progress), 0) AS TEXT)
+                    || ' ' || COALESCE(max(j.progress_message), '')
+             FROM jobs j WHERE j.workflow IN ({ids})
+             GROUP BY j.workflow, j.kind, j.state
+             UNION ALL
+             SELECT d.book_id, 'webhook ' || d.id || ' ' || COALESCE(CAST(d.delivered_at AS TEXT), '')
+                    || ' ' || COALESCE(j.state, '') || ' ' || COALESCE(CAST(j.attempt AS TEXT), '')
+                    || ' ' || COALESCE(CAST(j.run_at AS TEXT), '')
+             FROM webhook_deliveries d LEFT JOIN jobs j ON j.id = d.job_id
+             WHERE d.book_id IN ({ids})
+             ORDER BY 1, 2";
+        // Each backend spells "the ids of this JSON array" its own way; both keep the lookups
+        // on the indexes (`books` primary key, `jobs_workflow`, `webhook_deliveries_book`).
+        [
+            text.replace("{ids}", "SELECT value FROM json_each($1)"),
+            text.replace("{ids}", "SELECT jsonb_array_elements_text($1::jsonb)"),
+        ]
+    });
+    let ids = serde_json::to_string(ids)?;
+    let rows: Vec<(String, String)> = on_pool!(db, |pool, d| {
+        let sql = match d {
+            Dialect::Sqlite => SQL[0].as_str(),
+            Dialect::Postgres => SQL[1].as_str(),
+        };
+        sqlx::query_as(sql).bind(ids).fetch_all(pool).await?
+    });
+    let mut hashers: HashMap<String, DefaultHasher> = HashMap::new();
+    for (book, stamp) in rows {
+        stamp.hash(hashers.entry(book).or_default());
+    }
+    Ok(hashers
+        .into_iter()
+        .map(|(book, hasher)| (book, hasher.finish()))
+        .collect())
+}
+
 /// A failed book goes back to processing (for a retry).
 pub async fn mark_processing(db: &Database, id: &str) -> anyhow::Result<()> {
     on_pool!(db, |pool, d| {
@@ -350,4 +407,80 @@ pub async fn mark_ready(
     }
     tx.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DatabaseUrl;
+
+    /// What the test writes by hand: rows as the queue and the pipeline leave them.
+    async fn run(db: &Database, sql: &'static str) {
+        let Database::Sqlite(pool) = db else {
+            unreachable!("the test opens SQLite")
+        };
+        sqlx::query(sql).execute(pool).await.expect(sql);
+    }
+
+    #[tokio::test]
+    async fn a_stamp_changes_with_everything_the_detailed_view_shows_and_only_then() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = DatabaseUrl::Sqlite {
+            path: dir.path().join("bindery.db"),
+        };
+        let db = Database::connect(&url, 2).await.expect("connect");
+        db.migrate().await.expect("migrate");
+        run(
+            &db,
+            "INSERT INTO books (id, tenant, file_name, status, created_at, updated_at)
+             VALUES ('b1', 't', 'a.md', 'processing', 1, 1),
+                    ('b2', 't', 'b.md', 'processing', 1, 1)",
+        )
+        .await;
+        run(
+            &db,
+            "INSERT INTO jobs (id, kind, queue, payload, state, run_at, max_attempts, workflow,
+                               created_at, progress)
+             VALUES (1, 'book.ingest', 'books', '{}', 'running', 0, 3, 'b1', 0, 10),
+                    (2, 'book.parse', 'books', '{}', 'waiting', 0, 3, 'b1', 0, NULL),
+                    (3, 'book.ingest', 'books', '{}', 'running', 0, 3, 'b2', 0, 10),
+                    (4, 'webhook.deliver', 'webhooks', '{}', 'available', 0, 3, NULL, 0, NULL)",
+        )
+        .await;
+        run(
+            &db,
+            "INSERT INTO webhook_deliveries (id, book_id, tenant, event, url, body, job_id, created_at)
+             VALUES ('d1', 'b1', 't', 'book.failed', 'https://example.com/', '{}', 4, 1)",
+        )
+        .await;
+        let ids = ["b1", "b2", "nothing"].map(str::to_owned);
+        let mut last = stamps(&db, &ids).await.expect("stamps");
+        assert_eq!(last.len(), 2, "{last:?}");
+        assert_eq!(
+            stamps(&db, &ids).await.expect("stamps"),
+            last,
+            "nothing changed"
+        );
+
+        let changes: [&'static str; 10] = [
+            "UPDATE jobs SET progress = 40 WHERE id = 1",
+            "UPDATE jobs SET progress_message = 'chapter 2 of 9' WHERE id = 1",
+            "UPDATE jobs SET state = 'completed' WHERE id = 1",
+            "UPDATE jobs SET state = 'available' WHERE id = 2",
+            "INSERT INTO jobs (kind, queue, payload, state, run_at, max_attempts, workflow, created_at)
+             VALUES ('book.render', 'books', '{}', 'waiting', 0, 3, 'b1', 0)",
+            "UPDATE jobs SET state = 'running', attempt = 1 WHERE id = 4",
+            "UPDATE jobs SET state = 'scheduled', run_at = 5000 WHERE id = 4",
+            "UPDATE webhook_deliveries SET delivered_at = 7, response_status = 200",
+            "UPDATE books SET status = 'failed', updated_at = 9 WHERE id = 'b1'",
+            "DELETE FROM books WHERE id = 'b1'",
+        ];
+        for change in changes {
+            run(&db, change).await;
+            let now = stamps(&db, &ids).await.expect("stamps");
+            assert_ne!(now.get("b1"), last.get("b1"), "unseen: {change}");
+            assert_eq!(now.get("b2"), last.get("b2"), "b2 changed with: {change}");
+            last = now;
+        }
+    }
 }

@@ -6,6 +6,7 @@
 
 pub mod api;
 mod assets;
+pub mod book_watch;
 mod books;
 mod catalog;
 mod head;
@@ -50,6 +51,8 @@ pub struct AppState {
     pub ready_needs_worker: bool,
     /// The whole configuration, for what the fields above do not cover (log files, schedules).
     pub config: std::sync::Arc<Config>,
+    /// What wakes event streams when their book changes.
+    pub book_watch: book_watch::BookWatch,
 }
 
 /// A bound, not yet running, web server.

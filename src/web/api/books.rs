@@ -327,10 +327,10 @@ pub async fn show(
     Ok(HttpResponse::Ok().json(view(&state, &book, true).await?))
 }
 
-/// How often the event stream reads the book's state from storage.
-const EVENT_POLL: Duration = Duration::from_millis(250);
 /// A comment line this often keeps proxies from closing a quiet stream.
 const EVENT_KEEPALIVE: Duration = Duration::from_secs(15);
+/// After a failed read of the book, the stream tries again this much later.
+const EVENT_RETRY: Duration = Duration::from_secs(1);
 
 /// Follow a book's progress
 ///
@@ -359,51 +359,48 @@ pub async fn events(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.0.tenant, &id).await?;
+    // Followed before the first read: a change after that read wakes the stream.
+    let follow = state.book_watch.follow(&book.id).await;
     let watch = Watch {
         state,
         stopping: stopping.get_ref().clone(),
+        follow,
         id: book.id,
         last: String::new(),
         finished: false,
-        quiet_since: std::time::Instant::now(),
+        read_at: Some(tokio::time::Instant::now()),
+        failing: false,
+        quiet_since: tokio::time::Instant::now(),
     };
     let stream = futures_util::stream::unfold(watch, |mut watch| async move {
         if watch.finished {
             return None;
         }
         loop {
-            let book = match books::get(&watch.state.db, &watch.id).await {
-                Ok(Some(book)) => book,
-                Ok(None) => {
-                    watch.finished = true;
-                    let event = web::Bytes::from_static(b"event: deleted\ndata: {}\n\n");
+            if watch
+                .read_at
+                .is_some_and(|at| at <= tokio::time::Instant::now())
+            {
+                watch.read_at = None;
+                if let Some(event) = watch.read().await {
                     return Some((Ok::<_, actix_web::Error>(event), watch));
                 }
-                Err(e) => {
-                    tracing::warn!(book.id = %watch.id, error = %format!("{e:#}"), "event stream read failed");
-                    watch.pause(EVENT_POLL * 4).await?;
-                    continue;
+            }
+            let keepalive = watch.quiet_since + EVENT_KEEPALIVE;
+            // Far off when no read is due: only a change or the keep-alive wakes the stream.
+            let read_at = watch.read_at.unwrap_or(keepalive);
+            tokio::select! {
+                () = watch.follow.changed() => {
+                    watch.read_at = Some(tokio::time::Instant::now());
                 }
-            };
-            let Ok(view) = view(&watch.state, &book, true).await else {
-                watch.pause(EVENT_POLL * 4).await?;
-                continue;
-            };
-            let json = serde_json::to_string(&view).unwrap_or_default();
-            let done = view.status != books::PROCESSING;
-            if json != watch.last {
-                let kind = if done { "done" } else { "progress" };
-                let event = format!("event: {kind}\ndata: {json}\n\n");
-                watch.last = json;
-                watch.finished = done;
-                watch.quiet_since = std::time::Instant::now();
-                return Some((Ok(web::Bytes::from(event)), watch));
+                () = tokio::time::sleep_until(read_at), if watch.read_at.is_some() => {}
+                () = tokio::time::sleep_until(keepalive) => {
+                    watch.quiet_since = tokio::time::Instant::now();
+                    return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), watch));
+                }
+                // Ends the stream at once instead of holding a graceful stop until its deadline.
+                () = watch.stopping.wait() => return None,
             }
-            if watch.quiet_since.elapsed() >= EVENT_KEEPALIVE {
-                watch.quiet_since = std::time::Instant::now();
-                return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), watch));
-            }
-            watch.pause(EVENT_POLL).await?;
         }
     });
     Ok(HttpResponse::Ok()
@@ -417,20 +414,64 @@ pub async fn events(
 struct Watch {
     state: web::Data<AppState>,
     stopping: crate::web::Stopping,
+    /// Wakes the stream when the process's watcher sees the book change.
+    follow: crate::web::book_watch::Follow,
     id: String,
     last: String,
     finished: bool,
-    quiet_since: std::time::Instant,
+    /// When to read the book next: now at first, then at each change, or a little after a
+    /// failed read.
+    read_at: Option<tokio::time::Instant>,
+    /// The last read failed (logged once per streak).
+    failing: bool,
+    quiet_since: tokio::time::Instant,
 }
 
 impl Watch {
-    /// Waits `period` before the next read; `None` once the server is stopping, which ends the
-    /// stream at once instead of holding a graceful stop until its deadline.
-    async fn pause(&mut self, period: Duration) -> Option<()> {
-        tokio::select! {
-            () = tokio::time::sleep(period) => Some(()),
-            () = self.stopping.wait() => None,
+    /// Reads the book and returns the event to send, if there is one: its state when that is
+    /// new to the client, or `deleted`.
+    async fn read(&mut self) -> Option<web::Bytes> {
+        let book = match books::get(&self.state.db, &self.id).await {
+            Ok(Some(book)) => book,
+            Ok(None) => {
+                self.finished = true;
+                return Some(web::Bytes::from_static(b"event: deleted\ndata: {}\n\n"));
+            }
+            Err(e) => {
+                self.read_failed(&format!("{e:#}"));
+                return None;
+            }
+        };
+        let view = match view(&self.state, &book, true).await {
+            Ok(view) => view,
+            Err(e) => {
+                self.read_failed(&e.to_string());
+                return None;
+            }
+        };
+        if self.failing {
+            self.failing = false;
+            tracing::info!(book.id = %self.id, "event stream reads the book again");
         }
+        let json = serde_json::to_string(&view).unwrap_or_default();
+        if json == self.last {
+            return None;
+        }
+        let done = view.status != books::PROCESSING;
+        let kind = if done { "done" } else { "progress" };
+        let event = format!("event: {kind}\ndata: {json}\n\n");
+        self.last = json;
+        self.finished = done;
+        self.quiet_since = tokio::time::Instant::now();
+        Some(web::Bytes::from(event))
+    }
+
+    fn read_failed(&mut self, error: &str) {
+        if !self.failing {
+            self.failing = true;
+            tracing::warn!(book.id = %self.id, error, "event stream read failed; retrying");
+        }
+        self.read_at = Some(tokio::time::Instant::now() + EVENT_RETRY);
     }
 }
 
