@@ -58,9 +58,10 @@ struct Readiness {
 #[get("/readyz")]
 #[tracing::instrument(skip_all)]
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    let (db, blobs) = (state.db.clone(), state.blobs.clone());
     let (database, blob_store, worker) = futures_util::future::join3(
-        bounded(state.db.probe_write()),
-        bounded(state.blobs.probe()),
+        bounded(async move { db.probe_write().await }),
+        bounded(async move { blobs.probe().await }),
         check_worker(&state),
     )
     .await;
@@ -93,10 +94,19 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
-async fn bounded(check: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
-    tokio::time::timeout(CHECK_TIMEOUT, check)
-        .await
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {CHECK_TIMEOUT:?}")))
+/// Runs a check on a task of its own, and waits for it at most `CHECK_TIMEOUT`. Its own task:
+/// a probe given up on (or whose client hung up) still ends its transaction. Dropped halfway,
+/// its connection would be closed and the pool would open another while the first one's
+/// server process was still exiting: one over `DATABASE_MAX_CONNECTIONS` for a moment, seen
+/// under load.
+async fn bounded(
+    check: impl Future<Output = anyhow::Result<()>> + Send + 'static,
+) -> anyhow::Result<()> {
+    match tokio::time::timeout(CHECK_TIMEOUT, tokio::spawn(check)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => Err(anyhow::anyhow!("the check stopped: {e}")),
+        Err(_) => Err(anyhow::anyhow!("no answer within {CHECK_TIMEOUT:?}")),
+    }
 }
 
 /// Alive when at least one worker's heartbeat is fresher than `WORKER_STALL_TIMEOUT`: with
