@@ -5,7 +5,8 @@
 //! The full disk is a 20 MB tmpfs at `DATA_DIR`, mounted in a mount namespace of the server's
 //! own (`unshare`; as root, or in a user namespace otherwise), so nothing outlives the test's
 //! processes. The test reaches it through `/proc/PID/root`, the server's view of the file
-//! system.
+//! system. For PostgreSQL the server's data directory is on that disk instead, the cluster
+//! made and started in the same namespace (as root, as the `postgres` user).
 
 mod common;
 
@@ -34,15 +35,76 @@ struct SmallDisk {
     token: String,
     /// `DATA_DIR` as the server sees it, reached from outside its mount namespace.
     view: PathBuf,
+    /// With [`SmallDisk::with_postgres`], the PostgreSQL server whose data is on the disk,
+    /// and its URL.
+    postmaster: Option<(Postmaster, String)>,
+}
+
+/// A PostgreSQL server started in the disk's mount namespace, stopped (immediate shutdown)
+/// when the test ends, pass or fail: the namespace, and the tmpfs, end with it.
+struct Postmaster(i32);
+
+impl Drop for Postmaster {
+    fn drop(&mut self) {
+        common::signal_pid(self.0, Signal::SIGQUIT);
+        common::wait_gone(self.0, Duration::from_secs(10));
+    }
 }
 
 impl SmallDisk {
     fn start(size_mb: u64) -> Self {
+        Self::launch(size_mb, None)
+    }
+
+    /// `bindery serve` on a PostgreSQL whose data directory is on the small disk (the blob store
+    /// is elsewhere). Needs real root: PostgreSQL runs as the `postgres` user.
+    fn with_postgres(size_mb: u64) -> Self {
+        let root =
+            std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").expect("proc"))
+                == 0;
+        assert!(
+            root,
+            "this test starts PostgreSQL in a mount namespace as the postgres user: run it as root (scripts/test in CI is)"
+        );
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL is installed (scripts/test installs it)")
+            .filter_map(Result::ok)
+            .map(|e| e.path().join("bin"))
+            .filter(|p| p.join("initdb").exists())
+            .max()
+            .expect("a PostgreSQL version with initdb");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        Self::launch(size_mb, Some((bin, port)))
+    }
+
+    fn launch(size_mb: u64, postgres: Option<(PathBuf, u16)>) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
+        // PostgreSQL's user must reach its data directory below this one.
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("chmod");
         let data = dir.path().join("data");
         std::fs::create_dir_all(&data).expect("data dir");
         let token_file = dir.path().join("token");
-        let script = r#"mount -t tmpfs -o "size=$4m" tmpfs "$1" && "$2" token create alice > "$3" && exec "$2" serve"#;
+        let script = match postgres {
+            None => {
+                r#"mount -t tmpfs -o "size=$4m" tmpfs "$1" && "$2" token create alice > "$3" && exec "$2" serve"#
+            }
+            Some(_) => {
+                r#"mount -t tmpfs -o "size=$4m" tmpfs "$1" && mkdir "$1/pg" "$1/../pglog" &&
+                chown postgres: "$1/pg" "$1/../pglog" &&
+                runuser -u postgres -- "$5/initdb" -D "$1/pg/data" -U bindery --auth=trust -E UTF8 --no-instructions > /dev/null &&
+                runuser -u postgres -- "$5/pg_ctl" -D "$1/pg/data" -l "$1/../pglog/postgres.log" -w start \
+                    -o "-c listen_addresses=127.0.0.1 -p $6 -k $1/pg/data -c fsync=off" > /dev/null &&
+                head -n 1 "$1/pg/data/postmaster.pid" > "$1/../postmaster.pid" &&
+                "$2" token create alice > "$3" && exec "$2" serve"#
+            }
+        };
         let mut cmd = Command::new("unshare");
         let root =
             std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").expect("proc"))
@@ -62,19 +124,40 @@ impl SmallDisk {
         .arg(&data)
         .arg(BIN)
         .arg(&token_file)
-        .arg(size_mb.to_string())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("DATA_DIR", &data)
-        // Logs beside the disk, not on it: this test is about the service's storage.
-        .env("LOG_DIR", dir.path().join("logs"))
-        .env("HOST", "127.0.0.1")
-        .env("PORT", "0")
-        .env("LOG_FORMAT", "json")
-        .env("RUST_LOG", "info,bindery=debug")
-        .current_dir(dir.path());
+        .arg(size_mb.to_string());
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("DATA_DIR", &data)
+            // Logs beside the disk, not on it: this test is about the service's storage.
+            .env("LOG_DIR", dir.path().join("logs"))
+            .env("HOST", "127.0.0.1")
+            .env("PORT", "0")
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "info,bindery=debug")
+            .current_dir(dir.path());
+        if let Some((bin, port)) = &postgres {
+            cmd.arg(bin).arg(port.to_string());
+            cmd.env(
+                "DATABASE_URL",
+                format!("postgres://bindery@127.0.0.1:{port}/postgres"),
+            );
+            let blobs = dir.path().join("blobs");
+            std::fs::create_dir_all(&blobs).expect("blob dir");
+            cmd.env("BLOB_URL", format!("file://{}", blobs.display()));
+        }
         // `sh` execs the server, so the child's pid is `bindery serve`'s.
         let process = Running::start(cmd);
+        // Known before anything else can fail, so that PostgreSQL is stopped whatever happens.
+        let postmaster = postgres.as_ref().map(|(_, port)| {
+            let file = dir.path().join("postmaster.pid");
+            let pid = wait_until("PostgreSQL to start", Duration::from_secs(60), || {
+                std::fs::read_to_string(&file)
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok())
+            });
+            let url = format!("postgres://bindery@127.0.0.1:{port}/postgres");
+            (Postmaster(pid), url)
+        });
         let listening = process
             .logs
             .wait_for("the listening line", Duration::from_secs(30), |l| {
@@ -97,7 +180,26 @@ impl SmallDisk {
             server,
             token,
             view,
+            postmaster,
         }
+    }
+
+    /// `bindery jobs ARGS` against the disk's PostgreSQL, from outside the namespace.
+    fn jobs(&self, args: &[&str]) {
+        let (_, url) = self.postmaster.as_ref().expect("with_postgres");
+        let out = Command::new(BIN)
+            .arg("jobs")
+            .args(args)
+            .env_clear()
+            .env("DATABASE_URL", url)
+            .env("DATA_DIR", self.server.data.path().join("cli"))
+            .env(
+                "BLOB_URL",
+                format!("file://{}", self.server.data.path().join("blobs").display()),
+            )
+            .output()
+            .expect("bindery jobs");
+        assert!(out.status.success(), "bindery jobs {args:?}: {out:?}");
     }
 
     fn free_bytes(&self) -> u64 {
@@ -381,6 +483,49 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
     let (exit, took) = disk.server.process.wait_exit(Duration::from_secs(30));
     assert_eq!(exit.code(), Some(0), "log:\n{}", disk.log_text());
     assert!(took < Duration::from_secs(25), "SIGTERM took {took:?}");
+}
+
+/// The same on PostgreSQL, whose data directory is on the small disk: a full disk fails the
+/// worker's commits ("could not extend file"), and once space returns the book finishes within
+/// seconds, by the same worker, with no restart.
+#[test]
+fn postgres_on_a_disk_full_for_a_moment_stops_nothing_for_good() {
+    let disk = SmallDisk::with_postgres(80);
+    disk.server.wait_ready(Duration::from_secs(30));
+    let worker = disk.server.worker_pid();
+    // Accepted while there is room, converted once the disk is full.
+    disk.jobs(&["pause", "books"]);
+    let accepted = disk.upload(&novel(30));
+    assert_eq!(accepted.status(), StatusCode::ACCEPTED);
+    let accepted: Value = accepted.json().expect("book JSON");
+    let id = accepted["id"].as_str().expect("id").to_owned();
+    let filler = disk.fill("filler", 0);
+    assert_eq!(disk.free_bytes(), 0);
+    disk.jobs(&["resume", "books"]);
+    disk.server.process.logs.wait_for(
+        "a commit that failed for want of space",
+        Duration::from_secs(60),
+        |l| out_of_space(l) && l["level"] != "INFO",
+    );
+    assert_eq!(disk.book_status(&id), "processing");
+
+    std::fs::remove_file(&filler).expect("free");
+    let freed = Instant::now();
+    let status = wait_until("the book to finish", Duration::from_secs(30), || {
+        let status = disk.book_status(&id);
+        (status != "processing").then_some(status)
+    });
+    let took = freed.elapsed();
+    assert_eq!(status, "ready", "log:\n{}", disk.log_text());
+    eprintln!("the book was ready {took:?} after space returned");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(!process_gone(worker), "the worker was restarted");
+    assert!(disk.postmaster.is_some());
+
+    let mut disk = disk;
+    disk.server.process.signal(Signal::SIGTERM);
+    let (exit, _) = disk.server.process.wait_exit(Duration::from_secs(30));
+    assert_eq!(exit.code(), Some(0), "log:\n{}", disk.log_text());
 }
 
 #[test]
