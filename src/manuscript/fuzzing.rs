@@ -115,8 +115,11 @@ pub fn image(data: &[u8]) -> Result<(), InputError> {
     }
 }
 
+/// A target's entry point.
+pub type Entry = fn(&[u8]) -> Result<(), InputError>;
+
 /// Every target with its entry point, for the replay test and anything that loops over them.
-pub const TARGETS: [(&str, fn(&[u8]) -> Result<(), InputError>); 6] = [
+pub const TARGETS: [(&str, Entry); 6] = [
     ("docx", docx),
     ("docx_parts", docx_parts),
     ("markdown", markdown),
