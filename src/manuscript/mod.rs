@@ -7,6 +7,8 @@
 mod docx;
 pub mod encoding;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod html;
 pub mod image;
 mod limits;
