@@ -11,10 +11,10 @@ use crate::document::Metadata;
 use crate::ebook::cover;
 
 /// The operator's limits, with inflation capped lower: a deflated entry grows about 1000
-/// times, so with the default 512 MiB a 500 KiB input could legitimately take seconds and
-/// gigabytes, which is the limit working, not a bug, and would only slow the fuzzer. 8 MiB
-/// still lets every part of a real document through.
-fn docx_limits() -> Limits {
+/// times, so under the default 512 MiB an input of a few hundred KiB may legitimately take
+/// seconds and gigabytes. That is the limit working, not a bug, and would only slow the
+/// fuzzer and trip its memory limit; the bound itself has its own tests.
+fn fuzz_limits() -> Limits {
     Limits {
         max_inflated_bytes: 8 * 1024 * 1024,
         ..Limits::default()
@@ -27,7 +27,7 @@ fn docx_limits() -> Limits {
 fn image_limits() -> Limits {
     Limits {
         max_image_pixels: 1024 * 1024,
-        ..docx_limits()
+        ..fuzz_limits()
     }
 }
 
@@ -38,7 +38,7 @@ fn read_as(data: &[u8], format: Option<Format>, limits: Limits) -> Result<(), In
 /// A Word document, as when the user names the format (no sniffing, so any bytes reach the
 /// zip reader).
 pub fn docx(data: &[u8]) -> Result<(), InputError> {
-    read_as(data, Some(Format::Docx), docx_limits())
+    read_as(data, Some(Format::Docx), fuzz_limits())
 }
 
 /// The parts a Word document's XML readers see, in the order [`docx_parts`] takes them.
@@ -58,7 +58,7 @@ pub const DOCX_PARTS: [&str; 8] = [
 /// mutation of a real archive dies there; this target is how the fuzzer reaches the XML
 /// readers behind it. [`docx`] fuzzes the container itself.
 pub fn docx_parts(data: &[u8]) -> Result<(), InputError> {
-    read_as(&zip_parts(data), Some(Format::Docx), docx_limits())
+    read_as(&zip_parts(data), Some(Format::Docx), fuzz_limits())
 }
 
 /// The archive [`docx_parts`] reads: empty pieces are parts the document does not have.
@@ -80,7 +80,7 @@ pub fn zip_parts(data: &[u8]) -> Vec<u8> {
 
 /// Markdown, front matter included, through decoding as uploads are.
 pub fn markdown(data: &[u8]) -> Result<(), InputError> {
-    read_as(data, Some(Format::Markdown), docx_limits())
+    read_as(data, Some(Format::Markdown), fuzz_limits())
 }
 
 /// The YAML front-matter parser alone, so the fuzzer spends its time in YAML rather than
@@ -95,11 +95,11 @@ pub fn front_matter(data: &[u8]) -> Result<(), InputError> {
 /// Sniffing and decoding as an upload with no named format, then the plain-text reader
 /// even when the sniff chose another one, so it sees every input.
 pub fn text(data: &[u8]) -> Result<(), InputError> {
-    let sniffed = read_as(data, None, docx_limits());
+    let sniffed = read_as(data, None, fuzz_limits());
     if super::sniff(data).is_ok_and(|f| f == Format::Text) {
         return sniffed;
     }
-    read_as(data, Some(Format::Text), docx_limits())
+    read_as(data, Some(Format::Text), fuzz_limits())
 }
 
 /// An uploaded cover, and for the formats a cover may not be (GIF, WebP) the checks an
