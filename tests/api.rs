@@ -978,3 +978,80 @@ fn head_answers_like_get_without_a_body() {
         }
     }
 }
+
+/// Every numeric query parameter, given what a careless or hostile client sends: an answer of
+/// 2xx or 4xx each time, never a 5xx, never a panic (#12: `?wait=1e20` used to panic).
+#[test]
+fn hostile_numbers_in_every_numeric_parameter_get_no_5xx() {
+    let server = serve(false, &[("RATE_LIMIT_WRITES", "off")]);
+    let user = token(&server, "numbers");
+    let admin = common::web::token(&server, "numbers-admin", true);
+    let values = [
+        "-1",
+        "0",
+        "1",
+        "1.5",
+        "-0",
+        "1e20",
+        "1e308",
+        "-1e308",
+        "NaN",
+        "inf",
+        "-inf",
+        "18446744073709551616",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "0x10",
+        " 1",
+        "1 ",
+        "",
+        "abc",
+        "%00",
+        "%E2%80%8B1",
+        "１",
+        "99999999999999999999999999999999999999",
+    ];
+    let http = client();
+    let mut answered = 0;
+    for value in values {
+        let gets = [
+            (format!("/api/v1/books?limit={value}"), &user),
+            (format!("/api/v1/books?before={value}"), &user),
+            (format!("/api/v1/admin/jobs?limit={value}"), &admin),
+            (format!("/api/v1/admin/jobs?before={value}"), &admin),
+        ];
+        for (path, token) in gets {
+            let response = http
+                .get(server.url(&path))
+                .bearer_auth(token)
+                .send()
+                .expect("GET");
+            assert!(
+                !response.status().is_server_error(),
+                "{path}: {}",
+                response.status()
+            );
+            answered += 1;
+        }
+        let small = Form::new().part(
+            "manuscript",
+            Part::bytes(b"# One\n\nA line.\n".to_vec()).file_name("small.md"),
+        );
+        let response = upload(&server, &user, &format!("?wait={value}"), small);
+        assert!(
+            !response.status().is_server_error(),
+            "?wait={value}: {}",
+            response.status()
+        );
+        answered += 1;
+    }
+    assert!(
+        server
+            .process
+            .logs
+            .find(|l| common::message(l, None, "panicked"))
+            .is_none(),
+        "a parameter made the server panic"
+    );
+    println!("{answered} requests with hostile numbers, no 5xx");
+}
