@@ -202,6 +202,20 @@ impl SmallDisk {
         assert!(out.status.success(), "bindery jobs {args:?}: {out:?}");
     }
 
+    /// Waits for book `id` to leave `processing` once space was freed; it must be ready.
+    /// Returns how long that took.
+    fn ready_after_space_returns(&self, id: &str) -> Duration {
+        let freed = Instant::now();
+        let status = wait_until("the book to finish", Duration::from_secs(30), || {
+            let status = self.book_status(id);
+            (status != "processing").then_some(status)
+        });
+        let took = freed.elapsed();
+        assert_eq!(status, "ready", "log:\n{}", self.log_text());
+        eprintln!("the book was ready {took:?} after space returned");
+        took
+    }
+
     fn free_bytes(&self) -> u64 {
         let stat = nix::sys::statvfs::statvfs(&self.view).expect("statvfs");
         stat.blocks_available() * stat.fragment_size()
@@ -450,14 +464,7 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
     // Space returns: the book finishes, by the same worker, and readiness recovers.
     std::fs::remove_file(&rest).expect("free");
     std::fs::remove_file(&filler).expect("free");
-    let freed = Instant::now();
-    let status = wait_until("the book to finish", Duration::from_secs(30), || {
-        let status = disk.book_status(&id);
-        (status != "processing").then_some(status)
-    });
-    let took = freed.elapsed();
-    assert_eq!(status, "ready", "log:\n{}", disk.log_text());
-    eprintln!("the book was ready {took:?} after space returned");
+    disk.ready_after_space_returns(&id);
     wait_until("/readyz to answer 200", Duration::from_secs(10), || {
         (disk.readyz().0 == StatusCode::OK).then_some(())
     });
@@ -510,14 +517,7 @@ fn postgres_on_a_disk_full_for_a_moment_stops_nothing_for_good() {
     assert_eq!(disk.book_status(&id), "processing");
 
     std::fs::remove_file(&filler).expect("free");
-    let freed = Instant::now();
-    let status = wait_until("the book to finish", Duration::from_secs(30), || {
-        let status = disk.book_status(&id);
-        (status != "processing").then_some(status)
-    });
-    let took = freed.elapsed();
-    assert_eq!(status, "ready", "log:\n{}", disk.log_text());
-    eprintln!("the book was ready {took:?} after space returned");
+    let took = disk.ready_after_space_returns(&id);
     assert!(took < Duration::from_secs(10), "{took:?}");
     assert!(!process_gone(worker), "the worker was restarted");
     assert!(disk.postmaster.is_some());
