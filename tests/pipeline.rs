@@ -651,6 +651,20 @@ async fn a_tenants_heavy_books_leave_room_for_another_tenants_book() {
     );
 }
 
+/// Runs the blob sweep once, with files younger than `min_age_secs` left alone; its result.
+async fn sweep(store: &Store, min_age_secs: u64) -> serde_json::Value {
+    let job = store
+        .queue
+        .enqueue(bindery::jobs::NewJob::of(&bindery::pipeline::SweepBlobs {
+            min_age_secs,
+        }))
+        .await
+        .expect("enqueue");
+    let done = common::wait_job(&store.queue, job.id).await;
+    assert_eq!(done.state, "completed", "{:?}", done.last_error());
+    done.result_json().expect("result")
+}
+
 /// Files of a book that does not exist (an upload whose book was never committed, because the
 /// web process died in between) are deleted by the sweep once they are old enough; a real
 /// book's files, a young orphan and anything that is not a book's are left alone.
@@ -683,22 +697,8 @@ async fn files_of_books_that_do_not_exist_are_swept() {
         .await
         .expect("put");
 
-    let sweep = |min_age_secs| {
-        let queue = store.queue.clone();
-        async move {
-            let job = queue
-                .enqueue(bindery::jobs::NewJob::of(&bindery::pipeline::SweepBlobs {
-                    min_age_secs,
-                }))
-                .await
-                .expect("enqueue");
-            let done = common::wait_job(&queue, job.id).await;
-            assert_eq!(done.state, "completed", "{:?}", done.last_error());
-            done.result_json().expect("result")
-        }
-    };
     // Younger than the threshold: an upload may still be streaming.
-    let young = sweep(3600).await;
+    let young = sweep(&store, 3600).await;
     assert_eq!(young["orphans"], 0, "{young}");
     assert!(
         store
@@ -709,7 +709,7 @@ async fn files_of_books_that_do_not_exist_are_swept() {
             .is_some()
     );
 
-    let old = sweep(0).await;
+    let old = sweep(&store, 0).await;
     assert_eq!(old["orphans"], 1, "{old}");
     assert!(
         store
@@ -793,35 +793,21 @@ async fn staging_files_and_empty_directories_go_with_delete_and_the_sweep() {
         "books/{doomed} is gone"
     );
 
-    let sweep = |min_age_secs| {
-        let queue = store.queue.clone();
-        async move {
-            let job = queue
-                .enqueue(bindery::jobs::NewJob::of(&bindery::pipeline::SweepBlobs {
-                    min_age_secs,
-                }))
-                .await
-                .expect("enqueue");
-            let done = common::wait_job(&queue, job.id).await;
-            assert_eq!(done.state, "completed", "{:?}", done.last_error());
-            done.result_json().expect("result")
-        }
-    };
     let live_staging = blobs
         .join("books")
         .join(&live)
         .join("work/chapters/chapter-969.html#1");
     // Younger than the threshold: a write may still be under way.
-    let young = sweep(3600).await;
+    let young = sweep(&store, 3600).await;
     assert_eq!(young["orphans"], 0, "{young}");
     assert!(live_staging.exists());
     assert!(blobs.join("books").join(&ghost).exists());
 
     // Three book folders: one orphan a run (the sweep's bound), so two runs take both.
-    let first = sweep(0).await;
+    let first = sweep(&store, 0).await;
     assert_eq!(first["orphans"], 1, "{first}");
     assert_eq!(first["stopped_at_limit"], true, "{first}");
-    let old = sweep(0).await;
+    let old = sweep(&store, 0).await;
     assert_eq!(old["orphans"], 1, "{old}");
     assert!(!live_staging.exists(), "{old}");
     assert!(!blobs.join("books").join(&live).join("work/empty").exists());
