@@ -83,10 +83,7 @@ enum Command {
     /// Run by a worker: read one manuscript into the blob store, within memory and processor
     /// limits (see `pipeline::reading`).
     #[command(name = "read-manuscript", hide = true)]
-    ReadManuscript {
-        /// The request, as JSON.
-        request: String,
-    },
+    ReadManuscript,
 }
 
 fn variables_help() -> String {
@@ -144,8 +141,8 @@ pub fn main() -> ExitCode {
     if let Command::Convert(args) = command {
         return convert::run(&config, args);
     }
-    if let Command::ReadManuscript { request } = &command {
-        return crate::pipeline::reading::child_main(&config, request);
+    if let Command::ReadManuscript = command {
+        return crate::pipeline::reading::child_main(&config);
     }
     if let Command::Healthcheck = command {
         // Runs every few seconds in a container: no directories, log files or database.
@@ -180,7 +177,7 @@ pub fn main() -> ExitCode {
         | Command::Logs(_)
         | Command::Token { .. }
         | Command::Storage { .. }
-        | Command::ReadManuscript { .. } => Role::Cli,
+        | Command::ReadManuscript => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -235,7 +232,7 @@ pub fn main() -> ExitCode {
             Command::Config
             | Command::Convert(_)
             | Command::Healthcheck
-            | Command::ReadManuscript { .. } => Ok(ExitCode::SUCCESS),
+            | Command::ReadManuscript => Ok(ExitCode::SUCCESS),
         }
     });
     let code = match result {

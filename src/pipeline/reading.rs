@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 use super::StoredOptions;
 use super::keys;
@@ -65,8 +65,9 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
     let exe = std::env::current_exe().context("finding this executable to read the manuscript")?;
     let mut child = tokio::process::Command::new(&exe)
         .arg(SUBCOMMAND)
-        .arg(serde_json::to_string(request)?)
-        .stdin(Stdio::null())
+        // On stdin, not as an argument: the book's options (a long description) could pass
+        // the kernel's limit on one argument's length.
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // A job cancelled or a worker stopping takes its reading with it.
@@ -75,6 +76,9 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
         .with_context(|| format!("starting {} {SUBCOMMAND}", exe.display()))?;
     let pid = child.id().unwrap_or(0);
     tracing::debug!(book.id = %request.book, child.pid = pid, "reading the manuscript in a child process");
+    let mut stdin = child.stdin.take().context("the child has no stdin")?;
+    stdin.write_all(&serde_json::to_vec(request)?).await?;
+    drop(stdin);
     let mut stdout = child.stdout.take().context("the child has no stdout")?;
     let stderr = child.stderr.take().context("the child has no stderr")?;
     // The child's log lines go on to the worker's own stream; an allocation that failed is
@@ -132,15 +136,16 @@ fn interpret(
         .with_context(|| format!("the process reading the manuscript answered {answer:?}"))
 }
 
-/// The child: limits itself, then reads and stores. Exits 0 with a [`Reply`] on stdout, or 1
-/// with the reason on stderr.
-pub fn child_main(config: &Config, request: &str) -> ExitCode {
+/// The child: limits itself, reads its [`Request`] from stdin, then reads and stores. Exits 0
+/// with a [`Reply`] on stdout, or 1 with the reason on stderr.
+pub fn child_main(config: &Config) -> ExitCode {
     if let Err(e) = limit_self(config.worker_memory_budget, config.step_cpu_limit) {
         eprintln!("bindery {SUBCOMMAND}: {e:#}");
         return ExitCode::FAILURE;
     }
     let outcome = (|| -> anyhow::Result<Reply> {
-        let request: Request = serde_json::from_str(request).context("reading the request")?;
+        let request: Request =
+            serde_json::from_reader(std::io::stdin().lock()).context("reading the request")?;
         let blobs = BlobStore::open(&config.blob, &config.azure)?;
         // One thread: the limits are per process, and the reading itself is sequential.
         let runtime = tokio::runtime::Builder::new_current_thread()
