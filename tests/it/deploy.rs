@@ -2,17 +2,10 @@
 //! connection budget, a disk that may be thrown away, a router that cuts long requests, and
 //! `web` processes that stay in the balancer while workers come and go.
 
-mod common;
-
-#[path = "deploy/budget.rs"]
 mod budget;
-#[path = "deploy/disks.rs"]
 mod disks;
-#[path = "deploy/procfile.rs"]
 mod procfile;
-#[path = "deploy/readiness.rs"]
 mod readiness;
-#[path = "deploy/tls.rs"]
 mod tls;
 
 use std::process::Output;

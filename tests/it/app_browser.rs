@@ -3,7 +3,7 @@
 //! manuscript of script payloads runs nothing; the pages fit a phone. Screenshots are kept in
 //! `target/tmp/screenshots/app/`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

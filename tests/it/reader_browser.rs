@@ -1,7 +1,7 @@
 //! The web reader in a real browser (Debian's headless Chromium, driven by playwright-core):
 //! served by `bindery serve`, read once online, then offline, where chapters must still load.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

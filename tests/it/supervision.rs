@@ -1,7 +1,7 @@
 //! The process model's promises, tested on the real binary: `bindery serve` supervises its
 //! worker child, and each side's death or stall takes the other down, quickly.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

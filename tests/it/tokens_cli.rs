@@ -1,7 +1,7 @@
 //! `bindery token …` as an operator uses it, and the tokens it makes as the library checks them,
 //! on SQLite and on PostgreSQL.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 use std::str::FromStr;

@@ -1,7 +1,7 @@
 //! The app's sign-in, against the real server: session cookies, CSRF on every write made with
 //! a cookie, sign-out and revocation ending sessions, and pages that stay with their tenant.
 
-mod common;
+use crate::common;
 
 use reqwest::StatusCode;
 use reqwest::header::{COOKIE, LOCATION};

@@ -1,7 +1,7 @@
 //! `bindery logs`: the merged tail of the web and worker log files, then (with `-f`) new lines
 //! as they are written.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

@@ -1,6 +1,6 @@
 //! The web process's own pages: health, the front page, embedded assets, request logs.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -4,7 +4,7 @@
 //! after `bindery storage adopt --yes`; the blob sweep deletes nothing while they differ, and
 //! at most a tenth of the book folders a run while they agree.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

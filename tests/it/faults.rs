@@ -8,7 +8,7 @@
 //! system. For PostgreSQL the server's data directory is on that disk instead, the cluster
 //! made and started in the same namespace (as root, as the `postgres` user).
 
-mod common;
+use crate::common;
 
 use std::fs::OpenOptions;
 use std::io::Write;

@@ -1,7 +1,7 @@
 //! Crash recovery with real processes: `bindery worker` is SIGKILLed mid-job, mid-claim and
 //! mid-commit, and the queue still ends with every job done exactly once.
 
-mod common;
+use crate::common;
 
 use std::str::FromStr;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! manuscript bigger than one part is streamed in parts, create-if-absent refuses a second
 //! create of a key, and a missing bucket is named in /readyz.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

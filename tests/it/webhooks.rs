@@ -3,7 +3,7 @@
 //! a failed book says why; bad callback URLs are refused at upload; and without
 //! WEBHOOK_ALLOW_PRIVATE nothing goes to the host's own network.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -2,7 +2,7 @@
 //! refused (503) with nothing of it left behind, and `serve` exits 0 well inside
 //! `SHUTDOWN_TIMEOUT` (issue #12, item 5).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

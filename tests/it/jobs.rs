@@ -1,7 +1,7 @@
 //! The job engine's behaviour, one suite run against both backends: every test below exists
 //! twice, as `name::sqlite` and `name::postgres`, on a fresh database each.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;

@@ -9,7 +9,7 @@
 //! Only a new path parameter, a required parameter without an `example`, or a new kind of
 //! request body needs a fixture below, and the test names the one that is missing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Read;

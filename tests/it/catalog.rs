@@ -2,7 +2,7 @@
 //! it) and `/api/v1/catalog`, kept current by the publish-time refresh, by deletes, and by the
 //! `catalog_refresh` schedule; one tenant never sees another's books.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,7 @@ use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 
 use crate::common::{self, Server, client, command};
-use crate::{BOOK, one_line};
+use super::{BOOK, one_line};
 
 struct TlsServer {
     /// `postgres://bindery:…@localhost:PORT/DB`, no TLS options.

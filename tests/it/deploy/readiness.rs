@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 
-use crate::BOOK;
+use super::BOOK;
 use crate::common::{Running, Server, client, command, message};
 
 fn readyz(server: &Server) -> (StatusCode, Value) {

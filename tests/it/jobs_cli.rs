@@ -1,6 +1,6 @@
 //! `bindery jobs …` against a running `bindery serve`, as an operator would use it.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! byte-identical output and no stray blobs; bad input fails the book at once, with a reason,
 //! and the worker lives on.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! paged and operated on; queues paused and resumed; worker heartbeats; schedules; and the
 //! live log stream.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::Command;

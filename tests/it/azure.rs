@@ -4,7 +4,7 @@
 //! a missing container is named in /readyz. The other credentials work too: a connection string,
 //! and a container SAS signed here with the account key (a badly signed one fails /readyz).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Configuration errors stop the real binary before anything starts: exit code 2 and one line
 //! that names the variable.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The HTTP API against the real server: tokens and tenant isolation, streamed uploads and
 //! their limit, idempotent retries, `?wait=`, and errors a client can act on.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The same binary on PostgreSQL: `DATABASE_URL=postgres://…` is all it takes.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

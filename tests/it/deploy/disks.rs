@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::{BIN, command, postgres_database};
-use crate::one_line;
+use super::one_line;
 
 fn run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = command(dir);

@@ -1,7 +1,7 @@
 //! `bindery convert` on every manuscript of the corpus, judged by independent tools:
 //! EPUBCheck 5.3 for validity, pandoc for the words of the source and of the EPUB.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

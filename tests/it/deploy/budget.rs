@@ -13,7 +13,7 @@ use bindery::worker::builtin::{Noop, Sleep};
 use reqwest::blocking::multipart::{Form, Part};
 
 use crate::common::{self, Running, Server, client, command, message, postgres_database};
-use crate::{BOOK, one_line};
+use super::{BOOK, one_line};
 
 const BUDGET: i64 = 10;
 const JOBS: usize = 4_000;
