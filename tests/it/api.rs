@@ -84,6 +84,9 @@ fn a_tenant_never_sees_another_tenants_books_on_sqlite() {
 
 #[test]
 fn a_tenant_never_sees_another_tenants_books_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
     tenant_isolation(true);
 }
 
@@ -256,6 +259,9 @@ fn wait_answers_202_and_events_follow_to_done_on_sqlite() {
 
 #[test]
 fn wait_answers_202_and_events_follow_to_done_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
     wait_and_events(true);
 }
 
@@ -518,6 +524,9 @@ fn a_change_by_the_worker_reaches_an_open_event_stream_within_a_second_on_sqlite
 
 #[test]
 fn a_change_by_the_worker_reaches_an_open_event_stream_within_a_second_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
     change_reaches_stream(true);
 }
 

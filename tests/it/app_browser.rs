@@ -35,6 +35,9 @@ Some text with <img src="x" onerror="window.__pwned = true; alert('inline')"> an
 
 #[test]
 fn an_author_signs_in_uploads_follows_downloads_and_reads_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
     let server = Server::start(&["serve"], &[]);
     let cli = |args: &[&str]| {
         let out = command(&server.data_dir())
@@ -100,6 +103,9 @@ fn an_author_signs_in_uploads_follows_downloads_and_reads_in_chromium() {
 
 #[test]
 fn an_admin_watches_queues_jobs_and_live_logs_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
     let server = Server::start(&["serve"], &[]);
     let out = command(&server.data_dir())
         .args(["token", "create", "operator", "--admin"])

@@ -291,6 +291,9 @@ macro_rules! on_both_backends {
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
+                if !crate::common::need::postgres() {
+                    return;
+                }
                 super::$name(super::Shared::postgres()).await;
             }
         }

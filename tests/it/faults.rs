@@ -497,6 +497,9 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
 /// seconds, by the same worker, with no restart.
 #[test]
 fn postgres_on_a_disk_full_for_a_moment_stops_nothing_for_good() {
+    if !common::need::postgres_programs() {
+        return;
+    }
     let disk = SmallDisk::with_postgres(80);
     disk.server.wait_ready(Duration::from_secs(30));
     let worker = disk.server.worker_pid();
@@ -601,6 +604,9 @@ async fn parents(db: &Database) -> Vec<i32> {
 
 #[tokio::test]
 async fn a_commit_postgres_refuses_leaves_the_connection_usable() {
+    if !common::need::postgres() {
+        return;
+    }
     let (db, _) = postgres_pool_of_one().await;
     let mut tx = db.begin().await.expect("begin");
     let Tx::Postgres(t) = &mut tx else {
@@ -630,6 +636,9 @@ async fn a_commit_postgres_refuses_leaves_the_connection_usable() {
 
 #[tokio::test]
 async fn a_connection_killed_mid_transaction_is_replaced() {
+    if !common::need::postgres() {
+        return;
+    }
     let (db, url) = postgres_pool_of_one().await;
     let other = Database::connect(&url, 1).await.expect("a second pool");
     let mut tx = db.begin().await.expect("begin");

@@ -196,6 +196,9 @@ fn an_emptied_database_file_is_refused_and_every_blob_kept_until_adopted() {
 
 #[test]
 fn two_databases_against_one_blob_store_are_refused() {
+    if !common::need::postgres() {
+        return;
+    }
     let mut first = Server::start(&["serve"], &[("SCHEDULE_SWEEP_BLOBS", "off")]);
     let token = common::web::token(&first, "alice", false);
     upload(&first, &token);

@@ -108,6 +108,9 @@ fn the_served_document_is_valid_openapi_3_1() {
     );
 
     // An independent judge: the reference validator (scripts/test installs it).
+    if !common::need::openapi_validator() {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("openapi.json");
     std::fs::write(&file, serde_json::to_vec_pretty(&doc).expect("json")).expect("write");

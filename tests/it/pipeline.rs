@@ -188,6 +188,9 @@ async fn a_manuscript_becomes_a_ready_book_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manuscript_becomes_a_ready_book_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
     let url = common::postgres_database();
     let server = Server::start(&["serve"], &[("DATABASE_URL", &url)]);
     let store = open(&server.data_dir(), Some(&url)).await;

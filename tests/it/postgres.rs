@@ -9,6 +9,9 @@ use nix::sys::signal::Signal;
 
 #[test]
 fn serve_on_postgres_migrates_heartbeats_and_stops_cleanly() {
+    if !common::need::postgres() {
+        return;
+    }
     let database = common::postgres_database();
     let mut server = Server::start(&["serve"], &[("DATABASE_URL", &database)]);
     server.wait_ready(Duration::from_secs(10));
@@ -26,6 +29,9 @@ fn serve_on_postgres_migrates_heartbeats_and_stops_cleanly() {
 
 #[test]
 fn a_stuck_worker_is_caught_on_postgres_too() {
+    if !common::need::postgres() {
+        return;
+    }
     let database = common::postgres_database();
     let mut server = Server::start(
         &["serve"],
@@ -40,6 +46,9 @@ fn a_stuck_worker_is_caught_on_postgres_too() {
 
 #[test]
 fn migrate_on_postgres_is_repeatable() {
+    if !common::need::postgres() {
+        return;
+    }
     let database = common::postgres_database();
     let data = tempfile::tempdir().expect("tempdir");
     for _ in 0..2 {

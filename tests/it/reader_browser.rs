@@ -75,6 +75,9 @@ fn data_uri(png: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reader_installs_and_reads_offline_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
     let server = Server::start(&["serve"], &[]);
     let store = open(&server.data_dir(), None).await;
     let cover = corpus().join("love-among-the-chickens-cover.jpg");

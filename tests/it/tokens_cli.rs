@@ -272,6 +272,9 @@ fn an_operator_creates_lists_and_revokes_tokens_on_sqlite() {
 
 #[test]
 fn an_operator_creates_lists_and_revokes_tokens_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
     an_operator_creates_lists_and_revokes_tokens(&Tokens::postgres());
 }
 
@@ -282,5 +285,8 @@ async fn a_token_authenticates_until_it_is_revoked_on_sqlite() {
 
 #[tokio::test]
 async fn a_token_authenticates_until_it_is_revoked_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
     a_token_authenticates_until_it_is_revoked(&Tokens::postgres()).await;
 }

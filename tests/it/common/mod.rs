@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod books;
+pub mod need;
 pub mod web;
 
 use std::io::{BufRead, BufReader};

@@ -12,8 +12,8 @@ use bindery::storage::Database;
 use bindery::worker::builtin::{Noop, Sleep};
 use reqwest::blocking::multipart::{Form, Part};
 
-use crate::common::{self, Running, Server, client, command, message, postgres_database};
 use super::{BOOK, one_line};
+use crate::common::{self, Running, Server, client, command, message, postgres_database};
 
 const BUDGET: i64 = 10;
 const JOBS: usize = 4_000;
@@ -28,6 +28,9 @@ fn probe_url(url: &str) -> String {
 
 #[test]
 fn a_serve_never_holds_more_connections_than_its_budget_under_load() {
+    if !common::need::postgres() {
+        return;
+    }
     let url = postgres_database();
     let database = url::Url::parse(&url).expect("url").path()[1..].to_owned();
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -246,6 +249,9 @@ fn a_serve_never_holds_more_connections_than_its_budget_under_load() {
 
 #[test]
 fn a_budget_too_small_is_refused_and_too_many_executors_are_lowered() {
+    if !common::need::postgres() {
+        return;
+    }
     let url = postgres_database();
     let data = tempfile::tempdir().expect("tempdir");
     for (process, budget, least) in [("serve", "7", "at least 8"), ("web", "1", "at least 2")] {

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::{BIN, command, postgres_database};
 use super::one_line;
+use crate::common::{BIN, command, postgres_database};
 
 fn run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = command(dir);
@@ -64,6 +64,9 @@ fn each_hosts_throwaway_disk_is_refused_for_the_database_and_the_blobs() {
 
 #[test]
 fn postgres_with_local_blobs_names_blob_url() {
+    if !crate::common::need::postgres() {
+        return;
+    }
     let url = postgres_database();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = run(

@@ -85,6 +85,9 @@ fn simultaneous_migrates_on_a_fresh_sqlite_database_apply_each_migration_once() 
 
 #[test]
 fn simultaneous_migrates_on_a_fresh_postgres_database_apply_each_migration_once() {
+    if !crate::common::need::postgres() {
+        return;
+    }
     simultaneous_migrates(true);
 }
 
@@ -351,6 +354,9 @@ const SMALL_BOOK: &str = "---\ntitle: A Deploy in Three Acts\nauthor: R. Elease\
 
 #[test]
 fn the_procfile_runs_under_honcho_release_then_web_then_sigterm() {
+    if !crate::common::need::honcho() {
+        return;
+    }
     let app = tempfile::tempdir().expect("tempdir");
     let app = app.path();
 

@@ -7,8 +7,8 @@ use reqwest::StatusCode;
 use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 
-use crate::common::{self, Server, client, command};
 use super::{BOOK, one_line};
+use crate::common::{self, Server, client, command};
 
 struct TlsServer {
     /// `postgres://bindery:…@localhost:PORT/DB`, no TLS options.
@@ -76,6 +76,9 @@ fn app_connections_by_ssl(admin: &str, database: &str) -> (i64, i64) {
 
 #[test]
 fn require_and_verify_full_reach_a_tls_only_server_and_a_book_converts() {
+    if !common::need::postgres_tls() {
+        return;
+    }
     let pg = tls_server();
     let data = tempfile::tempdir().expect("tempdir");
 
@@ -135,6 +138,9 @@ fn require_and_verify_full_reach_a_tls_only_server_and_a_book_converts() {
 
 #[test]
 fn a_wrong_ca_or_host_name_or_no_tls_is_one_line_naming_database_url_and_exit_2() {
+    if !common::need::postgres_tls() {
+        return;
+    }
     let pg = tls_server();
     let data = tempfile::tempdir().expect("tempdir");
     let wrong_host = pg.url.replacen("@localhost:", "@127.0.0.1:", 1);
