@@ -213,6 +213,9 @@ fn operators_manage_jobs_and_queues_on_sqlite() {
 
 #[test]
 fn operators_manage_jobs_and_queues_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
     jobs_and_queues(true);
 }
 
@@ -239,6 +242,7 @@ fn jobs_and_queues(postgres: bool) {
         message.contains("defualt") && message.contains("default"),
         "{message}"
     );
+    // The worker rereads paused queues every 100 ms, and says nothing when it does.
     std::thread::sleep(Duration::from_millis(300));
     let enqueue = |job: NewJob| rt.block_on(store.queue.enqueue(job)).expect("enqueue").id;
     let alice = [
@@ -251,17 +255,21 @@ fn jobs_and_queues(postgres: bool) {
             .tenant("bob")
             .delay(Duration::from_secs(3600)),
     );
-    std::thread::sleep(Duration::from_millis(1500));
 
-    let queue = admin.queue(&root, "default");
-    assert_eq!(queue["paused"], true);
-    assert_eq!(queue["depth"], 3, "{queue:#}");
-    assert_eq!(queue["counts"]["available"], 3);
-    assert_eq!(queue["counts"]["scheduled"], 1);
-    assert!(
-        queue["oldest_available_age_ms"].as_i64().expect("age") >= 1000,
-        "{queue:#}"
-    );
+    // Held back for a second, more than the worker's poll interval.
+    let started = Instant::now();
+    loop {
+        let queue = admin.queue(&root, "default");
+        assert_eq!(queue["paused"], true);
+        assert_eq!(queue["depth"], 3, "{queue:#}");
+        assert_eq!(queue["counts"]["available"], 3);
+        assert_eq!(queue["counts"]["scheduled"], 1);
+        if queue["oldest_available_age_ms"].as_i64().expect("age") >= 1000 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{queue:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     // Queues nobody has used yet are listed too.
     assert_eq!(admin.queue(&root, "books")["depth"], 0);
 
@@ -540,8 +548,21 @@ impl Events {
 fn the_log_stream_tails_both_roles_then_follows() {
     let admin = Admin::start(false, &[]);
     let root = admin.token("root", true);
-    // Some history, old enough to be in the files before the stream opens.
-    std::thread::sleep(Duration::from_millis(1200));
+    // Some history, old enough to be in the files before the stream opens: both roles' start,
+    // older by more than the half second the backlog check below leaves.
+    let ready = admin.server.process.logs.wait_for(
+        "the worker's ready line",
+        Duration::from_secs(20),
+        |l| common::message(l, Some("worker"), "worker ready"),
+    );
+    let ready_at: chrono::DateTime<chrono::Utc> = ready["timestamp"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no timestamp: {ready}"));
+    let old_enough = ready_at + chrono::Duration::milliseconds(700);
+    if let Ok(left) = (old_enough - chrono::Utc::now()).to_std() {
+        std::thread::sleep(left);
+    }
     let opened = chrono::Utc::now();
 
     // The whole body must arrive within this, so a stream that stops delivering fails the test.

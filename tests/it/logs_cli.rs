@@ -66,10 +66,11 @@ fn logs_prints_both_roles_and_follows_new_lines() {
             }
         }
     });
-    std::thread::sleep(Duration::from_millis(500));
+    // It says nothing until there is a new line, so requests are made until one shows up
+    // (a request made before it was watching would not: it prints only new lines).
     let marker = format!("/static/marker-{}", std::process::id());
-    let _ = common::client().get(server.url(&marker)).send();
     let found = (0..100).find_map(|_| {
+        let _ = common::client().get(server.url(&marker)).send();
         seen.recv_timeout(Duration::from_millis(200))
             .ok()
             .filter(|l| l.contains(&marker))
