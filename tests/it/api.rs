@@ -454,6 +454,7 @@ fn first_event(socket: &mut std::net::TcpStream, deadline: std::time::Instant) -
 /// one watcher per process reads what changed for all of them at once.
 #[test]
 fn a_thousand_idle_event_streams_cost_the_web_process_little_cpu() {
+    let _heavy = common::heavy();
     // A thousand, as in the issue: fewer would hide the cost per stream under the noise of a
     // shared machine. Each side holds one socket per stream; the soft limit on open files is
     // raised to the hard one for this process and, inherited, for the server.
@@ -817,6 +818,7 @@ fn rss_kib(pid: i32) -> u64 {
 
 #[test]
 fn a_200_mb_upload_streams_through_flat_memory() {
+    let _heavy = common::heavy();
     let server = Server::start(&["serve"], &[("MAX_MANUSCRIPT_SIZE", "300MiB")]);
     let alice = token(&server, "alice");
     // The upload is what is measured, not a conversion of 200 MB of zeros.

@@ -93,6 +93,7 @@ fn every_corpus_file_becomes_an_epub_that_epubcheck_passes_without_metadata() {
     if !common::need::epubcheck() {
         return;
     }
+    let _heavy = common::heavy();
     let dir = tempfile::tempdir().expect("tempdir");
     let books = convert_corpus(dir.path());
     assert!(
@@ -120,6 +121,7 @@ fn every_word_of_every_source_is_in_its_epub() {
     if !common::need::pandoc() {
         return;
     }
+    let _heavy = common::heavy();
     let dir = tempfile::tempdir().expect("tempdir");
     let books = convert_corpus(dir.path());
     let failures = in_parallel(&books, |(input, epub)| {

@@ -141,6 +141,7 @@ async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
 }
 
 async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shared) {
+    let _heavy = common::heavy();
     let queue = shared.queue().await;
     let total = 10_000;
     let jobs: Vec<NewJob> = (0..total).map(|_| NewJob::of(&Noop {})).collect();

@@ -398,6 +398,7 @@ fn out_of_space(line: &Value) -> bool {
 
 #[test]
 fn a_disk_full_for_a_moment_stops_nothing_for_good() {
+    let _heavy = common::heavy();
     let disk = SmallDisk::start(20);
     disk.server.wait_ready(Duration::from_secs(30));
     let worker = disk.server.worker_pid();
@@ -500,6 +501,7 @@ fn postgres_on_a_disk_full_for_a_moment_stops_nothing_for_good() {
     if !common::need::postgres_programs() {
         return;
     }
+    let _heavy = common::heavy();
     let disk = SmallDisk::with_postgres(80);
     disk.server.wait_ready(Duration::from_secs(30));
     let worker = disk.server.worker_pid();

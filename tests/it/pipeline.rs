@@ -229,6 +229,7 @@ fn stop(mut worker: Running) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identically() {
+    let _heavy = common::heavy();
     use std::os::unix::process::ExitStatusExt;
     let data = tempfile::tempdir().expect("tempdir");
     let store = open(data.path(), None).await;
@@ -525,6 +526,7 @@ async fn refusal(store: &Store, id: &str) -> (String, String) {
 /// ran it is never restarted and goes on converting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heavy_books_fail_alone_within_their_limits() {
+    let _heavy = common::heavy();
     let started = std::time::Instant::now();
     let inflating = words_docx(40);
     let amplified = words_docx(1);
@@ -594,6 +596,7 @@ async fn heavy_books_fail_alone_within_their_limits() {
 /// tenant's book starts, and reads, within a second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tenants_heavy_books_leave_room_for_another_tenants_book() {
+    let _heavy = common::heavy();
     let server = Server::start(&["serve"], &[]);
     let store = open(&server.data_dir(), None).await;
     let heavy = words_docx(25);

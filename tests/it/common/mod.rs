@@ -18,6 +18,38 @@ use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_bindery");
 
+/// Held by the tests that load the machine most, or measure it: at most one of them runs at a
+/// time, while lighter tests (mostly waiting on the processes they started) run beside it.
+/// The integration tests run as threads of one process, more of them than there are cores.
+#[must_use = "the test is heavy only while it holds this"]
+pub struct Heavy(());
+
+static HEAVY: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+/// Waits until no other heavy test runs, and marks this one as running until dropped.
+pub fn heavy() -> Heavy {
+    let (lock, cvar) = &HEAVY;
+    let busy = lock
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut busy = cvar
+        .wait_while(busy, |busy| *busy)
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *busy = true;
+    Heavy(())
+}
+
+impl Drop for Heavy {
+    fn drop(&mut self) {
+        // Also when the test failed: the next heavy test must not wait forever.
+        let (lock, cvar) = &HEAVY;
+        *lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = false;
+        cvar.notify_one();
+    }
+}
+
 /// A `Command` for the binary with a clean, test-owned environment: no `.env` pick-up from the
 /// developer's directory, no inherited `DATABASE_URL` or `PORT`.
 pub fn command(data_dir: &Path) -> Command {

@@ -31,6 +31,7 @@ fn a_serve_never_holds_more_connections_than_its_budget_under_load() {
     if !common::need::postgres() {
         return;
     }
+    let _heavy = common::heavy();
     let url = postgres_database();
     let database = url::Url::parse(&url).expect("url").path()[1..].to_owned();
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
