@@ -77,3 +77,38 @@ pub fn assert_upright(bytes: &[u8]) {
         Orientation::NoTransforms
     );
 }
+
+/// Whether an outside program the unit tests hold Bindery to is installed (`program args…`
+/// runs and succeeds). Without it, plain `cargo test` skips those checks and says so once, on
+/// the terminal; under `scripts/test`, which sets `BINDERY_TEST_REQUIRE_ALL`, it is a failure.
+pub fn have_program(program: &str, args: &[&str]) -> bool {
+    use std::io::Write;
+    use std::sync::Mutex;
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let ran = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ran {
+        return true;
+    }
+    assert!(
+        std::env::var_os("BINDERY_TEST_REQUIRE_ALL").is_none(),
+        "{program} is missing under scripts/test: its set-up failed"
+    );
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !said.iter().any(|p| p == program) {
+        said.push(program.to_owned());
+        // Straight to the terminal: the harness captures what tests print with eprintln!.
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: the unit tests' checks with {program}, which is not installed; run scripts/test"
+        );
+    }
+    false
+}

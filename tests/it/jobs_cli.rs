@@ -1,0 +1,108 @@
+//! `bindery jobs …` against a running `bindery serve`, as an operator would use it.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use common::Server;
+
+fn jobs(server: &Server, args: &[&str]) -> std::process::Output {
+    common::command(&server.data_dir())
+        .arg("jobs")
+        .args(args)
+        .output()
+        .expect("run bindery jobs")
+}
+
+#[test]
+fn an_operator_pings_the_worker_and_manages_jobs() {
+    let server = Server::start(&["serve"], &[]);
+    server.wait_ready(Duration::from_secs(10));
+
+    let out = jobs(&server, &["ping"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let id: i64 = stdout
+        .trim()
+        .strip_prefix("enqueued job ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+
+    // The supervised worker runs it.
+    let started = Instant::now();
+    loop {
+        let out = jobs(&server, &["list", "--state", "completed"]);
+        let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+        if listing
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(&id.to_string()))
+        {
+            assert!(listing.contains("bindery.noop"), "{listing}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never completed:\n{listing}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Finished jobs are counted only on request (that reads the whole history).
+    let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
+    assert!(!stats.contains("completed"), "{stats}");
+    assert!(
+        stats.contains("--all"),
+        "the table says how to see more: {stats}"
+    );
+    let all = String::from_utf8_lossy(&jobs(&server, &["stats", "--all"]).stdout).into_owned();
+    assert!(
+        all.lines().any(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            cols.first() == Some(&"default") && cols.get(1) == Some(&"completed")
+        }),
+        "{all}"
+    );
+
+    // Pausing a queue holds new jobs back; resuming lets them run.
+    assert!(jobs(&server, &["pause", "default"]).status.success());
+    // A pause takes effect within 100 ms.
+    std::thread::sleep(Duration::from_millis(300));
+    let out = jobs(&server, &["ping", "--millis", "10"]);
+    assert!(out.status.success());
+    // A window for the job to be wrongly run: an idle worker on SQLite hears of a commit at
+    // once (inotify), or within 250 ms by its poll.
+    std::thread::sleep(Duration::from_millis(600));
+    let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
+    assert!(stats.contains("paused: default"), "{stats}");
+    assert!(
+        stats
+            .lines()
+            .any(|l| l.starts_with("default") && l.contains("available")),
+        "{stats}"
+    );
+    assert!(jobs(&server, &["resume", "default"]).status.success());
+    let started = Instant::now();
+    loop {
+        let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
+        if !stats.lines().any(|l| l.contains("available")) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{stats}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Mistakes get a clear answer and a failing exit code.
+    let out = jobs(&server, &["retry", &id.to_string()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not dead, discarded or cancelled"));
+    let out = jobs(&server, &["list", "--state", "finished"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown state"));
+    let out = jobs(&server, &["show", "987654"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no job 987654"));
+}

@@ -1,0 +1,31 @@
+//! Bindery's integration tests, one binary: each module was a test file of its own, and each
+//! of those linked the whole crate again, which was most of a test run's build time.
+//! `scripts/test --test it MODULE::` runs one of them.
+
+mod common;
+
+mod admin;
+mod api;
+mod app;
+mod app_browser;
+mod azure;
+mod catalog;
+mod configuration;
+mod convert;
+mod crash;
+mod deploy;
+mod faults;
+mod http;
+mod installation;
+mod jobs;
+mod jobs_cli;
+mod logs_cli;
+mod openapi;
+mod pipeline;
+mod postgres;
+mod reader_browser;
+mod s3;
+mod shutdown;
+mod supervision;
+mod tokens_cli;
+mod webhooks;

@@ -1,0 +1,89 @@
+//! The same binary on PostgreSQL: `DATABASE_URL=postgres://…` is all it takes.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::{Server, message, signal_pid};
+use nix::sys::signal::Signal;
+
+#[test]
+fn serve_on_postgres_migrates_heartbeats_and_stops_cleanly() {
+    if !common::need::postgres() {
+        return;
+    }
+    let database = common::postgres_database();
+    let mut server = Server::start(&["serve"], &[("DATABASE_URL", &database)]);
+    server.wait_ready(Duration::from_secs(10));
+    let line = server
+        .process
+        .logs
+        .wait_for("worker ready", Duration::from_secs(10), |l| {
+            message(l, Some("worker"), "worker ready")
+        });
+    assert_eq!(line["database"], "postgres");
+    server.process.signal(Signal::SIGTERM);
+    let (status, _) = server.process.wait_exit(Duration::from_secs(10));
+    assert!(status.success());
+}
+
+#[test]
+fn a_stuck_worker_is_caught_on_postgres_too() {
+    if !common::need::postgres() {
+        return;
+    }
+    let database = common::postgres_database();
+    let mut server = Server::start(
+        &["serve"],
+        &[("DATABASE_URL", &database), ("WORKER_STALL_TIMEOUT", "2s")],
+    );
+    server.wait_ready(Duration::from_secs(10));
+    signal_pid(server.worker_pid(), Signal::SIGSTOP);
+    let (status, took) = server.process.wait_exit(Duration::from_secs(8));
+    assert!(!status.success());
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn migrate_on_postgres_is_repeatable() {
+    if !common::need::postgres() {
+        return;
+    }
+    let database = common::postgres_database();
+    let data = tempfile::tempdir().expect("tempdir");
+    for _ in 0..2 {
+        let output = common::command(data.path())
+            .env("DATABASE_URL", &database)
+            .arg("migrate")
+            .output()
+            .expect("run");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_postgres_fails_with_a_clear_error() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    let data = tempfile::tempdir().expect("tempdir");
+    let output = common::command(data.path())
+        .env(
+            "DATABASE_URL",
+            format!("postgres://u:hunter2@127.0.0.1:{port}/db"),
+        )
+        .arg("serve")
+        .output()
+        .expect("run");
+    assert!(!output.status.success());
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        out.contains(&format!("PostgreSQL at 127.0.0.1:{port}")),
+        "{out}"
+    );
+    assert!(!out.contains("hunter2"), "{out}");
+}

@@ -1,0 +1,113 @@
+//! The web reader in a real browser (Debian's headless Chromium, driven by playwright-core):
+//! served by `bindery serve`, read once online, then offline, where chapters must still load.
+
+use crate::common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use common::books::{open, submit, wait_book};
+use common::{Server, corpus};
+
+/// Screenshots stay with the test output for a person to look at.
+fn screenshot_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/reader");
+    std::fs::create_dir_all(&dir).expect("screenshot dir");
+    dir
+}
+
+/// Four chapters of the corpus novel's text, a footnote in the second (the script follows it)
+/// and an image in the last (the script checks it loads offline).
+fn manuscript_with_notes_and_an_image() -> String {
+    let novel = std::fs::read_to_string(corpus().join("markdown/love-among-the-chickens.md"))
+        .expect("novel");
+    let paragraphs: Vec<&str> = novel
+        .split("\n\n")
+        .filter(|p| p.len() > 200 && !p.starts_with(['#', '>', '-']))
+        .take(40)
+        .collect();
+    let mut png = Vec::new();
+    image::RgbImage::from_fn(120, 80, |x, y| {
+        image::Rgb([(x * 2) as u8, (y * 3) as u8, 120])
+    })
+    .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+    .expect("png");
+    let mut md = String::from(
+        "---\ntitle: The Reader Test\nauthor: P. G. Wodehouse\nlanguage: en-GB\n---\n\n",
+    );
+    for (i, chunk) in paragraphs.chunks(10).enumerate() {
+        md.push_str(&format!("## Chapter {}\n\n", i + 1));
+        for (j, p) in chunk.iter().enumerate() {
+            md.push_str(p);
+            if i == 1 && j == 0 {
+                md.push_str("[^hat]");
+            }
+            md.push_str("\n\n");
+        }
+    }
+    md.push_str(&format!(
+        "![A gradient, for testing]({})\n\n",
+        data_uri(&png)
+    ));
+    md.push_str("[^hat]: The same old brown one.\n");
+    md
+}
+
+fn data_uri(png: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::from("data:image/png;base64,");
+    for chunk in png.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reader_installs_and_reads_offline_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
+    let server = Server::start(&["serve"], &[]);
+    let store = open(&server.data_dir(), None).await;
+    let cover = corpus().join("love-among-the-chickens-cover.jpg");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manuscript = dir.path().join("reader-test.md");
+    std::fs::write(&manuscript, manuscript_with_notes_and_an_image()).expect("write");
+    let id = submit(&store, &manuscript, Some(&cover)).await;
+    let book = wait_book(&store, &id, Duration::from_secs(60)).await;
+    assert_eq!(book.status, "ready", "{:?}", book.error);
+
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/reader-offline.mjs");
+    let url = server.url(&format!("/books/{id}/reader/index.html"));
+    let token = bindery::tokens::create(&store.db, "test", false)
+        .await
+        .expect("token");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .env("BINDERY_TOKEN", token)
+            .arg(&script)
+            .arg(&url)
+            .arg(screenshot_dir())
+            .output()
+            .expect("node is not installed: run the suite through scripts/test")
+    })
+    .await
+    .expect("browser thread");
+    assert!(
+        out.status.success(),
+        "the browser test failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
