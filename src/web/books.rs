@@ -5,10 +5,10 @@
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
-use sha2::{Digest, Sha256};
 
 use super::AppState;
 use super::api::{ApiError, Caller};
+use super::conditional::{self, Answer};
 use crate::pipeline::{books, keys};
 
 /// Strict enough that a script smuggled into a manuscript cannot run in the reader: the
@@ -84,28 +84,13 @@ async fn reader_file(
         Ok(None) => return not_found(),
         Err(e) => return storage_error(&e),
     };
-    let etag = format!("\"{}\"", hex(&Sha256::digest(&bytes)[..16]));
-    let fresh = req
-        .headers()
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
-    let mut response = if fresh {
-        HttpResponse::NotModified()
-    } else {
-        HttpResponse::Ok()
-    };
-    response
-        .insert_header((header::ETAG, etag))
+    Answer::new(&req, conditional::etag(&bytes))
         // Revalidate every time: the service worker is what makes the reader fast and offline.
-        .insert_header((header::CACHE_CONTROL, "private, no-cache"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, READER_CSP))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"));
-    if fresh {
-        return response.finish();
-    }
-    response.content_type(content_type(&file)).body(bytes)
+        .header((header::CACHE_CONTROL, "private, no-cache"))
+        .header((header::CONTENT_SECURITY_POLICY, READER_CSP))
+        .header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .header((header::REFERRER_POLICY, "no-referrer"))
+        .body(content_type(&file), bytes)
 }
 
 /// The caller's ready book `id`, or the answer to give instead: sign in (a browser), an
@@ -187,8 +172,4 @@ fn storage_error(e: &anyhow::Error) -> HttpResponse {
     HttpResponse::ServiceUnavailable()
         .content_type("text/plain; charset=utf-8")
         .body("storage is unavailable; try again shortly")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -9,6 +9,7 @@ mod assets;
 pub mod book_watch;
 mod books;
 mod catalog;
+mod conditional;
 mod head;
 mod health;
 mod metrics;
