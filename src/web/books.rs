@@ -7,8 +7,10 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
 
 use super::AppState;
-use super::api::{ApiError, Caller};
+use super::caller::Caller;
 use super::conditional::{self, Answer};
+use super::error::ApiError;
+use super::fault::Fault;
 use crate::pipeline::{books, keys};
 
 /// Strict enough that a script smuggled into a manuscript cannot run in the reader: the
@@ -167,9 +169,19 @@ fn not_found() -> HttpResponse {
         .body("not found")
 }
 
+/// A failure to read the book: logged, and answered in plain text by what it means for the
+/// client (see [`Fault`]).
 fn storage_error(e: &anyhow::Error) -> HttpResponse {
-    tracing::error!(error = %format!("{e:#}"), "blob store read failed");
-    HttpResponse::ServiceUnavailable()
+    let (fault, request_id) = Fault::report(e, "reading a book's file");
+    let mut message = match fault {
+        Fault::Unavailable => "storage is unavailable; try again shortly".to_owned(),
+        Fault::OutOfSpace => "storage is full; try again once the operator has freed space".into(),
+        Fault::Bug => "the server failed to read this file; retrying will not help".into(),
+    };
+    if let Some(id) = request_id {
+        message.push_str(&format!(" (request id {id})"));
+    }
+    HttpResponse::build(fault.status())
         .content_type("text/plain; charset=utf-8")
-        .body("storage is unavailable; try again shortly")
+        .body(message)
 }

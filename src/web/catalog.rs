@@ -7,9 +7,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
 
 use super::AppState;
-use super::api::openapi::{Unauthorized, Unavailable};
-use super::api::{ApiError, Caller};
+use super::caller::Caller;
 use super::conditional::{self, Answer};
+use super::error::ApiError;
+use super::error_responses::{Internal, Unauthorized, Unavailable};
 use crate::catalog::{self, Catalog, opds};
 use crate::pipeline::keys;
 
@@ -91,6 +92,7 @@ struct IfNoneMatch {
             ("ETag" = String, description = "The catalog's version.")
         )),
         (status = 401, response = Unauthorized),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
