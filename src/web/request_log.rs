@@ -48,10 +48,13 @@ pub async fn log_request(
         .observe(duration_ms / 1000.0);
     // Platforms probe health every few seconds; a healthy probe is not news.
     let probe = matches!(path.as_str(), "/healthz" | "/readyz") && status < 400;
-    if probe {
-        tracing::debug!(parent: &span, %method, %path, status, duration_ms, "request");
-    } else {
-        tracing::info!(parent: &span, %method, %path, status, duration_ms, "request");
-    }
+    // Entered rather than named as the parent: the JSON log lists the current spans only.
+    span.in_scope(|| {
+        if probe {
+            tracing::debug!(%method, %path, status, duration_ms, "request");
+        } else {
+            tracing::info!(%method, %path, status, duration_ms, "request");
+        }
+    });
     result
 }
