@@ -106,7 +106,7 @@ pub fn csrf_matches(expected: &str, given: &str) -> bool {
 pub fn random_hex() -> String {
     let mut bytes = [0u8; ID_BYTES];
     rand::rng().fill(&mut bytes);
-    tokens::hex(&bytes)
+    hex::encode(bytes)
 }
 
 fn well_formed(id: &str) -> bool {

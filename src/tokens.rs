@@ -314,7 +314,7 @@ pub async fn tenant_of(db: &Database, name: &str) -> anyhow::Result<Option<Strin
 fn generate_webhook_secret() -> Secret<String> {
     let mut secret = [0u8; SECRET_BYTES];
     rand::fill(&mut secret);
-    Secret::new(format!("{WEBHOOK_SECRET_PREFIX}{}", hex(&secret)))
+    Secret::new(format!("{WEBHOOK_SECRET_PREFIX}{}", hex::encode(secret)))
 }
 
 /// A new token: the prefix and [`SECRET_BYTES`] from the operating system's CSPRNG-seeded
@@ -322,16 +322,12 @@ fn generate_webhook_secret() -> Secret<String> {
 fn generate() -> String {
     let mut secret = [0u8; SECRET_BYTES];
     rand::fill(&mut secret);
-    format!("{PREFIX}{}", hex(&secret))
+    format!("{PREFIX}{}", hex::encode(secret))
 }
 
 /// What is stored: the token's SHA-256 in lowercase hex.
 pub(crate) fn hash(token: &str) -> String {
-    hex(&Sha256::digest(token.as_bytes()))
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 /// Whether `token` has the shape of one this module makes.

@@ -5,10 +5,12 @@
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
-use sha2::{Digest, Sha256};
 
 use super::AppState;
-use super::api::{ApiError, Caller};
+use super::caller::Caller;
+use super::conditional::{self, Answer};
+use super::error::ApiError;
+use super::fault::Fault;
 use crate::pipeline::{books, keys};
 
 /// Strict enough that a script smuggled into a manuscript cannot run in the reader: the
@@ -84,28 +86,13 @@ async fn reader_file(
         Ok(None) => return not_found(),
         Err(e) => return storage_error(&e),
     };
-    let etag = format!("\"{}\"", hex(&Sha256::digest(&bytes)[..16]));
-    let fresh = req
-        .headers()
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
-    let mut response = if fresh {
-        HttpResponse::NotModified()
-    } else {
-        HttpResponse::Ok()
-    };
-    response
-        .insert_header((header::ETAG, etag))
+    Answer::new(&req, conditional::etag(&bytes))
         // Revalidate every time: the service worker is what makes the reader fast and offline.
-        .insert_header((header::CACHE_CONTROL, "private, no-cache"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, READER_CSP))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"));
-    if fresh {
-        return response.finish();
-    }
-    response.content_type(content_type(&file)).body(bytes)
+        .header((header::CACHE_CONTROL, "private, no-cache"))
+        .header((header::CONTENT_SECURITY_POLICY, READER_CSP))
+        .header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .header((header::REFERRER_POLICY, "no-referrer"))
+        .body(content_type(&file), bytes)
 }
 
 /// The caller's ready book `id`, or the answer to give instead: sign in (a browser), an
@@ -182,13 +169,19 @@ fn not_found() -> HttpResponse {
         .body("not found")
 }
 
+/// A failure to read the book: logged, and answered in plain text by what it means for the
+/// client (see [`Fault`]).
 fn storage_error(e: &anyhow::Error) -> HttpResponse {
-    tracing::error!(error = %format!("{e:#}"), "blob store read failed");
-    HttpResponse::ServiceUnavailable()
+    let (fault, request_id) = Fault::report(e, "reading a book's file");
+    let mut message = match fault {
+        Fault::Unavailable => "storage is unavailable; try again shortly".to_owned(),
+        Fault::OutOfSpace => "storage is full; try again once the operator has freed space".into(),
+        Fault::Bug => "the server failed to read this file; retrying will not help".into(),
+    };
+    if let Some(id) = request_id {
+        message.push_str(&format!(" (request id {id})"));
+    }
+    HttpResponse::build(fault.status())
         .content_type("text/plain; charset=utf-8")
-        .body("storage is unavailable; try again shortly")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+        .body(message)
 }

@@ -5,12 +5,12 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
-use bytes::Bytes;
-use sha2::{Digest, Sha256};
 
 use super::AppState;
-use super::api::openapi::{Unauthorized, Unavailable};
-use super::api::{ApiError, Caller};
+use super::caller::Caller;
+use super::conditional::{self, Answer};
+use super::error::ApiError;
+use super::error_responses::{Internal, Unauthorized, Unavailable};
 use crate::catalog::{self, Catalog, opds};
 use crate::pipeline::keys;
 
@@ -92,6 +92,7 @@ struct IfNoneMatch {
             ("ETag" = String, description = "The catalog's version.")
         )),
         (status = 401, response = Unauthorized),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -133,26 +134,13 @@ async fn serve(
         }
         return Ok(None);
     };
-    let etag = etag(&bytes);
-    let fresh = req
-        .headers()
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    let mut response = if fresh {
-        HttpResponse::NotModified()
-    } else {
-        HttpResponse::Ok()
-    };
-    response
-        .insert_header((header::ETAG, etag))
-        // Per caller: shared caches must not keep it, and clients revalidate each time.
-        .insert_header((header::CACHE_CONTROL, "private, no-cache"))
-        .insert_header((header::VARY, "Authorization"));
-    if fresh {
-        return Ok(Some(response.finish()));
-    }
-    Ok(Some(response.content_type(media_type).body(bytes)))
+    Ok(Some(
+        Answer::new(req, conditional::etag(&bytes))
+            // Per caller: shared caches must not keep it, and clients revalidate each time.
+            .header((header::CACHE_CONTROL, "private, no-cache"))
+            .header((header::VARY, "Authorization"))
+            .body(media_type, bytes),
+    ))
 }
 
 /// An empty catalog, until the first refresh stores the real one: never cached.
@@ -162,10 +150,4 @@ fn placeholder(body: Vec<u8>, media_type: &'static str) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::VARY, "Authorization"))
         .body(body)
-}
-
-fn etag(bytes: &Bytes) -> String {
-    let digest = Sha256::digest(bytes);
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("\"{hex}\"")
 }

@@ -8,11 +8,17 @@ pub mod api;
 mod assets;
 pub mod book_watch;
 mod books;
+mod caller;
 mod catalog;
+mod conditional;
+mod error;
+mod error_responses;
+mod fault;
 mod head;
 mod health;
 mod metrics;
 mod pages;
+mod request_id;
 mod request_log;
 pub mod session;
 

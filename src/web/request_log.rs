@@ -1,5 +1,6 @@
-//! One log line per HTTP request (method, path, status, duration), and its duration in the
-//! request histogram of `/metrics`.
+//! One log line per HTTP request (method, path, status, duration), its duration in the
+//! request histogram of `/metrics`, and its id: every log line of the request carries
+//! `request_id` (a span around it), and the response names it in `X-Request-Id`.
 
 use std::time::Instant;
 
@@ -7,6 +8,9 @@ use actix_web::Error;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
+use tracing::Instrument as _;
+
+use super::request_id::{self, RequestId};
 
 pub async fn log_request(
     req: ServiceRequest,
@@ -15,7 +19,14 @@ pub async fn log_request(
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.path().to_owned();
-    let result = next.call(req).await;
+    let id = RequestId::of(req.headers());
+    // At ERROR level, so that it is kept whenever the error lines it is most useful on are.
+    let span = tracing::error_span!("request", request_id = %id);
+    let mut result = id
+        .clone()
+        .scope(next.call(req))
+        .instrument(span.clone())
+        .await;
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
     // Known only once the router has run.
     let route = match &result {
@@ -27,15 +38,23 @@ pub async fn log_request(
         Ok(response) => response.status().as_u16(),
         Err(error) => error.as_response_error().status_code().as_u16(),
     };
+    if let Ok(response) = &mut result {
+        response
+            .headers_mut()
+            .insert(request_id::HEADER, id.header_value());
+    }
     crate::metrics::HTTP_REQUESTS
         .with_label_values(&[route.as_str(), method.as_str(), &status.to_string()])
         .observe(duration_ms / 1000.0);
     // Platforms probe health every few seconds; a healthy probe is not news.
     let probe = matches!(path.as_str(), "/healthz" | "/readyz") && status < 400;
-    if probe {
-        tracing::debug!(%method, %path, status, duration_ms, "request");
-    } else {
-        tracing::info!(%method, %path, status, duration_ms, "request");
-    }
+    // Entered rather than named as the parent: the JSON log lists the current spans only.
+    span.in_scope(|| {
+        if probe {
+            tracing::debug!(%method, %path, status, duration_ms, "request");
+        } else {
+            tracing::info!(%method, %path, status, duration_ms, "request");
+        }
+    });
     result
 }

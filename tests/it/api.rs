@@ -1066,3 +1066,196 @@ fn hostile_numbers_in_every_numeric_parameter_get_no_5xx() {
     );
     println!("{answered} requests with hostile numbers, no 5xx");
 }
+
+/// A statement on the server's SQLite database, from outside the server.
+fn sqlite_execute(server: &Server, statement: &'static str) {
+    let path = server.data_dir().join("bindery.db");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("open the database file");
+        sqlx::query(statement)
+            .execute(&mut conn)
+            .await
+            .expect("execute");
+        conn.close().await.expect("close");
+    });
+}
+
+/// Whether a JSON log line was written inside the request with this id.
+fn of_request(line: &Value, id: &str) -> bool {
+    line["spans"]
+        .as_array()
+        .is_some_and(|spans| spans.iter().any(|s| s["request_id"] == id))
+}
+
+/// A bug (here a stored row of the wrong type, which no retry mends) answers 500, never 503,
+/// and names the request, whose id is on the log line with the whole error chain. Every
+/// response carries the id: the client's own when it is sane, a new one otherwise.
+#[test]
+fn a_bug_answers_500_with_the_request_id_of_its_log_line() {
+    let server = serve(false, &[]);
+    let alice = token(&server, "alice");
+    let get = |id: Option<&str>| {
+        let mut request = client()
+            .get(server.url("/api/v1/books"))
+            .bearer_auth(&alice);
+        if let Some(id) = id {
+            request = request.header("X-Request-Id", id);
+        }
+        request.send().expect("GET /api/v1/books")
+    };
+    let fine = get(Some("client-chosen-1"));
+    assert_eq!(fine.status(), StatusCode::OK);
+    assert_eq!(fine.headers()["x-request-id"], "client-chosen-1");
+    let made = get(Some(&"x".repeat(129)));
+    let made = made.headers()["x-request-id"].to_str().expect("ASCII");
+    assert!(uuid::Uuid::parse_str(made).is_ok(), "{made}");
+
+    // SQLite keeps a BLOB in a TEXT column as it is; reading it as text fails.
+    sqlite_execute(&server, "UPDATE tokens SET tenant = X'00FF'");
+    for sent in [Some("bug-report-7"), None] {
+        let response = get(sent);
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let id = response.headers()["x-request-id"]
+            .to_str()
+            .expect("ASCII")
+            .to_owned();
+        if let Some(sent) = sent {
+            assert_eq!(id, sent);
+        }
+        let body = json(response);
+        assert_eq!(body["error"]["code"], "internal", "{body}");
+        assert_eq!(body["error"]["request_id"], id.as_str(), "{body}");
+        let line =
+            server
+                .process
+                .logs
+                .wait_for("the failure's log line", Duration::from_secs(10), |l| {
+                    l["level"] == "ERROR" && of_request(l, &id)
+                });
+        let error = line["error"].as_str().unwrap_or_default();
+        assert!(error.contains("decoding column"), "{line}");
+        // The request's own line carries the id too.
+        server
+            .process
+            .logs
+            .wait_for("the request line", Duration::from_secs(10), |l| {
+                common::message(l, Some("web"), "request")
+                    && l["status"] == 500
+                    && of_request(l, &id)
+            });
+    }
+}
+
+/// A TCP proxy in front of PostgreSQL that can be stopped, as a database that goes away is.
+struct DatabaseProxy {
+    addr: std::net::SocketAddr,
+    stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sockets: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+    accepting: Option<std::thread::JoinHandle<()>>,
+}
+
+impl DatabaseProxy {
+    fn start(target: std::net::SocketAddr) -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sockets = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (stop, open) = (stopped.clone(), sockets.clone());
+        let accepting = std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let (Ok(client), Ok(server)) = (client, std::net::TcpStream::connect(target))
+                else {
+                    continue;
+                };
+                let mut open = open.lock().expect("sockets");
+                for (mut from, mut to) in [
+                    (client.try_clone(), server.try_clone()),
+                    (server.try_clone(), client.try_clone()),
+                ]
+                .map(|(a, b)| (a.expect("clone"), b.expect("clone")))
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+                open.extend([client, server]);
+            }
+        });
+        Self {
+            addr,
+            stopped,
+            sockets,
+            accepting: Some(accepting),
+        }
+    }
+
+    /// Closes every connection and stops listening: new ones are refused.
+    fn stop(&mut self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accepting thread, which then drops the listener.
+        let _ = std::net::TcpStream::connect(self.addr);
+        if let Some(accepting) = self.accepting.take() {
+            accepting.join().expect("the accepting thread");
+        }
+        for socket in self.sockets.lock().expect("sockets").drain(..) {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for DatabaseProxy {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A database that has gone away is storage that is unavailable: 503, worth retrying, not 500.
+#[test]
+fn a_stopped_database_answers_503() {
+    let direct = url::Url::parse(&common::postgres_database()).expect("URL");
+    let target = std::net::ToSocketAddrs::to_socket_addrs(&(
+        direct.host_str().expect("host"),
+        direct.port().unwrap_or(5432),
+    ))
+    .expect("resolve")
+    .next()
+    .expect("an address");
+    let mut proxy = DatabaseProxy::start(target);
+    let mut proxied = direct.clone();
+    proxied.set_port(Some(proxy.addr.port())).expect("port");
+    let server = Server::start(&["serve"], &[("DATABASE_URL", proxied.as_str())]);
+    let mut cli = command(&server.data_dir());
+    cli.env("DATABASE_URL", direct.as_str());
+    let alice = common::web::create_token(cli, "alice", false);
+    let get = || {
+        reqwest::blocking::Client::builder()
+            // Past the pool's wait for a connection (15 s).
+            .timeout(Duration::from_secs(40))
+            .build()
+            .expect("client")
+            .get(server.url("/api/v1/books"))
+            .bearer_auth(&alice)
+            .send()
+            .expect("GET /api/v1/books")
+    };
+    assert_eq!(get().status(), StatusCode::OK);
+
+    proxy.stop();
+    let response = get();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body = json(response);
+    assert_eq!(body["error"]["code"], "unavailable", "{body}");
+}

@@ -86,12 +86,7 @@ pub fn service_worker(files: &[(String, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
     }
-    let version: String = hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let version = hex::encode(&hasher.finalize()[..8]);
     let mut list: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
     list.push(SERVICE_WORKER);
     let list = serde_json::to_string_pretty(&list)?;

@@ -8,9 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::openapi::{BadRequest, CsrfFailed, NotFound, RateLimited, Unauthorized, Unavailable};
 use super::upload::{self, Upload, UploadForm};
-use super::{ApiError, Caller, ErrorBody};
 use crate::convert::Options;
 use crate::document::Metadata;
 use crate::ebook::metadata::{self, MetadataInputs};
@@ -21,6 +19,11 @@ use crate::pipeline::steps::STEPS;
 use crate::pipeline::{self, NewBook, keys};
 use crate::storage::rfc3339;
 use crate::web::AppState;
+use crate::web::caller::Caller;
+use crate::web::error::{ApiError, ErrorBody};
+use crate::web::error_responses::{
+    BadRequest, CsrfFailed, Internal, NotFound, RateLimited, Unauthorized, Unavailable,
+};
 use crate::webhooks::{self, CallbackUrl, DeliveryStatus};
 
 const PAGE_DEFAULT: i64 = 50;
@@ -87,6 +90,7 @@ struct IdempotencyHeader {
         (status = 422, description = "A metadata value is invalid (`invalid_metadata`, \
             `field` names it).", body = ErrorBody),
         (status = 429, response = RateLimited),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
         (status = 507, description = "The server is out of storage space \
             (`insufficient_storage`); nothing of the upload was kept.", body = ErrorBody),
@@ -274,6 +278,7 @@ struct Page {
         (status = 200, description = "A page of books (without progress or report).", body = Page),
         (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -314,6 +319,7 @@ pub async fn list(
         (status = 200, description = "The book.", body = BookView),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -348,6 +354,7 @@ const EVENT_RETRY: Duration = Duration::from_secs(1);
             body = String, content_type = "text/event-stream"),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -489,6 +496,7 @@ impl Watch {
         (status = 404, response = NotFound),
         (status = 409, description = "The book is not ready yet, or failed (`not_ready`).",
             body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -536,6 +544,7 @@ pub async fn epub(
         (status = 403, response = CsrfFailed),
         (status = 404, response = NotFound),
         (status = 429, response = RateLimited),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -580,6 +589,7 @@ pub async fn delete(
             (`nothing_to_retry`), or its manuscript was refused (`input_refused`).",
             body = ErrorBody),
         (status = 429, response = RateLimited),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]

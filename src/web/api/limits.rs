@@ -8,8 +8,8 @@ use actix_web::http::StatusCode;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
-use super::ApiError;
 use crate::config::RateLimit;
+use crate::web::error::ApiError;
 
 pub struct WriteLimiter {
     limiter: DefaultKeyedRateLimiter<String>,

@@ -3,17 +3,20 @@
 //! Nothing here lists routes: the paths come from the `#[utoipa::path]` annotation of each
 //! handler as `routes` registers it, and the schemas from the types the handlers really read
 //! and answer with. What is left for this module is what no single handler owns: the API's
-//! description, its security schemes, and the error responses every route shares.
+//! description and its security schemes (the error responses every route shares are
+//! `web::error_responses`).
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 use utoipa::openapi::path::Paths;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{Components, RefOr, schema::Schema};
-use utoipa::{Modify, OpenApi, ToResponse};
+use utoipa::{Modify, OpenApi};
 use utoipa_actix_web::OpenApiFactory;
 
-use super::ErrorBody;
+use crate::web::error_responses::{
+    BadRequest, CsrfFailed, Internal, NotAdmin, NotFound, RateLimited, Unauthorized, Unavailable,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -45,7 +48,8 @@ use super::ErrorBody;
     ),
     security(("bearer" = []), ("basic" = []), ("session" = [])),
     components(responses(
-        BadRequest, Unauthorized, CsrfFailed, NotFound, NotAdmin, RateLimited, Unavailable
+        BadRequest, Unauthorized, CsrfFailed, NotFound, NotAdmin, RateLimited, Internal,
+        Unavailable
     )),
     modifiers(&SecuritySchemes)
 )]
@@ -123,49 +127,3 @@ pub async fn openapi_json(doc: web::Data<Document>) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .body(doc.0.clone())
 }
-
-// The error responses routes share. A route lists the ones it can give with
-// `(status = 401, response = Unauthorized)`; the body is always the one error schema.
-
-/// The request is malformed: a parameter, header or form field is invalid (`field` names it).
-#[derive(ToResponse)]
-#[allow(dead_code)] // a schema for the document, never built
-pub struct BadRequest(ErrorBody<'static>);
-
-/// No API token, or one that is mistyped or revoked, or a session that has ended (`code` is
-/// `unauthorized`).
-#[derive(ToResponse)]
-#[response(headers(("WWW-Authenticate" = String, description = "`Bearer realm=\"bindery\"`")))]
-#[allow(dead_code)]
-pub struct Unauthorized(ErrorBody<'static>);
-
-/// The request came with the session cookie but without the session's CSRF token in
-/// `X-CSRF-Token` (`code` is `csrf_failed`, `field` names the header): nothing was changed.
-/// Requests with an API token never get it.
-#[derive(ToResponse)]
-#[allow(dead_code)]
-pub struct CsrfFailed(ErrorBody<'static>);
-
-/// There is no such book for this token (`code` is `book_not_found`), whether it never existed,
-/// was deleted, or belongs to another tenant.
-#[derive(ToResponse)]
-#[allow(dead_code)]
-pub struct NotFound(ErrorBody<'static>);
-
-/// The token is not an admin token (`code` is `not_found`): admin routes answer anyone else
-/// as if they did not exist.
-#[derive(ToResponse)]
-#[allow(dead_code)]
-pub struct NotAdmin(ErrorBody<'static>);
-
-/// This token made too many writes (uploads, deletes, retries) recently (`code` is
-/// `rate_limited`); `Retry-After` says when the next one is allowed.
-#[derive(ToResponse)]
-#[response(headers(("Retry-After" = u64, description = "Seconds until the next write is allowed.")))]
-#[allow(dead_code)]
-pub struct RateLimited(ErrorBody<'static>);
-
-/// Storage is unavailable or failed (`code` is `unavailable`); try again shortly.
-#[derive(ToResponse)]
-#[allow(dead_code)]
-pub struct Unavailable(ErrorBody<'static>);

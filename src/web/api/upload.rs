@@ -11,11 +11,11 @@ use object_store::path::Path;
 use object_store::{ObjectStoreExt, WriteMultipart};
 use utoipa::ToSchema;
 
-use super::ApiError;
 use crate::ebook::metadata::KEYS;
 use crate::manuscript::Format;
 use crate::pipeline::keys;
 use crate::storage::BlobStore;
+use crate::web::error::ApiError;
 
 /// Largest metadata value accepted (a description can be long; a field is not a file).
 const MAX_FIELD_BYTES: usize = 64 * 1024;

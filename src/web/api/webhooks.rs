@@ -6,11 +6,12 @@ use actix_web::{HttpResponse, get, post, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::openapi::{CsrfFailed, Unauthorized, Unavailable};
-use super::{ApiError, Caller, ErrorBody};
 use crate::storage::rfc3339;
 use crate::tokens::{self, SigningSecrets};
 use crate::web::AppState;
+use crate::web::caller::Caller;
+use crate::web::error::{ApiError, ErrorBody};
+use crate::web::error_responses::{CsrfFailed, Internal, Unauthorized, Unavailable};
 
 /// The tenant's webhook signing secret, and how a receiver checks a signature with it.
 #[derive(Serialize, ToSchema)]
@@ -44,6 +45,7 @@ struct SecretView<'a> {
         (status = 401, response = Unauthorized),
         (status = 404, description = "The tenant has no token row left to keep the secret in \
             (`not_found`): its tokens were removed while the request ran.", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -89,6 +91,7 @@ struct RotateQuery {
         (status = 403, response = CsrfFailed),
         (status = 404, description = "The tenant has no token row left to keep the secret in \
             (`not_found`): its tokens were removed while the request ran.", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]

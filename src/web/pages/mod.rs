@@ -15,6 +15,9 @@ use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
 use maud::{DOCTYPE, Markup, html};
 
 use super::AppState;
+use super::error::ApiError;
+use super::fault::Fault;
+use super::request_id::RequestId;
 use crate::sessions::Session;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -89,7 +92,11 @@ pub enum PageError {
     NotFound,
     /// A query parameter the page cannot use (a `before` that is no page's `next`): 400.
     BadRequest(String),
-    Unavailable(anyhow::Error),
+    /// A failure on the server's side, already logged with the request's id.
+    Failed {
+        fault: Fault,
+        request_id: Option<RequestId>,
+    },
 }
 
 impl std::fmt::Display for PageError {
@@ -98,25 +105,32 @@ impl std::fmt::Display for PageError {
             PageError::SignIn { .. } => f.write_str("sign in required"),
             PageError::NotFound => f.write_str("not found"),
             PageError::BadRequest(message) => write!(f, "bad request: {message}"),
-            PageError::Unavailable(e) => write!(f, "unavailable: {e:#}"),
+            PageError::Failed { fault, .. } => write!(f, "failed: {fault:?}"),
         }
     }
 }
 
 impl From<anyhow::Error> for PageError {
     fn from(e: anyhow::Error) -> Self {
-        PageError::Unavailable(e)
+        let (fault, request_id) = Fault::report(&e, "page");
+        PageError::Failed { fault, request_id }
     }
 }
 
-impl From<super::api::ApiError> for PageError {
-    fn from(e: super::api::ApiError) -> Self {
-        if e.status_code() == StatusCode::NOT_FOUND {
-            PageError::NotFound
-        } else if e.status_code() == StatusCode::BAD_REQUEST {
-            PageError::BadRequest(e.message().to_owned())
-        } else {
-            PageError::Unavailable(anyhow::anyhow!("{e}"))
+impl From<ApiError> for PageError {
+    fn from(e: ApiError) -> Self {
+        match e.status_code() {
+            StatusCode::NOT_FOUND => PageError::NotFound,
+            StatusCode::BAD_REQUEST => PageError::BadRequest(e.message().to_owned()),
+            _ => match e.fault() {
+                // Logged where it was made.
+                Some(fault) => PageError::Failed {
+                    fault,
+                    request_id: RequestId::current(),
+                },
+                // An answer meant for the API that a page cannot give: the page's fault.
+                None => PageError::from(anyhow::anyhow!("a page got an API answer: {e}")),
+            },
         }
     }
 }
@@ -127,7 +141,7 @@ impl ResponseError for PageError {
             PageError::SignIn { .. } => StatusCode::SEE_OTHER,
             PageError::NotFound => StatusCode::NOT_FOUND,
             PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            PageError::Failed { fault, .. } => fault.status(),
         }
     }
 
@@ -166,17 +180,33 @@ impl ResponseError for PageError {
                     },
                 ),
             ),
-            PageError::Unavailable(e) => {
-                tracing::error!(error = %format!("{e:#}"), "page failed");
-                html_response(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    layout(
+            PageError::Failed { fault, request_id } => {
+                let (title, why) = match fault {
+                    Fault::Unavailable => (
                         "Unavailable",
+                        "Its storage is unavailable. Try again in a moment; if it persists, the operator's logs say why.",
+                    ),
+                    Fault::OutOfSpace => (
+                        "Out of space",
+                        "Its storage is full. Try again once the operator has freed space.",
+                    ),
+                    Fault::Bug => (
+                        "Server error",
+                        "It failed through a fault of its own, which trying again will not mend. The operator's logs say why.",
+                    ),
+                };
+                html_response(
+                    fault.status(),
+                    layout(
+                        title,
                         None,
                         &[],
                         html! {
                             h1 { "Bindery could not show this page" }
-                            p { "Its storage is unavailable or failed. Try again in a moment; if it persists, the operator's logs say why." }
+                            p { (why) }
+                            @if let Some(id) = request_id {
+                                p { "Request id: " code { (id.as_str()) } }
+                            }
                         },
                     ),
                 )
@@ -196,9 +226,7 @@ impl FromRequest for Visitor {
         let req = req.clone();
         Box::pin(async move {
             let Some(state) = req.app_data::<web::Data<AppState>>() else {
-                return Err(PageError::Unavailable(anyhow::anyhow!(
-                    "no application state"
-                )));
+                return Err(anyhow::anyhow!("no application state").into());
             };
             match super::session::current(&req, &state.db).await? {
                 Some(session) => Ok(Visitor(session)),

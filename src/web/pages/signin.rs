@@ -129,7 +129,7 @@ async fn submit(
     for cookie in &cookies {
         response
             .add_cookie(cookie)
-            .map_err(|e| PageError::Unavailable(anyhow::anyhow!("setting a cookie: {e}")))?;
+            .map_err(|e| PageError::from(anyhow::anyhow!("setting a cookie: {e}")))?;
     }
     Ok(response)
 }
@@ -163,6 +163,6 @@ async fn signout(
         .finish();
     response
         .add_cookie(&session::removal(&req, session::COOKIE))
-        .map_err(|e| PageError::Unavailable(anyhow::anyhow!("clearing a cookie: {e}")))?;
+        .map_err(|e| PageError::from(anyhow::anyhow!("clearing a cookie: {e}")))?;
     Ok(response)
 }

@@ -10,8 +10,11 @@ use utoipa::{IntoParams, ToSchema};
 use super::{given, integer, rfc3339};
 use crate::jobs::{JobFilter, JobRecord, JobState};
 use crate::web::AppState;
-use crate::web::api::openapi::{BadRequest, CsrfFailed, NotAdmin, Unauthorized, Unavailable};
-use crate::web::api::{Admin, ApiError, ErrorBody};
+use crate::web::caller::Admin;
+use crate::web::error::{ApiError, ErrorBody};
+use crate::web::error_responses::{
+    BadRequest, CsrfFailed, Internal, NotAdmin, Unauthorized, Unavailable,
+};
 
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
@@ -210,6 +213,7 @@ impl From<&JobRecord> for JobDetail {
         (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotAdmin),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -272,6 +276,7 @@ pub(crate) async fn page(state: &AppState, query: &ListQuery) -> Result<Page, Ap
         (status = 401, response = Unauthorized),
         (status = 404, description = "There is no such job (`not_found`; finished jobs are \
             pruned after `JOB_RETENTION`), or the token is not an admin's.", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -313,6 +318,7 @@ pub struct ActionBody {
             an admin's.", body = ErrorBody),
         (status = 409, description = "The job is not dead, discarded or cancelled \
             (`invalid_job_state`; the message says its state).", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -355,6 +361,7 @@ pub async fn retry(
             an admin's.", body = ErrorBody),
         (status = 409, description = "The job has finished (`invalid_job_state`; the message \
             says its state).", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -388,6 +395,7 @@ pub async fn cancel(
             an admin's.", body = ErrorBody),
         (status = 409, description = "The job has finished (`invalid_job_state`; the message \
             says its state).", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]

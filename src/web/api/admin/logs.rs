@@ -12,8 +12,9 @@ use utoipa::IntoParams;
 use super::integer;
 use crate::logs::{LogLine, Tail};
 use crate::telemetry::Role;
-use crate::web::api::openapi::{BadRequest, NotAdmin, Unauthorized};
-use crate::web::api::{Admin, ApiError, ErrorBody};
+use crate::web::caller::Admin;
+use crate::web::error::{ApiError, ErrorBody};
+use crate::web::error_responses::{BadRequest, NotAdmin, Unauthorized};
 use crate::web::{AppState, Stopping};
 
 const LINES_DEFAULT: i64 = 200;

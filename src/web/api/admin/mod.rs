@@ -1,7 +1,7 @@
 //! `/api/v1/admin`: the job engine and the processes, for operators and the admin pages. Every
 //! route needs an admin token; anyone else gets 404, as for a route that does not exist.
 //!
-//! Handlers take the [`Admin`](super::Admin) extractor first and read their query strings as
+//! Handlers take the [`Admin`](crate::web::caller::Admin) extractor first and read their query strings as
 //! plain strings, parsed in the handler: actix runs extractors side by side, so a typed query
 //! that fails to parse would answer 400 before the token is checked, telling a non-admin that
 //! the route exists.
@@ -16,8 +16,8 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::web;
 use utoipa_actix_web::scope::Scope;
 
-use super::ApiError;
 use crate::storage::rfc3339;
+use crate::web::error::ApiError;
 
 /// The admin routes, registered and documented like the rest of the API (see "Adding a route"
 /// there). Each operation names the role `admin` in its security requirements (OpenAPI 3.1 lets

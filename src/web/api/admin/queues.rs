@@ -10,8 +10,9 @@ use utoipa::ToSchema;
 
 use crate::jobs::QueueStats;
 use crate::web::AppState;
-use crate::web::api::openapi::{CsrfFailed, NotAdmin, Unauthorized, Unavailable};
-use crate::web::api::{Admin, ApiError, ErrorBody};
+use crate::web::caller::Admin;
+use crate::web::error::{ApiError, ErrorBody};
+use crate::web::error_responses::{CsrfFailed, Internal, NotAdmin, Unauthorized, Unavailable};
 
 /// The states a queue's counts cover: everything unfinished, and dead jobs waiting for a
 /// person. Finished jobs are not counted (that would read the whole history every time).
@@ -83,6 +84,7 @@ fn views(stats: &QueueStats) -> Vec<QueueView> {
         (status = 200, description = "The queues, by name.", body = QueueList),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotAdmin),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -113,6 +115,7 @@ pub(crate) async fn all(state: &AppState) -> Result<Vec<QueueView>, ApiError> {
         (status = 403, response = CsrfFailed),
         (status = 404, description = "There is no such queue (`not_found`; the message lists \
             them), or the token is not an admin's.", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
@@ -139,6 +142,7 @@ pub async fn pause(
         (status = 403, response = CsrfFailed),
         (status = 404, description = "There is no such queue (`not_found`; the message lists \
             them), or the token is not an admin's.", body = ErrorBody),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]

@@ -10,8 +10,9 @@ use super::rfc3339;
 use crate::config::{Config, VARIABLES};
 use crate::jobs::schedule::parse_cron;
 use crate::web::AppState;
-use crate::web::api::openapi::{NotAdmin, Unauthorized, Unavailable};
-use crate::web::api::{Admin, ApiError};
+use crate::web::caller::Admin;
+use crate::web::error::ApiError;
+use crate::web::error_responses::{Internal, NotAdmin, Unauthorized, Unavailable};
 
 const VARIABLE_PREFIX: &str = "SCHEDULE_";
 
@@ -132,6 +133,7 @@ struct ScheduleList {
         (status = 200, description = "The schedules.", body = ScheduleList),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotAdmin),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]

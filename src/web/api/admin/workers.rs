@@ -7,8 +7,9 @@ use utoipa::ToSchema;
 use super::rfc3339;
 use crate::storage::workers;
 use crate::web::AppState;
-use crate::web::api::openapi::{NotAdmin, Unauthorized, Unavailable};
-use crate::web::api::{Admin, ApiError};
+use crate::web::caller::Admin;
+use crate::web::error::ApiError;
+use crate::web::error_responses::{Internal, NotAdmin, Unauthorized, Unavailable};
 
 #[derive(Serialize, ToSchema)]
 pub(crate) struct Workers {
@@ -50,6 +51,7 @@ pub(crate) struct WorkerView {
         (status = 200, description = "The workers.", body = Workers),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotAdmin),
+        (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
 )]
