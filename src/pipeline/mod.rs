@@ -2,7 +2,7 @@
 //! is the workflow id. See `steps` for the graph and the crash-safety rules each step keeps.
 
 pub mod books;
-mod cache;
+pub mod cache;
 pub mod keys;
 pub mod reading;
 pub mod steps;
@@ -13,15 +13,15 @@ use bytes::Bytes;
 
 use crate::convert::Options;
 use crate::jobs::{JobQueue, Registry};
+use crate::services::Services;
 use crate::storage::{BlobStore, Database};
-use crate::worker::WorkerContext;
 
 pub use books::{BookRow, StoredOptions};
 pub use cache::ModelCache;
 pub use sweep::SweepBlobs;
 
 /// Adds every pipeline step to the worker's registry.
-pub fn register(registry: Registry<WorkerContext>) -> Registry<WorkerContext> {
+pub fn register(registry: Registry<Services>) -> Registry<Services> {
     registry
         .register::<steps::Ingest>()
         .register::<steps::Parse>()

@@ -25,13 +25,13 @@ use crate::ebook::xhtml::Target;
 use crate::jobs::{Job, JobContext, NewJob, Outcome};
 use crate::manuscript::Format;
 use crate::report::{Report, StepTiming, Warning};
+use crate::services::Services;
 use crate::storage::BlobStore;
-use crate::worker::WorkerContext;
 
 /// Every pipeline job runs on this queue, so operators can pause conversions alone.
 pub const QUEUE: &str = "books";
 
-type Cx = JobContext<WorkerContext>;
+type Cx = JobContext<Services>;
 
 /// Sniff, enforce limits, decode text to UTF-8.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,7 +42,7 @@ pub struct Ingest {
 impl Job for Ingest {
     const NAME: &'static str = "book.ingest";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -95,7 +95,7 @@ pub struct Parse {
 impl Job for Parse {
     const NAME: &'static str = "book.parse";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -150,7 +150,7 @@ pub struct RenderChapter {
 impl Job for RenderChapter {
     const NAME: &'static str = "book.render_chapter";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -195,7 +195,7 @@ pub struct Package {
 impl Job for Package {
     const NAME: &'static str = "book.package";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
@@ -230,7 +230,7 @@ pub struct PackageEpub {
 impl Job for PackageEpub {
     const NAME: &'static str = "book.package_epub";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -255,7 +255,7 @@ pub struct PackageReader {
 impl Job for PackageReader {
     const NAME: &'static str = "book.package_reader";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -285,7 +285,7 @@ pub struct Verify {
 impl Job for Verify {
     const NAME: &'static str = "book.verify";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
@@ -336,7 +336,7 @@ pub struct Publish {
 impl Job for Publish {
     const NAME: &'static str = "book.publish";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -450,12 +450,7 @@ async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Res
 }
 
 /// Marks the book failed; its `book.failed` event links under this service's public URL.
-async fn mark_failed(
-    app: &WorkerContext,
-    book: &str,
-    code: &str,
-    message: &str,
-) -> anyhow::Result<()> {
+async fn mark_failed(app: &Services, book: &str, code: &str, message: &str) -> anyhow::Result<()> {
     books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await
 }
 
@@ -492,7 +487,7 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
 
 /// What a packager reads: the model, every rendered chapter for `target`, and the images.
 async fn package_inputs(
-    app: &WorkerContext,
+    app: &Services,
     book: &str,
     target: Target,
 ) -> anyhow::Result<(
