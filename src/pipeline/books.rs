@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::LazyLock;
 
-use serde::Serialize;
+use anyhow::Context;
+use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use crate::convert::Options;
@@ -14,13 +15,13 @@ use crate::storage::{Database, Tx};
 use crate::webhooks::{self, BookEvent, Event};
 
 /// A book as stored.
-#[derive(Debug, Clone, FromRow, Serialize)]
+#[derive(Debug, Clone)]
 pub struct BookRow {
     pub id: String,
     pub tenant: String,
     pub file_name: String,
     pub options: String,
-    pub status: String,
+    pub status: BookStatus,
     pub title: Option<String>,
     pub authors: Option<String>,
     pub format: Option<String>,
@@ -28,12 +29,120 @@ pub struct BookRow {
     pub error_code: Option<String>,
     pub error: Option<String>,
     pub epub_bytes: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub published_at: Option<i64>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub published_at: Option<DateTime<Utc>>,
     pub idempotency_key: Option<String>,
     /// Where its webhooks go.
     pub callback_url: Option<String>,
+}
+
+/// Where a book is: the `books.status` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BookStatus {
+    /// Its workflow is running.
+    Processing,
+    /// Published.
+    Ready,
+    /// A step refused the input or ran out of attempts; `error_code` and `error` say why.
+    Failed,
+}
+
+impl BookStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BookStatus::Processing => "processing",
+            BookStatus::Ready => "ready",
+            BookStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::str::FromStr for BookStatus {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        match s {
+            "processing" => Ok(BookStatus::Processing),
+            "ready" => Ok(BookStatus::Ready),
+            "failed" => Ok(BookStatus::Failed),
+            other => anyhow::bail!("unknown book status {other:?}"),
+        }
+    }
+}
+
+impl std::fmt::Display for BookStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for BookStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A row as the database returns it; [`BookRow`] is what it means.
+#[derive(FromRow)]
+struct Stored {
+    id: String,
+    tenant: String,
+    file_name: String,
+    options: String,
+    status: String,
+    title: Option<String>,
+    authors: Option<String>,
+    format: Option<String>,
+    report: Option<String>,
+    error_code: Option<String>,
+    error: Option<String>,
+    epub_bytes: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+    published_at: Option<i64>,
+    idempotency_key: Option<String>,
+    callback_url: Option<String>,
+}
+
+impl TryFrom<Stored> for BookRow {
+    type Error = anyhow::Error;
+
+    fn try_from(row: Stored) -> anyhow::Result<Self> {
+        Ok(BookRow {
+            status: row
+                .status
+                .parse()
+                .with_context(|| format!("reading book {}", row.id))?,
+            created_at: time(row.created_at)?,
+            updated_at: time(row.updated_at)?,
+            published_at: row.published_at.map(time).transpose()?,
+            id: row.id,
+            tenant: row.tenant,
+            file_name: row.file_name,
+            options: row.options,
+            title: row.title,
+            authors: row.authors,
+            format: row.format,
+            report: row.report,
+            error_code: row.error_code,
+            error: row.error,
+            epub_bytes: row.epub_bytes,
+            idempotency_key: row.idempotency_key,
+            callback_url: row.callback_url,
+        })
+    }
+}
+
+/// A time the database stored, in unix milliseconds.
+fn time(millis: i64) -> anyhow::Result<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(millis)
+        .with_context(|| format!("{millis} is not a time in milliseconds"))
+}
+
+/// Decodes rows at the edge: a status or a value this code does not know is an error.
+fn decode(rows: Vec<Stored>) -> anyhow::Result<Vec<BookRow>> {
+    rows.into_iter().map(BookRow::try_from).collect()
 }
 
 impl BookRow {
@@ -72,10 +181,6 @@ pub struct StoredOptions {
     #[serde(default)]
     pub cover_name: Option<String>,
 }
-
-pub const PROCESSING: &str = "processing";
-pub const READY: &str = "ready";
-pub const FAILED: &str = "failed";
 
 const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, format, report, \
                        error_code, error, epub_bytes, created_at, updated_at, published_at, \
@@ -120,16 +225,17 @@ pub async fn find_by_idempotency_key(
     tenant: &str,
     key: &str,
 ) -> anyhow::Result<Option<BookRow>> {
-    on_pool!(db, |pool, d| {
-        Ok(sqlx::query_as(sql!(
+    let row: Option<Stored> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
             d,
             &format!("SELECT {COLUMNS} FROM books WHERE tenant = $1 AND idempotency_key = $2")
         ))
         .bind(tenant)
         .bind(key)
         .fetch_optional(pool)
-        .await?)
-    })
+        .await?
+    });
+    row.map(BookRow::try_from).transpose()
 }
 
 /// A tenant's books, newest first, `limit` at a time; `before` is the id of the last book of
@@ -140,8 +246,8 @@ pub async fn list(
     before: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<BookRow>> {
-    on_pool!(db, |pool, d| {
-        Ok(sqlx::query_as(sql!(
+    let rows: Vec<Stored> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
             d,
             &format!(
                 "SELECT {COLUMNS} FROM books
@@ -156,8 +262,9 @@ pub async fn list(
         .bind(before)
         .bind(limit)
         .fetch_all(pool)
-        .await?)
-    })
+        .await?
+    });
+    decode(rows)
 }
 
 /// Removes a book's row, in the caller's transaction (so what must follow a deletion, such as
@@ -303,15 +410,16 @@ pub async fn mark_processing(db: &Database, id: &str) -> anyhow::Result<()> {
 }
 
 pub async fn get(db: &Database, id: &str) -> anyhow::Result<Option<BookRow>> {
-    on_pool!(db, |pool, d| {
-        Ok(sqlx::query_as(sql!(
+    let row: Option<Stored> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
             d,
             &format!("SELECT {COLUMNS} FROM books WHERE id = $1")
         ))
         .bind(id)
         .fetch_optional(pool)
-        .await?)
-    })
+        .await?
+    });
+    row.map(BookRow::try_from).transpose()
 }
 
 /// Marks a book failed with a message for its author. Only a book still processing changes:
@@ -420,6 +528,71 @@ mod tests {
             unreachable!("the test opens SQLite")
         };
         sqlx::query(sql).execute(pool).await.expect(sql);
+    }
+
+    /// A database of each backend the tests can reach, migrated up to `version`, with the
+    /// migrator that takes it on. PostgreSQL only under `scripts/test`.
+    async fn databases(
+        version: i64,
+        dir: &std::path::Path,
+    ) -> Vec<(Database, sqlx::migrate::Migrator)> {
+        let url = DatabaseUrl::Sqlite {
+            path: dir.join("bindery.db"),
+        };
+        let sqlite = Database::connect(&url, 2).await.expect("connect");
+        let Database::Sqlite(pool) = &sqlite else {
+            unreachable!("opened SQLite")
+        };
+        let migrator = sqlx::migrate!("migrations/sqlite");
+        migrator.run_to(version, pool).await.expect("migrate");
+        let mut databases = vec![(sqlite, migrator)];
+        let Ok(admin) = std::env::var("TEST_POSTGRES_URL") else {
+            eprintln!(
+                "TEST_POSTGRES_URL is not set: PostgreSQL is left out (scripts/test sets it)"
+            );
+            return databases;
+        };
+        use sqlx::Connection;
+        let name = format!("bindery_test_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("create database");
+        let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
+        url.set_path(&name);
+        let pool = sqlx::PgPool::connect(url.as_str()).await.expect("connect");
+        let migrator = sqlx::migrate!("migrations/postgres");
+        migrator.run_to(version, &pool).await.expect("migrate");
+        databases.push((Database::Postgres(pool), migrator));
+        databases
+    }
+
+    /// A statement for either backend (they read these the same).
+    async fn exec(db: &Database, sql: &'static str) {
+        match db {
+            Database::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+            Database::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+        }
+        .expect(sql);
+    }
+
+    #[tokio::test]
+    async fn a_status_this_code_does_not_know_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, _) in databases(i64::MAX, dir.path()).await {
+            exec(
+                &db,
+                "INSERT INTO books (id, tenant, file_name, status, created_at, updated_at)
+                 VALUES ('b', 't', 'a.md', 'archived', 1, 1)",
+            )
+            .await;
+            let error = get(&db, "b").await.expect_err("an unknown status");
+            assert!(
+                format!("{error:#}").contains("unknown book status \"archived\""),
+                "{error:#}"
+            );
+        }
     }
 
     #[tokio::test]

@@ -3,7 +3,9 @@
 
 pub mod books;
 pub mod cache;
+pub mod in_memory;
 pub mod keys;
+pub mod progress;
 pub mod reading;
 pub mod steps;
 mod sweep;
@@ -16,22 +18,13 @@ use crate::jobs::{JobQueue, Registry};
 use crate::services::Services;
 use crate::storage::{BlobStore, Database};
 
-pub use books::{BookRow, StoredOptions};
+pub use books::{BookRow, BookStatus, StoredOptions};
 pub use cache::ModelCache;
 pub use sweep::SweepBlobs;
 
-/// Adds every pipeline step to the worker's registry.
+/// Adds every pipeline step, and the sweep of their leftovers, to the worker's registry.
 pub fn register(registry: Registry<Services>) -> Registry<Services> {
-    registry
-        .register::<steps::Ingest>()
-        .register::<steps::Parse>()
-        .register::<steps::RenderChapter>()
-        .register::<steps::Package>()
-        .register::<steps::PackageEpub>()
-        .register::<steps::PackageReader>()
-        .register::<steps::Verify>()
-        .register::<steps::Publish>()
-        .register::<sweep::SweepBlobs>()
+    steps::register(registry).register::<sweep::SweepBlobs>()
 }
 
 /// A manuscript to turn into a book.
