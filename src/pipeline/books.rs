@@ -23,7 +23,8 @@ pub struct BookRow {
     pub options: String,
     pub status: BookStatus,
     pub title: Option<String>,
-    pub authors: Option<String>,
+    /// Empty until the book is published.
+    pub authors: Vec<String>,
     pub format: Option<String>,
     pub report: Option<String>,
     pub error_code: Option<String>,
@@ -93,6 +94,7 @@ struct Stored {
     status: String,
     title: Option<String>,
     authors: Option<String>,
+    author_list: Option<String>,
     format: Option<String>,
     report: Option<String>,
     error_code: Option<String>,
@@ -109,11 +111,14 @@ impl TryFrom<Stored> for BookRow {
     type Error = anyhow::Error;
 
     fn try_from(row: Stored) -> anyhow::Result<Self> {
+        let authors = authors(row.author_list.as_deref(), row.authors.as_deref())
+            .with_context(|| format!("reading the authors of book {}", row.id))?;
         Ok(BookRow {
             status: row
                 .status
                 .parse()
                 .with_context(|| format!("reading book {}", row.id))?,
+            authors,
             created_at: time(row.created_at)?,
             updated_at: time(row.updated_at)?,
             published_at: row.published_at.map(time).transpose()?,
@@ -122,7 +127,6 @@ impl TryFrom<Stored> for BookRow {
             file_name: row.file_name,
             options: row.options,
             title: row.title,
-            authors: row.authors,
             format: row.format,
             report: row.report,
             error_code: row.error_code,
@@ -133,6 +137,26 @@ impl TryFrom<Stored> for BookRow {
         })
     }
 }
+
+/// The authors from `author_list` (a JSON array), or for a row written by a release before
+/// that column, from `authors`, where they were joined with `"; "`.
+fn authors(list: Option<&str>, joined: Option<&str>) -> anyhow::Result<Vec<String>> {
+    if let Some(list) = list {
+        return Ok(serde_json::from_str(list)?);
+    }
+    Ok(joined
+        .map(|joined| {
+            joined
+                .split(JOINED)
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// How the `authors` column joins names, kept written for the release before `author_list`.
+const JOINED: &str = "; ";
 
 /// A time the database stored, in unix milliseconds.
 fn time(millis: i64) -> anyhow::Result<DateTime<Utc>> {
@@ -182,9 +206,9 @@ pub struct StoredOptions {
     pub cover_name: Option<String>,
 }
 
-const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, format, report, \
-                       error_code, error, epub_bytes, created_at, updated_at, published_at, \
-                       idempotency_key, callback_url";
+const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, author_list, \
+                       format, report, error_code, error, epub_bytes, created_at, updated_at, \
+                       published_at, idempotency_key, callback_url";
 
 /// A new book row. `Ok(false)` when the tenant already has a book with this idempotency key
 /// (a concurrent retry of the same upload won).
@@ -285,7 +309,6 @@ pub async fn delete(tx: &mut Tx, id: &str) -> anyhow::Result<bool> {
 pub struct ReadyBook {
     pub id: String,
     pub title: Option<String>,
-    pub authors: Option<String>,
     pub updated_at: i64,
     pub published_at: Option<i64>,
 }
@@ -295,7 +318,7 @@ pub async fn ready(db: &Database, tenant: &str) -> anyhow::Result<Vec<ReadyBook>
     on_pool!(db, |pool, d| {
         Ok(sqlx::query_as(sql!(
             d,
-            "SELECT id, title, authors, updated_at, published_at FROM books
+            "SELECT id, title, updated_at, published_at FROM books
              WHERE tenant = $1 AND status = 'ready'
              ORDER BY published_at DESC, id"
         ))
@@ -468,7 +491,7 @@ type Changed = (String, Option<String>, Option<String>);
 /// What publishing records.
 pub struct Published<'a> {
     pub title: &'a str,
-    pub authors: &'a str,
+    pub authors: &'a [String],
     pub format: &'a str,
     pub report: &'a str,
     pub epub_bytes: i64,
@@ -482,22 +505,26 @@ pub async fn mark_ready(
     id: &str,
     p: &Published<'_>,
 ) -> anyhow::Result<()> {
+    // `authors` is still written for the previous release, which reads only it.
+    let joined = p.authors.join(JOINED);
+    let list = serde_json::to_string(p.authors)?;
     let mut tx = db.begin().await?;
     let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
         sqlx::query_as(sql!(
             d,
-            "UPDATE books SET status = 'ready', title = $2, authors = $3, format = $4,
-                    report = $5, epub_bytes = $6, error_code = NULL, error = NULL,
+            "UPDATE books SET status = 'ready', title = $2, authors = $3, author_list = $7,
+                    format = $4, report = $5, epub_bytes = $6, error_code = NULL, error = NULL,
                     updated_at = {now}, published_at = COALESCE(published_at, {now})
              WHERE id = $1 AND status <> 'ready'
              RETURNING tenant, title, callback_url"
         ))
         .bind(id)
         .bind(p.title)
-        .bind(p.authors)
+        .bind(&joined)
         .bind(p.format)
         .bind(p.report)
         .bind(p.epub_bytes)
+        .bind(&list)
         .fetch_optional(conn)
         .await?
     });
@@ -575,6 +602,77 @@ mod tests {
             Database::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
         }
         .expect(sql);
+    }
+
+    async fn authors_of(db: &Database, id: &str) -> Vec<String> {
+        get(db, id).await.expect("read").expect("the book").authors
+    }
+
+    #[tokio::test]
+    async fn books_published_by_the_release_before_author_lists_read_back_as_it_read_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, migrator) in databases(12, dir.path()).await {
+            // As that release published them (its last name ends with the separator).
+            exec(
+                &db,
+                r#"INSERT INTO books (id, tenant, file_name, status, title, authors, created_at, updated_at)
+                   VALUES ('old', 't', 'a.md', 'ready', 'T', 'Ann Smith; Bob "B" Jones; C\D; ', 1, 1),
+                          ('empty', 't', 'b.md', 'ready', 'T', '', 1, 1),
+                          ('new', 't', 'c.md', 'processing', NULL, NULL, 1, 1)"#,
+            )
+            .await;
+            match &db {
+                Database::Sqlite(pool) => migrator.run(pool).await,
+                Database::Postgres(pool) => migrator.run(pool).await,
+            }
+            .expect("migrate");
+            // And as it may still publish them while the new release starts.
+            exec(
+                &db,
+                "INSERT INTO books (id, tenant, file_name, status, title, authors, created_at, updated_at)
+                 VALUES ('late', 't', 'd.md', 'ready', 'T', 'Cy; Di', 1, 1)",
+            )
+            .await;
+            let backend = db.backend();
+            let expected: [(&str, &[&str]); 4] = [
+                ("old", &["Ann Smith", r#"Bob "B" Jones"#, r"C\D"]),
+                ("empty", &[]),
+                ("new", &[]),
+                ("late", &["Cy", "Di"]),
+            ];
+            for (id, authors) in expected {
+                assert_eq!(authors_of(&db, id).await, authors, "{backend}: {id}");
+            }
+            // The migration converted the rows, rather than reads falling back to splitting.
+            exec(&db, "UPDATE books SET authors = 'gone' WHERE id = 'old'").await;
+            assert_eq!(authors_of(&db, "old").await.len(), 3, "{backend}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_author_whose_name_holds_the_old_separator_round_trips() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, migrator) in databases(i64::MAX, dir.path()).await {
+            drop(migrator);
+            exec(
+                &db,
+                "INSERT INTO books (id, tenant, file_name, status, created_at, updated_at)
+                 VALUES ('b', 't', 'a.md', 'processing', 1, 1)",
+            )
+            .await;
+            let authors = ["Smith; Jones & Co".to_owned(), "Ann".to_owned()];
+            let published = Published {
+                title: "T",
+                authors: &authors,
+                format: "markdown",
+                report: "{}",
+                epub_bytes: 1,
+            };
+            mark_ready(&db, None, "b", &published)
+                .await
+                .expect("publish");
+            assert_eq!(authors_of(&db, "b").await, authors, "{}", db.backend());
+        }
     }
 
     #[tokio::test]

@@ -400,7 +400,7 @@ impl Job for Publish {
             &self.book,
             &books::Published {
                 title: &book.metadata.title,
-                authors: &book.metadata.authors.join("; "),
+                authors: &book.metadata.authors,
                 format: &report.format,
                 report: &serde_json::to_string(&report)?,
                 epub_bytes,

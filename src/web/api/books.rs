@@ -848,16 +848,7 @@ pub(crate) async fn view(
         id: book.id.clone(),
         status: now.status,
         title: book.title.clone(),
-        authors: book
-            .authors
-            .as_deref()
-            .map(|a| {
-                a.split("; ")
-                    .map(str::to_owned)
-                    .filter(|a| !a.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default(),
+        authors: book.authors.clone(),
         format: book.format.clone(),
         file_name: book.file_name.clone(),
         created_at: book.created_at,
