@@ -99,7 +99,7 @@ async fn run(label: &str, name: &str, manuscript: Vec<u8>) {
     .expect("submit");
     let book = loop {
         let book = books::get(&db, &id).await.expect("read").expect("book");
-        if book.status != books::PROCESSING {
+        if book.status != books::BookStatus::Processing {
             break book;
         }
         assert!(

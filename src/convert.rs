@@ -1,18 +1,17 @@
 //! The conversion's stages as plain functions: the pipeline's jobs call them one step at a
-//! time (with storage in between), and `bindery convert` calls them in a row in memory.
-//! Keeping one implementation is what makes both give byte-identical EPUBs.
+//! time (with storage in between), and `bindery convert` calls them in a row in memory
+//! (`pipeline::in_memory`). Keeping one implementation is what makes both give byte-identical
+//! EPUBs.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
 use crate::document::{self, Block, Parsed};
 use crate::ebook::metadata::{self, MetadataInputs};
-use crate::ebook::xhtml::{self, Target};
 use crate::ebook::{Book, cover, epub, reader, verify};
 use crate::manuscript::{self, Format, Ingested, InputError, Limits, ReadOptions};
-use crate::report::{Report, Statistics, StepTiming};
+use crate::report::{Report, Statistics};
 
 /// What the user chose besides the manuscript.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -169,129 +168,4 @@ pub fn package_reader(
 /// Stage 5: structural self-checks of the EPUB. A failure is Bindery's bug, not the author's.
 pub fn verify_epub(epub: &[u8]) -> Result<(), String> {
     verify::check_epub(epub).map_err(|problems| problems.join("; "))
-}
-
-/// The whole conversion in memory, for `bindery convert`, tests and benchmarks.
-pub struct Converted {
-    pub book: Book,
-    pub epub: Vec<u8>,
-    /// The web reader's files, when asked for.
-    pub reader: Option<Vec<(String, Vec<u8>)>>,
-    pub report: Report,
-}
-
-/// Step names, in order, as the pipeline and the report use them.
-pub const STEPS: &[&str] = &[
-    "ingest",
-    "parse",
-    "render",
-    "package_epub",
-    "package_reader",
-    "verify",
-];
-
-/// Runs every stage; `progress(step, done, total)` is called as work advances.
-pub fn convert(
-    manuscript: &[u8],
-    cover_upload: Option<(&str, &[u8])>,
-    options: &Options,
-    limits: &Limits,
-    default_language: &str,
-    with_reader: bool,
-    mut progress: impl FnMut(&str, usize, usize),
-) -> Result<Converted, ConvertError> {
-    let mut timings = Vec::new();
-    let mut timed = |step: &str, started: Instant| {
-        timings.push(StepTiming {
-            step: step.to_owned(),
-            millis: started.elapsed().as_millis() as u64,
-        });
-    };
-
-    let t = Instant::now();
-    progress("ingest", 0, 1);
-    let ingested = ingest(manuscript, options, limits)?;
-    timed("ingest", t);
-
-    let t = Instant::now();
-    progress("parse", 0, 1);
-    let Assembled {
-        book,
-        resources,
-        mut report,
-    } = assemble(
-        &ingested,
-        manuscript,
-        cover_upload,
-        options,
-        limits,
-        default_language,
-    )?;
-    timed("parse", t);
-
-    let t = Instant::now();
-    let n = book.document.chapters.len();
-    progress("render", 0, n);
-    // One pass plans every id in the book; the pipeline's per-chapter jobs each redo it.
-    let mut epub_chapters = Vec::with_capacity(n);
-    for (i, rendered) in xhtml::render_book(&book, Target::Epub)
-        .into_iter()
-        .enumerate()
-    {
-        for w in rendered.warnings {
-            report.warn(w.at(format!("chapter {}", i + 1)));
-        }
-        epub_chapters.push(rendered.body);
-    }
-    let web_chapters: Vec<String> = if with_reader {
-        xhtml::render_book(&book, Target::Web)
-            .into_iter()
-            .map(|r| r.body)
-            .collect()
-    } else {
-        Vec::new()
-    };
-    progress("render", n, n);
-    timed("render", t);
-
-    let t = Instant::now();
-    progress("package_epub", 0, 1);
-    let epub = package_epub(&book, &epub_chapters, &resources).map_err(ConvertError::Internal)?;
-    timed("package_epub", t);
-
-    let reader = if with_reader {
-        let t = Instant::now();
-        progress("package_reader", 0, 1);
-        let files =
-            package_reader(&book, &web_chapters, &resources).map_err(ConvertError::Internal)?;
-        timed("package_reader", t);
-        Some(files)
-    } else {
-        None
-    };
-
-    let t = Instant::now();
-    progress("verify", 0, 1);
-    verify_epub(&epub).map_err(|e| {
-        ConvertError::Internal(anyhow::anyhow!("the EPUB failed its self-check: {e}"))
-    })?;
-    timed("verify", t);
-
-    report.timings = timings;
-    Ok(Converted {
-        book,
-        epub,
-        reader,
-        report,
-    })
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConvertError {
-    /// The manuscript (or an option) cannot work; the message is for the author.
-    #[error("{0}")]
-    Input(#[from] InputError),
-    /// Bindery failed; not the author's fault.
-    #[error("internal error: {0:#}")]
-    Internal(anyhow::Error),
 }

@@ -79,6 +79,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod platform;
 pub mod report;
+pub mod services;
 pub mod sessions;
 pub mod signals;
 pub mod storage;

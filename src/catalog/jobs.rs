@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::jobs::{Job, JobContext, NewJob, Outcome};
 use crate::pipeline::books;
-use crate::worker::WorkerContext;
+use crate::services::Services;
 
 /// Catalog jobs have a queue of their own, so a backlog of conversions never delays them.
 const QUEUE: &str = "catalog";
@@ -38,9 +38,9 @@ impl Job for Refresh {
     const NAME: &'static str = "catalog.refresh";
     const QUEUE: &'static str = QUEUE;
     const MAX_ATTEMPTS: i32 = 5;
-    type Context = WorkerContext;
+    type Context = Services;
 
-    async fn run(self, cx: &JobContext<WorkerContext>) -> anyhow::Result<Outcome> {
+    async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         if !cx.release_unique_key().await? {
             anyhow::bail!("this run no longer holds the job (cancelled, or its lease was lost)");
         }
@@ -63,9 +63,9 @@ pub struct RefreshAll {}
 impl Job for RefreshAll {
     const NAME: &'static str = "catalog.refresh_all";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
-    async fn run(self, cx: &JobContext<WorkerContext>) -> anyhow::Result<Outcome> {
+    async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let mut tenants = books::tenants(&app.db).await?;
         tenants.extend(super::stored_tenants(&app.blobs).await?);

@@ -10,8 +10,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
-use crate::convert::{self, ConvertError, Options};
+use crate::convert::Options;
 use crate::manuscript::Format;
+use crate::pipeline::in_memory::{self, ConvertError};
 
 /// Exit code when the manuscript (or an option) is refused: sysexits' EX_DATAERR.
 const EXIT_BAD_INPUT: u8 = 65;
@@ -102,7 +103,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     });
 
     let bar = progress_bar(args.quiet);
-    let converted = convert::convert(
+    let converted = in_memory::convert(
         &manuscript,
         cover.as_ref().map(|(n, b)| (n.as_str(), b.as_slice())),
         &options,
@@ -112,7 +113,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         |step, done, total| {
             if let Some(bar) = &bar {
                 bar.set_message(step.to_owned());
-                if step == "render" {
+                if step == in_memory::RENDER {
                     bar.set_length(total as u64);
                     bar.set_position(done as u64);
                 }
@@ -160,7 +161,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn print_report(output: &Path, c: &convert::Converted, millis: u128) {
+fn print_report(output: &Path, c: &in_memory::Converted, millis: u128) {
     let s = &c.report.statistics;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(

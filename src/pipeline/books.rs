@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::LazyLock;
 
-use serde::Serialize;
+use anyhow::Context;
+use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
 use crate::convert::Options;
@@ -14,26 +15,158 @@ use crate::storage::{Database, Tx};
 use crate::webhooks::{self, BookEvent, Event};
 
 /// A book as stored.
-#[derive(Debug, Clone, FromRow, Serialize)]
+#[derive(Debug, Clone)]
 pub struct BookRow {
     pub id: String,
     pub tenant: String,
     pub file_name: String,
     pub options: String,
-    pub status: String,
+    pub status: BookStatus,
     pub title: Option<String>,
-    pub authors: Option<String>,
+    /// Empty until the book is published.
+    pub authors: Vec<String>,
     pub format: Option<String>,
     pub report: Option<String>,
     pub error_code: Option<String>,
     pub error: Option<String>,
     pub epub_bytes: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub published_at: Option<i64>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub published_at: Option<DateTime<Utc>>,
     pub idempotency_key: Option<String>,
     /// Where its webhooks go.
     pub callback_url: Option<String>,
+}
+
+/// Where a book is: the `books.status` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BookStatus {
+    /// Its workflow is running.
+    Processing,
+    /// Published.
+    Ready,
+    /// A step refused the input or ran out of attempts; `error_code` and `error` say why.
+    Failed,
+}
+
+impl BookStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BookStatus::Processing => "processing",
+            BookStatus::Ready => "ready",
+            BookStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::str::FromStr for BookStatus {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> anyhow::Result<Self> {
+        match s {
+            "processing" => Ok(BookStatus::Processing),
+            "ready" => Ok(BookStatus::Ready),
+            "failed" => Ok(BookStatus::Failed),
+            other => anyhow::bail!("unknown book status {other:?}"),
+        }
+    }
+}
+
+impl std::fmt::Display for BookStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for BookStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A row as the database returns it; [`BookRow`] is what it means.
+#[derive(FromRow)]
+struct Stored {
+    id: String,
+    tenant: String,
+    file_name: String,
+    options: String,
+    status: String,
+    title: Option<String>,
+    authors: Option<String>,
+    author_list: Option<String>,
+    format: Option<String>,
+    report: Option<String>,
+    error_code: Option<String>,
+    error: Option<String>,
+    epub_bytes: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+    published_at: Option<i64>,
+    idempotency_key: Option<String>,
+    callback_url: Option<String>,
+}
+
+impl TryFrom<Stored> for BookRow {
+    type Error = anyhow::Error;
+
+    fn try_from(row: Stored) -> anyhow::Result<Self> {
+        let authors = authors(row.author_list.as_deref(), row.authors.as_deref())
+            .with_context(|| format!("reading the authors of book {}", row.id))?;
+        Ok(BookRow {
+            status: row
+                .status
+                .parse()
+                .with_context(|| format!("reading book {}", row.id))?,
+            authors,
+            created_at: time(row.created_at)?,
+            updated_at: time(row.updated_at)?,
+            published_at: row.published_at.map(time).transpose()?,
+            id: row.id,
+            tenant: row.tenant,
+            file_name: row.file_name,
+            options: row.options,
+            title: row.title,
+            format: row.format,
+            report: row.report,
+            error_code: row.error_code,
+            error: row.error,
+            epub_bytes: row.epub_bytes,
+            idempotency_key: row.idempotency_key,
+            callback_url: row.callback_url,
+        })
+    }
+}
+
+/// The authors from `author_list` (a JSON array), or for a row written by a release before
+/// that column, from `authors`, where they were joined with `"; "`.
+fn authors(list: Option<&str>, joined: Option<&str>) -> anyhow::Result<Vec<String>> {
+    if let Some(list) = list {
+        return Ok(serde_json::from_str(list)?);
+    }
+    Ok(joined
+        .map(|joined| {
+            joined
+                .split(JOINED)
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// How the `authors` column joins names, kept written for the release before `author_list`.
+const JOINED: &str = "; ";
+
+/// A time the database stored, in unix milliseconds.
+fn time(millis: i64) -> anyhow::Result<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(millis)
+        .with_context(|| format!("{millis} is not a time in milliseconds"))
+}
+
+/// Decodes rows at the edge: a status or a value this code does not know is an error.
+fn decode(rows: Vec<Stored>) -> anyhow::Result<Vec<BookRow>> {
+    rows.into_iter().map(BookRow::try_from).collect()
 }
 
 impl BookRow {
@@ -73,13 +206,9 @@ pub struct StoredOptions {
     pub cover_name: Option<String>,
 }
 
-pub const PROCESSING: &str = "processing";
-pub const READY: &str = "ready";
-pub const FAILED: &str = "failed";
-
-const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, format, report, \
-                       error_code, error, epub_bytes, created_at, updated_at, published_at, \
-                       idempotency_key, callback_url";
+const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, author_list, \
+                       format, report, error_code, error, epub_bytes, created_at, updated_at, \
+                       published_at, idempotency_key, callback_url";
 
 /// A new book row. `Ok(false)` when the tenant already has a book with this idempotency key
 /// (a concurrent retry of the same upload won).
@@ -120,16 +249,17 @@ pub async fn find_by_idempotency_key(
     tenant: &str,
     key: &str,
 ) -> anyhow::Result<Option<BookRow>> {
-    on_pool!(db, |pool, d| {
-        Ok(sqlx::query_as(sql!(
+    let row: Option<Stored> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
             d,
             &format!("SELECT {COLUMNS} FROM books WHERE tenant = $1 AND idempotency_key = $2")
         ))
         .bind(tenant)
         .bind(key)
         .fetch_optional(pool)
-        .await?)
-    })
+        .await?
+    });
+    row.map(BookRow::try_from).transpose()
 }
 
 /// A tenant's books, newest first, `limit` at a time; `before` is the id of the last book of
@@ -140,8 +270,8 @@ pub async fn list(
     before: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<BookRow>> {
-    on_pool!(db, |pool, d| {
-        Ok(sqlx::query_as(sql!(
+    let rows: Vec<Stored> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
             d,
             &format!(
                 "SELECT {COLUMNS} FROM books
@@ -156,8 +286,9 @@ pub async fn list(
         .bind(before)
         .bind(limit)
         .fetch_all(pool)
-        .await?)
-    })
+        .await?
+    });
+    decode(rows)
 }
 
 /// Removes a book's row, in the caller's transaction (so what must follow a deletion, such as
@@ -178,7 +309,6 @@ pub async fn delete(tx: &mut Tx, id: &str) -> anyhow::Result<bool> {
 pub struct ReadyBook {
     pub id: String,
     pub title: Option<String>,
-    pub authors: Option<String>,
     pub updated_at: i64,
     pub published_at: Option<i64>,
 }
@@ -188,7 +318,7 @@ pub async fn ready(db: &Database, tenant: &str) -> anyhow::Result<Vec<ReadyBook>
     on_pool!(db, |pool, d| {
         Ok(sqlx::query_as(sql!(
             d,
-            "SELECT id, title, authors, updated_at, published_at FROM books
+            "SELECT id, title, updated_at, published_at FROM books
              WHERE tenant = $1 AND status = 'ready'
              ORDER BY published_at DESC, id"
         ))
@@ -303,15 +433,16 @@ pub async fn mark_processing(db: &Database, id: &str) -> anyhow::Result<()> {
 }
 
 pub async fn get(db: &Database, id: &str) -> anyhow::Result<Option<BookRow>> {
-    on_pool!(db, |pool, d| {
-        Ok(sqlx::query_as(sql!(
+    let row: Option<Stored> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
             d,
             &format!("SELECT {COLUMNS} FROM books WHERE id = $1")
         ))
         .bind(id)
         .fetch_optional(pool)
-        .await?)
-    })
+        .await?
+    });
+    row.map(BookRow::try_from).transpose()
 }
 
 /// Marks a book failed with a message for its author. Only a book still processing changes:
@@ -360,7 +491,7 @@ type Changed = (String, Option<String>, Option<String>);
 /// What publishing records.
 pub struct Published<'a> {
     pub title: &'a str,
-    pub authors: &'a str,
+    pub authors: &'a [String],
     pub format: &'a str,
     pub report: &'a str,
     pub epub_bytes: i64,
@@ -374,22 +505,26 @@ pub async fn mark_ready(
     id: &str,
     p: &Published<'_>,
 ) -> anyhow::Result<()> {
+    // `authors` is still written for the previous release, which reads only it.
+    let joined = p.authors.join(JOINED);
+    let list = serde_json::to_string(p.authors)?;
     let mut tx = db.begin().await?;
     let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
         sqlx::query_as(sql!(
             d,
-            "UPDATE books SET status = 'ready', title = $2, authors = $3, format = $4,
-                    report = $5, epub_bytes = $6, error_code = NULL, error = NULL,
+            "UPDATE books SET status = 'ready', title = $2, authors = $3, author_list = $7,
+                    format = $4, report = $5, epub_bytes = $6, error_code = NULL, error = NULL,
                     updated_at = {now}, published_at = COALESCE(published_at, {now})
              WHERE id = $1 AND status <> 'ready'
              RETURNING tenant, title, callback_url"
         ))
         .bind(id)
         .bind(p.title)
-        .bind(p.authors)
+        .bind(&joined)
         .bind(p.format)
         .bind(p.report)
         .bind(p.epub_bytes)
+        .bind(&list)
         .fetch_optional(conn)
         .await?
     });
@@ -420,6 +555,142 @@ mod tests {
             unreachable!("the test opens SQLite")
         };
         sqlx::query(sql).execute(pool).await.expect(sql);
+    }
+
+    /// A database of each backend the tests can reach, migrated up to `version`, with the
+    /// migrator that takes it on. PostgreSQL only under `scripts/test`.
+    async fn databases(
+        version: i64,
+        dir: &std::path::Path,
+    ) -> Vec<(Database, sqlx::migrate::Migrator)> {
+        let url = DatabaseUrl::Sqlite {
+            path: dir.join("bindery.db"),
+        };
+        let sqlite = Database::connect(&url, 2).await.expect("connect");
+        let Database::Sqlite(pool) = &sqlite else {
+            unreachable!("opened SQLite")
+        };
+        let migrator = sqlx::migrate!("migrations/sqlite");
+        migrator.run_to(version, pool).await.expect("migrate");
+        let mut databases = vec![(sqlite, migrator)];
+        let Ok(admin) = std::env::var("TEST_POSTGRES_URL") else {
+            eprintln!(
+                "TEST_POSTGRES_URL is not set: PostgreSQL is left out (scripts/test sets it)"
+            );
+            return databases;
+        };
+        use sqlx::Connection;
+        let name = format!("bindery_test_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .expect("create database");
+        let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
+        url.set_path(&name);
+        let pool = sqlx::PgPool::connect(url.as_str()).await.expect("connect");
+        let migrator = sqlx::migrate!("migrations/postgres");
+        migrator.run_to(version, &pool).await.expect("migrate");
+        databases.push((Database::Postgres(pool), migrator));
+        databases
+    }
+
+    /// A statement for either backend (they read these the same).
+    async fn exec(db: &Database, sql: &'static str) {
+        match db {
+            Database::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+            Database::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+        }
+        .expect(sql);
+    }
+
+    async fn authors_of(db: &Database, id: &str) -> Vec<String> {
+        get(db, id).await.expect("read").expect("the book").authors
+    }
+
+    #[tokio::test]
+    async fn books_published_by_the_release_before_author_lists_read_back_as_it_read_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, migrator) in databases(12, dir.path()).await {
+            // As that release published them (its last name ends with the separator).
+            exec(
+                &db,
+                r#"INSERT INTO books (id, tenant, file_name, status, title, authors, created_at, updated_at)
+                   VALUES ('old', 't', 'a.md', 'ready', 'T', 'Ann Smith; Bob "B" Jones; C\D; ', 1, 1),
+                          ('empty', 't', 'b.md', 'ready', 'T', '', 1, 1),
+                          ('new', 't', 'c.md', 'processing', NULL, NULL, 1, 1)"#,
+            )
+            .await;
+            match &db {
+                Database::Sqlite(pool) => migrator.run(pool).await,
+                Database::Postgres(pool) => migrator.run(pool).await,
+            }
+            .expect("migrate");
+            // And as it may still publish them while the new release starts.
+            exec(
+                &db,
+                "INSERT INTO books (id, tenant, file_name, status, title, authors, created_at, updated_at)
+                 VALUES ('late', 't', 'd.md', 'ready', 'T', 'Cy; Di', 1, 1)",
+            )
+            .await;
+            let backend = db.backend();
+            let expected: [(&str, &[&str]); 4] = [
+                ("old", &["Ann Smith", r#"Bob "B" Jones"#, r"C\D"]),
+                ("empty", &[]),
+                ("new", &[]),
+                ("late", &["Cy", "Di"]),
+            ];
+            for (id, authors) in expected {
+                assert_eq!(authors_of(&db, id).await, authors, "{backend}: {id}");
+            }
+            // The migration converted the rows, rather than reads falling back to splitting.
+            exec(&db, "UPDATE books SET authors = 'gone' WHERE id = 'old'").await;
+            assert_eq!(authors_of(&db, "old").await.len(), 3, "{backend}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_author_whose_name_holds_the_old_separator_round_trips() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, migrator) in databases(i64::MAX, dir.path()).await {
+            drop(migrator);
+            exec(
+                &db,
+                "INSERT INTO books (id, tenant, file_name, status, created_at, updated_at)
+                 VALUES ('b', 't', 'a.md', 'processing', 1, 1)",
+            )
+            .await;
+            let authors = ["Smith; Jones & Co".to_owned(), "Ann".to_owned()];
+            let published = Published {
+                title: "T",
+                authors: &authors,
+                format: "markdown",
+                report: "{}",
+                epub_bytes: 1,
+            };
+            mark_ready(&db, None, "b", &published)
+                .await
+                .expect("publish");
+            assert_eq!(authors_of(&db, "b").await, authors, "{}", db.backend());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_status_this_code_does_not_know_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, _) in databases(i64::MAX, dir.path()).await {
+            exec(
+                &db,
+                "INSERT INTO books (id, tenant, file_name, status, created_at, updated_at)
+                 VALUES ('b', 't', 'a.md', 'archived', 1, 1)",
+            )
+            .await;
+            let error = get(&db, "b").await.expect_err("an unknown status");
+            assert!(
+                format!("{error:#}").contains("unknown book status \"archived\""),
+                "{error:#}"
+            );
+        }
     }
 
     #[tokio::test]

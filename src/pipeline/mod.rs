@@ -2,8 +2,10 @@
 //! is the workflow id. See `steps` for the graph and the crash-safety rules each step keeps.
 
 pub mod books;
-mod cache;
+pub mod cache;
+pub mod in_memory;
 pub mod keys;
+pub mod progress;
 pub mod reading;
 pub mod steps;
 mod sweep;
@@ -13,25 +15,16 @@ use bytes::Bytes;
 
 use crate::convert::Options;
 use crate::jobs::{JobQueue, Registry};
+use crate::services::Services;
 use crate::storage::{BlobStore, Database};
-use crate::worker::WorkerContext;
 
-pub use books::{BookRow, StoredOptions};
+pub use books::{BookRow, BookStatus, StoredOptions};
 pub use cache::ModelCache;
 pub use sweep::SweepBlobs;
 
-/// Adds every pipeline step to the worker's registry.
-pub fn register(registry: Registry<WorkerContext>) -> Registry<WorkerContext> {
-    registry
-        .register::<steps::Ingest>()
-        .register::<steps::Parse>()
-        .register::<steps::RenderChapter>()
-        .register::<steps::Package>()
-        .register::<steps::PackageEpub>()
-        .register::<steps::PackageReader>()
-        .register::<steps::Verify>()
-        .register::<steps::Publish>()
-        .register::<sweep::SweepBlobs>()
+/// Adds every pipeline step, and the sweep of their leftovers, to the worker's registry.
+pub fn register(registry: Registry<Services>) -> Registry<Services> {
+    steps::register(registry).register::<sweep::SweepBlobs>()
 }
 
 /// A manuscript to turn into a book.

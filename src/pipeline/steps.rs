@@ -10,6 +10,9 @@
 //! anywhere runs again from the top and writes nothing new; a step that finds bad input marks
 //! the book failed and is discarded (never retried). A step that runs out of attempts marks
 //! the book failed as it dies, unless it is a fan-out child: its join does that.
+//!
+//! [`STEPS`], after the jobs, declares each step once: its job type, and from it its name
+//! and registration, its label on the pages, and what `bindery convert` makes of it.
 
 use std::collections::BTreeMap;
 
@@ -17,21 +20,20 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::books::{self, BookRow};
-use super::keys;
-use super::reading;
+use super::{keys, progress, reading};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
-use crate::jobs::{Job, JobContext, NewJob, Outcome};
+use crate::jobs::{Job, JobContext, NewJob, Outcome, Registry};
 use crate::manuscript::Format;
 use crate::report::{Report, StepTiming, Warning};
+use crate::services::Services;
 use crate::storage::BlobStore;
-use crate::worker::WorkerContext;
 
 /// Every pipeline job runs on this queue, so operators can pause conversions alone.
 pub const QUEUE: &str = "books";
 
-type Cx = JobContext<WorkerContext>;
+type Cx = JobContext<Services>;
 
 /// Sniff, enforce limits, decode text to UTF-8.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,7 +44,7 @@ pub struct Ingest {
 impl Job for Ingest {
     const NAME: &'static str = "book.ingest";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -95,7 +97,7 @@ pub struct Parse {
 impl Job for Parse {
     const NAME: &'static str = "book.parse";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -150,7 +152,7 @@ pub struct RenderChapter {
 impl Job for RenderChapter {
     const NAME: &'static str = "book.render_chapter";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -195,7 +197,7 @@ pub struct Package {
 impl Job for Package {
     const NAME: &'static str = "book.package";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
@@ -230,7 +232,7 @@ pub struct PackageEpub {
 impl Job for PackageEpub {
     const NAME: &'static str = "book.package_epub";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -255,7 +257,7 @@ pub struct PackageReader {
 impl Job for PackageReader {
     const NAME: &'static str = "book.package_reader";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -285,7 +287,7 @@ pub struct Verify {
 impl Job for Verify {
     const NAME: &'static str = "book.verify";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
@@ -336,7 +338,7 @@ pub struct Publish {
 impl Job for Publish {
     const NAME: &'static str = "book.publish";
     const QUEUE: &'static str = QUEUE;
-    type Context = WorkerContext;
+    type Context = Services;
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -349,9 +351,9 @@ impl Job for Publish {
         let mut render_warnings: BTreeMap<usize, Vec<Warning>> = BTreeMap::new();
         let mut timings: BTreeMap<&str, u64> = BTreeMap::new();
         for job in &workflow.jobs {
-            let step = job.kind.trim_start_matches("book.");
             if let (Some(start), Some(end)) = (job.started_at, job.finished_at) {
-                *timings.entry(step).or_default() += u64::try_from(end - start).unwrap_or(0);
+                *timings.entry(job.kind.as_str()).or_default() +=
+                    u64::try_from(end - start).unwrap_or(0);
             }
             if job.kind == RenderChapter::NAME
                 && let Some(result) = &job.result
@@ -371,8 +373,8 @@ impl Job for Publish {
         report.timings = STEPS
             .iter()
             .filter_map(|step| {
-                timings.get(step).map(|millis| StepTiming {
-                    step: (*step).to_owned(),
+                timings.get(step.job).map(|millis| StepTiming {
+                    step: step.name.to_owned(),
                     millis: *millis,
                 })
             })
@@ -398,7 +400,7 @@ impl Job for Publish {
             &self.book,
             &books::Published {
                 title: &book.metadata.title,
-                authors: &book.metadata.authors.join("; "),
+                authors: &book.metadata.authors,
                 format: &report.format,
                 report: &serde_json::to_string(&report)?,
                 epub_bytes,
@@ -416,18 +418,132 @@ impl Job for Publish {
     }
 }
 
-/// The steps in order, by job name without `book.` (the report's timings and the API's
-/// progress list them so).
-pub const STEPS: &[&str] = &[
-    "ingest",
-    "parse",
-    "render_chapter",
-    "package",
-    "package_epub",
-    "package_reader",
-    "verify",
-    "publish",
+/// One step of the pipeline: the worker registers its job, the API's progress and the
+/// report's timings list it by `name`, the pages show its `label`, and `bindery convert` runs
+/// its stage as `in_memory` says.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    /// The job type, as the `jobs` table stores it (`book.render_chapter`).
+    pub job: &'static str,
+    /// The job type without `book.` (`render_chapter`).
+    pub name: &'static str,
+    /// What a person reads on the book's page.
+    pub label: &'static str,
+    pub in_memory: InMemory,
+    register: fn(Registry<Services>) -> Registry<Services>,
+}
+
+/// A step is its job type.
+impl PartialEq for Step {
+    fn eq(&self, other: &Step) -> bool {
+        self.job == other.job
+    }
+}
+
+impl Eq for Step {}
+
+/// What becomes of a step in `bindery convert`, which runs the stages in a row in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InMemory {
+    /// It runs there under the step's name.
+    Same,
+    /// Its jobs' work runs there as one pass, under this name (a fan-out in the worker).
+    Fused(&'static str),
+    /// It has no work of its own without storage (a join, publishing).
+    Skipped,
+}
+
+impl Step {
+    const fn of<J: Job<Context = Services>>(label: &'static str, in_memory: InMemory) -> Step {
+        Step {
+            job: J::NAME,
+            name: without_prefix(J::NAME),
+            label,
+            in_memory,
+            register: Registry::<Services>::register::<J>,
+        }
+    }
+
+    /// The step's name in `bindery convert` (its progress and its report's timings).
+    pub const fn in_memory_name(&self) -> Option<&'static str> {
+        match self.in_memory {
+            InMemory::Same => Some(self.name),
+            InMemory::Fused(name) => Some(name),
+            InMemory::Skipped => None,
+        }
+    }
+}
+
+/// The steps, in order. Adding a step is its job, a line here, and enqueuing it.
+pub const STEPS: &[Step] = &[
+    Step::of::<Ingest>("Read the upload", InMemory::Same),
+    Step::of::<Parse>("Understand the manuscript", InMemory::Same),
+    Step::of::<RenderChapter>("Typeset chapters", InMemory::Fused("render")),
+    Step::of::<Package>("Plan the book", InMemory::Skipped),
+    Step::of::<PackageEpub>("Build the EPUB", InMemory::Same),
+    Step::of::<PackageReader>("Build the web reader", InMemory::Same),
+    Step::of::<Verify>("Check the EPUB", InMemory::Same),
+    Step::of::<Publish>("Publish", InMemory::Skipped),
 ];
+
+/// Adds every step's job to the worker's registry.
+pub fn register(registry: Registry<Services>) -> Registry<Services> {
+    STEPS
+        .iter()
+        .fold(registry, |registry, step| (step.register)(registry))
+}
+
+/// The step whose job type is `job`.
+pub fn by_job(job: &str) -> Option<&'static Step> {
+    STEPS.iter().find(|step| step.job == job)
+}
+
+/// `J`'s step. Only ever evaluated at compile time (by `in_memory_name`, whose callers are
+/// consts), where its panic is a build error: naming a job that is not a step does not build.
+const fn step_of<J: Job>() -> &'static Step {
+    let mut i = 0;
+    while i < STEPS.len() {
+        if same(STEPS[i].job, J::NAME) {
+            return &STEPS[i];
+        }
+        i += 1;
+    }
+    panic!("this job is not a step of the pipeline")
+}
+
+/// How `bindery convert` names `J`'s stage; for consts, so that a step it does not run is a
+/// build error.
+pub(super) const fn in_memory_name<J: Job>() -> &'static str {
+    match step_of::<J>().in_memory_name() {
+        Some(name) => name,
+        None => panic!("`bindery convert` does not run this step"),
+    }
+}
+
+const fn without_prefix(job: &'static str) -> &'static str {
+    match job.as_bytes() {
+        [b'b', b'o', b'o', b'k', b'.', rest @ ..] => match std::str::from_utf8(rest) {
+            Ok(name) => name,
+            Err(_) => panic!("a job type is UTF-8"),
+        },
+        _ => panic!("a step's job type starts with `book.`"),
+    }
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 fn percent(done: usize, total: usize) -> i32 {
     i32::try_from(done * 100 / total.max(1)).unwrap_or(100)
@@ -450,12 +566,7 @@ async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Res
 }
 
 /// Marks the book failed; its `book.failed` event links under this service's public URL.
-async fn mark_failed(
-    app: &WorkerContext,
-    book: &str,
-    code: &str,
-    message: &str,
-) -> anyhow::Result<()> {
+async fn mark_failed(app: &Services, book: &str, code: &str, message: &str) -> anyhow::Result<()> {
     books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await
 }
 
@@ -464,14 +575,11 @@ async fn mark_failed(
 async fn fail_for_good(
     cx: &Cx,
     book: &str,
-    kind: &str,
+    job: &str,
     error: &anyhow::Error,
 ) -> anyhow::Result<()> {
-    let message = format!(
-        "The {} step kept failing ({error}). Retry the book; if it fails again, the operator's logs say why.",
-        kind.trim_start_matches("book.")
-    );
-    mark_failed(cx.app(), book, "step_failed", &message).await
+    let message = progress::kept_failing(job, &error.to_string());
+    mark_failed(cx.app(), book, progress::STEP_FAILED, &message).await
 }
 
 /// For joins: if a child ended in anything but success, the book fails with its error.
@@ -483,7 +591,7 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
     let message = failed
         .last_error()
         .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
-    mark_failed(cx.app(), book, "step_failed", &message).await?;
+    mark_failed(cx.app(), book, progress::STEP_FAILED, &message).await?;
     Ok(Some(Outcome::Cancel(format!(
         "{} ended {}: {message}",
         failed.kind, failed.state
@@ -492,7 +600,7 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
 
 /// What a packager reads: the model, every rendered chapter for `target`, and the images.
 async fn package_inputs(
-    app: &WorkerContext,
+    app: &Services,
     book: &str,
     target: Target,
 ) -> anyhow::Result<(
@@ -537,4 +645,25 @@ pub fn first_step(book: &str) -> NewJob {
     NewJob::of(&Ingest {
         book: book.to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindery_convert_runs_the_stages_it_always_named() {
+        let names: Vec<&str> = STEPS.iter().filter_map(Step::in_memory_name).collect();
+        assert_eq!(
+            names,
+            [
+                "ingest",
+                "parse",
+                "render",
+                "package_epub",
+                "package_reader",
+                "verify"
+            ]
+        );
+    }
 }

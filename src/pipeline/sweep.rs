@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{books, keys};
 use crate::jobs::{Job, JobContext, Outcome};
+use crate::services::Services;
 use crate::storage::installation;
-use crate::worker::WorkerContext;
 
 /// Long enough that no upload still streaming is taken for an orphan.
 const DEFAULT_MIN_AGE: Duration = Duration::from_secs(6 * 3600);
@@ -51,9 +51,9 @@ impl Default for SweepBlobs {
 impl Job for SweepBlobs {
     const NAME: &'static str = "bindery.sweep_blobs";
     const QUEUE: &'static str = "maintenance";
-    type Context = WorkerContext;
+    type Context = Services;
 
-    async fn run(self, cx: &JobContext<WorkerContext>) -> anyhow::Result<Outcome> {
+    async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         let app = cx.app();
         if let Err(reason) = installation::verify(&app.db, &app.blobs).await? {
             return Ok(refused(&reason));

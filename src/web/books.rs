@@ -115,7 +115,11 @@ async fn ready_book(
         return Err(not_found());
     }
     match books::get(&state.db, id).await {
-        Ok(Some(book)) if book.status == books::READY && book.tenant == caller.0.tenant => Ok(book),
+        Ok(Some(book))
+            if book.status == books::BookStatus::Ready && book.tenant == caller.0.tenant =>
+        {
+            Ok(book)
+        }
         Ok(_) => Err(not_found()),
         Err(e) => Err(storage_error(&e)),
     }

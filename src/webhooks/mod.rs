@@ -14,12 +14,14 @@ pub mod address;
 mod callback_url;
 mod deliver;
 pub mod deliveries;
+pub mod sender;
 pub mod signature;
 
 use serde::Serialize;
 
 pub use callback_url::{CallbackUrl, CallbackUrlError};
-pub use deliver::{Answer, Deliver, Sender};
+pub use deliver::Deliver;
+pub use sender::{Answer, Sender};
 
 use crate::jobs::{JobQueue, JobRecord, JobState, NewJob};
 use crate::storage::{Database, Tx, rfc3339};

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::WorkerContext;
 use crate::jobs::{Job, JobContext, Outcome};
+use crate::services::Services;
 
 /// Does nothing: measures the queue itself.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -14,9 +14,9 @@ pub struct Noop {}
 
 impl Job for Noop {
     const NAME: &'static str = "bindery.noop";
-    type Context = WorkerContext;
+    type Context = Services;
 
-    async fn run(self, _cx: &JobContext<WorkerContext>) -> anyhow::Result<Outcome> {
+    async fn run(self, _cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         Ok(Outcome::done())
     }
 }
@@ -29,9 +29,9 @@ pub struct Sleep {
 
 impl Job for Sleep {
     const NAME: &'static str = "bindery.sleep";
-    type Context = WorkerContext;
+    type Context = Services;
 
-    async fn run(self, cx: &JobContext<WorkerContext>) -> anyhow::Result<Outcome> {
+    async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         let total = Duration::from_millis(self.millis);
         let step = Duration::from_millis(100).min(total.max(Duration::from_millis(1)));
         let started = std::time::Instant::now();
@@ -56,9 +56,9 @@ pub struct PruneJobs {}
 impl Job for PruneJobs {
     const NAME: &'static str = "bindery.prune_jobs";
     const QUEUE: &'static str = "maintenance";
-    type Context = WorkerContext;
+    type Context = Services;
 
-    async fn run(self, cx: &JobContext<WorkerContext>) -> anyhow::Result<Outcome> {
+    async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         let retention = cx.app().config.job_retention;
         let pruned = cx.app().queue.prune(retention).await?;
         tracing::info!(pruned, retention = %humantime::format_duration(retention), "pruned finished jobs");

@@ -15,6 +15,7 @@ use nix::unistd::Pid;
 use crate::config::{Config, DatabaseUrl};
 use crate::jobs::schedule::{self, Schedule};
 use crate::jobs::{JobQueue, NewJob, Registry, Runner, RunnerConfig};
+use crate::services::Services;
 use crate::signals::StopSignals;
 use crate::storage::{BlobStore, Database, budget, installation};
 
@@ -23,20 +24,8 @@ use crate::storage::{BlobStore, Database, budget, installation};
 /// impatient one.
 const DUPLICATE_SIGNAL_WINDOW: Duration = Duration::from_secs(1);
 
-/// What every job run in this process can reach.
-pub struct WorkerContext {
-    pub db: Database,
-    pub blobs: BlobStore,
-    pub queue: JobQueue,
-    pub config: Arc<Config>,
-    /// Parsed document models of the books this worker is converting.
-    pub models: crate::pipeline::ModelCache,
-    /// The HTTP client webhooks go out through.
-    pub webhooks: crate::webhooks::Sender,
-}
-
 /// Every job type Bindery runs: the one list.
-pub fn registry() -> Registry<WorkerContext> {
+pub fn registry() -> Registry<Services> {
     let registry = Registry::new()
         .register::<builtin::Noop>()
         .register::<builtin::Sleep>()
@@ -116,7 +105,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     // cheap once it has passed there, and a worker of its own checks it as the web does.
     installation::at_start(&db, &blobs, options.supervisor.is_none()).await?;
     let queue = JobQueue::new(db.clone());
-    let context = WorkerContext {
+    let context = Services {
         db: db.clone(),
         blobs,
         queue: queue.clone(),

@@ -10,16 +10,16 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use bindery::convert;
 use bindery::jobs::{JobFilter, JobState};
 use bindery::manuscript::Limits;
+use bindery::pipeline::in_memory;
 use bindery::pipeline::{BookRow, keys};
 use common::books::{Store, open, submit, submit_bytes, wait_book};
 use common::{Running, Server, all_jobs, command, corpus, process_gone};
 use nix::sys::signal::Signal;
 
 /// What an uninterrupted, in-memory conversion of the same upload produces.
-async fn reference(store: &Store, book: &BookRow) -> convert::Converted {
+async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
     let options = book.options().expect("options");
     let manuscript = store
         .blobs
@@ -38,7 +38,7 @@ async fn reference(store: &Store, book: &BookRow) -> convert::Converted {
         )),
         None => None,
     };
-    convert::convert(
+    in_memory::convert(
         &manuscript,
         cover.as_ref().map(|(n, b)| (n.as_str(), b.as_slice())),
         &options.convert,

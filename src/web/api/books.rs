@@ -5,6 +5,7 @@ use std::time::Duration;
 use actix_multipart::Multipart;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -12,12 +13,12 @@ use super::upload::{self, Upload, UploadForm};
 use crate::convert::Options;
 use crate::document::Metadata;
 use crate::ebook::metadata::{self, MetadataInputs};
-use crate::jobs::{JobRecord, JobState, StepCount, WaitTarget};
+use crate::jobs::{JobRecord, JobState, WaitTarget};
 use crate::manuscript::InputError;
-use crate::pipeline::books::{self, BookRow};
-use crate::pipeline::steps::STEPS;
+use crate::pipeline::books::{self, BookRow, BookStatus};
+use crate::pipeline::progress::{self, StepState};
+use crate::pipeline::steps::Step;
 use crate::pipeline::{self, NewBook, keys};
-use crate::storage::rfc3339;
 use crate::web::AppState;
 use crate::web::caller::Caller;
 use crate::web::error::{ApiError, ErrorBody};
@@ -217,7 +218,7 @@ async fn respond(
     mut stopping: crate::web::Stopping,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(wait) = wait
-        && book.status == books::PROCESSING
+        && book.status == BookStatus::Processing
     {
         // A stopping server answers at once what it would answer at the end of the wait (202
         // with `Location`), instead of holding the request until the shutdown timeout.
@@ -235,7 +236,7 @@ async fn respond(
             .ok_or_else(|| ApiError::not_found("book", "The book was deleted while waiting."))?;
     }
     let view = view(state, &book, true).await?;
-    let status = if view.status == books::PROCESSING {
+    let status = if view.status == BookStatus::Processing {
         StatusCode::ACCEPTED
     } else {
         StatusCode::OK
@@ -464,7 +465,7 @@ impl Watch {
         if json == self.last {
             return None;
         }
-        let done = view.status != books::PROCESSING;
+        let done = view.status != BookStatus::Processing;
         let kind = if done { "done" } else { "progress" };
         let event = format!("event: {kind}\ndata: {json}\n\n");
         self.last = json;
@@ -507,7 +508,7 @@ pub async fn epub(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.0.tenant, &id).await?;
-    if book.status != books::READY {
+    if book.status != BookStatus::Ready {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "not_ready",
@@ -740,8 +741,9 @@ pub(crate) struct BookView {
     #[schema(format = Uuid)]
     pub(crate) id: String,
     /// `processing` until the book is `ready` or has `failed`.
-    #[schema(pattern = "^(processing|ready|failed)$")]
-    pub(crate) status: String,
+    #[serde(serialize_with = "status")]
+    #[schema(value_type = String, pattern = "^(processing|ready|failed)$")]
+    pub(crate) status: BookStatus,
     /// Known once the manuscript is read, from it or from the uploaded `title`.
     pub(crate) title: Option<String>,
     pub(crate) authors: Vec<String>,
@@ -749,14 +751,16 @@ pub(crate) struct BookView {
     pub(crate) format: Option<String>,
     /// The uploaded manuscript's file name.
     pub(crate) file_name: String,
-    #[schema(format = DateTime)]
-    pub(crate) created_at: String,
-    #[schema(format = DateTime)]
-    pub(crate) updated_at: String,
+    #[serde(serialize_with = "time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub(crate) created_at: DateTime<Utc>,
+    #[serde(serialize_with = "time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub(crate) updated_at: DateTime<Utc>,
     /// When the book became ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(format = DateTime)]
-    pub(crate) published_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "some_time")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub(crate) published_at: Option<DateTime<Utc>>,
     /// Why the book failed, in plain language.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<ErrorView>,
@@ -800,11 +804,14 @@ pub(crate) struct Progress {
 #[schema(as = Step)]
 pub(crate) struct StepView {
     /// The step's name (`ingest`, `parse`, `render_chapter`, …).
-    pub(crate) step: &'static str,
+    #[serde(serialize_with = "step_name")]
+    #[schema(value_type = String)]
+    pub(crate) step: &'static Step,
     /// `pending` (not enqueued yet), `queued` (waiting for a worker), `running`, `completed`
     /// or `failed`.
-    #[schema(pattern = "^(pending|queued|running|completed|failed)$")]
-    pub(crate) state: &'static str,
+    #[serde(serialize_with = "step_state")]
+    #[schema(value_type = String, pattern = "^(pending|queued|running|completed|failed)$")]
+    pub(crate) state: StepState,
     #[schema(maximum = 100)]
     pub(crate) percent: u32,
     /// Jobs of this step completed, of `total`.
@@ -840,61 +847,42 @@ pub(crate) async fn view(
     book: &BookRow,
     detailed: bool,
 ) -> Result<BookView, ApiError> {
-    let mut status = book.status.clone();
-    let mut error = book.error.as_ref().map(|message| ErrorView {
-        code: book.error_code.clone().unwrap_or_else(|| "failed".into()),
-        message: message.clone(),
-    });
-    let progress = if detailed {
-        let counts = state.queue.workflow_counts(&book.id).await?;
-        // A step that ran out of attempts has no job left to mark the book; say so here.
-        let dead = JobState::Dead.as_str();
-        if status == books::PROCESSING && counts.iter().any(|c| c.state == dead) {
-            let jobs = state.queue.workflow(&book.id).await?.jobs;
-            if let Some(dead) = jobs.iter().find(|j| j.state() == Some(JobState::Dead)) {
-                status = books::FAILED.to_owned();
-                error = Some(ErrorView {
-                    code: "step_failed".into(),
-                    message: format!(
-                        "The {} step kept failing ({}). Retry the book; if it fails again, the operator's logs say why.",
-                        dead.kind.trim_start_matches("book."),
-                        dead.last_error()
-                            .unwrap_or_else(|| "no error recorded".to_owned())
-                    ),
-                });
-            }
-        }
-        Some(progress_of(&counts))
-    } else {
-        None
-    };
+    let now = progress::of(&state.queue, book, detailed).await?;
     let deliveries = match &book.callback_url {
         Some(_) if detailed => Some(webhooks::statuses(&state.db, &state.queue, &book.id).await?),
         _ => None,
     };
-    let ready = status == books::READY;
+    let ready = now.status == BookStatus::Ready;
     let self_ = format!("/api/v1/books/{}", book.id);
     Ok(BookView {
         id: book.id.clone(),
-        status,
+        status: now.status,
         title: book.title.clone(),
-        authors: book
-            .authors
-            .as_deref()
-            .map(|a| {
-                a.split("; ")
-                    .map(str::to_owned)
-                    .filter(|a| !a.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default(),
+        authors: book.authors.clone(),
         format: book.format.clone(),
         file_name: book.file_name.clone(),
-        created_at: rfc3339(book.created_at),
-        updated_at: rfc3339(book.updated_at),
-        published_at: book.published_at.map(rfc3339),
-        error,
-        progress,
+        created_at: book.created_at,
+        updated_at: book.updated_at,
+        published_at: book.published_at,
+        error: now.failure.map(|f| ErrorView {
+            code: f.code,
+            message: f.message,
+        }),
+        progress: now.steps.map(|p| Progress {
+            percent: p.percent,
+            steps: p
+                .steps
+                .into_iter()
+                .map(|s| StepView {
+                    step: s.step,
+                    state: s.state,
+                    percent: s.percent,
+                    done: s.done,
+                    total: s.total,
+                    message: s.message,
+                })
+                .collect(),
+        }),
         report: if detailed {
             book.report
                 .as_deref()
@@ -912,58 +900,30 @@ pub(crate) async fn view(
     })
 }
 
-fn progress_of(counts: &[StepCount]) -> Progress {
-    let steps: Vec<StepView> = STEPS
-        .iter()
-        .map(|step| {
-            let kind = format!("book.{step}");
-            let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == kind).collect();
-            let count = |states: &[JobState]| -> i64 {
-                mine.iter()
-                    .filter(|c| states.iter().any(|s| s.as_str() == c.state))
-                    .map(|c| c.jobs)
-                    .sum()
-            };
-            let total = mine.iter().map(|c| c.jobs).sum::<i64>();
-            let done = count(&[JobState::Completed]);
-            let failed = count(&[JobState::Dead, JobState::Discarded, JobState::Cancelled]) > 0;
-            let running: Vec<&&StepCount> = mine
-                .iter()
-                .filter(|c| c.state == JobState::Running.as_str())
-                .collect();
-            let partial: i64 = running
-                .iter()
-                .map(|c| c.progress.clamp(0, 99 * c.jobs))
-                .sum();
-            let percent = if total == 0 {
-                0
-            } else {
-                u32::try_from((done * 100 + partial) / total).unwrap_or(0)
-            };
-            let state = if failed {
-                "failed"
-            } else if total > 0 && done == total {
-                "completed"
-            } else if !running.is_empty() {
-                "running"
-            } else if total > 0 {
-                // Enqueued, waiting for a free worker (or a paused queue).
-                "queued"
-            } else {
-                "pending"
-            };
-            StepView {
-                step,
-                state,
-                percent,
-                done: usize::try_from(done).unwrap_or(0),
-                total: usize::try_from(total).unwrap_or(0),
-                message: running.iter().find_map(|c| c.message.clone()),
-            }
-        })
-        .collect();
-    let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
-    Progress { percent, steps }
+/// Times as the API writes them: RFC 3339 in UTC, to the millisecond.
+fn time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::Millis, true))
+}
+
+// serde hands `serialize_with` a reference to the field, so the signature is fixed.
+#[allow(clippy::ref_option)]
+fn some_time<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => time(t, s),
+        None => s.serialize_none(),
+    }
+}
+
+fn status<S: serde::Serializer>(status: &BookStatus, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(status.as_str())
+}
+
+fn step_name<S: serde::Serializer>(step: &&'static Step, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(step.name)
+}
+
+fn step_state<S: serde::Serializer>(state: &StepState, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(state.as_str())
 }
 
 #[cfg(test)]

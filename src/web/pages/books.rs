@@ -2,11 +2,13 @@
 //! progress, the report, downloads and the reader.
 
 use actix_web::{HttpResponse, get, web};
+use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::{PageError, Visitor, html_response, layout};
-use crate::pipeline::books;
+use crate::pipeline::books::{self, BookStatus};
+use crate::pipeline::progress::{self, StepState};
 use crate::report::Report;
 use crate::web::AppState;
 use crate::web::api::books::{BookView, own_book, view};
@@ -61,10 +63,10 @@ async fn list(
                     li {
                         a href={ "/books/" (book.id) } { (display_title(book)) }
                         " "
-                        (status_badge(&book.status))
+                        (status_badge(book.status))
                         span.meta {
                             @if !book.authors.is_empty() { (book.authors.join(", ")) " · " }
-                            (book.file_name) " · " (readable_time(&book.created_at))
+                            (book.file_name) " · " (readable_time(book.created_at))
                         }
                     }
                 }
@@ -163,22 +165,22 @@ async fn show(
         .report
         .clone()
         .and_then(|r| serde_json::from_value(r).ok());
-    let processing = book.status == books::PROCESSING;
+    let processing = book.status == BookStatus::Processing;
     let body = html! {
         article #book data-book=(book.id) data-status=(book.status) {
             div.heading {
                 h1 { (display_title(&book)) }
-                (status_badge(&book.status))
+                (status_badge(book.status))
             }
             @if !book.authors.is_empty() { p.byline { "by " (book.authors.join(", ")) } }
-            p.meta { (book.file_name) @if let Some(format) = &book.format { " · " (format) } " · uploaded " (readable_time(&book.created_at)) }
+            p.meta { (book.file_name) @if let Some(format) = &book.format { " · " (format) } " · uploaded " (readable_time(book.created_at)) }
 
             @if let Some(error) = &book.error {
                 section.failure aria-labelledby="failure-title" {
                     h2 #failure-title { "What went wrong" }
                     p { (error.message) }
                     p.hint { (what_to_do(&error.code)) }
-                    @if error.code == "step_failed" {
+                    @if error.code == progress::STEP_FAILED {
                         form data-api="POST" data-url={ "/api/v1/books/" (book.id) "/retry" } data-then="reload" {
                             button type="submit" { "Retry" }
                         }
@@ -189,7 +191,7 @@ async fn show(
                 }
             }
 
-            @if book.status == books::READY {
+            @if book.status == BookStatus::Ready {
                 section.downloads aria-labelledby="downloads-title" {
                     h2 #downloads-title { "Your book" }
                     p.actions {
@@ -213,9 +215,9 @@ async fn show(
                     }
                     ol.steps {
                         @for step in &progress.steps {
-                            li data-step=(step.step) data-state=(step.state) {
-                                label for={ "step-" (step.step) } { (step_label(step.step)) }
-                                progress id={ "step-" (step.step) } max="100" value=(step.percent) {}
+                            li data-step=(step.step.name) data-state=(step.state.as_str()) {
+                                label for={ "step-" (step.step.name) } { (step.step.label) }
+                                progress id={ "step-" (step.step.name) } max="100" value=(step.percent) {}
                                 span.step-state { (step_state_text(step.state, step.done, step.total, step.message.as_deref())) }
                             }
                         }
@@ -299,48 +301,32 @@ fn grouped(n: u64) -> String {
     out
 }
 
-/// An RFC 3339 time from the API as a person reads it: to the minute, in UTC.
-fn readable_time(rfc3339: &str) -> String {
-    chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .map(|t| t.format("%-d %b %Y, %H:%M UTC").to_string())
-        .unwrap_or_else(|_| rfc3339.to_owned())
+/// A time as a person reads it: to the minute, in UTC.
+fn readable_time(time: DateTime<Utc>) -> String {
+    time.format("%-d %b %Y, %H:%M UTC").to_string()
 }
 
-fn status_badge(status: &str) -> Markup {
+fn status_badge(status: BookStatus) -> Markup {
     let text = match status {
-        books::READY => "ready",
-        books::FAILED => "failed",
-        _ => "converting",
+        BookStatus::Ready => "ready",
+        BookStatus::Failed => "failed",
+        BookStatus::Processing => "converting",
     };
-    html! { span.badge data-status=(status) { (text) } }
+    html! { span.badge data-status=(status.as_str()) { (text) } }
 }
 
-fn step_label(step: &str) -> &'static str {
-    match step {
-        "ingest" => "Read the upload",
-        "parse" => "Understand the manuscript",
-        "render_chapter" => "Typeset chapters",
-        "package" => "Plan the book",
-        "package_epub" => "Build the EPUB",
-        "package_reader" => "Build the web reader",
-        "verify" => "Check the EPUB",
-        "publish" => "Publish",
-        _ => "Step",
-    }
-}
-
-fn step_state_text(state: &str, done: usize, total: usize, message: Option<&str>) -> String {
+fn step_state_text(state: StepState, done: usize, total: usize, message: Option<&str>) -> String {
     let base = match state {
-        "completed" => "done".to_owned(),
-        "failed" => "failed".to_owned(),
-        "running" if total > 1 => format!("{done} of {total}"),
-        "running" => "working".to_owned(),
-        "queued" if total > 1 => format!("queued: {done} of {total} done"),
-        "queued" => "queued".to_owned(),
-        _ => "waiting".to_owned(),
+        StepState::Completed => "done".to_owned(),
+        StepState::Failed => "failed".to_owned(),
+        StepState::Running if total > 1 => format!("{done} of {total}"),
+        StepState::Running => "working".to_owned(),
+        StepState::Queued if total > 1 => format!("queued: {done} of {total} done"),
+        StepState::Queued => "queued".to_owned(),
+        StepState::Pending => "waiting".to_owned(),
     };
     match message {
-        Some(m) if state == "running" => format!("{base}: {m}"),
+        Some(m) if state == StepState::Running => format!("{base}: {m}"),
         _ => base,
     }
 }
@@ -348,9 +334,7 @@ fn step_state_text(state: &str, done: usize, total: usize, message: Option<&str>
 /// What a person can do about a failure, by its code.
 fn what_to_do(code: &str) -> &'static str {
     match code {
-        "step_failed" => {
-            "A conversion step kept failing. Retry the book; if it fails again, ask the operator: the logs say why."
-        }
+        progress::STEP_FAILED => progress::RETRY_ADVICE,
         "internal_error" => {
             "This is a fault in Bindery, not in your manuscript. Please tell the operator; retrying will not help."
         }

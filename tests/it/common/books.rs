@@ -95,7 +95,7 @@ pub async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
             .await
             .expect("read")
             .expect("book exists");
-        if book.status != books::PROCESSING {
+        if book.status != books::BookStatus::Processing {
             return book;
         }
         assert!(

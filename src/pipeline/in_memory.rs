@@ -1,0 +1,139 @@
+//! The whole conversion in one process, in memory: the pipeline's stages in a row, with no
+//! storage in between, for `bindery convert`, tests and benchmarks. The stages are those of
+//! `convert`, named as the step table (`steps::STEPS`) names them in memory.
+
+use std::time::Instant;
+
+use super::steps::{
+    Ingest, PackageEpub, PackageReader, Parse, RenderChapter, Verify, in_memory_name,
+};
+use crate::convert::{
+    Assembled, Options, assemble, ingest, package_epub, package_reader, verify_epub,
+};
+use crate::ebook::Book;
+use crate::ebook::xhtml::{self, Target};
+use crate::manuscript::{InputError, Limits};
+use crate::report::{Report, StepTiming};
+
+pub const INGEST: &str = in_memory_name::<Ingest>();
+pub const PARSE: &str = in_memory_name::<Parse>();
+/// Every chapter, in one pass.
+pub const RENDER: &str = in_memory_name::<RenderChapter>();
+pub const PACKAGE_EPUB: &str = in_memory_name::<PackageEpub>();
+pub const PACKAGE_READER: &str = in_memory_name::<PackageReader>();
+pub const VERIFY: &str = in_memory_name::<Verify>();
+
+/// The whole conversion in memory, for `bindery convert`, tests and benchmarks.
+pub struct Converted {
+    pub book: Book,
+    pub epub: Vec<u8>,
+    /// The web reader's files, when asked for.
+    pub reader: Option<Vec<(String, Vec<u8>)>>,
+    pub report: Report,
+}
+
+/// Runs every stage; `progress(step, done, total)` is called as work advances.
+pub fn convert(
+    manuscript: &[u8],
+    cover_upload: Option<(&str, &[u8])>,
+    options: &Options,
+    limits: &Limits,
+    default_language: &str,
+    with_reader: bool,
+    mut progress: impl FnMut(&str, usize, usize),
+) -> Result<Converted, ConvertError> {
+    let mut timings = Vec::new();
+    let mut timed = |step: &str, started: Instant| {
+        timings.push(StepTiming {
+            step: step.to_owned(),
+            millis: started.elapsed().as_millis() as u64,
+        });
+    };
+
+    let t = Instant::now();
+    progress(INGEST, 0, 1);
+    let ingested = ingest(manuscript, options, limits)?;
+    timed(INGEST, t);
+
+    let t = Instant::now();
+    progress(PARSE, 0, 1);
+    let Assembled {
+        book,
+        resources,
+        mut report,
+    } = assemble(
+        &ingested,
+        manuscript,
+        cover_upload,
+        options,
+        limits,
+        default_language,
+    )?;
+    timed(PARSE, t);
+
+    let t = Instant::now();
+    let n = book.document.chapters.len();
+    progress(RENDER, 0, n);
+    // One pass plans every id in the book; the pipeline's per-chapter jobs each redo it.
+    let mut epub_chapters = Vec::with_capacity(n);
+    for (i, rendered) in xhtml::render_book(&book, Target::Epub)
+        .into_iter()
+        .enumerate()
+    {
+        for w in rendered.warnings {
+            report.warn(w.at(format!("chapter {}", i + 1)));
+        }
+        epub_chapters.push(rendered.body);
+    }
+    let web_chapters: Vec<String> = if with_reader {
+        xhtml::render_book(&book, Target::Web)
+            .into_iter()
+            .map(|r| r.body)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    progress(RENDER, n, n);
+    timed(RENDER, t);
+
+    let t = Instant::now();
+    progress(PACKAGE_EPUB, 0, 1);
+    let epub = package_epub(&book, &epub_chapters, &resources).map_err(ConvertError::Internal)?;
+    timed(PACKAGE_EPUB, t);
+
+    let reader = if with_reader {
+        let t = Instant::now();
+        progress(PACKAGE_READER, 0, 1);
+        let files =
+            package_reader(&book, &web_chapters, &resources).map_err(ConvertError::Internal)?;
+        timed(PACKAGE_READER, t);
+        Some(files)
+    } else {
+        None
+    };
+
+    let t = Instant::now();
+    progress(VERIFY, 0, 1);
+    verify_epub(&epub).map_err(|e| {
+        ConvertError::Internal(anyhow::anyhow!("the EPUB failed its self-check: {e}"))
+    })?;
+    timed(VERIFY, t);
+
+    report.timings = timings;
+    Ok(Converted {
+        book,
+        epub,
+        reader,
+        report,
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// The manuscript (or an option) cannot work; the message is for the author.
+    #[error("{0}")]
+    Input(#[from] InputError),
+    /// Bindery failed; not the author's fault.
+    #[error("internal error: {0:#}")]
+    Internal(anyhow::Error),
+}

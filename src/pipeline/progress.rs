@@ -1,0 +1,229 @@
+//! Where a book is: its status, why it failed, and how far each step of its pipeline is, from
+//! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
+
+use super::books::{BookRow, BookStatus};
+use super::steps::{self, STEPS, Step};
+use crate::jobs::{JobQueue, JobState, StepCount};
+
+/// The error code of a book whose step failed (ran out of attempts, or a fan-out child did).
+pub const STEP_FAILED: &str = "step_failed";
+
+/// What a person can do about a step that failed.
+pub const RETRY_ADVICE: &str = "Retry the book; if it fails again, the operator's logs say why.";
+
+/// The message of a book whose step `job` ran out of attempts with `error`.
+pub fn kept_failing(job: &str, error: &str) -> String {
+    let step = steps::by_job(job).map_or(job, |step| step.name);
+    format!("The {step} step kept failing ({error}). {RETRY_ADVICE}")
+}
+
+/// A book as it is now.
+#[derive(Debug)]
+pub struct BookProgress {
+    pub status: BookStatus,
+    pub failure: Option<Failure>,
+    /// Only when asked for: it costs a query of the book's jobs.
+    pub steps: Option<Progress>,
+}
+
+/// Why a book failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Stable, for programs: [`STEP_FAILED`], or the refused input's code.
+    pub code: String,
+    /// For a person: what went wrong and what to do about it.
+    pub message: String,
+}
+
+/// How far the whole pipeline is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// 0 to 100.
+    pub percent: u32,
+    /// Every step, in order.
+    pub steps: Vec<StepProgress>,
+}
+
+/// How far one step's jobs are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepProgress {
+    pub step: &'static Step,
+    pub state: StepState,
+    /// 0 to 100.
+    pub percent: u32,
+    /// Jobs of this step completed, of `total`.
+    pub done: usize,
+    pub total: usize,
+    /// What the step is doing now, while it runs.
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepState {
+    /// Not enqueued yet.
+    Pending,
+    /// Enqueued, waiting for a free worker (or a paused queue).
+    Queued,
+    Running,
+    Completed,
+    Failed,
+}
+
+impl StepState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Queued => "queued",
+            StepState::Running => "running",
+            StepState::Completed => "completed",
+            StepState::Failed => "failed",
+        }
+    }
+}
+
+/// Where `book` is; with `detailed`, the progress of its steps too.
+pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Result<BookProgress> {
+    let mut status = book.status;
+    let mut failure = book.error.as_ref().map(|message| Failure {
+        code: book.error_code.clone().unwrap_or_else(|| "failed".into()),
+        message: message.clone(),
+    });
+    if !detailed {
+        return Ok(BookProgress {
+            status,
+            failure,
+            steps: None,
+        });
+    }
+    let counts = queue.workflow_counts(&book.id).await?;
+    // A step that ran out of attempts has no job left to mark the book; say so here.
+    let dead = JobState::Dead.as_str();
+    if status == BookStatus::Processing && counts.iter().any(|c| c.state == dead) {
+        let jobs = queue.workflow(&book.id).await?.jobs;
+        if let Some(dead) = jobs.iter().find(|j| j.state() == Some(JobState::Dead)) {
+            status = BookStatus::Failed;
+            failure = Some(Failure {
+                code: STEP_FAILED.into(),
+                message: kept_failing(
+                    &dead.kind,
+                    &dead
+                        .last_error()
+                        .unwrap_or_else(|| "no error recorded".to_owned()),
+                ),
+            });
+        }
+    }
+    Ok(BookProgress {
+        status,
+        failure,
+        steps: Some(progress(&counts)),
+    })
+}
+
+/// The progress of every step, from the counts of the workflow's jobs by type and state.
+fn progress(counts: &[StepCount]) -> Progress {
+    let steps: Vec<StepProgress> = STEPS
+        .iter()
+        .map(|step| {
+            let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == step.job).collect();
+            let count = |states: &[JobState]| -> i64 {
+                mine.iter()
+                    .filter(|c| states.iter().any(|s| s.as_str() == c.state))
+                    .map(|c| c.jobs)
+                    .sum()
+            };
+            let total = mine.iter().map(|c| c.jobs).sum::<i64>();
+            let done = count(&[JobState::Completed]);
+            let failed = count(&[JobState::Dead, JobState::Discarded, JobState::Cancelled]) > 0;
+            let running: Vec<&&StepCount> = mine
+                .iter()
+                .filter(|c| c.state == JobState::Running.as_str())
+                .collect();
+            let partial: i64 = running
+                .iter()
+                .map(|c| c.progress.clamp(0, 99 * c.jobs))
+                .sum();
+            let percent = if total == 0 {
+                0
+            } else {
+                u32::try_from((done * 100 + partial) / total).unwrap_or(0)
+            };
+            let state = if failed {
+                StepState::Failed
+            } else if total > 0 && done == total {
+                StepState::Completed
+            } else if !running.is_empty() {
+                StepState::Running
+            } else if total > 0 {
+                StepState::Queued
+            } else {
+                StepState::Pending
+            };
+            StepProgress {
+                step,
+                state,
+                percent,
+                done: usize::try_from(done).unwrap_or(0),
+                total: usize::try_from(total).unwrap_or(0),
+                message: running.iter().find_map(|c| c.message.clone()),
+            }
+        })
+        .collect();
+    let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
+    Progress { percent, steps }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(kind: &str, state: JobState, jobs: i64, progress: i64) -> StepCount {
+        StepCount {
+            kind: kind.into(),
+            state: state.as_str().into(),
+            jobs,
+            progress,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn steps_are_reported_in_the_tables_order_with_their_states() {
+        let progress = progress(&[
+            count("book.ingest", JobState::Completed, 1, 100),
+            count("book.parse", JobState::Completed, 1, 100),
+            count("book.render_chapter", JobState::Completed, 1, 0),
+            count("book.render_chapter", JobState::Running, 1, 50),
+            count("book.render_chapter", JobState::Available, 2, 0),
+            count("bindery.noop", JobState::Running, 1, 0),
+        ]);
+        let seen: Vec<(&str, StepState, u32)> = progress
+            .steps
+            .iter()
+            .map(|s| (s.step.name, s.state, s.percent))
+            .collect();
+        assert_eq!(seen.len(), STEPS.len());
+        assert_eq!(
+            seen[..4],
+            [
+                ("ingest", StepState::Completed, 100),
+                ("parse", StepState::Completed, 100),
+                ("render_chapter", StepState::Running, 37),
+                ("package", StepState::Pending, 0),
+            ]
+        );
+        assert!(
+            seen[4..].iter().all(|s| s.1 == StepState::Pending),
+            "{seen:?}"
+        );
+        assert_eq!(progress.percent, 237 / STEPS.len() as u32);
+    }
+
+    #[test]
+    fn a_step_that_kept_failing_is_named_as_the_table_names_it() {
+        assert_eq!(
+            kept_failing("book.package_epub", "disk full"),
+            "The package_epub step kept failing (disk full). Retry the book; if it fails again, the operator's logs say why."
+        );
+    }
+}
