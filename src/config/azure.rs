@@ -332,4 +332,3 @@ fn account_of(endpoint: &Url) -> Option<String> {
             .map(str::to_owned),
     }
 }
-

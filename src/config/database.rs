@@ -40,9 +40,11 @@ const SSL_MODES: &[&str] = &[
 /// The database: `DATABASE_URL`, or SQLite in `data_dir`, with `PGSSLMODE` and `PGSSLROOTCERT`
 /// applied to PostgreSQL.
 pub(super) fn read(env: &Env, data_dir: &std::path::Path) -> Result<DatabaseUrl, ConfigError> {
-    let database = DATABASE_URL.read(env)?.unwrap_or_else(|| DatabaseUrl::Sqlite {
-        path: data_dir.join("bindery.db"),
-    });
+    let database = DATABASE_URL
+        .read(env)?
+        .unwrap_or_else(|| DatabaseUrl::Sqlite {
+            path: data_dir.join("bindery.db"),
+        });
     with_libpq_tls_defaults(database, PGSSLMODE.read(env)?, PGSSLROOTCERT.read(env)?)
 }
 

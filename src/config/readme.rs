@@ -31,7 +31,9 @@ fn table() -> String {
 fn the_readme_table_is_made_from_the_declarations() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let readme = std::fs::read_to_string(path).expect("README.md");
-    let start = readme.find(HEADER).expect("the README has a table of variables");
+    let start = readme
+        .find(HEADER)
+        .expect("the README has a table of variables");
     let end = readme[start..]
         .find("\n\n")
         .map_or(readme.len(), |n| start + n + 1);

@@ -59,9 +59,7 @@ fn database_url_schemes() {
     let c = parse(&[("DATABASE_URL", "sqlite:///var/b.db")])
         .expect("sqlite")
         .config;
-    assert!(
-        matches!(c.database, DatabaseUrl::Sqlite { path } if path == Path::new("/var/b.db"))
-    );
+    assert!(matches!(c.database, DatabaseUrl::Sqlite { path } if path == Path::new("/var/b.db")));
     let c = parse(&[("DATABASE_URL", "postgres://u:hunter2@db/x")])
         .expect("postgres")
         .config;
@@ -815,6 +813,12 @@ fn unwritable_data_dir_is_refused() {
         c.prepare_directories().expect_err("not writable").name,
         "DATA_DIR"
     );
+}
+
+#[test]
+fn the_default_language_is_the_books_default() {
+    let c = parse(&[]).expect("defaults").config;
+    assert_eq!(c.default_language, crate::ebook::metadata::DEFAULT_LANGUAGE);
 }
 
 #[test]

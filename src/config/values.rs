@@ -73,17 +73,16 @@ pub fn size(value: &str) -> Parsed<u64> {
     Ok(parsed)
 }
 
-pub fn show_size(bytes: u64) -> String {
-    bytesize::ByteSize(bytes).to_string()
+pub fn show_size(bytes: &u64) -> String {
+    bytesize::ByteSize(*bytes).to_string()
 }
 
 /// Durations accept plain seconds (`25`) or units (`500ms`, `25s`, `5m`, `1h 30m`).
 pub fn duration(value: &str) -> Parsed<Duration> {
     let parsed = match value.parse::<u64>() {
         Ok(secs) => Duration::from_secs(secs),
-        Err(_) => humantime::parse_duration(value).map_err(|_| {
-            "is not a duration: use seconds or a unit, like 25s or 5m".to_owned()
-        })?,
+        Err(_) => humantime::parse_duration(value)
+            .map_err(|_| "is not a duration: use seconds or a unit, like 25s or 5m".to_owned())?,
     };
     if parsed < Duration::from_millis(100) {
         return Err("is too short: use at least 100ms".to_owned());

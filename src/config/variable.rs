@@ -76,10 +76,7 @@ impl Env {
     }
 
     fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .get(name)
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
+        self.0.get(name).map(|s| s.trim()).filter(|s| !s.is_empty())
     }
 }
 
@@ -140,9 +137,9 @@ impl<T> Show for super::Secret<T> {
 ///   worked out from other variables by hand-written code, and the text only documents it.
 /// - `PARSER`: `fn(&str) -> Result<Type, String>`, the error being the problem in words.
 /// - `{field name}`: the value stands alone and [`Settings`] keeps it (`config.name`), shown by
-///   its type's [`Show`]; `{field name, shown |c| …}` shows it otherwise; `{shown |c| …}`: the
-///   variable is folded into another value, read by hand-written code and shown as the
-///   closure says; `{hidden}`: likewise, and not shown.
+///   its type's [`Show`]; `{field name, shown f}` shows it with `f(&value)` instead.
+///   `{shown f}`: the variable is folded into another value, read by hand-written code, and
+///   shown as `f(&config)` says; `{hidden}`: likewise, and not shown.
 macro_rules! variables {
     ($(
         $(#[doc = $help:literal])+
@@ -196,7 +193,9 @@ macro_rules! variables {
     (@shown {field $field:ident}) => {
         Some(|c: &$crate::config::Config| $crate::config::variable::Show::show(&c.$field))
     };
-    (@shown {field $field:ident, shown $shown:expr}) => { Some($shown) };
+    (@shown {field $field:ident, shown $shown:expr}) => {
+        Some(|c: &$crate::config::Config| ($shown)(&c.$field))
+    };
     (@shown {shown $shown:expr}) => { Some($shown) };
     (@shown {hidden}) => { None };
 

@@ -10,9 +10,9 @@ use super::rfc3339;
 use crate::config::Config;
 use crate::jobs::schedule::parse_cron;
 use crate::web::AppState;
-use crate::worker::SCHEDULES;
 use crate::web::api::openapi::{NotAdmin, Unauthorized, Unavailable};
 use crate::web::api::{Admin, ApiError};
+use crate::worker::SCHEDULES;
 
 /// A schedule as the configuration has it, switched on or off.
 #[derive(Debug, Serialize, ToSchema)]
@@ -171,6 +171,18 @@ mod tests {
         Config::from_vars(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
             .expect("config")
             .config
+    }
+
+    #[test]
+    fn every_schedule_variable_is_kept_by_the_settings() {
+        let config = config(&[]);
+        for schedule in SCHEDULES {
+            assert!(
+                schedule.variable.value(&config).is_some(),
+                "{} is not a field of config::Settings",
+                schedule.variable.variable.name
+            );
+        }
     }
 
     #[test]
