@@ -7,7 +7,7 @@
 //!
 //! - [`variable`]: what a declaration is, and the macro that declares them;
 //! - [`values`]: the parsers of values (durations, sizes, rates, cron expressions…);
-//! - [`database`], [`blob`], [`azure`]: the variables that combine into one value;
+//! - `database`, `blob`, `azure`: the variables that combine into one value;
 //! - this module: [`Config`], which puts them together.
 
 mod azure;

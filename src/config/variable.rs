@@ -1,6 +1,7 @@
 //! What a declaration of a variable is: its documentation, how its text is parsed, what it is
-//! when unset, and how `bindery config` shows it. The declarations themselves are in
-//! [`super::variables`], written with the [`variables!`](crate::config::variable) macro below.
+//! when unset, and how `bindery config` shows it; and `variables!`, the macro that turns the
+//! list of declarations in [`super::variables`] into typed constants, the table of variables
+//! and the [`Settings`] struct.
 
 use std::collections::BTreeMap;
 
