@@ -12,7 +12,6 @@ use crate::jobs::schedule::parse_cron;
 use crate::web::AppState;
 use crate::web::api::openapi::{NotAdmin, Unauthorized, Unavailable};
 use crate::web::api::{Admin, ApiError};
-use crate::worker::SCHEDULES;
 
 /// A schedule as the configuration has it, switched on or off.
 #[derive(Debug, Serialize, ToSchema)]
@@ -36,7 +35,7 @@ pub(crate) struct Configured {
 
 /// Every schedule the worker knows (`worker::SCHEDULES`), including those switched off.
 fn configured(config: &Config) -> Vec<Configured> {
-    SCHEDULES
+    crate::worker::SCHEDULES
         .iter()
         .map(|schedule| {
             let variable = &schedule.variable.variable;
@@ -176,7 +175,7 @@ mod tests {
     #[test]
     fn every_schedule_variable_is_kept_by_the_settings() {
         let config = config(&[]);
-        for schedule in SCHEDULES {
+        for schedule in crate::worker::SCHEDULES {
             assert!(
                 schedule.variable.value(&config).is_some(),
                 "{} is not a field of config::Settings",
