@@ -1,5 +1,5 @@
 //! Bounds on what a manuscript may make Bindery do. Every one is a configuration variable
-//! (see `config.rs`), so an operator can move it; the defaults fit any real book.
+//! (see `config/variables.rs`), so an operator can move it; the defaults fit any real book.
 
 use serde::{Deserialize, Serialize};
 

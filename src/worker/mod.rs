@@ -36,28 +36,52 @@ pub fn registry() -> Registry<Services> {
     crate::pipeline::register(registry)
 }
 
-/// The recurring jobs, with any `SCHEDULE_*` overrides applied (`off` removes one).
+/// A recurring job: the variable that sets its cron expression (and declares its default and
+/// documentation), and the job each firing enqueues.
+pub struct Recurring {
+    /// Also the prefix of the unique key of each firing's job, so it must not change.
+    pub name: &'static str,
+    pub variable: &'static crate::config::Var<Option<String>>,
+    pub job: fn() -> NewJob,
+}
+
+impl Recurring {
+    /// Its cron expression as configured; `None` when switched off.
+    pub fn cron(&self, config: &Config) -> Option<String> {
+        self.variable.value(config).cloned().flatten()
+    }
+}
+
+/// Every recurring job, switched on or off: the one list, which the admin API shows too.
+pub const SCHEDULES: &[Recurring] = &[
+    Recurring {
+        name: "prune_jobs",
+        variable: &crate::config::variables::SCHEDULE_PRUNE_JOBS,
+        job: || NewJob::of(&builtin::PruneJobs {}),
+    },
+    Recurring {
+        name: "catalog_refresh",
+        variable: &crate::config::variables::SCHEDULE_CATALOG_REFRESH,
+        job: || NewJob::of(&crate::catalog::RefreshAll {}),
+    },
+    Recurring {
+        name: "sweep_blobs",
+        variable: &crate::config::variables::SCHEDULE_SWEEP_BLOBS,
+        job: || NewJob::of(&crate::pipeline::SweepBlobs::default()),
+    },
+];
+
+/// The recurring jobs that are switched on, with any `SCHEDULE_*` overrides applied.
 pub fn schedules(config: &Config) -> Vec<Schedule> {
-    let defaults = [
-        (
-            "prune_jobs",
-            config.schedules.prune_jobs.clone(),
-            NewJob::of(&builtin::PruneJobs {}),
-        ),
-        (
-            "catalog_refresh",
-            config.schedules.catalog_refresh.clone(),
-            NewJob::of(&crate::catalog::RefreshAll {}),
-        ),
-        (
-            "sweep_blobs",
-            config.schedules.sweep_blobs.clone(),
-            NewJob::of(&crate::pipeline::SweepBlobs::default()),
-        ),
-    ];
-    defaults
-        .into_iter()
-        .filter_map(|(name, cron, job)| cron.map(|cron| Schedule { name, cron, job }))
+    SCHEDULES
+        .iter()
+        .filter_map(|s| {
+            Some(Schedule {
+                name: s.name,
+                cron: s.cron(config)?,
+                job: (s.job)(),
+            })
+        })
         .collect()
 }
 

@@ -7,21 +7,19 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::rfc3339;
-use crate::config::{Config, VARIABLES};
+use crate::config::Config;
 use crate::jobs::schedule::parse_cron;
 use crate::web::AppState;
 use crate::web::caller::Admin;
 use crate::web::error::ApiError;
 use crate::web::error_responses::{Internal, NotAdmin, Unauthorized, Unavailable};
 
-const VARIABLE_PREFIX: &str = "SCHEDULE_";
-
 /// A schedule as the configuration has it, switched on or off.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = ScheduleConfig)]
 pub(crate) struct Configured {
     pub(crate) name: String,
-    /// The environment variable that sets it (empty for a schedule that has none).
+    /// The environment variable that sets it.
     pub(crate) variable: &'static str,
     pub(crate) enabled: bool,
     /// Its cron expression (UTC), unless switched off.
@@ -36,47 +34,30 @@ pub(crate) struct Configured {
     pub(crate) queue: Option<String>,
 }
 
-/// Every schedule the configuration table declares (`SCHEDULE_NAME`), including those switched
-/// off, which `worker::schedules` leaves out; and any schedule that has no variable.
+/// Every schedule the worker knows (`worker::SCHEDULES`), including those switched off.
 fn configured(config: &Config) -> Vec<Configured> {
-    let running = crate::worker::schedules(config);
-    let mut all: Vec<Configured> = VARIABLES
+    crate::worker::SCHEDULES
         .iter()
-        .filter_map(|v| {
-            let name = v.name.strip_prefix(VARIABLE_PREFIX)?.to_ascii_lowercase();
-            let on = running.iter().find(|s| s.name == name);
-            let cron = on.map(|s| s.cron.clone());
+        .map(|schedule| {
+            let variable = &schedule.variable.variable;
+            let cron = schedule.cron(config);
+            let job = cron.as_ref().map(|_| (schedule.job)());
             let overridden = match &cron {
-                Some(cron) => cron != v.default,
-                None => !v.default.eq_ignore_ascii_case("off"),
+                Some(cron) => cron != variable.default,
+                None => !variable.default.eq_ignore_ascii_case("off"),
             };
-            Some(Configured {
-                enabled: on.is_some(),
-                cron,
-                default_cron: v.default,
-                overridden,
-                kind: on.map(|s| s.job.kind.clone()),
-                queue: on.map(|s| s.job.queue.clone()),
-                variable: v.name,
-                name,
-            })
-        })
-        .collect();
-    for schedule in &running {
-        if !all.iter().any(|c| c.name == schedule.name) {
-            all.push(Configured {
+            Configured {
                 name: schedule.name.to_owned(),
-                variable: "",
-                enabled: true,
-                cron: Some(schedule.cron.clone()),
-                default_cron: "",
-                overridden: false,
-                kind: Some(schedule.job.kind.clone()),
-                queue: Some(schedule.job.queue.clone()),
-            });
-        }
-    }
-    all
+                variable: variable.name,
+                enabled: cron.is_some(),
+                cron,
+                default_cron: variable.default,
+                overridden,
+                kind: job.as_ref().map(|j| j.kind.clone()),
+                queue: job.map(|j| j.queue),
+            }
+        })
+        .collect()
 }
 
 /// A recurring job: its configuration, when it runs next and how its last run went.
@@ -191,6 +172,18 @@ mod tests {
         Config::from_vars(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
             .expect("config")
             .config
+    }
+
+    #[test]
+    fn every_schedule_variable_is_kept_by_the_settings() {
+        let config = config(&[]);
+        for schedule in crate::worker::SCHEDULES {
+            assert!(
+                schedule.variable.value(&config).is_some(),
+                "{} is not a field of config::Settings",
+                schedule.variable.variable.name
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,239 @@
+//! The whole configuration, parsed once from the environment into one typed struct.
+//!
+//! Every variable Bindery reads is declared once, in [`variables`]: its name, type, default,
+//! documentation and whether it is secret. The README's table, `--help` and `bindery config`
+//! are made from those declarations. A bad value stops the process with exit code 2 and one
+//! line that names the variable, says what is wrong and gives an example.
+//!
+//! - [`variable`]: what a declaration is, and the macro that declares them;
+//! - [`values`]: the parsers of values (durations, sizes, rates, cron expressions…);
+//! - `database`, `blob`, `azure`: the variables that combine into one value;
+//! - this module: [`Config`], which puts them together.
+
+mod azure;
+mod blob;
+mod database;
+mod error;
+#[cfg(test)]
+mod readme;
+mod secret;
+pub mod values;
+pub mod variable;
+pub mod variables;
+
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+pub use azure::{AzureConfig, ManagedIdentity};
+pub use blob::{BlobUrl, S3Config};
+pub use database::{DatabaseUrl, SYSTEM_ROOTS};
+pub use error::ConfigError;
+pub use secret::{Secret, redact_url};
+pub use values::{LogFormat, RateLimit};
+pub use variable::{Env, Var, Variable};
+pub use variables::{Settings, VARIABLES};
+
+use variables::{
+    APP_URL, DATA_DIR, KEEPALIVE_URL, LOG_DIR, MAX_BOOK_ELEMENTS, MAX_BOOK_WORDS,
+    MAX_CHAPTER_WORDS, MAX_IMAGE_PIXELS, MAX_INFLATED_SIZE, MAX_MANUSCRIPT_SIZE, MAX_ZIP_ENTRIES,
+    WEBSITE_HOSTNAME,
+};
+
+/// `DATA_DIR`'s default on Azure App Service: under the `/home` share, the one directory kept
+/// across restarts.
+pub const AZURE_DATA_DIR: &str = "/home/bindery";
+
+/// The effective configuration of one process: the variables that stand alone ([`Settings`],
+/// which it dereferences to: `config.port`), and the values others combine into.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub settings: Settings,
+    pub data_dir: PathBuf,
+    pub database: DatabaseUrl,
+    pub blob: BlobUrl,
+    pub azure: AzureConfig,
+    pub log_dir: PathBuf,
+    /// The app host the environment names, whose local disk is thrown away.
+    pub host_platform: Option<crate::platform::Host>,
+    pub keepalive_url: Option<Url>,
+    /// Where users reach this app (`APP_URL`, or Azure's `WEBSITE_HOSTNAME`): the base of the
+    /// links that leave it (webhook events).
+    pub public_url: Option<Url>,
+    pub limits: crate::manuscript::Limits,
+}
+
+impl std::ops::Deref for Config {
+    type Target = Settings;
+
+    fn deref(&self) -> &Settings {
+        &self.settings
+    }
+}
+
+/// The result of reading the environment: the configuration, and warnings to log once logging
+/// is up (unknown `BINDERY_*` names).
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Reads the process environment (after `.env`, which `main` loads first).
+    pub fn from_env() -> Result<Loaded, ConfigError> {
+        Self::from_vars(std::env::vars_os().filter_map(|(k, v)| {
+            // A name or value that is not UTF-8 cannot be one of ours; a bad value of ours is
+            // reported as such below.
+            let k = k.into_string().ok()?;
+            let v = v
+                .into_string()
+                .unwrap_or_else(|v| v.to_string_lossy().into_owned());
+            Some((k, v))
+        }))
+    }
+
+    /// Parses a set of variables. Pure, so that every rule has a unit test.
+    pub fn from_vars(
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Loaded, ConfigError> {
+        let env = Env::new(vars);
+        let settings = Settings::read(&env)?;
+
+        let host_platform = crate::platform::Host::detect(|name| env.is_set(name));
+        // App Service keeps only its /home share across restarts.
+        let data_dir = if env.raw(&DATA_DIR.variable).is_none()
+            && host_platform == Some(crate::platform::Host::AzureAppService)
+        {
+            PathBuf::from(AZURE_DATA_DIR)
+        } else {
+            DATA_DIR.read(&env)?
+        };
+        let database = database::read(&env, &data_dir)?;
+        let blob = blob::read(&env, &data_dir)?;
+        let azure = azure::read(&env, matches!(blob, BlobUrl::Azure { .. }))?;
+        let log_dir = LOG_DIR.read(&env)?.unwrap_or_else(|| data_dir.join("logs"));
+        let public_url = match (APP_URL.read(&env)?, env.raw(&WEBSITE_HOSTNAME.variable)) {
+            (Some(url), _) => Some(url),
+            (None, Some(host)) => {
+                let url = format!("https://{host}");
+                Some(values::http_url(&url).map_err(|problem| {
+                    ConfigError::new(&WEBSITE_HOSTNAME.variable, &url, problem)
+                })?)
+            }
+            (None, None) => None,
+        };
+        let keepalive_url = KEEPALIVE_URL.read(&env)?.or_else(|| public_url.clone());
+        let limits = crate::manuscript::Limits {
+            max_manuscript_bytes: MAX_MANUSCRIPT_SIZE.read(&env)?,
+            max_inflated_bytes: MAX_INFLATED_SIZE.read(&env)?,
+            max_zip_entries: MAX_ZIP_ENTRIES.read(&env)?,
+            max_image_pixels: MAX_IMAGE_PIXELS.read(&env)?,
+            max_words: MAX_BOOK_WORDS.read(&env)?,
+            max_elements: MAX_BOOK_ELEMENTS.read(&env)?,
+            max_chapter_words: MAX_CHAPTER_WORDS.read(&env)?,
+        };
+
+        let mut warnings: Vec<String> = env
+            .names()
+            .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
+            .map(unknown_variable_warning)
+            .collect();
+        if host_platform == Some(crate::platform::Host::AzureAppService)
+            && let DatabaseUrl::Sqlite { path } = &database
+            && path.starts_with("/home")
+        {
+            warnings.push(format!(
+                "DATABASE_URL keeps SQLite in {} on App Service's /home network share: safe for one instance only; scale out with PostgreSQL",
+                path.display()
+            ));
+        }
+
+        Ok(Loaded {
+            config: Config {
+                settings,
+                data_dir,
+                database,
+                blob,
+                azure,
+                log_dir,
+                host_platform,
+                keepalive_url,
+                public_url,
+                limits,
+            },
+            warnings,
+        })
+    }
+
+    /// Creates `DATA_DIR` and `LOG_DIR` (and the blob directory for `file://`), and proves they
+    /// can be written, so a read-only volume is reported at start-up rather than at first upload.
+    pub fn prepare_directories(&self) -> Result<(), ConfigError> {
+        ensure_writable(&DATA_DIR.variable, &self.data_dir)?;
+        ensure_writable(&LOG_DIR.variable, &self.log_dir)?;
+        if let DatabaseUrl::Sqlite { path } = &self.database
+            && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        {
+            ensure_writable(&variables::DATABASE_URL.variable, parent)?;
+        }
+        if let BlobUrl::File { root } = &self.blob {
+            ensure_writable(&variables::BLOB_URL.variable, root)?;
+        }
+        Ok(())
+    }
+
+    /// The effective configuration as `NAME=value` pairs, in the README's order, secrets
+    /// redacted; variables folded into another's value are left out.
+    pub fn describe(&self) -> Vec<(&'static str, String)> {
+        VARIABLES
+            .iter()
+            .filter_map(|v| v.shown.map(|shown| (v.name, shown(self))))
+            .collect()
+    }
+
+    /// The `s3://` store's settings, if that is the blob store.
+    fn s3(&self) -> Option<&S3Config> {
+        match &self.blob {
+            BlobUrl::S3 { s3, .. } => Some(s3),
+            _ => None,
+        }
+    }
+}
+
+fn ensure_writable(variable: &Variable, dir: &Path) -> Result<(), ConfigError> {
+    let shown = dir.display().to_string();
+    let fail = |e: std::io::Error| {
+        ConfigError::new(
+            variable,
+            &shown,
+            format!("is not a writable directory ({e}); point it at one this user can write"),
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let probe = dir.join(format!(".bindery-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"ok").map_err(fail)?;
+    std::fs::remove_file(&probe).map_err(fail)?;
+    Ok(())
+}
+
+fn unknown_variable_warning(name: &str) -> String {
+    let bare = name.trim_start_matches("BINDERY_");
+    let closest = VARIABLES
+        .iter()
+        .map(|v| {
+            let score = strsim::jaro_winkler(name, v.name).max(strsim::jaro_winkler(bare, v.name));
+            (score, v.name)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match closest {
+        Some((score, known)) if score > 0.8 => {
+            format!("unknown variable {name} is ignored; did you mean {known}?")
+        }
+        _ => format!(
+            "unknown variable {name} is ignored; `bindery config --help` lists the known ones"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;
