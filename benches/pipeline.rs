@@ -3,7 +3,8 @@
 //! Prints one line per book: submit-to-ready wall time, the number of jobs, and the busiest
 //! steps' summed run times. `scripts/bench-convert` measures the same books in one process.
 //!
-//! `cargo bench --bench pipeline` (the 1M-word book is made by repeating the corpus novel).
+//! `cargo bench --bench pipeline` (the 1M-word book is made by repeating the novel
+//! of `tests/fixtures`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -15,12 +16,12 @@ use bindery::jobs::JobQueue;
 use bindery::pipeline::{self, Submission, books};
 use bindery::storage::{BlobStore, Database};
 
+/// The novel's directory: the committed fixtures, or `BINDERY_CORPUS` to measure another
+/// copy laid out the same way (`markdown/`, `docx/`).
 fn corpus() -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    while !dir.join("shared/corpus").is_dir() {
-        assert!(dir.pop(), "no shared/corpus above the project");
-    }
-    dir.join("shared/corpus")
+    std::env::var_os("BINDERY_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"))
 }
 
 /// The novel's chapters repeated until the book has `words` words.

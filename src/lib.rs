@@ -1,6 +1,6 @@
 //! Bindery: a self-hosted manuscript-to-ebook service in one binary.
 //!
-//! The architecture is in `DESIGN.md`; the module tree follows it. `supervisor` runs the web
+//! The architecture is in `ARCHITECTURE.md`; the module tree follows it. `supervisor` runs the web
 //! process and watches its `worker` child; `storage` is the only channel between them.
 
 /// The database's clock in unix milliseconds, as SQL, so that hosts with skewed clocks agree.

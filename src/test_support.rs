@@ -1,22 +1,57 @@
-//! What unit tests share: the way to the corpus of real manuscripts, and test pictures.
+//! What unit tests share: the way to the test manuscripts, and test pictures.
 
 use std::path::{Path, PathBuf};
 
-/// A file of the shared corpus (`../shared/corpus` from the project, found by walking up from
-/// the crate so worktrees and clones next to `shared/` work), or under `BINDERY_CORPUS`.
-pub fn corpus_file(relative: &str) -> PathBuf {
-    let base = std::env::var_os("BINDERY_CORPUS")
-        .map(PathBuf::from)
-        .or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .ancestors()
-                .map(|a| a.join("shared/corpus"))
-                .find(|p| p.is_dir())
-        })
-        .unwrap_or_else(|| {
-            panic!("the corpus (shared/corpus) is not above the project; set BINDERY_CORPUS")
-        });
-    base.join(relative)
+/// A file of the committed test fixtures (`tests/fixtures/`, described in its README).
+pub fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(relative)
+}
+
+/// A text fixture's contents.
+pub fn fixture_text(relative: &str) -> String {
+    std::fs::read_to_string(fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
+}
+
+/// The outside corpus of real manuscripts, when there is one: `BINDERY_CORPUS`, or
+/// `shared/corpus` in a directory above the crate. It is an extra run; nothing needs it.
+pub fn outside_corpus() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
+        let dir = PathBuf::from(dir);
+        // Asked for by name, so its absence is a mistake worth stopping for.
+        assert!(
+            dir.is_dir(),
+            "BINDERY_CORPUS={} is not a directory",
+            dir.display()
+        );
+        return Some(dir);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .skip(1)
+        .map(|a| a.join("shared/corpus"))
+        .find(|p| p.is_dir())
+}
+
+/// The directories a sweep over every manuscript reads, each with `docx/`, `markdown/` and
+/// `text/` inside: the fixtures always, then the outside corpus when present. Prints which,
+/// so a run says what it covered.
+pub fn sweep_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![fixture("")];
+    match outside_corpus() {
+        Some(outside) => {
+            println!(
+                "sweeping tests/fixtures and the outside corpus {}",
+                outside.display()
+            );
+            dirs.push(outside);
+        }
+        None => println!(
+            "sweeping tests/fixtures only (no outside corpus: set BINDERY_CORPUS to add one)"
+        ),
+    }
+    dirs
 }
 
 /// A 300×200 JPEG, left half red and right half blue, stored with EXIF orientation 6 ("turn

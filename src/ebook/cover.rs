@@ -395,10 +395,8 @@ mod tests {
     }
 
     #[test]
-    fn the_corpus_cover_is_accepted() {
-        let Some(path) = fixture::corpus_file("love-among-the-chickens-cover.jpg") else {
-            panic!("the corpus (shared/corpus) was not found; set BINDERY_CORPUS");
-        };
+    fn the_novels_cover_is_accepted() {
+        let path = crate::test_support::fixture("love-among-the-chickens-cover.jpg");
         let bytes = std::fs::read(path).expect("test setup");
         let (info, out) = prepare("cover.jpg", &bytes, &Limits::default()).expect("test setup");
         assert_eq!(info.file_name, "cover.jpg");

@@ -658,21 +658,14 @@ mod tests {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod corpus_tests {
+mod novel_tests {
     use super::*;
     use crate::document::{Division, word_count};
 
     #[test]
     fn the_plain_text_novel_has_a_dedication_and_its_chapters() {
-        let Some(text) = crate::manuscript::markdown::corpus("text/love-among-the-chickens.txt")
-        else {
-            return;
-        };
-        let Some(markdown) =
-            crate::manuscript::markdown::corpus("markdown/love-among-the-chickens.md")
-        else {
-            return;
-        };
+        let text = crate::test_support::fixture_text("text/love-among-the-chickens.txt");
+        let markdown = crate::test_support::fixture_text("markdown/love-among-the-chickens.md");
         let expected: Vec<&str> = markdown
             .lines()
             .filter_map(|l| l.strip_prefix("## "))

@@ -27,10 +27,9 @@ fn full_book() -> (Book, BTreeMap<String, Vec<u8>>) {
     (book, resources)
 }
 
-/// A small book with the corpus cover and hostile metadata.
+/// A small book with the novel's cover and hostile metadata.
 fn plain_book() -> (Book, BTreeMap<String, Vec<u8>>) {
-    let path = fixture::corpus_file("love-among-the-chickens-cover.jpg")
-        .expect("the corpus (shared/corpus) was not found; set BINDERY_CORPUS");
+    let path = crate::test_support::fixture("love-among-the-chickens-cover.jpg");
     let bytes = std::fs::read(path).expect("test setup");
     let (info, bytes) =
         cover::prepare("cover.jpg", &bytes, &Limits::default()).expect("test setup");

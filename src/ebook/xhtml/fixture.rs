@@ -396,8 +396,3 @@ pub fn assert_well_formed(xml: &str) {
     }
     assert_eq!(depth, 0, "unclosed elements in\n{xml}");
 }
-
-/// A file of the shared corpus.
-pub fn corpus_file(name: &str) -> Option<std::path::PathBuf> {
-    Some(crate::test_support::corpus_file(name))
-}

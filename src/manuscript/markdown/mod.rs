@@ -389,11 +389,5 @@ fn align(a: Alignment) -> Align {
     }
 }
 
-/// A corpus file's text.
-#[cfg(test)]
-pub(super) fn corpus(relative: &str) -> Option<String> {
-    std::fs::read_to_string(crate::test_support::corpus_file(relative)).ok()
-}
-
 #[cfg(test)]
 mod tests;

@@ -381,22 +381,20 @@ fn markdown_and_html_are_told_from_prose() {
 }
 
 #[test]
-fn corpus_formats_are_sniffed_right() {
+fn the_fixtures_formats_are_sniffed_right() {
     for (file, markdown) in [
         ("markdown/love-among-the-chickens.md", true),
-        ("markdown/pandoc-testsuite.md", true),
+        ("markdown/torture.md", true),
         ("text/love-among-the-chickens.txt", false),
     ] {
-        let Some(text) = corpus(file) else { return };
+        let text = crate::test_support::fixture_text(file);
         assert_eq!(looks_like_markdown(&text), markdown, "{file}");
     }
 }
 
 #[test]
-fn the_pandoc_test_suite_reads_and_keeps_its_text() {
-    let Some(text) = corpus("markdown/pandoc-testsuite.md") else {
-        return;
-    };
+fn the_torture_test_reads_and_keeps_its_text() {
+    let text = crate::test_support::fixture_text("markdown/torture.md");
     let parsed = parse(&text);
     let mut all = String::new();
     for chapter in &parsed.document.chapters {
@@ -405,32 +403,45 @@ fn the_pandoc_test_suite_reads_and_keeps_its_text() {
     for note in &parsed.document.notes {
         all.push_str(&plain_text(&note.blocks));
     }
-    assert_eq!(
-        parsed.document.metadata.title.as_deref(),
-        Some("Pandoc Test Suite")
-    );
+    let m = &parsed.document.metadata;
+    assert_eq!(m.title.as_deref(), Some("A Markdown Torture Test"));
+    assert_eq!(m.authors, ["Bindery Tests", "Anonymous Contributor"]);
     for kept in [
-        "Level 2 with an embedded link",
-        "This should be a code block, though:",
-        "this code block is indented by two tabs",
-        "And this is **strong**",
-        "Here’s the long note",
-        "AT&T is another way to write it.",
-        "red fruit",
-        "Here is a movie movie icon.",
+        "Level 2 with a link inside",
+        "Setext level 2 with emphasis",
+        "join into one.",
+        "let eggs = hens * 0.8;",
+        "This code block is indented by two tabs.",
+        "These must not be unescaped: \\$ \\\\ \\> \\[ \\{ &amp;",
+        "println!(\"cluck & <cluck>\");",
+        "nested twice",
+        "apples, a red fruit",
+        "code inside a list item",
+        "a lone * star, snake_case_words, 2 * 3 = 6, and an escaped *asterisk*.",
+        "“Double quotes” and ‘single quotes’, it’s an apostrophe",
+        "Dashes – en – and — em — and a range 5–7.",
         "Ellipses…and…and…",
+        "AT&T is another way to write it, and so is AT&T.",
+        "Copyright © 2024, a smiley ☺, a snowman ☃, and four < five.",
+        "Here is a hen hen standing in a sentence.",
+        "The long note, with several paragraphs.",
+        "Its second paragraph, indented.",
+        "A block of HTML around text that must be kept.",
+        "An HTML table cell",
+        "TeX between dollar signs keeps its source: \\alpha + \\beta, and $5 is text",
+        "Orpington",
+        "The last paragraph.",
     ] {
-        assert!(all.contains(kept), "lost: {kept}");
+        assert!(all.contains(kept), "lost: {kept}\n{all}");
     }
     assert!(!all.contains("document.write"));
-    assert!(!all.contains("Blah") && !all.contains("This is another comment"));
+    assert!(!all.contains("must not be shown") && !all.contains("hidden"));
+    assert_eq!(parsed.document.notes.len(), 3);
 }
 
 #[test]
 fn the_markdown_novel_has_its_chapters_and_metadata() {
-    let Some(text) = corpus("markdown/love-among-the-chickens.md") else {
-        return;
-    };
+    let text = crate::test_support::fixture_text("markdown/love-among-the-chickens.md");
     let start = std::time::Instant::now();
     let parsed = parse(&text);
     let elapsed = start.elapsed();

@@ -405,37 +405,62 @@ pub async fn all_jobs(
     jobs
 }
 
-/// `../shared/corpus`: real manuscripts nobody on the project wrote (or `BINDERY_CORPUS`).
+/// The test corpus: the manuscripts committed in `tests/fixtures/` (see its README), laid out
+/// as `docx/`, `markdown/`, `text/` and the novel's cover.
 pub fn corpus() -> PathBuf {
-    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
-        return PathBuf::from(dir);
-    }
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared/corpus");
-        if candidate.is_dir() {
-            return candidate;
-        }
-        assert!(
-            dir.pop(),
-            "no shared/corpus above {}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// Every manuscript in the corpus (DOCX, Markdown, plain text), sorted.
+/// The outside corpus of real manuscripts, when there is one: `BINDERY_CORPUS`, or
+/// `shared/corpus` in a directory above the crate. An extra run; no test needs it.
+pub fn outside_corpus() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
+        let dir = PathBuf::from(dir);
+        // Asked for by name, so its absence is a mistake worth stopping for.
+        assert!(
+            dir.is_dir(),
+            "BINDERY_CORPUS={} is not a directory",
+            dir.display()
+        );
+        return Some(dir);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .skip(1)
+        .map(|a| a.join("shared/corpus"))
+        .find(|p| p.is_dir())
+}
+
+/// Every manuscript to sweep (DOCX, Markdown, plain text), sorted: the fixtures', then the
+/// outside corpus's when present. Prints which it read.
 pub fn corpus_files() -> Vec<PathBuf> {
+    let mut dirs = vec![corpus()];
+    match outside_corpus() {
+        Some(outside) => {
+            println!(
+                "sweeping tests/fixtures and the outside corpus {}",
+                outside.display()
+            );
+            dirs.push(outside);
+        }
+        None => println!(
+            "sweeping tests/fixtures only (no outside corpus: set BINDERY_CORPUS to add one)"
+        ),
+    }
     let mut files = Vec::new();
-    for sub in ["docx", "markdown", "text"] {
-        for entry in std::fs::read_dir(corpus().join(sub)).expect("corpus directory") {
-            let path = entry.expect("corpus entry").path();
-            if path.is_file() {
-                files.push(path);
+    for dir in dirs {
+        let mut here = Vec::new();
+        for sub in ["docx", "markdown", "text"] {
+            for entry in std::fs::read_dir(dir.join(sub)).expect("corpus directory") {
+                let path = entry.expect("corpus entry").path();
+                if path.is_file() {
+                    here.push(path);
+                }
             }
         }
+        here.sort();
+        files.extend(here);
     }
-    files.sort();
     files
 }
 
