@@ -1,7 +1,7 @@
 //! `bindery serve` and `bindery web`: the web process, and for `serve` the worker child it
 //! watches.
 //!
-//! The promises (DESIGN.md, "The process model"):
+//! The promises (ARCHITECTURE.md, "The process model"):
 //! - the worker child exits for any reason → log why, stop serving, exit non-zero; the platform
 //!   restarts both. No restart loop of our own.
 //! - the worker stops heartbeating for `WORKER_STALL_TIMEOUT` → it is stuck: kill it, same as above.

@@ -1,7 +1,7 @@
 //! The durable job engine: a queue in the database, shared by the web (enqueue, read status)
 //! and workers (claim, run, commit).
 //!
-//! Guarantees (DESIGN.md, "The job engine"):
+//! Guarantees (ARCHITECTURE.md, "The job engine"):
 //! - **At-least-once execution, exactly-once effects.** A claim takes a lease (`locked_until`)
 //!   that the worker's heartbeat thread extends while the job runs; a worker that dies loses its
 //!   leases and the job is rescued and run again. Completion, its result and its successor jobs

@@ -4,7 +4,7 @@
 //! never 403, so ids cannot be probed.
 //!
 //! The API describes itself in OpenAPI 3.1 at `/api/v1/openapi.json`, generated from the
-//! handlers (see `openapi`), and `tests/openapi.rs` calls every route it documents.
+//! handlers (see `openapi`), and `tests/it/openapi.rs` calls every route it documents.
 //!
 //! # Adding a route
 //!
@@ -23,7 +23,7 @@
 //!    annotated handlers, so a route cannot be served without being documented (never use
 //!    `.route(...)` or `.map(...)` to get around it).
 //!
-//! `tests/openapi.rs` then calls the new route on its own. It only needs a fixture for a path
+//! `tests/it/openapi.rs` then calls the new route on its own. It only needs a fixture for a path
 //! parameter or a request body it has not seen before, and says which one is missing.
 
 pub(crate) mod admin;
