@@ -34,10 +34,13 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 pub use context::JobContext;
 pub use failpoint::{Failpoint, Moment};
-pub use queue::{JobFilter, JobQueue, QueueStats, WaitTarget};
+pub use queue::{JobQueue, QueueStats, WaitTarget};
 pub use registry::Registry;
 pub use runner::{Runner, RunnerConfig, RunnerHandle, ShutdownReport};
-pub use store::{ChildOutcome, JobRecord, KindStats, MAX_LOST_WORKERS, StepCount, WorkflowState};
+pub use store::{
+    ChildOutcome, JobFilter, JobRecord, KindStats, MAX_LOST_WORKERS, QueueRow, StepCount,
+    WorkflowState,
+};
 
 /// Queue used when a job type does not name one.
 pub const DEFAULT_QUEUE: &str = "default";

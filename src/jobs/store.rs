@@ -2,6 +2,8 @@
 //!
 //! Most statements are written once (see `storage::sql`); the few that differ (array
 //! parameters, row locking, JSON) are written twice, side by side.
+//!
+//! This module is below `queue` (the client API), which calls it; it reads nothing from there.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -9,7 +11,7 @@ use std::sync::LazyLock;
 use serde::Serialize;
 use sqlx::FromRow;
 
-use super::queue::JobFilter;
+use super::wake::{self, CHANNEL_DONE, CHANNEL_JOBS};
 use super::{Enqueued, JobState, NewJob};
 use crate::storage::sql::Dialect;
 use crate::storage::{Database, Tx};
@@ -719,7 +721,7 @@ pub(crate) async fn release(db: &Database, worker: &str, ids: &[i64]) -> sqlx::R
         .rows_affected(),
     };
     if released > 0 {
-        super::queue::notify(&mut tx, super::queue::CHANNEL_JOBS).await?;
+        wake::notify(&mut tx, CHANNEL_JOBS).await?;
     }
     tx.commit().await?;
     Ok(released)
@@ -890,10 +892,10 @@ pub(crate) async fn finish_batch(
     let claimable =
         !joins_released.is_empty() || batch.iter().any(|f| f.unblocks || !f.successors.is_empty());
     if claimable {
-        super::queue::notify(&mut tx, super::queue::CHANNEL_JOBS).await?;
+        wake::notify(&mut tx, CHANNEL_JOBS).await?;
     }
     if batch.iter().any(|f| f.finish.is_terminal()) {
-        super::queue::notify(&mut tx, super::queue::CHANNEL_DONE).await?;
+        wake::notify(&mut tx, CHANNEL_DONE).await?;
     }
     tx.commit().await?;
     Ok(accepted)
@@ -1145,6 +1147,17 @@ pub(crate) async fn fetch_children(db: &Database, join_id: i64) -> sqlx::Result<
         .fetch_all(pool)
         .await
     })
+}
+
+/// Filters for listing jobs; all optional.
+#[derive(Debug, Clone, Default)]
+pub struct JobFilter {
+    pub state: Option<JobState>,
+    pub queue: Option<String>,
+    pub tenant: Option<String>,
+    pub kind: Option<String>,
+    pub before_id: Option<i64>,
+    pub limit: i64,
 }
 
 /// Jobs filtered by state, queue, tenant and kind, newest first, `limit` at most, before
