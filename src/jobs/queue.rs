@@ -32,7 +32,7 @@ impl QueueStats {
     pub fn available(&self) -> i64 {
         self.rows
             .iter()
-            .filter(|r| r.state == "available")
+            .filter(|r| r.state == JobState::Available)
             .map(|r| r.count)
             .sum()
     }
@@ -228,8 +228,7 @@ impl JobQueue {
         Ok(match target {
             WaitTarget::Job(id) => store::fetch_job(&self.db, *id)
                 .await?
-                .and_then(|j| j.state())
-                .is_none_or(JobState::is_terminal),
+                .is_none_or(|j| j.state.is_terminal()),
             WaitTarget::Workflow(w) => store::fetch_workflow(&self.db, w).await?.finished(),
         })
     }

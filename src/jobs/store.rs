@@ -28,7 +28,7 @@ pub struct JobRecord {
     pub queue: String,
     pub tenant: String,
     pub payload: String,
-    pub state: String,
+    pub state: JobState,
     pub priority: i16,
     pub attempt: i32,
     pub max_attempts: i32,
@@ -50,10 +50,6 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
-    pub fn state(&self) -> Option<JobState> {
-        JobState::parse(&self.state)
-    }
-
     /// The newest error message of the job's history, if it has failed at all.
     pub fn last_error(&self) -> Option<String> {
         last_error(&self.errors)
@@ -76,14 +72,14 @@ impl JobRecord {
 pub struct ChildOutcome {
     pub id: i64,
     pub kind: String,
-    pub state: String,
+    pub state: JobState,
     pub result: Option<String>,
     pub errors: String,
 }
 
 impl ChildOutcome {
     pub fn succeeded(&self) -> bool {
-        self.state == JobState::Completed.as_str()
+        self.state == JobState::Completed
     }
 
     pub fn last_error(&self) -> Option<String> {
@@ -111,17 +107,13 @@ pub struct WorkflowState {
 impl WorkflowState {
     /// No job of the workflow can still run.
     pub fn finished(&self) -> bool {
-        !self.jobs.is_empty()
-            && self
-                .jobs
-                .iter()
-                .all(|j| j.state().is_some_and(JobState::is_terminal))
+        !self.jobs.is_empty() && self.jobs.iter().all(|j| j.state.is_terminal())
     }
 
     pub fn failed(&self) -> bool {
         self.jobs
             .iter()
-            .any(|j| matches!(j.state(), Some(JobState::Dead | JobState::Discarded)))
+            .any(|j| matches!(j.state, JobState::Dead | JobState::Discarded))
     }
 }
 
@@ -240,7 +232,7 @@ pub(crate) async fn insert_jobs(
                 .bind(&job.queue)
                 .bind(&job.tenant)
                 .bind(&job.payload)
-                .bind(state.as_str())
+                .bind(state)
                 .bind(job.priority)
                 .bind(tag)
                 .bind(job.delay_ms)
@@ -631,7 +623,7 @@ pub const MAX_LOST_WORKERS: i32 = 3;
 /// and after [`MAX_LOST_WORKERS`] such attempts it is dead whatever attempts it has left.
 pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
-    let rescued: Vec<(i64, Option<i64>, String)> = on_tx!(&mut tx, |conn, d| {
+    let rescued: Vec<(i64, Option<i64>, JobState)> = on_tx!(&mut tx, |conn, d| {
         let lost = "lease expired: the worker running this job stopped heartbeating";
         let stopped = format!(
             "stopped: the worker running this job died or froze in {MAX_LOST_WORKERS} of its \
@@ -683,7 +675,7 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
     });
     let finished_children: Vec<i64> = rescued
         .iter()
-        .filter(|(_, _, state)| state == "dead")
+        .filter(|(_, _, state)| *state == JobState::Dead)
         .filter_map(|(_, join, _)| *join)
         .collect();
     release_joins(&mut tx, &finished_children).await?;
@@ -964,13 +956,9 @@ async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<
             Finish::Complete { result } => query.bind(result.clone()).bind(item.waited_ms),
             Finish::Snooze { delay_ms } => query.bind(*delay_ms),
             Finish::Retry { delay_ms, error } => query.bind(*delay_ms).bind(error.to_string()),
-            Finish::Dead { error } => query.bind(JobState::Dead.as_str()).bind(error.to_string()),
-            Finish::Discard { error } => query
-                .bind(JobState::Discarded.as_str())
-                .bind(error.to_string()),
-            Finish::Cancel { error } => query
-                .bind(JobState::Cancelled.as_str())
-                .bind(error.to_string()),
+            Finish::Dead { error } => query.bind(JobState::Dead).bind(error.to_string()),
+            Finish::Discard { error } => query.bind(JobState::Discarded).bind(error.to_string()),
+            Finish::Cancel { error } => query.bind(JobState::Cancelled).bind(error.to_string()),
         };
         query.execute(&mut *conn).await?.rows_affected()
     });
@@ -1088,7 +1076,7 @@ pub(crate) async fn fetch_workflow(db: &Database, workflow: &str) -> sqlx::Resul
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct StepCount {
     pub kind: String,
-    pub state: String,
+    pub state: JobState,
     pub jobs: i64,
     /// Sum of the progress (0–100) the counted jobs reported.
     pub progress: i64,
@@ -1116,7 +1104,7 @@ pub(crate) async fn count_workflow(db: &Database, workflow: &str) -> sqlx::Resul
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct KindStats {
     pub kind: String,
-    pub state: String,
+    pub state: JobState,
     pub jobs: i64,
     pub attempts: i64,
     /// Summed run time (started to finished) of the finished ones, in ms.
@@ -1227,7 +1215,7 @@ pub(crate) async fn last_scheduled(db: &Database, name: &str) -> sqlx::Result<Op
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct QueueRow {
     pub queue: String,
-    pub state: String,
+    pub state: JobState,
     pub count: i64,
     pub oldest_due_ms: Option<i64>,
 }
@@ -1339,7 +1327,7 @@ pub(crate) async fn end_job(
             )),
         }
         .bind(id)
-        .bind(state.as_str())
+        .bind(state)
         .bind(reason)
         .fetch_optional(&mut *conn)
         .await?

@@ -592,17 +592,14 @@ pub async fn retry(
     check_write(&state, &caller.0.tenant)?;
     let book = own_book(&state, &caller.0.tenant, &id).await?;
     let jobs = state.queue.workflow(&book.id).await?.jobs;
-    if jobs.iter().any(|j| j.state() == Some(JobState::Discarded)) {
+    if jobs.iter().any(|j| j.state == JobState::Discarded) {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "input_refused",
             "The manuscript itself was refused; retrying cannot help. Fix it and upload it again.",
         ));
     }
-    let dead: Vec<&JobRecord> = jobs
-        .iter()
-        .filter(|j| j.state() == Some(JobState::Dead))
-        .collect();
+    let dead: Vec<&JobRecord> = jobs.iter().filter(|j| j.state == JobState::Dead).collect();
     if dead.is_empty() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -838,10 +835,9 @@ pub(crate) async fn view(
     let progress = if detailed {
         let counts = state.queue.workflow_counts(&book.id).await?;
         // A step that ran out of attempts has no job left to mark the book; say so here.
-        let dead = JobState::Dead.as_str();
-        if status == books::PROCESSING && counts.iter().any(|c| c.state == dead) {
+        if status == books::PROCESSING && counts.iter().any(|c| c.state == JobState::Dead) {
             let jobs = state.queue.workflow(&book.id).await?.jobs;
-            if let Some(dead) = jobs.iter().find(|j| j.state() == Some(JobState::Dead)) {
+            if let Some(dead) = jobs.iter().find(|j| j.state == JobState::Dead) {
                 status = books::FAILED.to_owned();
                 error = Some(ErrorView {
                     code: "step_failed".into(),
@@ -910,7 +906,7 @@ fn progress_of(counts: &[StepCount]) -> Progress {
             let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == kind).collect();
             let count = |states: &[JobState]| -> i64 {
                 mine.iter()
-                    .filter(|c| states.iter().any(|s| s.as_str() == c.state))
+                    .filter(|c| states.contains(&c.state))
                     .map(|c| c.jobs)
                     .sum()
             };
@@ -919,7 +915,7 @@ fn progress_of(counts: &[StepCount]) -> Progress {
             let failed = count(&[JobState::Dead, JobState::Discarded, JobState::Cancelled]) > 0;
             let running: Vec<&&StepCount> = mine
                 .iter()
-                .filter(|c| c.state == JobState::Running.as_str())
+                .filter(|c| c.state == JobState::Running)
                 .collect();
             let partial: i64 = running
                 .iter()
