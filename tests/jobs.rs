@@ -429,6 +429,7 @@ on_both_backends!(
     a_released_unique_key_coalesces_only_while_queued,
     jobs_claimed_ahead_go_back_for_an_idle_worker,
     a_jobs_run_time_leaves_out_its_wait_in_the_local_queue,
+    every_way_of_completing_records_full_progress,
 );
 
 async fn unique_keys_hold_under_concurrent_enqueue(b: Backend) {
@@ -1234,4 +1235,30 @@ async fn a_released_unique_key_coalesces_only_while_queued(b: Backend) {
         vec![first.id.to_string(), second.id.to_string()]
     );
     assert!(runs[1].started >= runs[0].ended, "one at a time, in order");
+}
+
+/// A job completes by one of three statements: in a batch with the next claim, in a batch in
+/// its own transaction (a serialization key to release), or alone (a result to store). Each
+/// records the same completion, full progress included.
+async fn every_way_of_completing_records_full_progress(b: Backend) {
+    let queue = b.queue();
+    let log = Log::default();
+    let runner = b.runner(&log, 1).await;
+    let flaky = |key: &str| {
+        NewJob::of(&Flaky {
+            key: key.into(),
+            failures: 0,
+        })
+    };
+    for (path, job) in [
+        ("with the next claim", flaky("plain")),
+        ("in its own transaction", flaky("keyed").serial_key("k")),
+        ("alone, with its result", record("result", "", 0)),
+    ] {
+        let id = queue.enqueue(job).await.expect("enqueue").id;
+        let done = wait_job(&queue, id).await;
+        assert_eq!(done.state, JobState::Completed, "{path}: {done:?}");
+        assert_eq!(done.progress, Some(100), "{path}: {done:?}");
+    }
+    runner.shutdown(Duration::from_secs(1)).await;
 }
