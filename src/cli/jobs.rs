@@ -69,9 +69,9 @@ pub async fn run(config: &Config, command: JobsCommand) -> anyhow::Result<ExitCo
             let mut stats = queue.stats().await?;
             if all {
                 stats.rows.extend(queue.finished_counts().await?);
-                stats
-                    .rows
-                    .sort_by(|a, b| (&a.queue, &a.state).cmp(&(&b.queue, &b.state)));
+                stats.rows.sort_by(|a, b| {
+                    (&a.queue, a.state.as_str()).cmp(&(&b.queue, b.state.as_str()))
+                });
             }
             println!(
                 "{:<16} {:<10} {:>10} {:>14}",
@@ -129,7 +129,7 @@ pub async fn run(config: &Config, command: JobsCommand) -> anyhow::Result<ExitCo
                 "ID", "KIND", "QUEUE", "STATE", "ATTEMPT"
             );
             for job in jobs {
-                let last_error = if job.state() == Some(JobState::Completed) {
+                let last_error = if job.state == JobState::Completed {
                     String::new()
                 } else {
                     job.error_history()

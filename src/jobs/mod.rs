@@ -25,19 +25,24 @@ mod queue;
 mod registry;
 mod runner;
 pub mod schedule;
+mod state;
 mod store;
 mod wake;
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde::{Serialize, de::DeserializeOwned};
 
 pub use context::JobContext;
 pub use failpoint::{Failpoint, Moment};
-pub use queue::{JobFilter, JobQueue, QueueStats, WaitTarget};
+pub use queue::{JobQueue, QueueStats, WaitTarget};
 pub use registry::Registry;
 pub use runner::{Runner, RunnerConfig, RunnerHandle, ShutdownReport};
-pub use store::{ChildOutcome, JobRecord, KindStats, MAX_LOST_WORKERS, StepCount, WorkflowState};
+pub use state::JobState;
+pub use store::{
+    ChildOutcome, JobFilter, JobRecord, KindStats, MAX_LOST_WORKERS, QueueRow, StepCount,
+    WorkflowState,
+};
 
 /// Queue used when a job type does not name one.
 pub const DEFAULT_QUEUE: &str = "default";
@@ -95,59 +100,6 @@ impl Outcome {
 
     pub fn done_with(result: impl Serialize) -> Self {
         Outcome::Complete(serde_json::to_value(result).ok())
-    }
-}
-
-/// Lifecycle states, as stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobState {
-    Available,
-    /// Not due yet: delayed, waiting to retry, or snoozed.
-    Scheduled,
-    Waiting,
-    Running,
-    Completed,
-    Discarded,
-    Dead,
-    Cancelled,
-}
-
-impl JobState {
-    pub const ALL: [JobState; 8] = [
-        JobState::Available,
-        JobState::Scheduled,
-        JobState::Waiting,
-        JobState::Running,
-        JobState::Completed,
-        JobState::Discarded,
-        JobState::Dead,
-        JobState::Cancelled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Available => "available",
-            JobState::Scheduled => "scheduled",
-            JobState::Waiting => "waiting",
-            JobState::Running => "running",
-            JobState::Completed => "completed",
-            JobState::Discarded => "discarded",
-            JobState::Dead => "dead",
-            JobState::Cancelled => "cancelled",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|state| state.as_str() == s)
-    }
-
-    /// Finished for good (until an operator retries it).
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            JobState::Completed | JobState::Discarded | JobState::Dead | JobState::Cancelled
-        )
     }
 }
 

@@ -8,30 +8,16 @@ use anyhow::Context;
 use serde::Serialize;
 use tokio::sync::{OnceCell, watch};
 
-use super::store::{self, JobRecord, QueueRow, WorkflowState};
+use super::store::{self, JobFilter, JobRecord, QueueRow, WorkflowState};
+use super::wake::{CHANNEL_DONE, CHANNEL_JOBS, listen, notify};
 use super::{Enqueued, JobState, NewJob};
 use crate::storage::{Database, Tx};
-
-/// PostgreSQL channels: new work for workers, and finished work for waiters.
-pub(crate) const CHANNEL_JOBS: &str = "bindery_jobs";
-pub(crate) const CHANNEL_DONE: &str = "bindery_done";
 
 /// What `wait_for` waits on.
 #[derive(Debug, Clone)]
 pub enum WaitTarget {
     Job(i64),
     Workflow(String),
-}
-
-/// Filters for listing jobs; all optional.
-#[derive(Debug, Clone, Default)]
-pub struct JobFilter {
-    pub state: Option<JobState>,
-    pub queue: Option<String>,
-    pub tenant: Option<String>,
-    pub kind: Option<String>,
-    pub before_id: Option<i64>,
-    pub limit: i64,
 }
 
 /// Queue depth and age, for metrics and autoscalers.
@@ -46,7 +32,7 @@ impl QueueStats {
     pub fn available(&self) -> i64 {
         self.rows
             .iter()
-            .filter(|r| r.state == "available")
+            .filter(|r| r.state == JobState::Available)
             .map(|r| r.count)
             .sum()
     }
@@ -242,8 +228,7 @@ impl JobQueue {
         Ok(match target {
             WaitTarget::Job(id) => store::fetch_job(&self.db, *id)
                 .await?
-                .and_then(|j| j.state())
-                .is_none_or(JobState::is_terminal),
+                .is_none_or(|j| j.state.is_terminal()),
             WaitTarget::Workflow(w) => store::fetch_workflow(&self.db, w).await?.finished(),
         })
     }
@@ -266,43 +251,5 @@ impl JobQueue {
             })
             .await;
         Some(rx.clone())
-    }
-}
-
-/// Sends a wake-up on PostgreSQL (delivered when the transaction commits); nothing on SQLite,
-/// whose readers notice new commits by polling `PRAGMA data_version`.
-pub(crate) async fn notify(tx: &mut Tx, channel: &str) -> sqlx::Result<()> {
-    if let Tx::Postgres(t) = tx {
-        sqlx::query("SELECT pg_notify($1, '')")
-            .bind(channel)
-            .execute(&mut **t)
-            .await?;
-    }
-    Ok(())
-}
-
-/// Listens on a PostgreSQL channel for as long as the process lives, calling `on_notify` for
-/// each notification, and reconnecting after errors.
-pub(crate) async fn listen(
-    pool: sqlx::PgPool,
-    channel: &'static str,
-    on_notify: impl Fn() + Send + 'static,
-) {
-    loop {
-        let result: anyhow::Result<()> = async {
-            let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await?;
-            listener.listen(channel).await?;
-            // Anything that happened while we were not listening is covered by one wake-up.
-            on_notify();
-            loop {
-                listener.recv().await?;
-                on_notify();
-            }
-        }
-        .await;
-        if let Err(e) = result {
-            tracing::warn!(channel, error = %e, "lost the LISTEN connection; reconnecting");
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }

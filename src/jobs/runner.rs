@@ -24,9 +24,9 @@ use tracing::Instrument;
 
 use super::admission::Admission;
 use super::heartbeat::{self, CommitHealth, Heartbeat, HeldLeases};
-use super::queue::{CHANNEL_JOBS, listen};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
-use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff, wake};
+use super::wake::{self, CHANNEL_JOBS, listen};
+use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff};
 use crate::config::DatabaseUrl;
 use crate::storage::workers::{self, WorkerIdentity};
 use crate::storage::{Database, Durability, Plans};

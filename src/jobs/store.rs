@@ -1,7 +1,10 @@
 //! Every SQL statement of the job engine, for both backends.
 //!
 //! Most statements are written once (see `storage::sql`); the few that differ (array
-//! parameters, row locking, JSON) are written twice, side by side.
+//! parameters, row locking, JSON) are written twice, side by side. Completing a job, which
+//! three paths do, is one builder ([`completion`]) that each of them calls.
+//!
+//! This module is below `queue` (the client API), which calls it; it reads nothing from there.
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -9,7 +12,7 @@ use std::sync::LazyLock;
 use serde::Serialize;
 use sqlx::FromRow;
 
-use super::queue::JobFilter;
+use super::wake::{self, CHANNEL_DONE, CHANNEL_JOBS};
 use super::{Enqueued, JobState, NewJob};
 use crate::storage::sql::Dialect;
 use crate::storage::{Database, Tx};
@@ -26,7 +29,7 @@ pub struct JobRecord {
     pub queue: String,
     pub tenant: String,
     pub payload: String,
-    pub state: String,
+    pub state: JobState,
     pub priority: i16,
     pub attempt: i32,
     pub max_attempts: i32,
@@ -48,10 +51,6 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
-    pub fn state(&self) -> Option<JobState> {
-        JobState::parse(&self.state)
-    }
-
     /// The newest error message of the job's history, if it has failed at all.
     pub fn last_error(&self) -> Option<String> {
         last_error(&self.errors)
@@ -74,14 +73,14 @@ impl JobRecord {
 pub struct ChildOutcome {
     pub id: i64,
     pub kind: String,
-    pub state: String,
+    pub state: JobState,
     pub result: Option<String>,
     pub errors: String,
 }
 
 impl ChildOutcome {
     pub fn succeeded(&self) -> bool {
-        self.state == JobState::Completed.as_str()
+        self.state == JobState::Completed
     }
 
     pub fn last_error(&self) -> Option<String> {
@@ -109,17 +108,13 @@ pub struct WorkflowState {
 impl WorkflowState {
     /// No job of the workflow can still run.
     pub fn finished(&self) -> bool {
-        !self.jobs.is_empty()
-            && self
-                .jobs
-                .iter()
-                .all(|j| j.state().is_some_and(JobState::is_terminal))
+        !self.jobs.is_empty() && self.jobs.iter().all(|j| j.state.is_terminal())
     }
 
     pub fn failed(&self) -> bool {
         self.jobs
             .iter()
-            .any(|j| matches!(j.state(), Some(JobState::Dead | JobState::Discarded)))
+            .any(|j| matches!(j.state, JobState::Dead | JobState::Discarded))
     }
 }
 
@@ -238,7 +233,7 @@ pub(crate) async fn insert_jobs(
                 .bind(&job.queue)
                 .bind(&job.tenant)
                 .bind(&job.payload)
-                .bind(state.as_str())
+                .bind(state)
                 .bind(job.priority)
                 .bind(tag)
                 .bind(job.delay_ms)
@@ -490,55 +485,58 @@ pub(crate) async fn claim_and_complete(
             }
             let rows: Vec<ClaimCompleteRow> = sqlx::query_as(sql!(
                 Dialect::Postgres,
-                "WITH now AS (SELECT {now} AS ms),
-                 done AS (
-                     UPDATE jobs SET state = 'completed', finished_at = (SELECT ms FROM now),
-                            started_at = jobs.started_at
-                                + COALESCE(($6::bigint[])[array_position($5::bigint[], jobs.id)], 0),
-                            locked_by = NULL, locked_until = NULL
-                     WHERE id = ANY($5) AND state = 'running' AND locked_by = $3
-                     RETURNING id),
-                 picked AS (
-                     SELECT c.id FROM jobs c
-                     WHERE c.state = 'available' AND c.queue = ANY($1)
-                       AND (c.serial_key IS NULL OR NOT EXISTS (
-                            SELECT 1 FROM jobs b
-                            WHERE b.serial_key = c.serial_key AND b.id < c.id
-                              AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
-                       AND CASE WHEN c.cost = 0 THEN true
-                                ELSE LEAST(c.cost, $7) <= LEAST($8, COALESCE(
-                                    ($10::bigint[])[array_position($9::text[], c.tenant)], $7))
-                           END
-                     ORDER BY c.priority, c.fair_tag, c.id
-                     LIMIT $2
-                     FOR UPDATE SKIP LOCKED),
-                 claimed AS (
-                     UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1, locked_by = $3,
-                            locked_until = (SELECT ms FROM now) + $4,
-                            started_at = (SELECT ms FROM now)
-                     -- An id array, not a join: a generic plan guesses LIMIT $2 at
-                     -- thousands of rows and would hash-join against the whole table.
-                     WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
-                     RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant,
-                               jobs.attempt, jobs.max_attempts, jobs.workflow, jobs.join_id,
-                               jobs.serial_key, jobs.priority, jobs.fair_tag, jobs.cost),
-                 counts AS (
-                     SELECT (SELECT count(*) FROM done) AS completed,
-                            -- count(expression), not count(*): the call must be evaluated.
-                            (SELECT count(pg_notify('bindery_done', ''))
-                             FROM (SELECT 1 FROM done LIMIT 1) one) AS notified)
-                 SELECT claimed.*, counts.completed
-                 FROM counts LEFT JOIN claimed ON true"
+                &format!(
+                    "WITH done AS ({completion}),
+                     now AS (SELECT {{now}} AS ms),
+                     picked AS (
+                         SELECT c.id FROM jobs c
+                         WHERE c.state = 'available' AND c.queue = ANY($4)
+                           AND (c.serial_key IS NULL OR NOT EXISTS (
+                                SELECT 1 FROM jobs b
+                                WHERE b.serial_key = c.serial_key AND b.id < c.id
+                                  AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
+                           AND CASE WHEN c.cost = 0 THEN true
+                                    ELSE LEAST(c.cost, $7) <= LEAST($8, COALESCE(
+                                        ($10::bigint[])[array_position($9::text[], c.tenant)], $7))
+                               END
+                         ORDER BY c.priority, c.fair_tag, c.id
+                         LIMIT $5
+                         FOR UPDATE SKIP LOCKED),
+                     claimed AS (
+                         UPDATE jobs SET state = 'running', attempt = jobs.attempt + 1,
+                                locked_by = $2, locked_until = (SELECT ms FROM now) + $6,
+                                started_at = (SELECT ms FROM now)
+                         -- An id array, not a join: a generic plan guesses LIMIT $5 at
+                         -- thousands of rows and would hash-join against the whole table.
+                         WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
+                         RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant,
+                                   jobs.attempt, jobs.max_attempts, jobs.workflow, jobs.join_id,
+                                   jobs.serial_key, jobs.priority, jobs.fair_tag, jobs.cost),
+                     counts AS (
+                         SELECT (SELECT count(*) FROM done) AS completed,
+                                -- count(expression), not count(*): the call must be evaluated.
+                                (SELECT count(pg_notify('{CHANNEL_DONE}', ''))
+                                 FROM (SELECT 1 FROM done LIMIT 1) one) AS notified)
+                     SELECT claimed.*, counts.completed
+                     FROM counts LEFT JOIN claimed ON true",
+                    completion = completion(Dialect::Postgres, Completing::Batch),
+                )
             ))
+            // Completion's parameters first ($1–$3), as `completion` numbers them.
+            .bind(complete)
+            .bind(worker)
+            .bind(waited_ms)
             .bind(queues)
             .bind(limit)
-            .bind(worker)
             .bind(lease_ms)
-            .bind(complete)
-            .bind(waited_ms)
             .bind(room.cap)
             .bind(room.free)
-            .bind(room.tenants.iter().map(|(t, _)| t.clone()).collect::<Vec<String>>())
+            .bind(
+                room.tenants
+                    .iter()
+                    .map(|(t, _)| t.clone())
+                    .collect::<Vec<String>>(),
+            )
             .bind(room.tenants.iter().map(|(_, r)| *r).collect::<Vec<i64>>())
             .fetch_all(pool)
             .await?;
@@ -572,21 +570,13 @@ pub(crate) async fn claim_and_complete(
             let completed = if complete.is_empty() {
                 0
             } else {
-                let ids = serde_json::to_string(complete).unwrap_or_else(|_| "[]".to_owned());
-                sqlx::query(sql!(
-                    Dialect::Sqlite,
-                    "UPDATE jobs SET state = 'completed', finished_at = {now},
-                            started_at = started_at + COALESCE(json_extract($3, '$.\"' || id || '\"'), 0),
-                            locked_by = NULL, locked_until = NULL
-                     WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
-                       AND locked_by = $2"
-                ))
-                .bind(ids)
-                .bind(worker)
-                .bind(ms_by_id(complete, waited_ms))
-                .execute(pool)
-                .await?
-                .rows_affected() as usize
+                sqlx::query(completion(Dialect::Sqlite, Completing::Batch))
+                    .bind(json_ids(complete))
+                    .bind(worker)
+                    .bind(ms_by_id(complete, waited_ms))
+                    .execute(pool)
+                    .await?
+                    .rows_affected() as usize
             };
             let claimed = if limit > 0 {
                 claim_sqlite(pool, worker, queues, limit, lease_ms, room).await?
@@ -629,7 +619,7 @@ pub const MAX_LOST_WORKERS: i32 = 3;
 /// and after [`MAX_LOST_WORKERS`] such attempts it is dead whatever attempts it has left.
 pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
-    let rescued: Vec<(i64, Option<i64>, String)> = on_tx!(&mut tx, |conn, d| {
+    let rescued: Vec<(i64, Option<i64>, JobState)> = on_tx!(&mut tx, |conn, d| {
         let lost = "lease expired: the worker running this job stopped heartbeating";
         let stopped = format!(
             "stopped: the worker running this job died or froze in {MAX_LOST_WORKERS} of its \
@@ -681,7 +671,7 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
     });
     let finished_children: Vec<i64> = rescued
         .iter()
-        .filter(|(_, _, state)| state == "dead")
+        .filter(|(_, _, state)| *state == JobState::Dead)
         .filter_map(|(_, join, _)| *join)
         .collect();
     release_joins(&mut tx, &finished_children).await?;
@@ -712,17 +702,82 @@ pub(crate) async fn release(db: &Database, worker: &str, ids: &[i64]) -> sqlx::R
              WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
                AND locked_by = $2"
         ))
-        .bind(serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned()))
+        .bind(json_ids(ids))
         .bind(worker)
         .execute(&mut **t)
         .await?
         .rows_affected(),
     };
     if released > 0 {
-        super::queue::notify(&mut tx, super::queue::CHANNEL_JOBS).await?;
+        wake::notify(&mut tx, CHANNEL_JOBS).await?;
     }
     tx.commit().await?;
     Ok(released)
+}
+
+/// What one completion statement covers (see [`completion`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Completing {
+    /// One job, with its result: `$1` its id, `$2` the worker, `$3` its wait in ms, `$4` its
+    /// result.
+    One,
+    /// Jobs without a result, answering `id, join_id` for each one completed: `$1` their ids,
+    /// `$2` the worker, `$3` their waits in ms. PostgreSQL takes two arrays in the same order;
+    /// SQLite a JSON array and a JSON object by id ([`json_ids`], [`ms_by_id`]).
+    Batch,
+}
+
+/// The statement that completes jobs still leased to a worker, used by every path that
+/// completes (one job, a batch, and the batch inside the claim), so that what completion
+/// writes is stated once: the state, the result, full progress, the finish time, the run
+/// time without the wait in the worker (`Finished::waited_ms`), and the released lease.
+/// Rendered once per dialect and shape; the text is stable, as sqlx's statement cache needs.
+pub(crate) fn completion(dialect: Dialect, shape: Completing) -> &'static str {
+    static RENDERED: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
+        [Completing::One, Completing::Batch].map(|shape| {
+            [Dialect::Sqlite, Dialect::Postgres]
+                .map(|dialect| dialect.render(&completion_text(dialect, shape)))
+        })
+    });
+    let by_dialect = match shape {
+        Completing::One => &RENDERED[0],
+        Completing::Batch => &RENDERED[1],
+    };
+    match dialect {
+        Dialect::Sqlite => &by_dialect[0],
+        Dialect::Postgres => &by_dialect[1],
+    }
+}
+
+fn completion_text(dialect: Dialect, shape: Completing) -> String {
+    let (jobs, waited_ms, result, returning) = match (shape, dialect) {
+        (Completing::One, _) => ("id = $1", "$3", "$4", ""),
+        (Completing::Batch, Dialect::Postgres) => (
+            "id = ANY($1)",
+            "COALESCE(($3::bigint[])[array_position($1::bigint[], id)], 0)",
+            "NULL",
+            " RETURNING id, join_id",
+        ),
+        (Completing::Batch, Dialect::Sqlite) => (
+            "id IN (SELECT value FROM json_each($1))",
+            "COALESCE(json_extract($3, '$.\"' || id || '\"'), 0)",
+            "NULL",
+            " RETURNING id, join_id",
+        ),
+    };
+    format!(
+        "UPDATE jobs SET state = '{completed}', result = {result}, progress = 100,
+                finished_at = {{now}}, started_at = started_at + {waited_ms},
+                locked_by = NULL, locked_until = NULL
+         WHERE {jobs} AND state = '{running}' AND locked_by = $2{returning}",
+        completed = JobState::Completed.as_str(),
+        running = JobState::Running.as_str(),
+    )
+}
+
+/// Ids as a JSON array, for SQLite statements to read with `json_each`.
+fn json_ids(ids: &[i64]) -> String {
+    serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned())
 }
 
 /// How a claimed job ended, as the completer commits it.
@@ -810,38 +865,20 @@ pub(crate) async fn finish_batch(
         let waited_ms: Vec<i64> = plain.iter().map(|f| f.waited_ms).collect();
         let done: Vec<(i64, Option<i64>)> = match &mut tx {
             Tx::Postgres(t) => {
-                sqlx::query_as(sql!(
-                    Dialect::Postgres,
-                    "UPDATE jobs SET state = 'completed', finished_at = {now},
-                            started_at = started_at
-                                + COALESCE(($3::bigint[])[array_position($1::bigint[], jobs.id)], 0),
-                            locked_by = NULL, locked_until = NULL
-                     WHERE id = ANY($1) AND state = 'running' AND locked_by = $2
-                     RETURNING id, join_id"
-                ))
-                .bind(&ids)
-                .bind(worker)
-                .bind(&waited_ms)
-                .fetch_all(&mut **t)
-                .await?
+                sqlx::query_as(completion(Dialect::Postgres, Completing::Batch))
+                    .bind(&ids)
+                    .bind(worker)
+                    .bind(&waited_ms)
+                    .fetch_all(&mut **t)
+                    .await?
             }
             Tx::Sqlite(t) => {
-                let by_id = ms_by_id(&ids, &waited_ms);
-                let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
-                sqlx::query_as(sql!(
-                    Dialect::Sqlite,
-                    "UPDATE jobs SET state = 'completed', finished_at = {now},
-                            started_at = started_at + COALESCE(json_extract($3, '$.\"' || id || '\"'), 0),
-                            locked_by = NULL, locked_until = NULL
-                     WHERE id IN (SELECT value FROM json_each($1)) AND state = 'running'
-                       AND locked_by = $2
-                     RETURNING id, join_id"
-                ))
-                .bind(ids)
-                .bind(worker)
-                .bind(by_id)
-                .fetch_all(&mut **t)
-                .await?
+                sqlx::query_as(completion(Dialect::Sqlite, Completing::Batch))
+                    .bind(json_ids(&ids))
+                    .bind(worker)
+                    .bind(ms_by_id(&ids, &waited_ms))
+                    .fetch_all(&mut **t)
+                    .await?
             }
         };
         for (id, join) in done {
@@ -890,10 +927,10 @@ pub(crate) async fn finish_batch(
     let claimable =
         !joins_released.is_empty() || batch.iter().any(|f| f.unblocks || !f.successors.is_empty());
     if claimable {
-        super::queue::notify(&mut tx, super::queue::CHANNEL_JOBS).await?;
+        wake::notify(&mut tx, CHANNEL_JOBS).await?;
     }
     if batch.iter().any(|f| f.finish.is_terminal()) {
-        super::queue::notify(&mut tx, super::queue::CHANNEL_DONE).await?;
+        wake::notify(&mut tx, CHANNEL_DONE).await?;
     }
     tx.commit().await?;
     Ok(accepted)
@@ -914,13 +951,7 @@ impl Finished {
 async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<bool> {
     let affected = on_tx!(tx, |conn, d| {
         let sql = match (&item.finish, d) {
-            (Finish::Complete { .. }, _) => sql!(
-                d,
-                "UPDATE jobs SET state = 'completed', result = $3, finished_at = {now},
-                        started_at = started_at + $4, progress = 100, locked_by = NULL,
-                        locked_until = NULL
-                 WHERE id = $1 AND state = 'running' AND locked_by = $2"
-            ),
+            (Finish::Complete { .. }, _) => completion(d, Completing::One),
             (Finish::Snooze { .. }, _) => sql!(
                 d,
                 "UPDATE jobs SET state = 'scheduled', run_at = {now} + $3, attempt = attempt - 1,
@@ -959,16 +990,12 @@ async fn finish_one(tx: &mut Tx, worker: &str, item: &Finished) -> sqlx::Result<
         // Arguments bind by position: $1 and $2 first, then each form's own.
         let query = sqlx::query(sql).bind(item.id).bind(worker);
         let query = match &item.finish {
-            Finish::Complete { result } => query.bind(result.clone()).bind(item.waited_ms),
+            Finish::Complete { result } => query.bind(item.waited_ms).bind(result.clone()),
             Finish::Snooze { delay_ms } => query.bind(*delay_ms),
             Finish::Retry { delay_ms, error } => query.bind(*delay_ms).bind(error.to_string()),
-            Finish::Dead { error } => query.bind(JobState::Dead.as_str()).bind(error.to_string()),
-            Finish::Discard { error } => query
-                .bind(JobState::Discarded.as_str())
-                .bind(error.to_string()),
-            Finish::Cancel { error } => query
-                .bind(JobState::Cancelled.as_str())
-                .bind(error.to_string()),
+            Finish::Dead { error } => query.bind(JobState::Dead).bind(error.to_string()),
+            Finish::Discard { error } => query.bind(JobState::Discarded).bind(error.to_string()),
+            Finish::Cancel { error } => query.bind(JobState::Cancelled).bind(error.to_string()),
         };
         query.execute(&mut *conn).await?.rows_affected()
     });
@@ -1086,7 +1113,7 @@ pub(crate) async fn fetch_workflow(db: &Database, workflow: &str) -> sqlx::Resul
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct StepCount {
     pub kind: String,
-    pub state: String,
+    pub state: JobState,
     pub jobs: i64,
     /// Sum of the progress (0–100) the counted jobs reported.
     pub progress: i64,
@@ -1114,7 +1141,7 @@ pub(crate) async fn count_workflow(db: &Database, workflow: &str) -> sqlx::Resul
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct KindStats {
     pub kind: String,
-    pub state: String,
+    pub state: JobState,
     pub jobs: i64,
     pub attempts: i64,
     /// Summed run time (started to finished) of the finished ones, in ms.
@@ -1145,6 +1172,17 @@ pub(crate) async fn fetch_children(db: &Database, join_id: i64) -> sqlx::Result<
         .fetch_all(pool)
         .await
     })
+}
+
+/// Filters for listing jobs; all optional.
+#[derive(Debug, Clone, Default)]
+pub struct JobFilter {
+    pub state: Option<JobState>,
+    pub queue: Option<String>,
+    pub tenant: Option<String>,
+    pub kind: Option<String>,
+    pub before_id: Option<i64>,
+    pub limit: i64,
 }
 
 /// Jobs filtered by state, queue, tenant and kind, newest first, `limit` at most, before
@@ -1214,7 +1252,7 @@ pub(crate) async fn last_scheduled(db: &Database, name: &str) -> sqlx::Result<Op
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct QueueRow {
     pub queue: String,
-    pub state: String,
+    pub state: JobState,
     pub count: i64,
     pub oldest_due_ms: Option<i64>,
 }
@@ -1326,7 +1364,7 @@ pub(crate) async fn end_job(
             )),
         }
         .bind(id)
-        .bind(state.as_str())
+        .bind(state)
         .bind(reason)
         .fetch_optional(&mut *conn)
         .await?

@@ -1,9 +1,10 @@
-//! How an idle worker learns, through storage alone, that there is new work.
+//! How a process learns, through storage alone, that there is new work or finished work.
 //!
-//! PostgreSQL: LISTEN/NOTIFY (see `queue::listen`). SQLite: every commit, from any process,
-//! writes the database's `-wal` file, so an inotify watch on the database's directory says
-//! "something committed" at no cost while idle; `PRAGMA data_version` then confirms it. If
-//! inotify is unavailable (some network file systems), `data_version` is polled every 2 ms.
+//! PostgreSQL: LISTEN/NOTIFY on two channels ([`notify`], [`listen`]). SQLite: every commit,
+//! from any process, writes the database's `-wal` file, so an inotify watch on the database's
+//! directory says "something committed" at no cost while idle; `PRAGMA data_version` then
+//! confirms it. If inotify is unavailable (some network file systems), `data_version` is
+//! polled every 2 ms.
 
 use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
@@ -13,6 +14,12 @@ use std::time::Duration;
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use sqlx::SqlitePool;
 use tokio::io::unix::AsyncFd;
+
+use crate::storage::Tx;
+
+/// PostgreSQL channels: new work for workers, and finished work for waiters.
+pub(crate) const CHANNEL_JOBS: &str = "bindery_jobs";
+pub(crate) const CHANNEL_DONE: &str = "bindery_done";
 
 /// With a working watch, `data_version` is still checked this often, in case an event is lost.
 const WATCHED_POLL: Duration = Duration::from_millis(250);
@@ -116,6 +123,44 @@ pub(crate) async fn sqlite_commits(pool: SqlitePool, database: &Path, wake: impl
         .await;
         if let Err(e) = result {
             tracing::warn!(error = %e, "watching for new jobs failed; retrying");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Sends a wake-up on PostgreSQL (delivered when the transaction commits); nothing on SQLite,
+/// whose readers notice new commits by polling `PRAGMA data_version`.
+pub(crate) async fn notify(tx: &mut Tx, channel: &str) -> sqlx::Result<()> {
+    if let Tx::Postgres(t) = tx {
+        sqlx::query("SELECT pg_notify($1, '')")
+            .bind(channel)
+            .execute(&mut **t)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Listens on a PostgreSQL channel for as long as the process lives, calling `on_notify` for
+/// each notification, and reconnecting after errors.
+pub(crate) async fn listen(
+    pool: sqlx::PgPool,
+    channel: &'static str,
+    on_notify: impl Fn() + Send + 'static,
+) {
+    loop {
+        let result: anyhow::Result<()> = async {
+            let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await?;
+            listener.listen(channel).await?;
+            // Anything that happened while we were not listening is covered by one wake-up.
+            on_notify();
+            loop {
+                listener.recv().await?;
+                on_notify();
+            }
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::warn!(channel, error = %e, "lost the LISTEN connection; reconnecting");
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }

@@ -97,10 +97,9 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
     }
     let counts = queue.workflow_counts(&book.id).await?;
     // A step that ran out of attempts has no job left to mark the book; say so here.
-    let dead = JobState::Dead.as_str();
-    if status == BookStatus::Processing && counts.iter().any(|c| c.state == dead) {
+    if status == BookStatus::Processing && counts.iter().any(|c| c.state == JobState::Dead) {
         let jobs = queue.workflow(&book.id).await?.jobs;
-        if let Some(dead) = jobs.iter().find(|j| j.state() == Some(JobState::Dead)) {
+        if let Some(dead) = jobs.iter().find(|j| j.state == JobState::Dead) {
             status = BookStatus::Failed;
             failure = Some(Failure {
                 code: STEP_FAILED.into(),
@@ -128,7 +127,7 @@ fn progress(counts: &[StepCount]) -> Progress {
             let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == step.job).collect();
             let count = |states: &[JobState]| -> i64 {
                 mine.iter()
-                    .filter(|c| states.iter().any(|s| s.as_str() == c.state))
+                    .filter(|c| states.contains(&c.state))
                     .map(|c| c.jobs)
                     .sum()
             };
@@ -137,7 +136,7 @@ fn progress(counts: &[StepCount]) -> Progress {
             let failed = count(&[JobState::Dead, JobState::Discarded, JobState::Cancelled]) > 0;
             let running: Vec<&&StepCount> = mine
                 .iter()
-                .filter(|c| c.state == JobState::Running.as_str())
+                .filter(|c| c.state == JobState::Running)
                 .collect();
             let partial: i64 = running
                 .iter()
@@ -180,7 +179,7 @@ mod tests {
     fn count(kind: &str, state: JobState, jobs: i64, progress: i64) -> StepCount {
         StepCount {
             kind: kind.into(),
-            state: state.as_str().into(),
+            state,
             jobs,
             progress,
             message: None,

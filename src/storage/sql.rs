@@ -12,9 +12,18 @@ pub(crate) enum Dialect {
     Postgres,
 }
 
+impl Dialect {
+    /// `text` with its `{now}` token written as this dialect's clock.
+    pub(crate) fn render(self, text: &str) -> String {
+        let now = match self {
+            Dialect::Sqlite => sqlite_now!(),
+            Dialect::Postgres => postgres_now!(),
+        };
+        text.replace("{now}", now)
+    }
+}
+
+/// `text` for each dialect, in the order of [`Dialect`]'s variants.
 pub(crate) fn render(text: &str) -> [String; 2] {
-    [
-        text.replace("{now}", sqlite_now!()),
-        text.replace("{now}", postgres_now!()),
-    ]
+    [Dialect::Sqlite.render(text), Dialect::Postgres.render(text)]
 }

@@ -201,7 +201,7 @@ pub async fn statuses(
 }
 
 fn status_of(row: &deliveries::DeliveryRow, job: Option<&JobRecord>) -> DeliveryStatus {
-    let job_state = job.and_then(JobRecord::state);
+    let job_state = job.map(|j| j.state);
     let last_error = job.and_then(JobRecord::last_error);
     let state = match (row.delivered_at, job_state) {
         (Some(_), _) | (None, Some(JobState::Completed)) => "delivered",
@@ -213,7 +213,7 @@ fn status_of(row: &deliveries::DeliveryRow, job: Option<&JobRecord>) -> Delivery
         (None, None) => "failed",
     };
     let next_attempt_at = job
-        .filter(|j| j.state() == Some(JobState::Scheduled))
+        .filter(|j| j.state == JobState::Scheduled)
         .map(|j| rfc3339(j.run_at));
     DeliveryStatus {
         id: row.id.clone(),

@@ -82,7 +82,7 @@ async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let record = queue.job(job.id).await.expect("read").expect("job");
-        if record.state() == Some(JobState::Running) && record.progress.unwrap_or(0) > 0 {
+        if record.state == JobState::Running && record.progress.unwrap_or(0) > 0 {
             break;
         }
         assert!(
@@ -97,7 +97,7 @@ async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
 
     let second = shared.worker(&env);
     let done = wait_job(&queue, job.id).await;
-    assert_eq!(done.state(), Some(JobState::Completed), "{done:?}");
+    assert_eq!(done.state, JobState::Completed, "{done:?}");
     assert_eq!(done.attempt, 2, "run once, killed, run again: {done:?}");
     let result = done.result_json().expect("result");
     assert_eq!(
@@ -132,7 +132,7 @@ async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
         .await
         .expect("enqueue");
     let done = wait_job(&queue, job.id).await;
-    assert_eq!(done.state(), Some(JobState::Completed));
+    assert_eq!(done.state, JobState::Completed);
     assert_eq!(
         done.attempt, 1,
         "a live worker's job was run twice: {done:?}"
@@ -163,7 +163,7 @@ async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shar
         let open: i64 = stats
             .rows
             .iter()
-            .filter(|r| r.state == "available" || r.state == "running")
+            .filter(|r| r.state == JobState::Available || r.state == JobState::Running)
             .map(|r| r.count)
             .sum();
         if open == 0 {
@@ -174,7 +174,7 @@ async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shar
     }
     let jobs = all_jobs(&queue, JobFilter::default()).await;
     for job in &jobs {
-        assert_eq!(job.state(), Some(JobState::Completed), "{job:?}");
+        assert_eq!(job.state, JobState::Completed, "{job:?}");
     }
     let completed = jobs.len();
     let retried = jobs.iter().filter(|j| j.attempt > 1).count();
@@ -208,7 +208,7 @@ async fn serialization_keys_hold_across_two_worker_processes(shared: Shared) {
         for (k, _, id) in &ids {
             if *k == key {
                 let job = queue.job(*id).await.expect("read").expect("job");
-                assert_eq!(job.state(), Some(JobState::Completed));
+                assert_eq!(job.state, JobState::Completed);
                 pids.insert(job.result_json().expect("result")["worker_pid"].clone());
                 runs.push((
                     job.started_at.expect("started"),
@@ -246,7 +246,7 @@ async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
     let deadline = Instant::now() + Duration::from_secs(60);
     let dead = loop {
         let record = queue.job(job.id).await.expect("read").expect("job");
-        if record.state() == Some(JobState::Dead) {
+        if record.state == JobState::Dead {
             break record;
         }
         assert!(Instant::now() < deadline, "never stopped: {record:?}");

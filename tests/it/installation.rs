@@ -300,7 +300,7 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
                 .await
                 .expect("enqueue");
             let done = common::wait_job(&queue, job.id).await;
-            assert_eq!(done.state, "completed", "{:?}", done.last_error());
+            assert_eq!(done.state.as_str(), "completed", "{:?}", done.last_error());
             done.result_json().expect("result")
         }
     };

@@ -313,10 +313,7 @@ impl Job for Join {
                 )
             })
             .collect();
-        let finished = children
-            .iter()
-            .filter(|c| JobState::parse(&c.state).is_some_and(JobState::is_terminal))
-            .count();
+        let finished = children.iter().filter(|c| c.state.is_terminal()).count();
         cx.app().push(Event {
             key: "join".into(),
             tag: format!("{finished}/{}|{}", children.len(), failed.join(",")),
@@ -404,10 +401,7 @@ async fn assert_runner_alive(queue: &JobQueue) {
         .enqueue(record("after", "", 0))
         .await
         .expect("enqueue");
-    assert_eq!(
-        wait_job(queue, after.id).await.state(),
-        Some(JobState::Completed)
-    );
+    assert_eq!(wait_job(queue, after.id).await.state, JobState::Completed);
 }
 
 async fn wait_until(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> bool) {
@@ -438,6 +432,7 @@ on_both_backends!(
     a_released_unique_key_coalesces_only_while_queued,
     jobs_claimed_ahead_go_back_for_an_idle_worker,
     a_jobs_run_time_leaves_out_its_wait_in_the_local_queue,
+    every_way_of_completing_records_full_progress,
 );
 
 async fn unique_keys_hold_under_concurrent_enqueue(b: Backend) {
@@ -559,7 +554,7 @@ async fn jobs_claimed_ahead_go_back_for_an_idle_worker(b: Backend) {
         .collect();
     assert_eq!(long.len(), 6);
     for job in long {
-        assert_eq!(job.state(), Some(JobState::Completed), "{job:?}");
+        assert_eq!(job.state, JobState::Completed, "{job:?}");
         assert_eq!(job.attempt, 1, "{job:?}");
     }
 }
@@ -688,12 +683,12 @@ async fn failures_retry_with_backoff_then_die_with_their_history(b: Backend) {
         .expect("enqueue");
 
     let flaky = wait_job(&queue, flaky.id).await;
-    assert_eq!(flaky.state(), Some(JobState::Completed));
+    assert_eq!(flaky.state, JobState::Completed);
     assert_eq!(flaky.attempt, 3);
     assert_eq!(flaky.error_history().len(), 2);
 
     let dead = wait_job(&queue, doomed.id).await;
-    assert_eq!(dead.state(), Some(JobState::Dead));
+    assert_eq!(dead.state, JobState::Dead);
     assert_eq!(dead.attempt, 3);
     // The job type heard of its death once, on the last attempt, with that attempt's error.
     let obituaries: Vec<Event> = log
@@ -736,7 +731,7 @@ async fn failures_retry_with_backoff_then_die_with_their_history(b: Backend) {
                 .await
                 .ok()
                 .flatten()
-                .is_some_and(|j| j.state() == Some(JobState::Dead) && j.error_history().len() == 6)
+                .is_some_and(|j| j.state == JobState::Dead && j.error_history().len() == 6)
         },
     )
     .await;
@@ -769,7 +764,7 @@ async fn bad_input_is_discarded_at_once(b: Backend) {
         (unknown.id, "unknown job type `test.renamed_long_ago`"),
     ] {
         let job = wait_job(&queue, id).await;
-        assert_eq!(job.state(), Some(JobState::Discarded), "{job:?}");
+        assert_eq!(job.state, JobState::Discarded, "{job:?}");
         assert_eq!(job.attempt, 1, "discarded jobs are not retried");
         let history = job.error_history();
         assert!(
@@ -793,7 +788,7 @@ async fn snooze_does_not_spend_attempts(b: Backend) {
         .await
         .expect("enqueue");
     let job = wait_job(&queue, job.id).await;
-    assert_eq!(job.state(), Some(JobState::Completed));
+    assert_eq!(job.state, JobState::Completed);
     assert_eq!(log.count("behave"), 3);
     assert!(
         log.events().iter().all(|e| e.attempt == 1),
@@ -835,7 +830,7 @@ async fn cancel_stops_queued_and_running_jobs(b: Backend) {
     )
     .await;
     let running = queue.job(slow.id).await.expect("read").expect("job");
-    assert_eq!(running.state(), Some(JobState::Running));
+    assert_eq!(running.state, JobState::Running);
     assert_eq!(running.progress_message.as_deref(), Some("started"));
     assert!(queue.cancel(slow.id, "operator").await.expect("cancel"));
     // The worker notices at its next heartbeat (lease 5 s → a beat every ~1.7 s) and stops it:
@@ -846,7 +841,7 @@ async fn cancel_stops_queued_and_running_jobs(b: Backend) {
     wait_job(&queue, next_two.id).await;
 
     let cancelled = queue.job(slow.id).await.expect("read").expect("job");
-    assert_eq!(cancelled.state(), Some(JobState::Cancelled));
+    assert_eq!(cancelled.state, JobState::Cancelled);
     assert!(
         !queue.cancel(slow.id, "again").await.expect("cancel"),
         "already finished"
@@ -856,8 +851,8 @@ async fn cancel_stops_queued_and_running_jobs(b: Backend) {
         .await
         .expect("enqueue");
     assert_eq!(
-        wait_job(&queue, self_cancel.id).await.state(),
-        Some(JobState::Cancelled)
+        wait_job(&queue, self_cancel.id).await.state,
+        JobState::Cancelled
     );
     runner.shutdown(Duration::from_secs(1)).await;
     assert_eq!(log.count("never"), 0);
@@ -873,7 +868,7 @@ async fn a_panicking_job_fails_and_the_runner_lives_on(b: Backend) {
         .await
         .expect("enqueue");
     let job = wait_job(&queue, panics.id).await;
-    assert_eq!(job.state(), Some(JobState::Dead));
+    assert_eq!(job.state, JobState::Dead);
     assert_eq!(job.attempt, 2);
     assert_eq!(job.error_history()[0]["error"], "the job panicked: boom");
     assert_runner_alive(&queue).await;
@@ -955,7 +950,7 @@ async fn a_join_runs_exactly_once_after_all_children(b: Backend) {
     let dead_child = workflow
         .jobs
         .iter()
-        .find(|j| j.state() == Some(JobState::Dead))
+        .find(|j| j.state == JobState::Dead)
         .expect("a dead child");
     assert_eq!(
         joins[1].tag,
@@ -1111,7 +1106,7 @@ async fn priority_delay_pause_and_stats(b: Backend) {
     let scheduled: i64 = stats
         .rows
         .iter()
-        .filter(|r| r.state == "scheduled")
+        .filter(|r| r.state == JobState::Scheduled)
         .map(|r| r.count)
         .sum();
     assert_eq!(scheduled, 1);
@@ -1135,7 +1130,7 @@ async fn priority_delay_pause_and_stats(b: Backend) {
     queue.resume("default").await.expect("resume");
 
     let later = wait_job(&queue, later.id).await;
-    assert_eq!(later.state(), Some(JobState::Completed));
+    assert_eq!(later.state, JobState::Completed);
     // `later` (priority 0) may overtake `low` (priority 5) once due; wait for all four.
     wait_until("all four jobs", Duration::from_secs(10), async || {
         log.events().len() == 4
@@ -1244,10 +1239,7 @@ async fn a_released_unique_key_coalesces_only_while_queued(b: Backend) {
         "queued again: one job"
     );
 
-    assert_eq!(
-        wait_job(&queue, second.id).await.state(),
-        Some(JobState::Completed)
-    );
+    assert_eq!(wait_job(&queue, second.id).await.state, JobState::Completed);
     runner.shutdown(Duration::from_secs(1)).await;
     let runs: Vec<Event> = log
         .events()
@@ -1259,4 +1251,30 @@ async fn a_released_unique_key_coalesces_only_while_queued(b: Backend) {
         vec![first.id.to_string(), second.id.to_string()]
     );
     assert!(runs[1].started >= runs[0].ended, "one at a time, in order");
+}
+
+/// A job completes by one of three statements: in a batch with the next claim, in a batch in
+/// its own transaction (a serialization key to release), or alone (a result to store). Each
+/// records the same completion, full progress included.
+async fn every_way_of_completing_records_full_progress(b: Backend) {
+    let queue = b.queue();
+    let log = Log::default();
+    let runner = b.runner(&log, 1).await;
+    let flaky = |key: &str| {
+        NewJob::of(&Flaky {
+            key: key.into(),
+            failures: 0,
+        })
+    };
+    for (path, job) in [
+        ("with the next claim", flaky("plain")),
+        ("in its own transaction", flaky("keyed").serial_key("k")),
+        ("alone, with its result", record("result", "", 0)),
+    ] {
+        let id = queue.enqueue(job).await.expect("enqueue").id;
+        let done = wait_job(&queue, id).await;
+        assert_eq!(done.state, JobState::Completed, "{path}: {done:?}");
+        assert_eq!(done.progress, Some(100), "{path}: {done:?}");
+    }
+    runner.shutdown(Duration::from_secs(1)).await;
 }

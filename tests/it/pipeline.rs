@@ -465,7 +465,7 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
         let jobs = store.queue.workflow(id).await.expect("workflow").jobs;
         let failed: Vec<_> = jobs
             .iter()
-            .filter(|j| j.state() == Some(JobState::Discarded))
+            .filter(|j| j.state == JobState::Discarded)
             .collect();
         assert_eq!(failed.len(), 1, "{name}: one step discarded");
         assert_eq!(failed[0].attempt, 1, "{name}: bad input is never retried");
@@ -648,9 +648,7 @@ async fn a_tenants_heavy_books_leave_room_for_another_tenants_book() {
         .await
         .into_iter()
         .filter(|j| j.kind == "book.parse" && j.tenant == "heavy")
-        .filter(|j| {
-            j.state() != Some(JobState::Completed) && j.state() != Some(JobState::Discarded)
-        })
+        .filter(|j| j.state != JobState::Completed && j.state != JobState::Discarded)
         .count();
     println!(
         "{heavy_running} of the heavy tenant's readings had not finished when the small book was ready"
@@ -667,7 +665,7 @@ async fn sweep(store: &Store, min_age_secs: u64) -> serde_json::Value {
         .await
         .expect("enqueue");
     let done = common::wait_job(&store.queue, job.id).await;
-    assert_eq!(done.state, "completed", "{:?}", done.last_error());
+    assert_eq!(done.state, JobState::Completed, "{:?}", done.last_error());
     done.result_json().expect("result")
 }
 

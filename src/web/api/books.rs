@@ -603,17 +603,14 @@ pub async fn retry(
     check_write(&state, &caller.0.tenant)?;
     let book = own_book(&state, &caller.0.tenant, &id).await?;
     let jobs = state.queue.workflow(&book.id).await?.jobs;
-    if jobs.iter().any(|j| j.state() == Some(JobState::Discarded)) {
+    if jobs.iter().any(|j| j.state == JobState::Discarded) {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "input_refused",
             "The manuscript itself was refused; retrying cannot help. Fix it and upload it again.",
         ));
     }
-    let dead: Vec<&JobRecord> = jobs
-        .iter()
-        .filter(|j| j.state() == Some(JobState::Dead))
-        .collect();
+    let dead: Vec<&JobRecord> = jobs.iter().filter(|j| j.state == JobState::Dead).collect();
     if dead.is_empty() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,

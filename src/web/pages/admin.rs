@@ -62,10 +62,10 @@ async fn overview(
                             td { a href={ "/admin/jobs?queue=" (q.name) } { (q.name) } }
                             td { (q.depth) }
                             td { (q.oldest_available_age_ms.map(age).unwrap_or_else(|| "–".into())) }
-                            td { (q.counts.get("running").copied().unwrap_or(0)) }
-                            td { (q.counts.get("scheduled").copied().unwrap_or(0)) }
+                            td { (q.counts.get(JobState::Running.as_str()).copied().unwrap_or(0)) }
+                            td { (q.counts.get(JobState::Scheduled.as_str()).copied().unwrap_or(0)) }
                             td {
-                                @let dead = q.counts.get("dead").copied().unwrap_or(0);
+                                @let dead = q.counts.get(JobState::Dead.as_str()).copied().unwrap_or(0);
                                 @if dead > 0 { a href={ "/admin/jobs?state=dead&queue=" (q.name) } { (dead) } } @else { "0" }
                             }
                             td { @if q.paused { span.badge data-status="failed" { "paused" } } @else { "running" } }
@@ -156,7 +156,7 @@ async fn job_list(
         Err(e) => return Err(e.into()),
     };
     let selected = |v: &Option<String>, option: &str| v.as_deref() == Some(option);
-    let dead_view = query.state.as_deref() == Some("dead");
+    let dead_view = query.state.as_deref().and_then(JobState::parse) == Some(JobState::Dead);
     let body = html! {
         h1 { @if dead_view { "Dead jobs" } @else { "Jobs" } }
         (admin_nav(if dead_view { "/admin/jobs?state=dead" } else { "/admin/jobs" }))
@@ -193,7 +193,7 @@ async fn job_list(
                                     td { (job.attempt) "/" (job.max_attempts) }
                                     td { (readable(&job.created_at)) }
                                     td.error-text { (job.last_error.as_deref().map(|e| shorten(e, 160)).unwrap_or_default()) }
-                                    td { (job_actions(job.id, &job.state)) }
+                                    td { (job_actions(job.id, job.state)) }
                                 }
                             }
                         }
@@ -227,7 +227,7 @@ async fn job_detail(
         p { code { (s.kind) } " on queue " a href={ "/admin/jobs?queue=" (s.queue) } { (s.queue) }
             @if !s.tenant.is_empty() { " for " a href={ "/admin/jobs?tenant=" (s.tenant) } { (s.tenant) } }
             " " span.badge data-status=(s.state) { (s.state) } }
-        (job_actions(s.id, &s.state))
+        (job_actions(s.id, s.state))
         p.error role="alert" hidden {}
         dl.stats {
             dt { "Attempt" } dd { (s.attempt) " of " (s.max_attempts) }
@@ -298,15 +298,14 @@ fn action(method: &str, url: &str, label: &str, confirm: Option<&str>) -> Markup
 }
 
 /// The operations that apply to a job in `state`.
-fn job_actions(id: i64, state: &str) -> Markup {
+fn job_actions(id: i64, state: JobState) -> Markup {
     let url = |op: &str| format!("/api/v1/admin/jobs/{id}/{op}");
-    let finished = matches!(state, "completed" | "dead" | "discarded" | "cancelled");
     html! {
         span.actions {
-            @if matches!(state, "dead" | "discarded" | "cancelled") {
+            @if state.is_retryable() {
                 (action("POST", &url("retry"), "Retry", None))
             }
-            @if !finished {
+            @if !state.is_terminal() {
                 (action("POST", &url("cancel"), "Cancel", Some("Cancel this job?")))
                 (action("POST", &url("discard"), "Discard", Some("Discard this job? It will not be retried.")))
             }

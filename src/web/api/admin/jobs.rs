@@ -66,9 +66,10 @@ pub(crate) struct JobSummary {
     /// The tenant it works for.
     pub(crate) tenant: String,
     #[schema(
+        value_type = String,
         pattern = "^(available|scheduled|waiting|running|completed|discarded|dead|cancelled)$"
     )]
-    pub(crate) state: String,
+    pub(crate) state: JobState,
     pub(crate) priority: i16,
     /// Attempts made so far, of `max_attempts`.
     pub(crate) attempt: i32,
@@ -102,7 +103,7 @@ impl From<&JobRecord> for JobSummary {
             kind: job.kind.clone(),
             queue: job.queue.clone(),
             tenant: job.tenant.clone(),
-            state: job.state.clone(),
+            state: job.state,
             priority: job.priority,
             attempt: job.attempt,
             max_attempts: job.max_attempts,
@@ -114,7 +115,7 @@ impl From<&JobRecord> for JobSummary {
             progress_message: job.progress_message.clone(),
             unique_key: job.unique_key.clone(),
             workflow: job.workflow.clone(),
-            last_error: (job.state() != Some(JobState::Completed))
+            last_error: (job.state != JobState::Completed)
                 .then(|| job.last_error())
                 .flatten(),
             url: format!("/api/v1/admin/jobs/{}", job.id),
@@ -469,8 +470,8 @@ async fn answer(state: &AppState, id: i64) -> Result<HttpResponse, ApiError> {
 /// on since the request started).
 async fn conflict(state: &AppState, id: i64, rule: &str) -> ApiError {
     let now = match state.queue.job(id).await {
-        Ok(Some(job)) => job.state,
-        Ok(None) => "deleted".to_owned(),
+        Ok(Some(job)) => job.state.as_str(),
+        Ok(None) => "deleted",
         Err(e) => return ApiError::internal(&e),
     };
     ApiError::new(

@@ -8,7 +8,7 @@ use actix_web::{HttpResponse, get, post, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::jobs::QueueStats;
+use crate::jobs::{JobState, QueueStats};
 use crate::web::AppState;
 use crate::web::caller::Admin;
 use crate::web::error::{ApiError, ErrorBody};
@@ -16,7 +16,13 @@ use crate::web::error_responses::{CsrfFailed, Internal, NotAdmin, Unauthorized, 
 
 /// The states a queue's counts cover: everything unfinished, and dead jobs waiting for a
 /// person. Finished jobs are not counted (that would read the whole history every time).
-const COUNTED: [&str; 5] = ["available", "scheduled", "waiting", "running", "dead"];
+const COUNTED: [JobState; 5] = [
+    JobState::Available,
+    JobState::Scheduled,
+    JobState::Waiting,
+    JobState::Running,
+    JobState::Dead,
+];
 
 /// Queues the worker's job types use, so that an empty queue is listed (and can be paused).
 static REGISTERED: LazyLock<Vec<String>> = LazyLock::new(|| crate::worker::registry().queues());
@@ -57,15 +63,18 @@ fn views(stats: &QueueStats) -> Vec<QueueView> {
             let rows = || stats.rows.iter().filter(move |r| r.queue == name);
             let counts = COUNTED
                 .iter()
-                .map(|state| {
-                    let count = rows().filter(|r| r.state == *state).map(|r| r.count).sum();
-                    (*state, count)
+                .map(|&state| {
+                    let count = rows().filter(|r| r.state == state).map(|r| r.count).sum();
+                    (state.as_str(), count)
                 })
                 .collect::<BTreeMap<_, _>>();
             QueueView {
                 name: name.to_owned(),
                 paused: stats.paused.iter().any(|p| p == name),
-                depth: counts.get("available").copied().unwrap_or(0),
+                depth: counts
+                    .get(JobState::Available.as_str())
+                    .copied()
+                    .unwrap_or(0),
                 oldest_available_age_ms: rows().filter_map(|r| r.oldest_due_ms).max(),
                 counts,
             }

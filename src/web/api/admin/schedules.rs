@@ -149,7 +149,7 @@ pub(crate) async fn all(state: &AppState) -> Result<Vec<ScheduleView>, ApiError>
                     .and_then(|s| s.parse::<i64>().ok())
                     .map(|s| rfc3339(s.saturating_mul(1000))),
                 job_id: job.id,
-                state: job.state,
+                state: job.state.to_string(),
                 enqueued_at: rfc3339(job.created_at),
                 started_at: job.started_at.map(rfc3339),
                 finished_at: job.finished_at.map(rfc3339),
