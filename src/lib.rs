@@ -77,7 +77,6 @@ pub mod logs;
 pub mod manuscript;
 pub mod metrics;
 pub mod pipeline;
-pub mod platform;
 pub mod report;
 pub mod services;
 pub mod sessions;

@@ -158,7 +158,7 @@ pub fn main() -> ExitCode {
         };
     }
     if !matches!(command, Command::Logs(_))
-        && let Err(e) = crate::platform::check_storage_is_kept(&config)
+        && let Err(e) = crate::config::platform::check_storage_is_kept(&config)
     {
         return config_error(&e);
     }

@@ -14,6 +14,7 @@ mod azure;
 mod blob;
 mod database;
 mod error;
+pub mod platform;
 #[cfg(test)]
 mod readme;
 mod secret;
@@ -55,7 +56,7 @@ pub struct Config {
     pub azure: AzureConfig,
     pub log_dir: PathBuf,
     /// The app host the environment names, whose local disk is thrown away.
-    pub host_platform: Option<crate::platform::Host>,
+    pub host_platform: Option<crate::config::platform::Host>,
     pub keepalive_url: Option<Url>,
     /// Where users reach this app (`APP_URL`, or Azure's `WEBSITE_HOSTNAME`): the base of the
     /// links that leave it (webhook events).
@@ -100,10 +101,10 @@ impl Config {
         let env = Env::new(vars);
         let settings = Settings::read(&env)?;
 
-        let host_platform = crate::platform::Host::detect(|name| env.is_set(name));
+        let host_platform = crate::config::platform::Host::detect(|name| env.is_set(name));
         // App Service keeps only its /home share across restarts.
         let data_dir = if env.raw(&DATA_DIR.variable).is_none()
-            && host_platform == Some(crate::platform::Host::AzureAppService)
+            && host_platform == Some(crate::config::platform::Host::AzureAppService)
         {
             PathBuf::from(AZURE_DATA_DIR)
         } else {
@@ -139,7 +140,7 @@ impl Config {
             .filter(|k| k.starts_with("BINDERY_") && !VARIABLES.iter().any(|v| v.name == *k))
             .map(unknown_variable_warning)
             .collect();
-        if host_platform == Some(crate::platform::Host::AzureAppService)
+        if host_platform == Some(crate::config::platform::Host::AzureAppService)
             && let DatabaseUrl::Sqlite { path } = &database
             && path.starts_with("/home")
         {

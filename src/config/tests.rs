@@ -144,7 +144,7 @@ fn deploy_settings() {
     let c = parse(&[("DYNO", "web.1"), ("PERSISTENT_DISK", "true")])
         .expect("ok")
         .config;
-    assert_eq!(c.host_platform, Some(crate::platform::Host::Heroku));
+    assert_eq!(c.host_platform, Some(crate::config::platform::Host::Heroku));
     assert_eq!(c.persistent_disk, Some(true));
     let c = parse(&[("WEBSITE_SITE_NAME", "b")]).expect("ok").config;
     assert_eq!(c.data_dir, PathBuf::from(AZURE_DATA_DIR));
@@ -829,7 +829,7 @@ fn every_variable_is_described_but_those_only_telling_the_host() {
         // libpq's variables show in DATABASE_URL, Azure's host name in APP_URL and
         // KEEPALIVE_URL; the others only tell which host this is.
         let folded = matches!(v.name, "WEBSITE_HOSTNAME" | "PGSSLMODE" | "PGSSLROOTCERT")
-            || crate::platform::Host::MARKERS
+            || crate::config::platform::Host::MARKERS
                 .iter()
                 .any(|(name, _)| *name == v.name);
         assert_eq!(

@@ -62,7 +62,7 @@ impl Env {
         self.get(variable.name)
     }
 
-    /// Whether a declared variable is set, by name (for [`crate::platform::Host::detect`]).
+    /// Whether a declared variable is set, by name (for [`crate::config::platform::Host::detect`]).
     pub fn is_set(&self, name: &str) -> bool {
         debug_assert!(
             super::VARIABLES.iter().any(|v| v.name == name),

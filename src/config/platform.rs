@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{BlobUrl, Config, ConfigError, DatabaseUrl};
+use super::{BlobUrl, Config, ConfigError, DatabaseUrl};
 
 /// A host whose local disk is thrown away, found by a variable it sets in every process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
