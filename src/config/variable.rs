@@ -133,7 +133,8 @@ impl<T> Show for super::Secret<T> {
 /// ```
 ///
 /// - `var` or `secret` (a secret is never echoed in an error or printed).
-/// - `value("…")`: the default, parsed by `PARSER` when the variable is unset; `unset`: none,
+/// - `value("…")`: the default, parsed by `PARSER` when the variable is unset (a `&str` const
+///   instead of the literal where another module owns the fact); `unset`: none,
 ///   and the variable reads as `Option<Type>`; `derived("…")`: likewise, the default being
 ///   worked out from other variables by hand-written code, and the text only documents it.
 /// - `PARSER`: `fn(&str) -> Result<Type, String>`, the error being the problem in words.
@@ -144,7 +145,7 @@ impl<T> Show for super::Secret<T> {
 macro_rules! variables {
     ($(
         $(#[doc = $help:literal])+
-        $kind:ident $name:ident: $ty:ty = $fallback:ident $(($default:literal))?,
+        $kind:ident $name:ident: $ty:ty = $fallback:ident $(($default:expr))?,
             example $example:literal, parse $parse:expr, $use:tt;
     )*) => {
         $(
@@ -175,8 +176,8 @@ macro_rules! variables {
     (@stored unset $ty:ty) => { Option<$ty> };
     (@stored derived $ty:ty) => { Option<$ty> };
 
-    (@default value $default:literal) => { $default };
-    (@default derived $default:literal) => { $default };
+    (@default value $default:expr) => { $default };
+    (@default derived $default:expr) => { $default };
     (@default unset) => { "" };
 
     (@secret var) => { false };

@@ -196,7 +196,7 @@ variables! {
     var MAX_CHAPTER_WORDS: u64 = value("500000"), example "200000",
         parse values::count64, {shown |c| c.limits.max_chapter_words.to_string()};
     /// BCP 47 language of books whose manuscript and upload name none.
-    var DEFAULT_LANGUAGE: String = value("en"), example "en-GB",
+    var DEFAULT_LANGUAGE: String = value(crate::ebook::metadata::DEFAULT_LANGUAGE), example "en-GB",
         parse values::language, {field default_language};
     /// Uploads, deletes and retries allowed per API token (`N/s`, `N/min`, `N/h`, or `off`), per
     /// web process.

@@ -13,9 +13,9 @@ use crate::document::Metadata;
 use crate::manuscript::InputError;
 use crate::report::Warning;
 
-/// Language used when neither the manuscript nor the user names one: `DEFAULT_LANGUAGE`'s
-/// documented default, so that it is written once.
-pub const DEFAULT_LANGUAGE: &str = crate::config::variables::DEFAULT_LANGUAGE.variable.default;
+/// Language used when neither the manuscript nor the user names one; also the default of the
+/// `DEFAULT_LANGUAGE` variable, whose declaration reads it from here.
+pub const DEFAULT_LANGUAGE: &str = "en";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BookMetadata {
