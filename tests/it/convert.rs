@@ -44,8 +44,9 @@ fn epub_name(input: &Path) -> String {
 fn convert_corpus(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
     let mut failures = Vec::new();
     let mut done = Vec::new();
-    for input in corpus_files() {
-        let output = dir.join(epub_name(&input));
+    // Numbered: the fixtures and an outside corpus may both hold a `docx/comments.docx`.
+    for (n, input) in corpus_files().into_iter().enumerate() {
+        let output = dir.join(format!("{n:03}-{}", epub_name(&input)));
         let out = convert(&input, &output, &["--quiet"]);
         if out.status.success() {
             done.push((input, output));
