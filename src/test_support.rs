@@ -14,24 +14,18 @@ pub fn fixture_text(relative: &str) -> String {
     std::fs::read_to_string(fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
 
-/// The outside corpus of real manuscripts, when there is one: `BINDERY_CORPUS`, or
-/// `shared/corpus` in a directory above the crate. It is an extra run; nothing needs it.
+/// The outside corpus of real manuscripts, when asked for by `BINDERY_CORPUS=DIR`: an extra
+/// run that nothing needs. Only by name, never found by looking around the checkout, so that
+/// what a run covers (and how long it takes) does not depend on what lies beside it.
 pub fn outside_corpus() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
-        let dir = PathBuf::from(dir);
-        // Asked for by name, so its absence is a mistake worth stopping for.
-        assert!(
-            dir.is_dir(),
-            "BINDERY_CORPUS={} is not a directory",
-            dir.display()
-        );
-        return Some(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .skip(1)
-        .map(|a| a.join("shared/corpus"))
-        .find(|p| p.is_dir())
+    let dir = PathBuf::from(std::env::var_os("BINDERY_CORPUS")?);
+    // Asked for by name, so its absence is a mistake worth stopping for.
+    assert!(
+        dir.is_dir(),
+        "BINDERY_CORPUS={} is not a directory",
+        dir.display()
+    );
+    Some(dir)
 }
 
 /// The directories a sweep over every manuscript reads, each with `docx/`, `markdown/` and

@@ -411,24 +411,18 @@ pub fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// The outside corpus of real manuscripts, when there is one: `BINDERY_CORPUS`, or
-/// `shared/corpus` in a directory above the crate. An extra run; no test needs it.
+/// The outside corpus of real manuscripts, when asked for by `BINDERY_CORPUS=DIR`: an extra
+/// run that nothing needs. Only by name, never found by looking around the checkout, so that
+/// what a run covers (and how long it takes) does not depend on what lies beside it.
 pub fn outside_corpus() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("BINDERY_CORPUS") {
-        let dir = PathBuf::from(dir);
-        // Asked for by name, so its absence is a mistake worth stopping for.
-        assert!(
-            dir.is_dir(),
-            "BINDERY_CORPUS={} is not a directory",
-            dir.display()
-        );
-        return Some(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .skip(1)
-        .map(|a| a.join("shared/corpus"))
-        .find(|p| p.is_dir())
+    let dir = PathBuf::from(std::env::var_os("BINDERY_CORPUS")?);
+    // Asked for by name, so its absence is a mistake worth stopping for.
+    assert!(
+        dir.is_dir(),
+        "BINDERY_CORPUS={} is not a directory",
+        dir.display()
+    );
+    Some(dir)
 }
 
 /// Every manuscript to sweep (DOCX, Markdown, plain text), sorted: the fixtures', then the
