@@ -318,20 +318,29 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
     assert_eq!(first["orphans"], 3, "{first}");
     assert_eq!(first["stopped_at_limit"], true, "{first}");
     assert_eq!(remaining(&old), 27);
-    let deleted: Vec<String> = server
-        .process
-        .logs
-        .all()
-        .iter()
-        .filter(|l| {
-            message(
-                l,
-                Some("worker"),
-                "deleted the files of a book that does not exist",
-            )
-        })
-        .map(|l| l["book.id"].as_str().expect("book.id").to_owned())
-        .collect();
+    // The job's completion is read from the database, which can be ahead of the worker's log
+    // lines on their way through its stdout: wait for the third line before counting.
+    let deleted_lines = || -> Vec<String> {
+        server
+            .process
+            .logs
+            .all()
+            .iter()
+            .filter(|l| {
+                message(
+                    l,
+                    Some("worker"),
+                    "deleted the files of a book that does not exist",
+                )
+            })
+            .map(|l| l["book.id"].as_str().expect("book.id").to_owned())
+            .collect()
+    };
+    let waited = std::time::Instant::now();
+    while deleted_lines().len() < 3 && waited.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let deleted = deleted_lines();
     assert_eq!(deleted.len(), 3, "one line per book: {deleted:?}");
     assert!(deleted.iter().all(|id| old.contains(id)), "{deleted:?}");
     server
