@@ -1067,26 +1067,6 @@ fn hostile_numbers_in_every_numeric_parameter_get_no_5xx() {
     println!("{answered} requests with hostile numbers, no 5xx");
 }
 
-/// A statement on the server's SQLite database, from outside the server.
-fn sqlite_execute(server: &Server, statement: &'static str) {
-    let path = server.data_dir().join("bindery.db");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        use sqlx::Connection;
-        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-            .await
-            .expect("open the database file");
-        sqlx::query(statement)
-            .execute(&mut conn)
-            .await
-            .expect("execute");
-        conn.close().await.expect("close");
-    });
-}
-
 /// Whether a JSON log line was written inside the request with this id.
 fn of_request(line: &Value, id: &str) -> bool {
     line["spans"]
@@ -1118,7 +1098,10 @@ fn a_bug_answers_500_with_the_request_id_of_its_log_line() {
     assert!(uuid::Uuid::parse_str(made).is_ok(), "{made}");
 
     // SQLite keeps a BLOB in a TEXT column as it is; reading it as text fails.
-    sqlite_execute(&server, "UPDATE tokens SET tenant = X'00FF'");
+    common::sqlite_execute(
+        &server.data_dir().join("bindery.db"),
+        "UPDATE tokens SET tenant = X'00FF'",
+    );
     for sent in [Some("bug-report-7"), None] {
         let response = get(sent);
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);

@@ -210,18 +210,6 @@ fn entry<'a>(feed: &'a Element, book: &str) -> Option<&'a Element> {
         .find(|e| e.one(ATOM, "id").text.trim() == id)
 }
 
-/// Polls `check` every 100 ms until it returns `Some`, for at most `timeout`.
-fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(found) = check() {
-            return found;
-        }
-        assert!(started.elapsed() < timeout, "{what} within {timeout:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn feed_of(server: &Server, token: &str) -> (String, Option<String>) {
     let response = get_basic(server, token, "/opds");
     assert_eq!(response.status(), StatusCode::OK);
@@ -293,14 +281,14 @@ fn feed_follows_publish_and_delete(database: Option<String>) {
         let (empty, etag) = feed_of(&server, tenant);
         assert_eq!(check_feed(&empty).all(ATOM, "entry").count(), 0);
         assert_eq!(etag, None, "the placeholder is not the stored feed");
-        eventually("a stored feed", Duration::from_secs(10), || {
+        common::eventually("a stored feed", Duration::from_secs(10), || {
             feed_of(&server, tenant).1
         });
     }
 
     let book = publish(&server, &alice);
     let published = Instant::now();
-    let xml = eventually("the book in alice's feed", Duration::from_secs(5), || {
+    let xml = common::eventually("the book in alice's feed", Duration::from_secs(5), || {
         let (xml, _) = feed_of(&server, &alice);
         entry(&check_feed(&xml), &book).is_some().then_some(xml)
     });
@@ -391,7 +379,7 @@ fn feed_follows_publish_and_delete(database: Option<String>) {
         .send()
         .expect("DELETE");
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
-    eventually(
+    common::eventually(
         "the book gone from alice's feed",
         Duration::from_secs(5),
         || {
@@ -410,7 +398,7 @@ fn the_schedule_rebuilds_catalogs_without_a_publish() {
     let book = publish(&server, &carol);
     let stored = server.data_dir().join("blobs/catalogs/carol");
     let feed = stored.join("opds.xml");
-    eventually("carol's stored catalog", Duration::from_secs(10), || {
+    common::eventually("carol's stored catalog", Duration::from_secs(10), || {
         std::fs::read_to_string(stored.join("catalog.json"))
             .ok()
             .filter(|json| json.contains(&book))
@@ -420,12 +408,12 @@ fn the_schedule_rebuilds_catalogs_without_a_publish() {
     // schedule can bring it back.
     // The every-second refresh may be writing there (a staging file renamed into place), which
     // can make one removal fail with a file gone or come under it: try again.
-    eventually("the stored catalog removed", Duration::from_secs(5), || {
+    common::eventually("the stored catalog removed", Duration::from_secs(5), || {
         std::fs::remove_dir_all(&stored).ok()
     });
     let lost = Instant::now();
     // Both files: the feed is written first, the JSON catalog a moment later.
-    let rebuilt = eventually("the catalog rebuilt", Duration::from_secs(10), || {
+    let rebuilt = common::eventually("the catalog rebuilt", Duration::from_secs(10), || {
         std::fs::read_to_string(&feed)
             .ok()
             .filter(|xml| xml.contains(&book) && stored.join("catalog.json").is_file())
@@ -442,7 +430,7 @@ fn the_schedule_rebuilds_catalogs_without_a_publish() {
             .count()
     };
     let before = unchanged();
-    eventually(
+    common::eventually(
         "two refreshes after the rebuild",
         Duration::from_secs(10),
         || (unchanged() >= before + 2).then_some(()),

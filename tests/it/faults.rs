@@ -150,7 +150,7 @@ impl SmallDisk {
         // Known before anything else can fail, so that PostgreSQL is stopped whatever happens.
         let postmaster = postgres.as_ref().map(|(_, port)| {
             let file = dir.path().join("postmaster.pid");
-            let pid = wait_until("PostgreSQL to start", Duration::from_secs(60), || {
+            let pid = common::eventually("PostgreSQL to start", Duration::from_secs(60), || {
                 std::fs::read_to_string(&file)
                     .ok()
                     .and_then(|t| t.trim().parse().ok())
@@ -206,7 +206,7 @@ impl SmallDisk {
     /// Returns how long that took.
     fn ready_after_space_returns(&self, id: &str) -> Duration {
         let freed = Instant::now();
-        let status = wait_until("the book to finish", Duration::from_secs(30), || {
+        let status = common::eventually("the book to finish", Duration::from_secs(30), || {
             let status = self.book_status(id);
             (status != "processing").then_some(status)
         });
@@ -376,21 +376,6 @@ fn novel(chapters: usize) -> Vec<u8> {
     text.into_bytes()
 }
 
-/// Polls `check` until it returns `Some`, or fails the test naming `what`.
-fn wait_until<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn out_of_space(line: &Value) -> bool {
     let text = line.to_string();
     text.contains("No space left on device") || text.contains("database or disk is full")
@@ -466,7 +451,7 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
     std::fs::remove_file(&rest).expect("free");
     std::fs::remove_file(&filler).expect("free");
     disk.ready_after_space_returns(&id);
-    wait_until("/readyz to answer 200", Duration::from_secs(10), || {
+    common::eventually("/readyz to answer 200", Duration::from_secs(10), || {
         (disk.readyz().0 == StatusCode::OK).then_some(())
     });
     assert!(!process_gone(worker), "the worker was restarted");
@@ -552,7 +537,7 @@ fn readiness_fails_without_the_blob_directory() {
     // The probe did not quietly make it again.
     assert!(!blobs.exists());
     std::fs::rename(&moved, &blobs).expect("put it back");
-    wait_until("/readyz to answer 200", Duration::from_secs(10), || {
+    common::eventually("/readyz to answer 200", Duration::from_secs(10), || {
         (disk.readyz().0 == StatusCode::OK).then_some(())
     });
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
+use bindery::jobs::JobState;
 use bindery::pipeline::{SweepBlobs, keys};
 use common::books::{open, submit_bytes, wait_book};
 use common::{Running, Server, client, command, message};
@@ -300,7 +301,7 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
                 .await
                 .expect("enqueue");
             let done = common::wait_job(&queue, job.id).await;
-            assert_eq!(done.state.as_str(), "completed", "{:?}", done.last_error());
+            assert_eq!(done.state, JobState::Completed, "{:?}", done.last_error());
             done.result_json().expect("result")
         }
     };
@@ -336,11 +337,14 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
             .map(|l| l["book.id"].as_str().expect("book.id").to_owned())
             .collect()
     };
-    let waited = std::time::Instant::now();
-    while deleted_lines().len() < 3 && waited.elapsed() < Duration::from_secs(5) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let deleted = deleted_lines();
+    let deleted = common::eventually(
+        "the third deletion's log line",
+        Duration::from_secs(5),
+        || {
+            let lines = deleted_lines();
+            (lines.len() >= 3).then_some(lines)
+        },
+    );
     assert_eq!(deleted.len(), 3, "one line per book: {deleted:?}");
     assert!(deleted.iter().all(|id| old.contains(id)), "{deleted:?}");
     server
@@ -410,7 +414,7 @@ fn an_installation_from_before_the_id_gets_one_at_its_next_start() {
     let blobs = data.join("blobs");
     let before = marker_id(&blobs);
     // What the previous release left: no row, no marker.
-    sqlite_execute(&data.join("bindery.db"), "DELETE FROM installation");
+    common::sqlite_execute(&data.join("bindery.db"), "DELETE FROM installation");
     std::fs::remove_file(blobs.join("bindery/installation.json")).expect("remove the marker");
     let kept = files(&blobs);
 
@@ -433,24 +437,6 @@ fn an_installation_from_before_the_id_gets_one_at_its_next_start() {
     let mut now = files(&blobs);
     now.remove(Path::new("bindery/installation.json"));
     assert_eq!(now, kept);
-}
-
-fn sqlite_execute(path: &Path, statement: &'static str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        use sqlx::Connection;
-        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-            .await
-            .expect("open the database file");
-        sqlx::query(statement)
-            .execute(&mut conn)
-            .await
-            .expect("execute");
-        conn.close().await.expect("close");
-    });
 }
 
 fn sqlite_scalar(path: &Path, query: &'static str) -> String {
@@ -484,7 +470,7 @@ fn a_database_from_before_the_id_beside_another_installations_books_is_refused()
         upload(&server, &token);
         stop(&mut server);
         let data = server.data_dir();
-        sqlite_execute(&data.join("bindery.db"), "DELETE FROM installation");
+        common::sqlite_execute(&data.join("bindery.db"), "DELETE FROM installation");
         std::fs::remove_file(data.join("blobs/bindery/installation.json")).expect("remove");
         stripped.push(server);
     }

@@ -35,18 +35,6 @@ fn paused_serve(env: &[(&str, &str)]) -> Server {
     server
 }
 
-/// Polls `done` every 20 ms until it holds, failing the test after `timeout`.
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < timeout,
-            "{what}: not within {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn book_count(server: &Server, token: &str) -> usize {
     client()
         .get(server.url("/api/v1/books"))
@@ -85,8 +73,8 @@ fn sigterm_answers_a_waiting_upload_202_at_once_and_serve_exits_0() {
     });
 
     // The server holds the request once its book exists (and the queue is paused).
-    wait_until("the book exists", Duration::from_secs(20), || {
-        book_count(&server, &token) == 1
+    common::eventually("the book exists", Duration::from_secs(20), || {
+        (book_count(&server, &token) == 1).then_some(())
     });
     assert!(!waiting.is_finished(), "the request is still held");
     let signalled = Instant::now();
@@ -207,10 +195,15 @@ fn sigterm_refuses_a_slow_upload_with_503_and_leaves_nothing_of_it() {
     let uploading = std::thread::spawn(move || slow_upload(&addr, &token, sender_stop));
 
     // The upload is being written once its file (or staging file) is in the blob store.
-    wait_until(
+    common::eventually(
         "the upload reaches the blob store",
         Duration::from_secs(20),
-        || book_blobs(&blobs).iter().any(|p| p.contains("upload")),
+        || {
+            book_blobs(&blobs)
+                .iter()
+                .any(|p| p.contains("upload"))
+                .then_some(())
+        },
     );
     server.process.signal(Signal::SIGTERM);
 

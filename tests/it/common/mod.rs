@@ -21,6 +21,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_bindery");
 /// Held by the tests that load the machine most, or measure it: at most one of them runs at a
 /// time, while lighter tests (mostly waiting on the processes they started) run beside it.
 /// The integration tests run as threads of one process, more of them than there are cores.
+/// A flag and a condition variable rather than a `MutexGuard`, which async tests could not hold
+/// across their awaits.
 #[must_use = "the test is heavy only while it holds this"]
 pub struct Heavy(());
 
@@ -48,6 +50,40 @@ impl Drop for Heavy {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = false;
         cvar.notify_one();
     }
+}
+
+/// Polls `check` every 20 ms until it returns `Some`, or fails the test naming `what`.
+pub fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(found) = check() {
+            return found;
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "{what}: not within {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One statement on a SQLite database file, from outside the server that uses it.
+pub fn sqlite_execute(path: &Path, statement: &'static str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .expect("open the database file");
+        sqlx::query(statement)
+            .execute(&mut conn)
+            .await
+            .expect("execute");
+        conn.close().await.expect("close");
+    });
 }
 
 /// A `Command` for the binary with a clean, test-owned environment: no `.env` pick-up from the
