@@ -1,51 +1,25 @@
 //! What unit tests share: the way to the test manuscripts, and test pictures.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+// Shared with the integration tests (`tests/it`): where the test manuscripts are, what a test
+// needs from outside the crate, and EPUBCheck.
+#[path = "../tests/support/corpus.rs"]
+pub mod corpus;
+#[path = "../tests/support/epubcheck.rs"]
+pub mod epubcheck;
+#[allow(dead_code)] // the servers are for the integration tests
+#[path = "../tests/support/need.rs"]
+pub mod need;
 
 /// A file of the committed test fixtures (`tests/fixtures/`, described in its README).
 pub fn fixture(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(relative)
+    corpus::fixtures().join(relative)
 }
 
 /// A text fixture's contents.
 pub fn fixture_text(relative: &str) -> String {
     std::fs::read_to_string(fixture(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
-}
-
-/// The outside corpus of real manuscripts, when asked for by `BINDERY_CORPUS=DIR`: an extra
-/// run that nothing needs. Only by name, never found by looking around the checkout, so that
-/// what a run covers (and how long it takes) does not depend on what lies beside it.
-pub fn outside_corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(std::env::var_os("BINDERY_CORPUS")?);
-    // Asked for by name, so its absence is a mistake worth stopping for.
-    assert!(
-        dir.is_dir(),
-        "BINDERY_CORPUS={} is not a directory",
-        dir.display()
-    );
-    Some(dir)
-}
-
-/// The directories a sweep over every manuscript reads, each with `docx/`, `markdown/` and
-/// `text/` inside: the fixtures always, then the outside corpus when present. Prints which,
-/// so a run says what it covered.
-pub fn sweep_dirs() -> Vec<PathBuf> {
-    let mut dirs = vec![fixture("")];
-    match outside_corpus() {
-        Some(outside) => {
-            println!(
-                "sweeping tests/fixtures and the outside corpus {}",
-                outside.display()
-            );
-            dirs.push(outside);
-        }
-        None => println!(
-            "sweeping tests/fixtures only (no outside corpus: set BINDERY_CORPUS to add one)"
-        ),
-    }
-    dirs
 }
 
 /// A 300×200 JPEG, left half red and right half blue, stored with EXIF orientation 6 ("turn
@@ -105,39 +79,4 @@ pub fn assert_upright(bytes: &[u8]) {
         decoder.orientation().expect("orientation"),
         Orientation::NoTransforms
     );
-}
-
-/// Whether an outside program the unit tests hold Bindery to is installed (`program args…`
-/// runs and succeeds). Without it, plain `cargo test` skips those checks and says so once, on
-/// the terminal; under `scripts/test`, which sets `BINDERY_TEST_REQUIRE_ALL`, it is a failure.
-pub fn have_program(program: &str, args: &[&str]) -> bool {
-    use std::io::Write;
-    use std::sync::Mutex;
-    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let ran = std::process::Command::new(program)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ran {
-        return true;
-    }
-    assert!(
-        std::env::var_os("BINDERY_TEST_REQUIRE_ALL").is_none(),
-        "{program} is missing under scripts/test: its set-up failed"
-    );
-    let mut said = SAID
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !said.iter().any(|p| p == program) {
-        said.push(program.to_owned());
-        // Straight to the terminal: the harness captures what tests print with eprintln!.
-        let _ = writeln!(
-            std::io::stderr(),
-            "skipped: the unit tests' checks with {program}, which is not installed; run scripts/test"
-        );
-    }
-    false
 }

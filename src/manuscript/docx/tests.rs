@@ -12,7 +12,7 @@ use crate::manuscript::{InputError, Limits};
 /// outside corpus when the fixtures have no such name.
 fn docx(name: &str) -> Vec<u8> {
     let fixture = crate::test_support::fixture(&format!("docx/{name}"));
-    let path = match crate::test_support::outside_corpus() {
+    let path = match crate::test_support::corpus::outside_corpus() {
         Some(outside) if !fixture.exists() => outside.join("docx").join(name),
         _ => fixture,
     };
@@ -22,7 +22,7 @@ fn docx(name: &str) -> Vec<u8> {
 /// Every DOCX to sweep: the fixtures', then the outside corpus's when present.
 fn every_docx() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in crate::test_support::sweep_dirs() {
+    for dir in crate::test_support::corpus::sweep_dirs() {
         let mut here: Vec<PathBuf> = std::fs::read_dir(dir.join("docx"))
             .expect("test input")
             .map(|entry| entry.expect("test input").path())

