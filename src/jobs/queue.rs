@@ -185,10 +185,21 @@ impl JobQueue {
         Ok(ended)
     }
 
-    /// Deletes finished jobs older than `retention` (dead ones stay for a person to look at).
+    /// Deletes finished jobs older than `retention` (dead ones stay for a person to look at),
+    /// oldest first, in batches of [`store::PRUNE_BATCH`], each its own short transaction: ten
+    /// million finished jobs are not one statement that holds its locks (and the WAL, and a
+    /// worker's lease) for minutes, and an interrupted prune keeps what it did.
     pub async fn prune(&self, retention: Duration) -> anyhow::Result<u64> {
         let ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
-        Ok(store::prune_finished(&self.db, ms).await?)
+        let (mut pruned, mut after) = (0, 0);
+        loop {
+            let ids = store::prune_finished(&self.db, ms, after).await?;
+            pruned += ids.len() as u64;
+            match ids.iter().max() {
+                Some(&last) if ids.len() == store::PRUNE_BATCH as usize => after = last,
+                _ => return Ok(pruned),
+            }
+        }
     }
 
     /// Waits until a job or a whole workflow has finished, or `timeout` passes. Returns whether

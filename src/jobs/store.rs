@@ -1378,19 +1378,33 @@ pub(crate) async fn end_job(
     Ok(true)
 }
 
-/// Deletes finished jobs older than `retention_ms`, except dead ones, which wait for a person.
-pub(crate) async fn prune_finished(db: &Database, retention_ms: i64) -> sqlx::Result<u64> {
+/// How many finished jobs one pruning statement deletes.
+pub(crate) const PRUNE_BATCH: i64 = 10_000;
+
+/// Deletes up to [`PRUNE_BATCH`] finished jobs older than `retention_ms` with ids above
+/// `after`, lowest first, except dead ones, which wait for a person; returns their ids. In id
+/// order on the primary key, so each batch starts where the last one ended, and old finished
+/// jobs (low ids) are found without an index of their own that every completion would write.
+pub(crate) async fn prune_finished(
+    db: &Database,
+    retention_ms: i64,
+    after: i64,
+) -> sqlx::Result<Vec<i64>> {
     on_pool!(db, |pool, d| {
-        Ok(sqlx::query(sql!(
+        sqlx::query_scalar(sql!(
             d,
-            "DELETE FROM jobs
-             WHERE finished_at IS NOT NULL AND finished_at < {now} - $1
-               AND state IN ('completed', 'discarded', 'cancelled')"
+            "DELETE FROM jobs WHERE id IN (
+                SELECT id FROM jobs
+                WHERE id > $2 AND finished_at IS NOT NULL AND finished_at < {now} - $1
+                  AND state IN ('completed', 'discarded', 'cancelled')
+                ORDER BY id LIMIT $3)
+             RETURNING id"
         ))
         .bind(retention_ms)
-        .execute(pool)
-        .await?
-        .rows_affected())
+        .bind(after)
+        .bind(PRUNE_BATCH)
+        .fetch_all(pool)
+        .await
     })
 }
 

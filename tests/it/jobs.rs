@@ -433,6 +433,7 @@ on_both_backends!(
     jobs_claimed_ahead_go_back_for_an_idle_worker,
     a_jobs_run_time_leaves_out_its_wait_in_the_local_queue,
     every_way_of_completing_records_full_progress,
+    pruning_deletes_old_finished_jobs_in_batches_and_keeps_the_rest,
 );
 
 async fn unique_keys_hold_under_concurrent_enqueue(b: Backend) {
@@ -1277,4 +1278,77 @@ async fn every_way_of_completing_records_full_progress(b: Backend) {
         assert_eq!(done.progress, Some(100), "{path}: {done:?}");
     }
     runner.shutdown(Duration::from_secs(1)).await;
+}
+
+/// Runs one statement of test set-up on either backend.
+async fn execute(db: &Database, sql: &str) {
+    match db {
+        Database::Sqlite(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(pool)
+            .await
+            .map(drop),
+        Database::Postgres(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(pool)
+            .await
+            .map(drop),
+    }
+    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+async fn pruning_deletes_old_finished_jobs_in_batches_and_keeps_the_rest(b: Backend) {
+    let queue = b.queue();
+    // More than two pruning batches of old finished jobs, then one job each that must stay: old
+    // but dead (for a person to look at), finished but recent, and waiting.
+    let old = 25_001;
+    let jobs: Vec<NewJob> = (0..old + 3)
+        .map(|i| record("p", &i.to_string(), 0))
+        .collect();
+    queue.enqueue_bulk(&jobs).await.expect("bulk");
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let two_hours_ago = now_ms - 2 * 3_600_000;
+    let first = "(SELECT min(id) FROM jobs)";
+    for (offset, state) in [(0, "completed"), (1, "discarded"), (2, "cancelled")] {
+        execute(
+            &b.db,
+            &format!(
+                "UPDATE jobs SET state = '{state}', finished_at = {two_hours_ago}
+                 WHERE id < {first} + {old} AND (id - {first}) % 3 = {offset}"
+            ),
+        )
+        .await;
+    }
+    execute(
+        &b.db,
+        &format!(
+            "UPDATE jobs SET state = 'dead', finished_at = {two_hours_ago} WHERE id = {first} + {old}"
+        ),
+    )
+    .await;
+    execute(
+        &b.db,
+        &format!(
+            "UPDATE jobs SET state = 'completed', finished_at = {now_ms} WHERE id = {first} + {old} + 1"
+        ),
+    )
+    .await;
+
+    let pruned = queue.prune(Duration::from_secs(3600)).await.expect("prune");
+    assert_eq!(pruned, old as u64, "every old finished job, and no other");
+    let left: Vec<JobState> = all_jobs(&queue, JobFilter::default())
+        .await
+        .into_iter()
+        .map(|j| j.state)
+        .collect();
+    assert_eq!(
+        left.len(),
+        3,
+        "the dead, the recent and the waiting job stay: {left:?}"
+    );
+    for state in [JobState::Dead, JobState::Completed, JobState::Available] {
+        assert!(left.contains(&state), "{state:?} is kept: {left:?}");
+    }
+    assert_eq!(
+        queue.prune(Duration::from_secs(3600)).await.expect("again"),
+        0
+    );
 }
