@@ -215,6 +215,13 @@ async fn wait_child(worker: Option<&mut WorkerChild>) -> std::io::Result<ExitSta
 
 /// Resolves when the worker's heartbeat is older than `stall_timeout` (or it never wrote one
 /// within that time). Reads the database only: storage is the one channel.
+///
+/// The stall is judged only over time the database took writes: through an outage (a server
+/// that went away, a SQLite file locked by someone else) the worker cannot beat either, and the
+/// first read after it would otherwise find every heartbeat stale and restart a worker that is
+/// about to beat again. So each look first writes (`/readyz`'s probe), and a heartbeat counts
+/// as stale once the database has taken writes for a whole `stall_timeout` and the worker has
+/// still not written one.
 async fn watch_heartbeat(
     db: &Database,
     worker_id: Option<&str>,
@@ -224,24 +231,41 @@ async fn watch_heartbeat(
     let Some(worker_id) = worker_id else {
         return std::future::pending().await;
     };
-    let spawned = Instant::now();
+    let mut answering_since = Instant::now();
     let mut tick = tokio::time::interval(heartbeat::interval_for(stall_timeout, lease));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut unreadable = false;
     loop {
         tick.tick().await;
-        match workers::fetch_worker(db, worker_id).await {
-            Ok(Some(beat)) if beat.age() > stall_timeout => {
+        let read = async {
+            db.probe_write().await?;
+            anyhow::Ok(workers::fetch_worker(db, worker_id).await?)
+        }
+        .await;
+        if read.is_ok() && std::mem::take(&mut unreadable) {
+            tracing::info!(
+                "the database takes writes again; judging the worker's heartbeat from now"
+            );
+            answering_since = Instant::now();
+        }
+        let judged_over = answering_since.elapsed();
+        match read {
+            Ok(Some(beat)) if beat.age() > stall_timeout && judged_over > stall_timeout => {
                 return format!("last heartbeat {} ms ago", beat.age_ms);
             }
             Ok(Some(_)) => {}
-            Ok(None) if spawned.elapsed() > stall_timeout => {
+            Ok(None) if judged_over > stall_timeout => {
                 return format!(
-                    "no heartbeat in the {} ms since it started",
-                    spawned.elapsed().as_millis()
+                    "no heartbeat in the {} ms the database has answered since it started",
+                    judged_over.as_millis()
                 );
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "could not read the worker heartbeat"),
+            Err(e) => {
+                if !std::mem::replace(&mut unreadable, true) {
+                    tracing::warn!(error = %format!("{e:#}"), "the database does not take writes; the worker's heartbeat is not judged until it does again");
+                }
+            }
         }
     }
 }

@@ -39,6 +39,9 @@ pub fn interval_for(stall_timeout: Duration, lease: Duration) -> Duration {
         .clamp(Duration::from_millis(100), Duration::from_secs(5))
 }
 
+/// How soon a beat is tried again after one failed.
+const RETRY_AFTER_FAILED_BEAT: Duration = Duration::from_millis(500);
+
 /// Whether the job engine can commit: when its statements started failing, if they are failing.
 #[derive(Debug, Default)]
 pub struct CommitHealth {
@@ -126,11 +129,16 @@ impl Heartbeat {
                         return;
                     }
                     let mut withheld = false;
+                    // After a failed write, the next comes sooner: when the database is back,
+                    // the worker is seen alive (and its leases held) within half a second,
+                    // not a whole interval later.
+                    let mut next = interval;
                     loop {
                         tokio::select! {
                             _ = &mut stop_rx => break,
-                            () = tokio::time::sleep(interval) => {}
+                            () = tokio::time::sleep(next) => {}
                         }
+                        next = interval;
                         match engine.failing_for() {
                             Some(failing) if failing > stuck_after => {
                                 if !withheld {
@@ -154,6 +162,8 @@ impl Heartbeat {
                         if let Err(e) = workers::record_heartbeat(&db, &identity).await {
                             // The supervisor notices a missing heartbeat; keep trying meanwhile.
                             tracing::warn!(error = %e, "worker heartbeat write failed");
+                            next = interval.min(RETRY_AFTER_FAILED_BEAT);
+                            continue;
                         }
                         let at = Instant::now();
                         match store::extend_leases(&db, &identity.id, lease_ms).await {

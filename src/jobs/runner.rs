@@ -28,6 +28,7 @@ use super::store::{self, ClaimedRow, Finish, Finished, Successors};
 use super::wake::{self, CHANNEL_JOBS, listen};
 use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff};
 use crate::config::DatabaseUrl;
+use crate::storage::fault;
 use crate::storage::workers::{self, WorkerIdentity};
 use crate::storage::{Database, Durability, Plans};
 
@@ -865,6 +866,16 @@ fn to_finish(
                 error: error_entry(row.attempt, &format!("cancelled: {message}"), Vec::new()),
             }
         }
+        Err(error) if fault::storage_out_of_reach(&error) => {
+            // Storage out of reach is the service's trouble, not the job's: the job waits and
+            // tries again without spending an attempt, so an outage of any length kills no
+            // book. (The pump backs off by itself if the database is what went.)
+            let delay = backoff::retry_delay(row.attempt, retry_base);
+            tracing::warn!(duration_ms, error = %format!("{error:#}"), retry_in = ?delay, "job could not reach storage; will try again without spending an attempt");
+            Finish::Snooze {
+                delay_ms: i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
+            }
+        }
         Err(error) => {
             let causes = error.chain().skip(1).map(ToString::to_string).collect();
             let entry = error_entry(row.attempt, &error.to_string(), causes);
@@ -902,18 +913,45 @@ async fn wake_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
     }
 }
 
+/// Every second, returns jobs whose lease ran out to the queue; after the database failed this
+/// process, only once it has taken writes again for a whole lease. Through an outage no worker can
+/// extend its leases, so when the database comes back every running job's lease looks expired;
+/// rescued at once, jobs whose workers are alive and about to beat again would run twice, and
+/// count a lost worker each time. A lease later, every live worker has beaten (a beat comes
+/// three times a lease) and only the jobs of workers that really died are left to rescue. A
+/// worker that starts rescues at once: what it finds expired was left by a worker before it.
 async fn rescue_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
+    let lease = Duration::from_millis(u64::try_from(shared.lease_ms).unwrap_or(u64::MAX));
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut answering_since = Some(Instant::now());
+    let mut grace = Duration::ZERO;
     loop {
         tick.tick().await;
+        // A write, not a read: a SQLite file locked by someone else still answers reads.
+        let Some(since) = answering_since else {
+            if shared.db.probe_write().await.is_ok() {
+                answering_since = Some(Instant::now());
+            }
+            continue;
+        };
+        if since.elapsed() < grace {
+            if shared.db.probe_write().await.is_err() {
+                answering_since = None;
+            }
+            continue;
+        }
         match store::rescue_expired(&shared.db).await {
             Ok(0) => {}
             Ok(n) => {
                 tracing::warn!(jobs = n, "rescued jobs whose worker stopped heartbeating");
                 shared.wake.notify_one();
             }
-            Err(e) => tracing::warn!(error = %e, "rescuing expired leases failed"),
+            Err(e) => {
+                tracing::warn!(error = %e, "rescuing expired leases failed; not again until the database has answered for a lease");
+                answering_since = None;
+                grace = lease;
+            }
         }
     }
 }

@@ -23,10 +23,22 @@ use object_store::prefix::PrefixStore;
 use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
     ObjectStoreExt, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult, RenameOptions,
-    UploadPart,
+    RetryConfig, UploadPart,
 };
 
 use crate::config::{AzureConfig, BlobUrl};
+
+/// How long a request to a remote store keeps retrying: a few tries within 10 s ride out a
+/// dropped connection or a throttled moment, and past that the caller hears of it (an upload
+/// is answered 503 with `Retry-After`, a job is retried later) instead of waiting out
+/// object_store's default of ten tries over three minutes while the store is down.
+fn retries() -> RetryConfig {
+    RetryConfig {
+        max_retries: 4,
+        retry_timeout: std::time::Duration::from_secs(10),
+        ..RetryConfig::default()
+    }
+}
 
 /// A handle on the configured blob store. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -53,6 +65,7 @@ impl BlobStore {
             }
             BlobUrl::Azure { container } => {
                 let mut builder = MicrosoftAzureBuilder::new()
+                    .with_retry(retries())
                     .with_container_name(container)
                     .with_use_emulator(azure.use_emulator);
                 if let Some(account) = &azure.account {
@@ -92,6 +105,7 @@ impl BlobStore {
             }
             BlobUrl::S3 { bucket, prefix, s3 } => {
                 let mut builder = AmazonS3Builder::new()
+                    .with_retry(retries())
                     .with_bucket_name(bucket)
                     .with_region(&s3.region)
                     // PutMode::Create as `If-None-Match: *` (object_store's default, stated).

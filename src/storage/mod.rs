@@ -4,6 +4,7 @@
 pub mod blob;
 pub mod budget;
 pub mod database;
+pub mod fault;
 pub mod installation;
 pub(crate) mod sql;
 pub mod workers;

@@ -185,7 +185,11 @@ fn storage_error(e: &anyhow::Error) -> HttpResponse {
     if let Some(id) = request_id {
         message.push_str(&format!(" (request id {id})"));
     }
-    HttpResponse::build(fault.status())
+    let mut response = HttpResponse::build(fault.status());
+    if let Some(seconds) = fault.retry_after() {
+        response.insert_header((actix_web::http::header::RETRY_AFTER, seconds.to_string()));
+    }
+    response
         .content_type("text/plain; charset=utf-8")
         .body(message)
 }

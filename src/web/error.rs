@@ -119,6 +119,7 @@ impl ApiError {
         ApiError {
             fault: Some(fault),
             request_id: request_id.map(|id| id.as_str().to_owned()),
+            retry_after: fault.retry_after(),
             ..answer
         }
     }
@@ -198,6 +199,11 @@ mod tests {
         let unreachable = anyhow::Error::new(sqlx::Error::PoolTimedOut);
         let error = ApiError::internal(&unreachable);
         assert_eq!(error.status_code(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            error.error_response().headers().get(header::RETRY_AFTER),
+            Some(&header::HeaderValue::from_static("5")),
+            "a client is told when to try again"
+        );
         assert_eq!(body(error).await["error"]["code"], "unavailable");
 
         let body = body(ApiError::bad_request("invalid_parameter", "no")).await;

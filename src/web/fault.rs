@@ -1,45 +1,29 @@
-//! What a failure on the server's side means for the client that asked, read from the error's
-//! chain of causes: storage that is full (507: only the operator can mend it), storage that
-//! could not be reached (503: the same request may work shortly), or anything else, which is a
-//! bug (500: retrying will not help, and the log has to say why).
-
-use std::error::Error as StdError;
-use std::io;
+//! How the web answers a failure on the server's side, by what it means for the client that
+//! asked ([`Fault`], read from the error in `storage::fault`): 507 for storage that is full, 503
+//! with `Retry-After` for storage out of reach, 500 for a bug.
 
 use actix_web::http::StatusCode;
-use object_store::client::{HttpError, HttpErrorKind};
-use sqlx::error::DatabaseError;
-use sqlx::postgres::PgDatabaseError;
-use sqlx::sqlite::SqliteError;
+
+pub use crate::storage::fault::Fault;
 
 use super::request_id::RequestId;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
-    /// A full disk or quota, on the database or the blob store.
-    OutOfSpace,
-    /// The database or blob store could not be reached, or did not answer in time.
-    Unavailable,
-    /// Anything else.
-    Bug,
-}
-
 impl Fault {
-    pub fn of(error: &anyhow::Error) -> Self {
-        if error.chain().any(out_of_space) {
-            Fault::OutOfSpace
-        } else if error.chain().any(unreachable) {
-            Fault::Unavailable
-        } else {
-            Fault::Bug
-        }
-    }
-
     pub fn status(self) -> StatusCode {
         match self {
             Fault::OutOfSpace => StatusCode::INSUFFICIENT_STORAGE,
             Fault::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Fault::Bug => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Seconds a client should wait before trying again (`Retry-After`), for a fault that
+    /// passes by itself: soon enough to catch the end of a database restart, far enough apart
+    /// that waiting clients do not hammer it. None for the faults a retry will not mend.
+    pub fn retry_after(self) -> Option<u64> {
+        match self {
+            Fault::Unavailable => Some(5),
+            Fault::OutOfSpace | Fault::Bug => None,
         }
     }
 
@@ -58,219 +42,5 @@ impl Fault {
             Fault::Bug => tracing::error!(error, "{what} failed"),
         }
         (fault, RequestId::current())
-    }
-}
-
-/// Whether an error comes from a full disk (or quota): `ENOSPC`/`EDQUOT` from the file system
-/// (the blob store's writes), SQLite's `SQLITE_FULL`, or PostgreSQL's `disk_full` (53100).
-fn out_of_space(cause: &(dyn StdError + 'static)) -> bool {
-    if let Some(io) = cause.downcast_ref::<io::Error>() {
-        return io.kind() == io::ErrorKind::StorageFull
-            || matches!(
-                io.raw_os_error().map(nix::errno::Errno::from_raw),
-                Some(nix::errno::Errno::ENOSPC | nix::errno::Errno::EDQUOT)
-            );
-    }
-    if let Some(sqlx::Error::Database(db)) = cause.downcast_ref::<sqlx::Error>() {
-        return sqlite_code(db.as_ref()) == Some(SQLITE_FULL)
-            || postgres_code(db.as_ref()) == Some("53100");
-    }
-    false
-}
-
-const SQLITE_FULL: i32 = 13;
-const SQLITE_BUSY: i32 = 5;
-const SQLITE_LOCKED: i32 = 6;
-
-/// Whether a cause says the storage could not be reached or did not answer: sqlx gave up
-/// waiting for a connection, lost one, or the server refused it for now (PostgreSQL's
-/// connection exceptions, class 08, its shutdown and start-up states and too many connections);
-/// SQLite stayed busy or locked past its timeout; an object store's request could not connect,
-/// timed out or was cut off; or a socket said so.
-fn unreachable(cause: &(dyn StdError + 'static)) -> bool {
-    if let Some(e) = cause.downcast_ref::<sqlx::Error>() {
-        return match e {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
-            sqlx::Error::Database(db) => database_unavailable(db.as_ref()),
-            _ => false,
-        };
-    }
-    if let Some(e) = cause.downcast_ref::<HttpError>() {
-        return matches!(
-            e.kind(),
-            HttpErrorKind::Connect
-                | HttpErrorKind::Timeout
-                | HttpErrorKind::Interrupted
-                | HttpErrorKind::Request
-        );
-    }
-    if let Some(e) = cause.downcast_ref::<io::Error>() {
-        use io::ErrorKind::*;
-        return matches!(
-            e.kind(),
-            ConnectionRefused
-                | ConnectionReset
-                | ConnectionAborted
-                | NotConnected
-                | BrokenPipe
-                | TimedOut
-                | HostUnreachable
-                | NetworkUnreachable
-                | NetworkDown
-        );
-    }
-    false
-}
-
-fn database_unavailable(db: &dyn DatabaseError) -> bool {
-    if let Some(code) = sqlite_code(db) {
-        // The primary result code is the low byte of an extended one (SQLITE_BUSY_TIMEOUT…).
-        return matches!(code & 0xFF, SQLITE_BUSY | SQLITE_LOCKED);
-    }
-    postgres_code(db).is_some_and(|code| {
-        // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300
-        // too_many_connections.
-        code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
-    })
-}
-
-fn sqlite_code(db: &dyn DatabaseError) -> Option<i32> {
-    db.try_downcast_ref::<SqliteError>()?.code()?.parse().ok()
-}
-
-fn postgres_code(db: &dyn DatabaseError) -> Option<&str> {
-    Some(db.try_downcast_ref::<PgDatabaseError>()?.code())
-}
-
-#[cfg(test)]
-mod tests {
-    use anyhow::Context as _;
-
-    use super::*;
-
-    fn io(kind: io::ErrorKind) -> anyhow::Error {
-        anyhow::Error::new(io::Error::new(kind, "test")).context("reading a blob")
-    }
-
-    fn os(errno: nix::errno::Errno) -> anyhow::Error {
-        anyhow::Error::new(io::Error::from_raw_os_error(errno as i32)).context("writing a blob")
-    }
-
-    fn sqlx(e: sqlx::Error) -> anyhow::Error {
-        anyhow::Error::new(e).context("SELECT … FROM tokens")
-    }
-
-    /// A real SQLite error, from a statement that raises it.
-    async fn sqlite_error(sql: &'static str) -> sqlx::Error {
-        use sqlx::Connection as _;
-        let mut conn = sqlx::SqliteConnection::connect("sqlite::memory:")
-            .await
-            .expect("in-memory SQLite");
-        sqlx::query(sql)
-            .execute(&mut conn)
-            .await
-            .expect_err("the statement fails")
-    }
-
-    #[test]
-    fn a_full_disk_is_out_of_space() {
-        assert_eq!(Fault::of(&os(nix::errno::Errno::ENOSPC)), Fault::OutOfSpace);
-        assert_eq!(Fault::of(&os(nix::errno::Errno::EDQUOT)), Fault::OutOfSpace);
-        assert_eq!(
-            Fault::of(&io(io::ErrorKind::StorageFull)),
-            Fault::OutOfSpace
-        );
-        assert_eq!(Fault::OutOfSpace.status(), StatusCode::INSUFFICIENT_STORAGE);
-    }
-
-    #[test]
-    fn storage_that_cannot_be_reached_is_unavailable() {
-        for e in [
-            sqlx::Error::PoolTimedOut,
-            sqlx::Error::PoolClosed,
-            sqlx::Error::Io(io::Error::new(io::ErrorKind::ConnectionRefused, "refused")),
-            sqlx::Error::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "closed")),
-        ] {
-            let text = e.to_string();
-            assert_eq!(Fault::of(&sqlx(e)), Fault::Unavailable, "{text}");
-        }
-        for kind in [
-            io::ErrorKind::ConnectionRefused,
-            io::ErrorKind::ConnectionReset,
-            io::ErrorKind::TimedOut,
-            io::ErrorKind::BrokenPipe,
-        ] {
-            assert_eq!(Fault::of(&io(kind)), Fault::Unavailable, "{kind:?}");
-        }
-        for kind in [
-            HttpErrorKind::Connect,
-            HttpErrorKind::Timeout,
-            HttpErrorKind::Interrupted,
-        ] {
-            let http = HttpError::new(kind, io::Error::other("socket"));
-            let e = object_store::Error::Generic {
-                store: "S3",
-                source: Box::new(http),
-            };
-            assert_eq!(
-                Fault::of(&anyhow::Error::new(e)),
-                Fault::Unavailable,
-                "{kind:?}"
-            );
-        }
-        assert_eq!(Fault::Unavailable.status(), StatusCode::SERVICE_UNAVAILABLE);
-    }
-
-    #[tokio::test]
-    async fn sqlite_busy_or_locked_is_unavailable_and_other_database_errors_are_bugs() {
-        use sqlx::Connection as _;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = format!("sqlite://{}?mode=rwc", dir.path().join("db").display());
-        let mut holder = sqlx::SqliteConnection::connect(&url).await.expect("open");
-        sqlx::query("CREATE TABLE t (x INTEGER)")
-            .execute(&mut holder)
-            .await
-            .expect("create");
-        sqlx::query("BEGIN EXCLUSIVE")
-            .execute(&mut holder)
-            .await
-            .expect("lock");
-        let options: sqlx::sqlite::SqliteConnectOptions = url.parse().expect("options");
-        let mut other = sqlx::SqliteConnection::connect_with(
-            &options.busy_timeout(std::time::Duration::from_millis(10)),
-        )
-        .await
-        .expect("open");
-        let busy = sqlx::query("INSERT INTO t VALUES (1)")
-            .execute(&mut other)
-            .await
-            .expect_err("locked");
-        assert_eq!(Fault::of(&sqlx(busy)), Fault::Unavailable);
-
-        let syntax = sqlite_error("SELEC 1").await;
-        assert_eq!(Fault::of(&sqlx(syntax)), Fault::Bug);
-        let missing = sqlite_error("SELECT x FROM no_such_table").await;
-        assert_eq!(Fault::of(&sqlx(missing)), Fault::Bug);
-    }
-
-    #[test]
-    fn anything_else_is_a_bug() {
-        assert_eq!(
-            Fault::of(&anyhow::anyhow!("no application state")),
-            Fault::Bug
-        );
-        assert_eq!(Fault::of(&io(io::ErrorKind::PermissionDenied)), Fault::Bug);
-        assert_eq!(Fault::of(&io(io::ErrorKind::InvalidData)), Fault::Bug);
-        assert_eq!(Fault::of(&sqlx(sqlx::Error::RowNotFound)), Fault::Bug);
-        let decode: anyhow::Error = sqlx(sqlx::Error::ColumnDecode {
-            index: "tenant".into(),
-            source: "mismatched types".into(),
-        });
-        assert_eq!(Fault::of(&decode), Fault::Bug);
-        let json: anyhow::Error = serde_json::from_str::<u8>("x")
-            .context("a stored row")
-            .expect_err("not JSON");
-        assert_eq!(Fault::of(&json), Fault::Bug);
-        assert_eq!(Fault::Bug.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

@@ -1136,75 +1136,6 @@ fn a_bug_answers_500_with_the_request_id_of_its_log_line() {
     }
 }
 
-/// A TCP proxy in front of PostgreSQL that can be stopped, as a database that goes away is.
-struct DatabaseProxy {
-    addr: std::net::SocketAddr,
-    stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    sockets: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
-    accepting: Option<std::thread::JoinHandle<()>>,
-}
-
-impl DatabaseProxy {
-    fn start(target: std::net::SocketAddr) -> Self {
-        use std::sync::atomic::Ordering;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("address");
-        let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let sockets = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (stop, open) = (stopped.clone(), sockets.clone());
-        let accepting = std::thread::spawn(move || {
-            for client in listener.incoming() {
-                if stop.load(Ordering::SeqCst) {
-                    return;
-                }
-                let (Ok(client), Ok(server)) = (client, std::net::TcpStream::connect(target))
-                else {
-                    continue;
-                };
-                let mut open = open.lock().expect("sockets");
-                for (mut from, mut to) in [
-                    (client.try_clone(), server.try_clone()),
-                    (server.try_clone(), client.try_clone()),
-                ]
-                .map(|(a, b)| (a.expect("clone"), b.expect("clone")))
-                {
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut from, &mut to);
-                        let _ = to.shutdown(std::net::Shutdown::Both);
-                    });
-                }
-                open.extend([client, server]);
-            }
-        });
-        Self {
-            addr,
-            stopped,
-            sockets,
-            accepting: Some(accepting),
-        }
-    }
-
-    /// Closes every connection and stops listening: new ones are refused.
-    fn stop(&mut self) {
-        self.stopped
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        // Wakes the accepting thread, which then drops the listener.
-        let _ = std::net::TcpStream::connect(self.addr);
-        if let Some(accepting) = self.accepting.take() {
-            accepting.join().expect("the accepting thread");
-        }
-        for socket in self.sockets.lock().expect("sockets").drain(..) {
-            let _ = socket.shutdown(std::net::Shutdown::Both);
-        }
-    }
-}
-
-impl Drop for DatabaseProxy {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
 /// A database that has gone away is storage that is unavailable: 503, worth retrying, not 500.
 /// The web process alone: under `serve` its worker may lose the database first and take the
 /// pair down, which is another promise's business.
@@ -1214,16 +1145,7 @@ fn a_stopped_database_answers_503() {
         return;
     }
     let direct = url::Url::parse(&common::postgres_database()).expect("URL");
-    let target = std::net::ToSocketAddrs::to_socket_addrs(&(
-        direct.host_str().expect("host"),
-        direct.port().unwrap_or(5432),
-    ))
-    .expect("resolve")
-    .next()
-    .expect("an address");
-    let mut proxy = DatabaseProxy::start(target);
-    let mut proxied = direct.clone();
-    proxied.set_port(Some(proxy.addr.port())).expect("port");
+    let (mut proxy, proxied) = common::proxy::Proxy::to_url(direct.as_str());
     let server = Server::start(&["web"], &[("DATABASE_URL", proxied.as_str())]);
     let mut cli = command(&server.data_dir());
     cli.env("DATABASE_URL", direct.as_str());

@@ -22,14 +22,14 @@ const ACCOUNT: &str = "devstoreaccount1";
 const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
-fn endpoint() -> String {
+pub(crate) fn endpoint() -> String {
     std::env::var("TEST_AZURITE_ENDPOINT").expect(
         "TEST_AZURITE_ENDPOINT is not set: run the suite through scripts/test, which starts Azurite",
     )
 }
 
 /// A fresh container of its own for each test, created as an operator would before deploying.
-fn new_container() -> String {
+pub(crate) fn new_container() -> String {
     let name = format!("t{}", uuid::Uuid::new_v4().simple());
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -46,7 +46,7 @@ fn new_container() -> String {
     name
 }
 
-fn azure_env(container: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn azure_env(container: &str) -> Vec<(&'static str, String)> {
     vec![
         ("BLOB_URL", format!("az://{container}")),
         ("AZURE_STORAGE_ACCOUNT_NAME", ACCOUNT.to_owned()),

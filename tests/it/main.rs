@@ -21,6 +21,7 @@ mod jobs;
 mod jobs_cli;
 mod logs_cli;
 mod openapi;
+mod outages;
 mod pipeline;
 mod postgres;
 mod reader_browser;

@@ -195,7 +195,7 @@ impl ResponseError for PageError {
                         "It failed through a fault of its own, which trying again will not mend. The operator's logs say why.",
                     ),
                 };
-                html_response(
+                let mut response = html_response(
                     fault.status(),
                     layout(
                         title,
@@ -209,7 +209,13 @@ impl ResponseError for PageError {
                             }
                         },
                     ),
-                )
+                );
+                if let Some(seconds) = fault.retry_after() {
+                    response
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+                }
+                response
             }
         }
     }

@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod epubcheck;
 #[path = "../../support/need.rs"]
 pub mod need;
+pub mod proxy;
 pub mod web;
 
 use std::io::{BufRead, BufReader};

@@ -1,0 +1,334 @@
+//! Outages survived, not crashed through: the database or the blob store goes away for longer
+//! than the worker's stall timeout and a job's lease, then comes back. Through it `serve` and its
+//! worker keep running (no exit, no restart by the supervisor); readiness names what is down;
+//! a write is answered 503 with `Retry-After`; and within moments of the dependency's return
+//! everything works again, the book caught mid-way is finished, and the careful client's retry
+//! of its refused upload makes exactly one book.
+//!
+//! The dependency goes away behind a TCP proxy ([`Proxy`]) that cuts every connection and
+//! refuses new ones, as a server that restarts does, without stopping the server the other
+//! tests share.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use reqwest::blocking::multipart::{Form, Part};
+use serde_json::Value;
+
+use common::proxy::Proxy;
+use common::{Server, client, command, message, process_gone};
+
+/// How long each outage lasts: past the stall timeout and the lease the service runs with here,
+/// so that a supervisor or a rescuer that judged by the clock alone would act.
+const OUTAGE: Duration = Duration::from_secs(12);
+const SERVICE: [(&str, &str); 2] = [("WORKER_STALL_TIMEOUT", "4s"), ("JOB_LEASE", "3s")];
+/// How soon after the dependency's return the service must be ready and working again.
+const RESUME_WITHIN: Duration = Duration::from_secs(2);
+
+/// Which dependency goes away.
+#[derive(Clone, Copy, Debug)]
+enum Dependency {
+    Postgres,
+    AzureBlob,
+    /// The SQLite file, locked by another program's exclusive transaction: it still answers
+    /// reads, but takes no writes.
+    SqliteLocked,
+}
+
+impl Dependency {
+    /// The `/readyz` check that must name it.
+    fn check(self) -> &'static str {
+        match self {
+            Dependency::Postgres | Dependency::SqliteLocked => "database",
+            Dependency::AzureBlob => "blob_store",
+        }
+    }
+}
+
+/// How the dependency is taken away and given back.
+enum Cut {
+    Proxy(Proxy),
+    Lock(std::path::PathBuf, Option<SqliteLock>),
+}
+
+impl Cut {
+    fn stop(&mut self) {
+        match self {
+            Cut::Proxy(proxy) => proxy.stop(),
+            Cut::Lock(path, lock) => *lock = Some(SqliteLock::take(path)),
+        }
+    }
+
+    fn resume(&mut self) {
+        match self {
+            Cut::Proxy(proxy) => proxy.resume(),
+            Cut::Lock(_, lock) => drop(lock.take()),
+        }
+    }
+}
+
+/// An exclusive transaction on a SQLite file, held by a thread of its own until dropped.
+struct SqliteLock {
+    release: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SqliteLock {
+    fn take(path: &std::path::Path) -> Self {
+        let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let path = path.to_owned();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                use sqlx::Connection;
+                let options = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(&path)
+                    .busy_timeout(Duration::from_secs(30));
+                let mut conn = sqlx::SqliteConnection::connect_with(&options)
+                    .await
+                    .expect("open the database");
+                sqlx::query("BEGIN EXCLUSIVE")
+                    .execute(&mut conn)
+                    .await
+                    .expect("lock the database");
+                locked_tx.send(()).expect("locked");
+                let _ = release_rx.recv();
+                sqlx::query("ROLLBACK")
+                    .execute(&mut conn)
+                    .await
+                    .expect("unlock the database");
+                conn.close().await.expect("close");
+            });
+        });
+        locked_rx.recv().expect("the lock is taken");
+        Self {
+            release: Some(release_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for SqliteLock {
+    fn drop(&mut self) {
+        drop(self.release.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn serve_rides_out_a_postgres_outage() {
+    if common::need::postgres() {
+        rides_out(Dependency::Postgres);
+    }
+}
+
+#[test]
+fn serve_rides_out_a_locked_sqlite_database() {
+    rides_out(Dependency::SqliteLocked);
+}
+
+#[test]
+fn serve_rides_out_a_blob_store_outage() {
+    if common::need::azurite() {
+        rides_out(Dependency::AzureBlob);
+    }
+}
+
+fn rides_out(dependency: Dependency) {
+    let data = tempfile::tempdir().expect("tempdir");
+    let (mut cut, env) = match dependency {
+        Dependency::Postgres => {
+            let (proxy, proxied) = Proxy::to_url(&common::postgres_database());
+            (
+                Cut::Proxy(proxy),
+                vec![("DATABASE_URL", proxied.to_string())],
+            )
+        }
+        Dependency::SqliteLocked => (Cut::Lock(data.path().join("bindery.db"), None), vec![]),
+        Dependency::AzureBlob => {
+            let container = crate::azure::new_container();
+            let (proxy, proxied) = Proxy::to_url(&crate::azure::endpoint());
+            let mut env = crate::azure::azure_env(&container);
+            for (name, value) in &mut env {
+                if *name == "AZURE_STORAGE_ENDPOINT" {
+                    *value = proxied.to_string();
+                }
+            }
+            (Cut::Proxy(proxy), env)
+        }
+    };
+    let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    all.extend(SERVICE);
+    let server = Server::start_in(data, &["serve"], &all);
+    server.wait_ready(Duration::from_secs(30));
+    let worker = server.worker_pid();
+    let mut cli = command(&server.data_dir());
+    cli.envs(all.iter().copied());
+    let token = common::web::create_token(cli, "alice", false);
+    let api = Api {
+        server: &server,
+        token: &token,
+    };
+
+    // Working before: a book is converted.
+    let before = api.upload("before");
+    assert_eq!(before.status(), StatusCode::ACCEPTED);
+    let before = id_of(before);
+    api.wait_ready_book(&before, Duration::from_secs(60));
+
+    // A book in flight when the dependency goes.
+    let caught = api.upload("caught");
+    assert_eq!(caught.status(), StatusCode::ACCEPTED);
+    let caught = id_of(caught);
+    cut.stop();
+    let down = Instant::now();
+
+    let unready = common::eventually(
+        &format!("/readyz to name the {dependency:?} outage"),
+        Duration::from_secs(10),
+        || {
+            let (status, body) = readyz(&server);
+            (status == StatusCode::SERVICE_UNAVAILABLE && body[dependency.check()]["ok"] == false)
+                .then_some(body)
+        },
+    );
+    let error = unready[dependency.check()]["error"].as_str().unwrap_or("");
+    assert!(!error.is_empty(), "readiness says why: {unready}");
+
+    // A write is refused as worth retrying, and says when.
+    let refused = api.upload("during");
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let retry_after = refused
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    assert!(
+        retry_after.is_some_and(|s| s > 0),
+        "Retry-After: {retry_after:?}"
+    );
+    let body: Value = refused.json().expect("error JSON");
+    assert_eq!(body["error"]["code"], "unavailable", "{body}");
+
+    // The outage outlasts the stall timeout and the lease; nothing exits meanwhile.
+    while down.elapsed() < OUTAGE {
+        assert!(
+            !process_gone(server.process.pid()),
+            "serve exited in the outage"
+        );
+        assert!(!process_gone(worker), "the worker exited in the outage");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    cut.resume();
+    let back = Instant::now();
+    server.wait_ready(Duration::from_secs(30));
+    let ready_in = back.elapsed();
+    // The careful client tries its refused upload again, with the same key.
+    let retried = common::eventually("the retried upload", Duration::from_secs(30), || {
+        let response = api.upload("during");
+        (response.status() == StatusCode::ACCEPTED).then(|| id_of(response))
+    });
+    let accepted_in = back.elapsed();
+    println!(
+        "{dependency:?} back: ready in {} ms, the retried upload accepted in {} ms",
+        ready_in.as_millis(),
+        accepted_in.as_millis()
+    );
+    assert!(
+        ready_in <= RESUME_WITHIN && accepted_in <= RESUME_WITHIN,
+        "resumed {ready_in:?} (ready) and {accepted_in:?} (write) after the {dependency:?} came back"
+    );
+    api.wait_ready_book(&caught, Duration::from_secs(60));
+    api.wait_ready_book(&retried, Duration::from_secs(60));
+    let again = api.upload("during");
+    assert!(again.status().is_success(), "{}", again.status());
+    assert_eq!(id_of(again), retried, "one key, one book");
+
+    // The same worker all along: the supervisor restarted nothing.
+    assert!(!process_gone(worker), "the worker was restarted");
+    let logs = server.process.logs.all();
+    let started = logs
+        .iter()
+        .filter(|l| message(l, Some("web"), "worker process started"))
+        .count();
+    assert_eq!(started, 1, "the worker was restarted");
+    let lost: Vec<&Value> = logs
+        .iter()
+        .filter(|l| {
+            message(
+                l,
+                Some("worker"),
+                "rescued jobs whose worker stopped heartbeating",
+            )
+        })
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "a live worker's jobs were rescued after the outage: {lost:?}"
+    );
+}
+
+struct Api<'a> {
+    server: &'a Server,
+    token: &'a str,
+}
+
+impl Api<'_> {
+    /// Uploads a small book under an idempotency key, as a careful client would.
+    fn upload(&self, key: &str) -> reqwest::blocking::Response {
+        let text = format!("# A book called {key}\n\nIt has one chapter, and this is it.\n");
+        let form = Form::new().part(
+            "manuscript",
+            Part::bytes(text.into_bytes()).file_name(format!("{key}.md")),
+        );
+        reqwest::blocking::Client::builder()
+            // Past the database pool's wait for a connection (15 s).
+            .timeout(Duration::from_secs(40))
+            .build()
+            .expect("client")
+            .post(self.server.url("/api/v1/books"))
+            .bearer_auth(self.token)
+            .header("Idempotency-Key", key)
+            .multipart(form)
+            .send()
+            .expect("POST /api/v1/books")
+    }
+
+    fn wait_ready_book(&self, id: &str, timeout: Duration) {
+        let status = common::eventually(&format!("book {id} to finish"), timeout, || {
+            let book: Value = client()
+                .get(self.server.url(&format!("/api/v1/books/{id}")))
+                .bearer_auth(self.token)
+                .send()
+                .ok()?
+                .json()
+                .ok()?;
+            let status = book["status"].as_str()?.to_owned();
+            (status != "processing").then_some(status)
+        });
+        assert_eq!(status, "ready", "book {id}");
+    }
+}
+
+fn id_of(response: reqwest::blocking::Response) -> String {
+    let book: Value = response.json().expect("book JSON");
+    book["id"].as_str().expect("id").to_owned()
+}
+
+fn readyz(server: &Server) -> (StatusCode, Value) {
+    let response = client()
+        .get(server.url("/readyz"))
+        .send()
+        .expect("GET /readyz");
+    let status = response.status();
+    (status, response.json().expect("readiness JSON"))
+}
