@@ -7,6 +7,13 @@
 //!
 //! `BENCH_QUEUE_ONLY=drain` runs only the enqueue and drain figures, `BENCH_RUNS` (default 3)
 //! sets how many drains make the median: for A/B comparisons of engine changes.
+//!
+//! The queue when deep, each a run of its own (minutes each):
+//! - `BENCH_QUEUE_ONLY=scale`: draining 100,000 and 1,000,000 waiting jobs in alternating runs,
+//!   the table's size and the worker's memory growth, and enqueue-to-start latency with
+//!   1,000,000 jobs scheduled;
+//! - `BENCH_QUEUE_ONLY=retained`: a drain beside 10,000,000 retained finished jobs, and the same
+//!   drain while they are pruned.
 
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -128,36 +135,53 @@ async fn open_jobs(db: &Database) -> i64 {
     }
 }
 
+/// Bulk-enqueues `n` no-op jobs (in chunks, so the bench's own memory stays small) and returns
+/// the rate.
+async fn enqueue_noops(queue: &JobQueue, n: usize) -> f64 {
+    let started = Instant::now();
+    let mut left = n;
+    while left > 0 {
+        let chunk = left.min(100_000);
+        let jobs: Vec<NewJob> = (0..chunk).map(|_| NewJob::of(&Noop {})).collect();
+        queue.enqueue_bulk(&jobs).await.expect("bulk");
+        left -= chunk;
+    }
+    n as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Drains every runnable job with a 32-executor runner; returns jobs per second.
+async fn drain(db: &Database, url: &DatabaseUrl, n: u64) -> f64 {
+    let bench = Arc::new(Bench::default());
+    let started = Instant::now();
+    let handle = runner(db, url, bench.clone(), 32).await;
+    // Counting open rows is itself a scan; only ask the database once every job has run,
+    // to wait for the last commits.
+    while bench.ran.load(Ordering::Relaxed) < n {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    while open_jobs(db).await > 0 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let took = started.elapsed();
+    handle.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(bench.ran.load(Ordering::Relaxed), n);
+    n as f64 / took.as_secs_f64()
+}
+
+fn runs() -> usize {
+    std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3)
+}
+
 async fn throughput(url: &DatabaseUrl, backend: &str) {
     let mut enqueue_rates = Vec::new();
     let mut drain_rates = Vec::new();
-    let runs: usize = std::env::var("BENCH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3);
-    for _ in 0..runs {
+    for _ in 0..runs() {
         let db = fresh(url).await;
-        let queue = JobQueue::new(db.clone());
-        let jobs: Vec<NewJob> = (0..100_000).map(|_| NewJob::of(&Noop {})).collect();
-        let started = Instant::now();
-        queue.enqueue_bulk(&jobs).await.expect("bulk");
-        enqueue_rates.push(100_000.0 / started.elapsed().as_secs_f64());
-
-        let bench = Arc::new(Bench::default());
-        let started = Instant::now();
-        let handle = runner(&db, url, bench.clone(), 32).await;
-        // Counting open rows is itself a scan; only ask the database once every job has run,
-        // to wait for the last commits.
-        while bench.ran.load(Ordering::Relaxed) < 100_000 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        while open_jobs(&db).await > 0 {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        let took = started.elapsed();
-        handle.shutdown(Duration::from_secs(5)).await;
-        assert_eq!(bench.ran.load(Ordering::Relaxed), 100_000);
-        drain_rates.push(100_000.0 / took.as_secs_f64());
+        enqueue_rates.push(enqueue_noops(&JobQueue::new(db.clone()), 100_000).await);
+        drain_rates.push(drain(&db, url, 100_000).await);
         db.close().await;
     }
     println!(
@@ -170,6 +194,176 @@ async fn throughput(url: &DatabaseUrl, backend: &str) {
         median(drain_rates.clone()),
         fmt(&drain_rates)
     );
+}
+
+/// The queue when deep (`BENCH_QUEUE_ONLY=scale`): the drain of 100,000 and of 1,000,000
+/// waiting jobs in alternating runs, and the worker's peak memory while draining the million.
+async fn deep(url: &DatabaseUrl, backend: &str) {
+    let (mut shallow, mut deep, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs() {
+        for n in [100_000, 1_000_000] {
+            let db = fresh(url).await;
+            enqueue_noops(&JobQueue::new(db.clone()), n).await;
+            let (before, sizes) = (rss_kb(), table_sizes(&db).await);
+            reset_peak_rss();
+            let rate = drain(&db, url, n as u64).await;
+            if n == 100_000 {
+                shallow.push(rate);
+            } else {
+                deep.push(rate);
+                peaks.push((peak_rss_kb() - before) as f64 / 1024.0);
+                println!(
+                    "{backend} jobs_table_with_1m_waiting: {sizes}; after the drain: {}",
+                    table_sizes(&db).await
+                );
+            }
+            db.close().await;
+        }
+    }
+    println!(
+        "{backend} drain_100k_noop_c32_jobs_per_s: median {:.0} (runs: {})",
+        median(shallow.clone()),
+        fmt(&shallow)
+    );
+    println!(
+        "{backend} drain_1m_noop_c32_jobs_per_s: median {:.0} (runs: {}); {:.0} % of 100k",
+        median(deep.clone()),
+        fmt(&deep),
+        100.0 * median(deep.clone()) / median(shallow.clone())
+    );
+    println!(
+        "{backend} worker_memory_growth_draining_1m_mib: median {:.0} (runs: {})",
+        median(peaks.clone()),
+        fmt(&peaks)
+    );
+}
+
+/// A drain beside ten million retained finished jobs (`BENCH_QUEUE_ONLY=retained`), then the
+/// same drain while those jobs are pruned.
+async fn retained(url: &DatabaseUrl, backend: &str) {
+    const RETAINED: i64 = 10_000_000;
+    const N: usize = 200_000;
+    let db = fresh(url).await;
+    let queue = JobQueue::new(db.clone());
+    let started = Instant::now();
+    insert_finished(&db, RETAINED).await;
+    println!(
+        "{backend} retained_10m_finished: inserted in {:.0} s; {}",
+        started.elapsed().as_secs_f64(),
+        table_sizes(&db).await
+    );
+    let mut quiet = Vec::new();
+    for _ in 0..runs() {
+        enqueue_noops(&queue, N).await;
+        quiet.push(drain(&db, url, N as u64).await);
+    }
+    enqueue_noops(&queue, N).await;
+    let prune_queue = queue.clone();
+    let pruning = tokio::spawn(async move {
+        let started = Instant::now();
+        let pruned = prune_queue
+            .prune(Duration::from_secs(3600))
+            .await
+            .expect("prune");
+        (pruned, started.elapsed())
+    });
+    // The drain while the prune runs (it outlasts the drain: ten million rows against 200k).
+    let during = drain(&db, url, N as u64).await;
+    let (pruned, took) = pruning.await.expect("prune task");
+    println!(
+        "{backend} drain_200k_beside_10m_finished_jobs_per_s: median {:.0} (runs: {})",
+        median(quiet.clone()),
+        fmt(&quiet)
+    );
+    println!(
+        "{backend} drain_200k_while_pruning_10m_jobs_per_s: {during:.0}; {:.0} % of the quiet drain",
+        100.0 * during / median(quiet.clone())
+    );
+    println!(
+        "{backend} prune_10m_finished: {pruned} jobs in {:.0} s ({:.0} jobs/s); {}",
+        took.as_secs_f64(),
+        pruned as f64 / took.as_secs_f64(),
+        table_sizes(&db).await
+    );
+    db.close().await;
+}
+
+/// Inserts `n` completed jobs finished two days ago, in one statement per million.
+async fn insert_finished(db: &Database, n: i64) {
+    let at = chrono::Utc::now().timestamp_millis() - 2 * 86_400_000;
+    let columns = "kind, queue, payload, state, run_at, attempt, max_attempts, progress, \
+                   created_at, started_at, finished_at";
+    let values =
+        format!("'bench.noop', 'default', '{{}}', 'completed', {at}, 1, 3, 100, {at}, {at}, {at}");
+    for _ in 0..n / 1_000_000 {
+        match db {
+            Database::Postgres(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO jobs ({columns}) SELECT {values} FROM generate_series(1, 1000000)"
+            )))
+            .execute(pool)
+            .await
+            .map(drop),
+            Database::Sqlite(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 1000000)
+                 INSERT INTO jobs ({columns}) SELECT {values} FROM s"
+            )))
+            .execute(pool)
+            .await
+            .map(drop),
+        }
+        .expect("insert finished jobs");
+    }
+}
+
+/// The jobs table's size on disk, with its indexes (PostgreSQL), or the database file's.
+async fn table_sizes(db: &Database) -> String {
+    match db {
+        Database::Postgres(pool) => {
+            let (table, indexes): (i64, i64) =
+                sqlx::query_as("SELECT pg_table_size('jobs'), pg_indexes_size('jobs')")
+                    .fetch_one(pool)
+                    .await
+                    .expect("sizes");
+            format!(
+                "table {} MiB, indexes {} MiB",
+                table / (1 << 20),
+                indexes / (1 << 20)
+            )
+        }
+        Database::Sqlite(pool) => {
+            let bytes: i64 = sqlx::query_scalar(
+                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+            )
+            .fetch_one(pool)
+            .await
+            .expect("size");
+            format!("database file {} MiB", bytes / (1 << 20))
+        }
+    }
+}
+
+fn proc_status_kb(field: &str) -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn rss_kb() -> i64 {
+    proc_status_kb("VmRSS:")
+}
+
+fn peak_rss_kb() -> i64 {
+    proc_status_kb("VmHWM:")
+}
+
+/// Starts the peak (VmHWM) afresh from the current size.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 fn fmt(v: &[f64]) -> String {
@@ -233,10 +427,18 @@ fn main() {
         DatabaseUrl::Postgres { .. } => "postgres",
     };
     runtime.block_on(async {
-        throughput(&url, backend).await;
-        if std::env::var("BENCH_QUEUE_ONLY").as_deref() != Ok("drain") {
-            latency(&url, backend, 0).await;
-            latency(&url, backend, 10_000).await;
+        match std::env::var("BENCH_QUEUE_ONLY").as_deref() {
+            Ok("drain") => throughput(&url, backend).await,
+            Ok("scale") => {
+                deep(&url, backend).await;
+                latency(&url, backend, 1_000_000).await;
+            }
+            Ok("retained") => retained(&url, backend).await,
+            _ => {
+                throughput(&url, backend).await;
+                latency(&url, backend, 0).await;
+                latency(&url, backend, 10_000).await;
+            }
         }
     });
 }
