@@ -3,73 +3,14 @@
 
 use crate::common;
 
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use bindery::config::{DatabaseUrl, Secret};
-use bindery::jobs::{JobFilter, JobQueue, JobState, NewJob, WaitTarget};
-use bindery::storage::Database;
+use bindery::jobs::{JobFilter, JobState, NewJob, WaitTarget};
 use bindery::worker::builtin::{Noop, Sleep};
-use common::{Running, all_jobs, message, wait_job};
+use common::shared::Shared;
+use common::{Running, all_jobs, wait_job};
 use nix::sys::signal::Signal;
 use rand::Rng;
-
-struct Shared {
-    data: tempfile::TempDir,
-    env_url: String,
-    url: DatabaseUrl,
-}
-
-impl Shared {
-    fn sqlite() -> Self {
-        let data = tempfile::tempdir().expect("tempdir");
-        let path = data.path().join("shared.db");
-        Self {
-            env_url: format!("sqlite://{}", path.display()),
-            url: DatabaseUrl::Sqlite { path },
-            data,
-        }
-    }
-
-    fn postgres() -> Self {
-        let env_url = common::postgres_database();
-        let url = DatabaseUrl::Postgres {
-            url: Secret::new(url::Url::from_str(&env_url).expect("url")),
-        };
-        Self {
-            data: tempfile::tempdir().expect("tempdir"),
-            env_url,
-            url,
-        }
-    }
-
-    async fn queue(&self) -> JobQueue {
-        let db = Database::connect(&self.url, 4).await.expect("connect");
-        db.migrate().await.expect("migrate");
-        JobQueue::new(db)
-    }
-
-    /// Starts a standalone `bindery worker` on the shared database, without waiting for it.
-    fn spawn_worker(&self, env: &[(&str, &str)]) -> Running {
-        let mut cmd = common::command(self.data.path());
-        cmd.arg("worker").env("DATABASE_URL", &self.env_url);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        Running::start(cmd)
-    }
-
-    /// Starts a standalone `bindery worker` on the shared database.
-    fn worker(&self, env: &[(&str, &str)]) -> Running {
-        let worker = self.spawn_worker(env);
-        worker
-            .logs
-            .wait_for("worker ready", Duration::from_secs(20), |l| {
-                message(l, Some("worker"), "worker ready")
-            });
-        worker
-    }
-}
 
 async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
     let queue = shared.queue().await;

@@ -6,7 +6,6 @@
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,6 +14,7 @@ use bindery::manuscript::Limits;
 use bindery::pipeline::in_memory;
 use bindery::pipeline::{BookRow, keys};
 use common::books::{Store, open, submit, submit_bytes, wait_book};
+use common::docx::{document, docx_with, zip_of};
 use common::{Running, Server, all_jobs, command, corpus, process_gone};
 use nix::sys::signal::Signal;
 
@@ -327,36 +327,6 @@ async fn clean_book_chapters(store: &Store, id: &str) -> usize {
     let model = store.blobs.get(&keys::model(id)).await.expect("model");
     let book: bindery::ebook::Book = serde_json::from_slice(&model).expect("book json");
     book.document.chapters.len()
-}
-
-fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for (name, bytes) in entries {
-        zip.start_file(*name, zip::write::SimpleFileOptions::default())
-            .expect("entry");
-        zip.write_all(bytes).expect("write");
-    }
-    zip.finish().expect("finish").into_inner()
-}
-
-const CONTENT_TYPES: &[u8] = br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#;
-const RELS: &[u8] = br#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#;
-
-fn docx_with(document: &[u8], extra: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut entries: Vec<(&str, &[u8])> = vec![
-        ("[Content_Types].xml", CONTENT_TYPES),
-        ("_rels/.rels", RELS),
-        ("word/document.xml", document),
-    ];
-    entries.extend_from_slice(extra);
-    zip_of(&entries)
-}
-
-fn document(body: &str) -> Vec<u8> {
-    format!(
-        r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
-    )
-    .into_bytes()
 }
 
 /// A PNG header that declares 100,000 × 100,000 pixels (40 GB decoded) in a few bytes.

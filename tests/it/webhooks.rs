@@ -5,10 +5,6 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use hmac::{Hmac, KeyInit, Mac};
@@ -17,119 +13,8 @@ use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 use sha2::Sha256;
 
+use common::receiver::{Received, Receiver};
 use common::{Server, client, command};
-
-/// One request the receiver got, and what it answered.
-#[derive(Debug, Clone)]
-struct Received {
-    headers: BTreeMap<String, String>,
-    body: Vec<u8>,
-    answered: u16,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> &str {
-        self.headers.get(name).map_or("", String::as_str).trim()
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).expect("a JSON body")
-    }
-}
-
-/// A tiny HTTP/1.1 server on 127.0.0.1 that records every request and answers the n-th
-/// (0-based) with `answer(n)`, closing the connection after each.
-struct Receiver {
-    port: u16,
-    received: Arc<(Mutex<Vec<Received>>, Condvar)>,
-}
-
-impl Receiver {
-    fn start(answer: impl Fn(usize) -> u16 + Send + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
-        let port = listener.local_addr().expect("receiver address").port();
-        let received = Arc::new((Mutex::new(Vec::<Received>::new()), Condvar::new()));
-        let sink = received.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let Some((headers, body)) = read_request(&stream) else {
-                    continue;
-                };
-                let (lock, cvar) = &*sink;
-                let mut log = lock.lock().expect("receiver lock");
-                let status = answer(log.len());
-                let text = if status == 200 {
-                    "ok"
-                } else {
-                    "receiver not ready"
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-                let _ = stream.flush();
-                log.push(Received {
-                    headers,
-                    body,
-                    answered: status,
-                });
-                cvar.notify_all();
-            }
-        });
-        Self { port, received }
-    }
-
-    fn url(&self, host: &str) -> String {
-        format!("http://{host}:{}/hooks/bindery?source=test", self.port)
-    }
-
-    fn requests(&self) -> Vec<Received> {
-        self.received.0.lock().expect("receiver lock").clone()
-    }
-
-    /// Waits until at least `n` requests have arrived, and returns them all.
-    fn wait_for(&self, n: usize, timeout: Duration) -> Vec<Received> {
-        let (lock, cvar) = &*self.received;
-        let guard = lock.lock().expect("receiver lock");
-        let (guard, _) = cvar
-            .wait_timeout_while(guard, timeout, |log| log.len() < n)
-            .expect("receiver lock");
-        assert!(
-            guard.len() >= n,
-            "the receiver got {} requests within {timeout:?}, expected {n}: {:#?}",
-            guard.len(),
-            *guard
-        );
-        guard.clone()
-    }
-}
-
-fn read_request(stream: &TcpStream) -> Option<(BTreeMap<String, String>, Vec<u8>)> {
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    if !line.starts_with("POST ") {
-        return None;
-    }
-    let mut headers = BTreeMap::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).ok()?;
-        let header = line.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        headers.insert(name.to_ascii_lowercase(), value.trim().to_owned());
-    }
-    let length: usize = headers.get("content-length")?.parse().ok()?;
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some((headers, body))
-}
 
 /// `bindery serve` with `env`, on SQLite or a fresh PostgreSQL database; the database URL
 /// is returned for CLI commands against the same data.

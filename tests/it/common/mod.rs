@@ -5,11 +5,14 @@
 pub mod books;
 #[path = "../../support/corpus.rs"]
 pub mod corpus;
+pub mod docx;
 #[path = "../../support/epubcheck.rs"]
 pub mod epubcheck;
 #[path = "../../support/need.rs"]
 pub mod need;
 pub mod proxy;
+pub mod receiver;
+pub mod shared;
 pub mod web;
 
 use std::io::{BufRead, BufReader};
