@@ -27,6 +27,7 @@ use crate::config::Config;
 use crate::convert;
 use crate::manuscript::{Format, Ingested, InputError};
 use crate::storage::BlobStore;
+use crate::storage::fault::{self, OutOfReach};
 
 /// The hidden subcommand the worker runs.
 pub const SUBCOMMAND: &str = "read-manuscript";
@@ -83,12 +84,14 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
     let stderr = child.stderr.take().context("the child has no stderr")?;
     // The child's log lines go on to the worker's own stream; an allocation that failed is
     // how an out-of-memory child announces itself before it aborts.
+    let book = request.book.clone();
     let relay = tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(stderr).lines();
         let mut out_of_memory = false;
         while let Ok(Some(line)) = lines.next_line().await {
             out_of_memory |= line.starts_with("memory allocation of");
-            eprintln!("{line}");
+            // As an event of the worker's, so that the log stays one format (JSON lines).
+            tracing::warn!(book.id = %book, child.pid = pid, "{line}");
         }
         out_of_memory
     });
@@ -129,6 +132,11 @@ fn interpret(
         tracing::warn!(book.id = %request.book, ?status, "reading the manuscript ran out of processor time");
         return Ok(Reply::refused(&error));
     }
+    if status.code() == Some(i32::from(OutOfReach::EXIT_CODE)) {
+        return Err(anyhow::Error::new(OutOfReach(
+            "the process reading the manuscript could not reach the blob store".into(),
+        )));
+    }
     if !status.success() {
         anyhow::bail!("the process reading the manuscript ended with {status}");
     }
@@ -137,7 +145,8 @@ fn interpret(
 }
 
 /// The child: limits itself, reads its [`Request`] from stdin, then reads and stores. Exits 0
-/// with a [`Reply`] on stdout, or 1 with the reason on stderr.
+/// with a [`Reply`] on stdout, or with the reason on stderr: [`OutOfReach::EXIT_CODE`] when the
+/// blob store could not be reached (the job waits for it without spending an attempt), else 1.
 pub fn child_main(config: &Config) -> ExitCode {
     if let Err(e) = limit_self(config.worker_memory_budget, config.step_cpu_limit) {
         eprintln!("bindery {SUBCOMMAND}: {e:#}");
@@ -160,7 +169,11 @@ pub fn child_main(config: &Config) -> ExitCode {
         }
         Err(e) => {
             eprintln!("bindery {SUBCOMMAND}: {e:#}");
-            ExitCode::FAILURE
+            if fault::storage_out_of_reach(&e) {
+                ExitCode::from(OutOfReach::EXIT_CODE)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
@@ -233,4 +246,40 @@ async fn read_and_store(
     Ok(Reply::Stored {
         chapters: assembled.book.document.chapters.len(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    fn request() -> Request {
+        Request {
+            book: "b".into(),
+            format: Format::Markdown,
+            encoding: None,
+            options: StoredOptions::default(),
+        }
+    }
+
+    #[test]
+    fn a_child_that_could_not_reach_the_blob_store_spends_no_attempt() {
+        let config = Config::from_vars(std::iter::empty())
+            .expect("config")
+            .config;
+        let exit = |code: i32| ExitStatus::from_raw(code << 8);
+        let unreachable = interpret(
+            &config,
+            &request(),
+            exit(i32::from(OutOfReach::EXIT_CODE)),
+            false,
+            "",
+        )
+        .expect_err("a failure");
+        assert!(fault::storage_out_of_reach(&unreachable), "{unreachable:#}");
+        // Any other failure of the child is the job's, and spends an attempt.
+        let other = interpret(&config, &request(), exit(1), false, "").expect_err("a failure");
+        assert!(!fault::storage_out_of_reach(&other), "{other:#}");
+    }
 }

@@ -38,11 +38,30 @@ impl Fault {
 /// opposed to anything else that could not be reached (a webhook's receiver, say), which
 /// [`Fault::of`] also calls unavailable.
 pub fn storage_out_of_reach(error: &anyhow::Error) -> bool {
-    let from_storage = error
-        .chain()
-        .any(|cause| cause.is::<sqlx::Error>() || cause.is::<object_store::Error>());
+    let from_storage = error.chain().any(|cause| {
+        cause.is::<sqlx::Error>() || cause.is::<object_store::Error>() || cause.is::<OutOfReach>()
+    });
     from_storage && Fault::of(error) == Fault::Unavailable
 }
+
+/// Storage out of reach, as another process found it: a child process that could not reach
+/// the blob store says so by its exit code ([`OutOfReach::EXIT_CODE`]), and its parent fails
+/// with this, so that the job waits for storage rather than spending an attempt.
+#[derive(Debug)]
+pub struct OutOfReach(pub String);
+
+impl OutOfReach {
+    /// `EX_TEMPFAIL` of `sysexits.h`: a temporary failure, to be tried again later.
+    pub const EXIT_CODE: u8 = 75;
+}
+
+impl std::fmt::Display for OutOfReach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl StdError for OutOfReach {}
 
 /// Whether an error comes from a full disk (or quota): `ENOSPC`/`EDQUOT` from the file system
 /// (the blob store's writes), SQLite's `SQLITE_FULL`, or PostgreSQL's `disk_full` (53100).
@@ -71,12 +90,11 @@ const SQLITE_LOCKED: i32 = 6;
 /// SQLite stayed busy or locked past its timeout; an object store's request could not connect,
 /// timed out or was cut off; or a socket said so.
 fn unreachable(cause: &(dyn StdError + 'static)) -> bool {
+    if cause.is::<OutOfReach>() {
+        return true;
+    }
     if let Some(e) = cause.downcast_ref::<sqlx::Error>() {
-        return match e {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
-            sqlx::Error::Database(db) => database_unavailable(db.as_ref()),
-            _ => false,
-        };
+        return sqlx_unreachable(e);
     }
     if let Some(e) = cause.downcast_ref::<HttpError>() {
         return matches!(
@@ -103,6 +121,21 @@ fn unreachable(cause: &(dyn StdError + 'static)) -> bool {
         );
     }
     false
+}
+
+/// Whether the database could not be reached: the pool ran dry or closed, a connection was
+/// refused or cut (the server is restarting or failing over), or the server said it cannot take
+/// one now. A certificate that does not verify arrives as I/O too, from inside the TLS
+/// handshake, but waiting will not mend it.
+pub fn sqlx_unreachable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => true,
+        sqlx::Error::Io(io) => io
+            .get_ref()
+            .is_none_or(|inner| !inner.is::<rustls::Error>()),
+        sqlx::Error::Database(db) => database_unavailable(db.as_ref()),
+        _ => false,
+    }
 }
 
 fn database_unavailable(db: &dyn DatabaseError) -> bool {
@@ -273,5 +306,9 @@ mod tests {
         assert!(!storage_out_of_reach(&io(io::ErrorKind::ConnectionRefused)));
         // A bug in a statement is no outage either.
         assert!(!storage_out_of_reach(&sqlx(sqlx::Error::RowNotFound)));
+        // A child process that could not reach the blob store, as its parent reports it.
+        let child = anyhow::Error::new(OutOfReach("the reader could not reach it".into()))
+            .context("reading the manuscript");
+        assert!(storage_out_of_reach(&child));
     }
 }
