@@ -16,10 +16,15 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
 
+use super::fault;
 use crate::config::{ConfigError, DatabaseUrl, SYSTEM_ROOTS};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// How long opening a database, and each wait for one of its connections, may take while the
+/// database cannot be reached; past it, a starting process exits for its host to try again.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
 
 /// How a pool's commits reach the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +89,7 @@ impl Database {
                 let pool = SqlitePoolOptions::new()
                     .max_connections(max_connections)
                     .min_connections(1)
-                    .acquire_timeout(Duration::from_secs(15))
+                    .acquire_timeout(CONNECT_PATIENCE)
                     .connect_with(options)
                     .await
                     .with_context(|| format!("opening SQLite database {}", path.display()))?;
@@ -106,13 +111,35 @@ impl Database {
                 if plans == Plans::Generic {
                     options = options.options([("plan_cache_mode", "force_generic_plan")]);
                 }
-                let pool = PgPoolOptions::new()
-                    .max_connections(max_connections)
-                    .acquire_timeout(Duration::from_secs(15))
-                    .connect_with(options)
-                    .await
-                    .map_err(|e| explain_connect_error(e, url.expose()))
-                    .with_context(|| format!("connecting to {}", url_host(url.expose())))?;
+                // sqlx itself tries again only while connections are refused. A server that
+                // is shutting down or restarting also accepts and then cuts them, and a process
+                // that starts at that moment (a worker restarted beside a database failover)
+                // must wait as a running one does, not exit.
+                let started = Instant::now();
+                let mut pause = Duration::from_millis(100);
+                let pool = loop {
+                    let connected = PgPoolOptions::new()
+                        .max_connections(max_connections)
+                        .acquire_timeout(CONNECT_PATIENCE)
+                        .connect_with(options.clone())
+                        .await;
+                    match connected {
+                        Ok(pool) => break pool,
+                        Err(e)
+                            if connect_again(&e)
+                                && started.elapsed() + pause < CONNECT_PATIENCE =>
+                        {
+                            tracing::warn!(error = %e, retry_in = ?pause, "PostgreSQL cannot be reached; trying again");
+                            tokio::time::sleep(pause).await;
+                            pause = (pause * 2).min(Duration::from_secs(1));
+                        }
+                        Err(e) => {
+                            return Err(explain_connect_error(e, url.expose())).with_context(
+                                || format!("connecting to {}", url_host(url.expose())),
+                            );
+                        }
+                    }
+                };
                 Ok(Database::Postgres(pool))
             }
         }
@@ -238,6 +265,14 @@ fn postgres_options(url: &url::Url) -> anyhow::Result<PgConnectOptions> {
 /// credentials, the database's name) into a [`ConfigError`] that says what to change, so the
 /// process exits with the configuration code instead of being restarted into the same failure.
 /// Anything else (a server that is down or unreachable) is passed on as it is.
+/// Whether a failed connection is worth trying again: the server could not be reached, or cut
+/// the connection before it said a word (a closed socket reads as a zero byte where the answer
+/// to sqlx's TLS request belongs, which sqlx calls a protocol error). A server that is not
+/// PostgreSQL at all is told apart only when the patience runs out, with the same error.
+fn connect_again(e: &sqlx::Error) -> bool {
+    fault::sqlx_unreachable(e) || matches!(e, sqlx::Error::Protocol(_))
+}
+
 fn explain_connect_error(e: sqlx::Error, url: &url::Url) -> anyhow::Error {
     let host = url.host_str().unwrap_or("?");
     // rustls reports a refused certificate from inside the handshake's I/O.

@@ -332,3 +332,54 @@ fn readyz(server: &Server) -> (StatusCode, Value) {
     let status = response.status();
     (status, response.json().expect("readiness JSON"))
 }
+
+/// A process that starts while PostgreSQL is restarting (it accepts connections and cuts them
+/// at once) waits for it, as a running one does: a worker restarted by its host beside a
+/// database failover must not exit into a crash loop.
+#[test]
+fn a_worker_started_while_postgres_cuts_connections_waits_for_it() {
+    if !common::need::postgres() {
+        return;
+    }
+    let database = common::postgres_database();
+    let data = tempfile::tempdir().expect("tempdir");
+    let migrated = command(data.path())
+        .arg("migrate")
+        .env("DATABASE_URL", &database)
+        .output()
+        .expect("bindery migrate");
+    assert!(migrated.status.success(), "{migrated:?}");
+    let (proxy, proxied) = Proxy::to_url(&database);
+    proxy.cut_new_connections(true);
+    let mut worker = command(data.path());
+    worker.arg("worker").env("DATABASE_URL", proxied.as_str());
+    let mut worker = common::Running::start(worker);
+    worker
+        .logs
+        .wait_for("a retried connection", Duration::from_secs(10), |l| {
+            message(
+                l,
+                Some("worker"),
+                "PostgreSQL cannot be reached; trying again",
+            )
+        });
+    // Longer than the connection attempts back off to, shorter than their patience.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        worker.child.try_wait().expect("try_wait").is_none(),
+        "the worker exited while the database cut its connections: {:#?}",
+        worker.logs.all()
+    );
+    let back = Instant::now();
+    proxy.cut_new_connections(false);
+    worker
+        .logs
+        .wait_for("worker ready", Duration::from_secs(10), |l| {
+            message(l, Some("worker"), "worker ready")
+        });
+    assert!(
+        back.elapsed() < RESUME_WITHIN,
+        "the worker was ready {:?} after the database came back",
+        back.elapsed()
+    );
+}

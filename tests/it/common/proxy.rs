@@ -1,6 +1,7 @@
 //! A TCP proxy in front of a server (PostgreSQL, Azurite) that can be stopped and started again
 //! on the same port, as a dependency that goes away and comes back is: while stopped, every
-//! open connection is cut and new ones are refused.
+//! open connection is cut and new ones are refused. It can also cut each new connection as soon
+//! as it is made, as a server that is shutting down or starting up does.
 
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +12,7 @@ pub struct Proxy {
     pub addr: SocketAddr,
     target: SocketAddr,
     stopped: Arc<AtomicBool>,
+    cutting: Arc<AtomicBool>,
     sockets: Arc<Mutex<Vec<TcpStream>>>,
     accepting: Option<JoinHandle<()>>,
 }
@@ -23,6 +25,7 @@ impl Proxy {
             addr: listener.local_addr().expect("address"),
             target,
             stopped: Arc::default(),
+            cutting: Arc::default(),
             sockets: Arc::default(),
             accepting: None,
         };
@@ -59,6 +62,11 @@ impl Proxy {
         }
     }
 
+    /// While `on`, accepts new connections and closes them at once, unanswered.
+    pub fn cut_new_connections(&self, on: bool) {
+        self.cutting.store(on, Ordering::SeqCst);
+    }
+
     /// Listens again on the same port, after [`Proxy::stop`].
     pub fn resume(&mut self) {
         assert!(self.accepting.is_none(), "the proxy is running");
@@ -69,11 +77,15 @@ impl Proxy {
     }
 
     fn accept(&mut self, listener: TcpListener) {
-        let (stop, open, target) = (self.stopped.clone(), self.sockets.clone(), self.target);
+        let (stop, cutting) = (self.stopped.clone(), self.cutting.clone());
+        let (open, target) = (self.sockets.clone(), self.target);
         self.accepting = Some(std::thread::spawn(move || {
             for client in listener.incoming() {
                 if stop.load(Ordering::SeqCst) {
                     return;
+                }
+                if cutting.load(Ordering::SeqCst) {
+                    continue;
                 }
                 let (Ok(client), Ok(server)) = (client, TcpStream::connect(target)) else {
                     continue;
