@@ -2,6 +2,7 @@
 # tests/azurite/package-lock.json) if missing and starts its blob service on a free loopback
 # port, stopped when the calling script exits.
 #
+#   install_azurite   installs it only (tests that start their own, as the chaos run does)
 #   start_azurite     sets AZURITE_ENDPOINT (http://127.0.0.1:PORT/devstoreaccount1)
 
 stop_azurite() {
@@ -16,11 +17,15 @@ stop_azurite() {
   return "$code"
 }
 
-start_azurite() {
+install_azurite() {
   if [ ! -x tests/azurite/node_modules/.bin/azurite-blob ]; then
     printf 'installing azurite from npm\n' >&2
     (cd tests/azurite && npm ci --silent --no-audit --no-fund)
   fi
+}
+
+start_azurite() {
+  install_azurite
   AZURITE_WORK=$(mktemp -d /tmp/bindery-azurite.XXXXXX)
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -18,8 +18,8 @@ use serde_json::Value;
 use common::{Server, client, command, corpus};
 
 /// Azurite's well-known development account, the same for every installation.
-const ACCOUNT: &str = "devstoreaccount1";
-const KEY: &str =
+pub(crate) const ACCOUNT: &str = "devstoreaccount1";
+pub(crate) const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 pub(crate) fn endpoint() -> String {
@@ -57,6 +57,11 @@ pub(crate) fn azure_env(container: &str) -> Vec<(&'static str, String)> {
 
 /// The same container, opened by the test to see what the service stored.
 fn store(container: &str) -> BlobStore {
+    store_at(&endpoint(), container)
+}
+
+/// A container of the Azurite at `endpoint`, opened with the development account's key.
+pub(crate) fn store_at(endpoint: &str, container: &str) -> BlobStore {
     BlobStore::open(
         &BlobUrl::Azure {
             container: container.to_owned(),
@@ -65,7 +70,7 @@ fn store(container: &str) -> BlobStore {
             account: Some(ACCOUNT.to_owned()),
             access_key: Some(Secret::new(KEY.to_owned())),
             use_emulator: false,
-            endpoint: Some(endpoint().parse().expect("url")),
+            endpoint: Some(endpoint.parse().expect("url")),
             ..AzureConfig::default()
         },
     )

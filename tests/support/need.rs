@@ -51,6 +51,15 @@ pub fn azurite() -> bool {
     need("Azurite", || missing_vars(&["TEST_AZURITE_ENDPOINT"]))
 }
 
+/// Azurite's own program (`npm ci` in `tests/azurite`), for tests that start one of their own.
+pub fn azurite_program() -> bool {
+    need("Azurite's program", || {
+        let program = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/azurite/node_modules/.bin/azurite-blob");
+        (!program.exists()).then(|| format!("no {}", program.display()))
+    })
+}
+
 /// moto's S3 server (`TEST_S3_ENDPOINT`).
 pub fn s3() -> bool {
     need("moto (S3)", || missing_vars(&["TEST_S3_ENDPOINT"]))

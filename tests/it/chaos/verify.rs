@@ -1,0 +1,663 @@
+//! What must hold once the faults are over, read from the database, the blob container, the
+//! API and the webhook receiver; and the run's figures.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use bindery::config::{DatabaseUrl, Secret};
+use bindery::jobs::{JobQueue, NewJob};
+use bindery::pipeline::SweepBlobs;
+use bindery::storage::{BlobStore, Database};
+use sqlx::Row;
+
+use super::fleet::Fleet;
+use super::load::{self, Expect, Manuscript, Submitted, Uploader};
+use super::{Plan, faults::Record, say};
+use crate::common::receiver::Receiver;
+
+/// Runs a command to success and returns its stdout, or fails the run with its stderr.
+pub fn succeed(cmd: &mut Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// A book as stored.
+#[derive(Debug, Clone)]
+pub struct Book {
+    pub id: String,
+    pub tenant: String,
+    pub key: Option<String>,
+    pub status: String,
+    pub error_code: Option<String>,
+    pub file_name: String,
+    pub modified: Option<String>,
+    pub published_at: Option<i64>,
+    pub updated_at: i64,
+}
+
+/// What the checks found.
+#[derive(Default)]
+pub struct Results {
+    pub failures: Vec<String>,
+    pub books: BTreeMap<String, Book>,
+    pub identical: usize,
+    pub steps_rerun: i64,
+    pub lost_workers: i64,
+    /// How many jobs lost their worker once, twice…
+    pub lost_histogram: Vec<(i32, i64)>,
+    pub deliveries: usize,
+    pub redeliveries: usize,
+    pub orphans_swept: i64,
+    /// Every error that spent an attempt, and how often.
+    pub errors: BTreeMap<String, usize>,
+}
+
+impl Results {
+    fn fail(&mut self, failure: String) {
+        self.failures.push(failure);
+    }
+
+    pub fn assert_all_held(&self) {
+        assert!(
+            self.failures.is_empty(),
+            "{} checks failed:\n{}",
+            self.failures.len(),
+            self.failures.join("\n")
+        );
+    }
+}
+
+pub struct Checker {
+    runtime: tokio::runtime::Runtime,
+    pool: sqlx::PgPool,
+    queue: JobQueue,
+    blobs: BlobStore,
+}
+
+/// Jobs of these states have not finished. Cron jobs wait in `maintenance` for their hour.
+const UNFINISHED: &str = "(state IN ('available', 'running', 'waiting') \
+     OR (state = 'scheduled' AND queue <> 'maintenance'))";
+
+/// The error a job's history records when its lease ran out under a worker that died or froze.
+const LEASE_EXPIRED: &str = "lease expired";
+
+impl Checker {
+    pub fn connect(database_url: &str, azurite: &str, container: &str) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let (pool, queue) = runtime.block_on(async {
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(2)
+                .connect(database_url)
+                .await
+                .expect("connect to the chaos database");
+            let db = Database::connect(
+                &DatabaseUrl::Postgres {
+                    url: Secret::new(database_url.parse().expect("url")),
+                },
+                2,
+            )
+            .await
+            .expect("connect");
+            (pool, JobQueue::new(db))
+        });
+        Self {
+            runtime,
+            pool,
+            queue,
+            blobs: crate::azure::store_at(azurite, container),
+        }
+    }
+
+    fn count(&self, sql: &str) -> i64 {
+        self.runtime
+            .block_on(
+                sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.to_owned()))
+                    .fetch_one(&self.pool),
+            )
+            .unwrap_or(-1)
+    }
+
+    /// Waits until no book is processing and no job is unfinished, or fails naming them.
+    pub fn wait_settled(&self, deadline: Instant, what: &str) {
+        let books = "SELECT count(*) FROM books WHERE status = 'processing'";
+        let jobs = format!("SELECT count(*) FROM jobs WHERE {UNFINISHED}");
+        loop {
+            if self.count(books) == 0 && self.count(&jobs) == 0 {
+                return;
+            }
+            if Instant::now() >= deadline {
+                let stuck: Vec<String> = self
+                    .runtime
+                    .block_on(
+                        sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "SELECT id, kind, state, attempt, workflow, errors FROM jobs WHERE {UNFINISHED} ORDER BY id LIMIT 20"
+                        )))
+                        .fetch_all(&self.pool),
+                    )
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "job {} {} {} attempt {} book {:?}: {}",
+                            r.get::<i64, _>(0),
+                            r.get::<String, _>(1),
+                            r.get::<String, _>(2),
+                            r.get::<i32, _>(3),
+                            r.get::<Option<String>, _>(4),
+                            r.get::<String, _>(5)
+                        )
+                    })
+                    .collect();
+                panic!(
+                    "{what} had not settled in time: {} books processing, {} jobs unfinished:\n{}",
+                    self.count(books),
+                    self.count(&jobs),
+                    stuck.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    fn books(&self) -> BTreeMap<String, Book> {
+        let rows = self
+            .runtime
+            .block_on(
+                sqlx::query(
+                    "SELECT id, tenant, idempotency_key, status, error_code, file_name, options, \
+                     published_at, updated_at FROM books",
+                )
+                .fetch_all(&self.pool),
+            )
+            .expect("read the books");
+        rows.iter()
+            .map(|r| {
+                let options: serde_json::Value =
+                    serde_json::from_str(&r.get::<String, _>(6)).expect("options JSON");
+                let book = Book {
+                    id: r.get(0),
+                    tenant: r.get(1),
+                    key: r.get(2),
+                    status: r.get(3),
+                    error_code: r.get(4),
+                    file_name: r.get(5),
+                    modified: options["modified"].as_str().map(str::to_owned),
+                    published_at: r.get(7),
+                    updated_at: r.get(8),
+                };
+                (book.id.clone(), book)
+            })
+            .collect()
+    }
+
+    /// Every check, each failure written down rather than stopping at the first.
+    pub fn all(
+        &self,
+        submitted: &[Submitted],
+        manuscripts: &[Manuscript],
+        receiver: &Receiver,
+        fleet: &Fleet,
+        uploader: &Uploader,
+    ) -> Results {
+        let mut results = Results {
+            books: self.books(),
+            ..Results::default()
+        };
+        self.uploads_are_books(&mut results, submitted, manuscripts);
+        self.jobs_finished(&mut results);
+        webhooks_delivered(&mut results, submitted, receiver);
+        self.epubs_identical(&mut results, submitted, manuscripts, fleet, uploader);
+        self.sweep(&mut results);
+        results
+    }
+
+    /// Every upload that got a 2xx is exactly one book, of its tenant and key, with the status
+    /// its manuscript calls for; and there is no other book.
+    fn uploads_are_books(
+        &self,
+        results: &mut Results,
+        submitted: &[Submitted],
+        manuscripts: &[Manuscript],
+    ) {
+        let mut by_key: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for book in results.books.values() {
+            let key = book.key.clone().unwrap_or_default();
+            by_key
+                .entry((book.tenant.clone(), key))
+                .or_default()
+                .push(book.id.clone());
+        }
+        let mut failures = Vec::new();
+        for s in submitted {
+            let p = &s.planned;
+            if let Some(why) = &s.refused {
+                failures.push(format!("upload {} was not accepted: {why}", p.n));
+                continue;
+            }
+            let ids: BTreeSet<&String> = s.ids.iter().collect();
+            let stored = by_key
+                .get(&(format!("tenant-{}", p.tenant), p.key.clone()))
+                .cloned()
+                .unwrap_or_default();
+            if ids.len() != 1 || stored.len() != 1 || !ids.contains(&stored[0]) {
+                failures.push(format!(
+                    "upload {} (key {}): answered {ids:?}, stored as {stored:?}",
+                    p.n, p.key
+                ));
+                continue;
+            }
+            let book = &results.books[&stored[0]];
+            let expected = manuscripts[p.manuscript].expect;
+            let ok = match expected {
+                Expect::Ready => book.status == "ready",
+                Expect::Failed(code) => {
+                    book.status == "failed" && book.error_code.as_deref() == Some(code)
+                }
+            };
+            if !ok {
+                failures.push(format!(
+                    "book {} ({}): {} {:?}, expected {expected:?}",
+                    book.id, manuscripts[p.manuscript].file_name, book.status, book.error_code
+                ));
+            }
+        }
+        let accepted = submitted.iter().filter(|s| s.refused.is_none()).count();
+        if results.books.len() != accepted {
+            failures.push(format!(
+                "{} books stored for {accepted} accepted uploads",
+                results.books.len()
+            ));
+        }
+        results.failures.extend(failures);
+    }
+
+    /// No job is unfinished, and only hostile books' steps are dead.
+    fn jobs_finished(&self, results: &mut Results) {
+        let unfinished = self.count(&format!("SELECT count(*) FROM jobs WHERE {UNFINISHED}"));
+        if unfinished != 0 {
+            results.fail(format!("{unfinished} jobs unfinished"));
+        }
+        let dead = self
+            .runtime
+            .block_on(
+                sqlx::query(
+                    "SELECT id, kind, workflow FROM jobs WHERE state NOT IN ('completed', 'scheduled')",
+                )
+                .fetch_all(&self.pool),
+            )
+            .expect("read jobs");
+        for row in dead {
+            let (id, kind, workflow) = (
+                row.get::<i64, _>(0),
+                row.get::<String, _>(1),
+                row.get::<Option<String>, _>(2),
+            );
+            let hostile = workflow
+                .as_ref()
+                .and_then(|w| results.books.get(w))
+                .is_some_and(|b| b.status == "failed");
+            if !hostile {
+                results.fail(format!(
+                    "job {id} ({kind}, book {workflow:?}) did not complete"
+                ));
+            }
+        }
+        // A killed or frozen worker's job is rescued when its lease expires, and that spends
+        // an attempt. Nothing else may: an outage of the storage is waited out.
+        let histories = self
+            .runtime
+            .block_on(
+                sqlx::query("SELECT id, kind, workflow, errors FROM jobs WHERE errors <> '[]'")
+                    .fetch_all(&self.pool),
+            )
+            .expect("read job errors");
+        for row in histories {
+            let (id, kind, workflow, errors) = (
+                row.get::<i64, _>(0),
+                row.get::<String, _>(1),
+                row.get::<Option<String>, _>(2),
+                row.get::<String, _>(3),
+            );
+            let hostile = workflow
+                .as_ref()
+                .and_then(|w| results.books.get(w))
+                .is_some_and(|b| b.status == "failed");
+            let history: Vec<serde_json::Value> =
+                serde_json::from_str(&errors).expect("an error history");
+            for entry in history {
+                let error = entry["error"].as_str().unwrap_or_default().to_owned();
+                *results.errors.entry(error.clone()).or_default() += 1;
+                if !hostile && !error.starts_with(LEASE_EXPIRED) {
+                    results.fail(format!(
+                        "job {id} ({kind}, book {workflow:?}) spent an attempt on: {error}"
+                    ));
+                }
+            }
+        }
+        let runs = self
+            .runtime
+            .block_on(
+                sqlx::query(
+                    "SELECT coalesce(sum(attempt - 1), 0)::BIGINT, coalesce(sum(lost_workers), 0)::BIGINT \
+                     FROM jobs WHERE attempt > 0",
+                )
+                .fetch_one(&self.pool),
+            )
+            .expect("count runs");
+        results.steps_rerun = runs.get(0);
+        results.lost_workers = runs.get(1);
+        results.lost_histogram = self
+            .runtime
+            .block_on(
+                sqlx::query_as::<_, (i32, i64)>(
+                    "SELECT lost_workers, count(*) FROM jobs WHERE lost_workers > 0 \
+                     GROUP BY lost_workers ORDER BY lost_workers",
+                )
+                .fetch_all(&self.pool),
+            )
+            .expect("count lost workers");
+    }
+
+    /// Each ready book's EPUB, fetched through the API as its tenant, equals `bindery convert`
+    /// of the same manuscript with the same metadata and modification time.
+    fn epubs_identical(
+        &self,
+        results: &mut Results,
+        submitted: &[Submitted],
+        manuscripts: &[Manuscript],
+        fleet: &Fleet,
+        uploader: &Uploader,
+    ) {
+        let dir = PathBuf::from(fleet.command("reference").get_current_dir().expect("dir"));
+        let mut references: BTreeMap<(usize, usize, String), Vec<u8>> = BTreeMap::new();
+        let mut failures = Vec::new();
+        for s in submitted {
+            let Some(id) = s.ids.first() else { continue };
+            let Some(book) = results.books.get(id) else {
+                continue;
+            };
+            if book.status != "ready" {
+                continue;
+            }
+            let p = &s.planned;
+            let manuscript = &manuscripts[p.manuscript];
+            let modified = book.modified.clone().unwrap_or_default();
+            let reference = references
+                .entry((p.manuscript, p.tenant, modified.clone()))
+                .or_insert_with(|| {
+                    reference(
+                        fleet,
+                        &dir,
+                        manuscript,
+                        p.tenant,
+                        &modified,
+                        &book.file_name,
+                    )
+                });
+            let port = uploader.ports[p.n % uploader.ports.len()];
+            let epub = uploader
+                .http
+                .get(format!("http://127.0.0.1:{port}/api/v1/books/{id}/epub"))
+                .bearer_auth(&uploader.tokens[p.tenant])
+                .send()
+                .and_then(reqwest::blocking::Response::error_for_status)
+                .and_then(|r| r.bytes());
+            match epub {
+                Ok(bytes) if bytes.as_ref() == reference.as_slice() => results.identical += 1,
+                Ok(bytes) => failures.push(format!(
+                    "book {id} ({}): its EPUB ({} bytes) differs from bindery convert's ({} bytes)",
+                    manuscript.file_name,
+                    bytes.len(),
+                    reference.len()
+                )),
+                Err(e) => failures.push(format!("book {id}: fetching its EPUB: {e}")),
+            }
+        }
+        results.failures.extend(failures);
+    }
+
+    /// `sweep_blobs` until it stops finding orphans; then every book folder in the container
+    /// belongs to a book.
+    fn sweep(&self, results: &mut Results) {
+        for _ in 0..20 {
+            let enqueued = self
+                .runtime
+                .block_on(
+                    self.queue
+                        .enqueue(NewJob::of(&SweepBlobs { min_age_secs: 0 })),
+                )
+                .expect("enqueue sweep_blobs");
+            let job = self
+                .runtime
+                .block_on(crate::common::wait_job(&self.queue, enqueued.id));
+            let result: serde_json::Value =
+                serde_json::from_str(job.result.as_deref().unwrap_or("{}")).expect("result");
+            results.orphans_swept += result["orphans"].as_i64().unwrap_or(0);
+            if result["refused"].is_string() {
+                results.fail(format!("sweep_blobs refused: {result}"));
+                return;
+            }
+            if result["stopped_at_limit"] != true {
+                break;
+            }
+        }
+        let keys = self
+            .runtime
+            .block_on(self.blobs.list("books/"))
+            .expect("list the container");
+        let folders: BTreeSet<&str> = keys
+            .iter()
+            .filter_map(|k| k.strip_prefix("books/")?.split('/').next())
+            .collect();
+        for folder in folders {
+            if !results.books.contains_key(folder) {
+                results.fail(format!("books/{folder}/ has no book after sweep_blobs"));
+            }
+        }
+    }
+}
+
+/// `bindery convert` of the manuscript under the name it was uploaded with, as of `modified`.
+fn reference(
+    fleet: &Fleet,
+    dir: &std::path::Path,
+    manuscript: &Manuscript,
+    tenant: usize,
+    modified: &str,
+    file_name: &str,
+) -> Vec<u8> {
+    let epoch = chrono::DateTime::parse_from_rfc3339(modified)
+        .map(|t| t.timestamp())
+        .unwrap_or_else(|e| panic!("the book's modified time {modified:?}: {e}"));
+    let input = dir.join(file_name);
+    std::fs::write(&input, &manuscript.bytes).expect("write the manuscript");
+    let output = dir.join("reference.epub");
+    let mut cmd = fleet.command("reference");
+    cmd.env("SOURCE_DATE_EPOCH", epoch.to_string())
+        .args(["convert", "-q", "-o"])
+        .arg(&output);
+    for (key, value) in load::metadata(tenant, manuscript) {
+        cmd.arg("--meta").arg(format!("{key}={value}"));
+    }
+    succeed(cmd.arg(&input), "bindery convert");
+    std::fs::read(&output).expect("read the reference")
+}
+
+/// Every book with a callback was announced, and acknowledged; a book announced more than
+/// once was announced by the same delivery, with the same body; no other book was announced.
+fn webhooks_delivered(results: &mut Results, submitted: &[Submitted], receiver: &Receiver) {
+    let mut by_book: BTreeMap<String, Vec<crate::common::receiver::Received>> = BTreeMap::new();
+    for request in receiver.requests() {
+        let id = request.json()["book"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        by_book.entry(id).or_default().push(request);
+    }
+    for s in submitted {
+        let Some(id) = s.ids.first() else { continue };
+        let Some(book) = results.books.get(id).cloned() else {
+            continue;
+        };
+        let requests = by_book.remove(id).unwrap_or_default();
+        if !s.planned.callback {
+            if !requests.is_empty() {
+                results.fail(format!("book {id} has no callback but was announced"));
+            }
+            continue;
+        }
+        let Some(first) = requests.first() else {
+            results.fail(format!("book {id} ({}) was never announced", book.status));
+            continue;
+        };
+        results.deliveries += 1;
+        results.redeliveries += requests.len() - 1;
+        let event = format!("book.{}", book.status);
+        for r in &requests {
+            if r.header("bindery-delivery") != first.header("bindery-delivery")
+                || r.body != first.body
+                || r.header("bindery-event") != event
+                || r.answered != 200
+            {
+                results.fail(format!(
+                    "book {id}: announcements differ: {:?} {:?} vs {:?} {:?}",
+                    first.header("bindery-delivery"),
+                    first.header("bindery-event"),
+                    r.header("bindery-delivery"),
+                    r.header("bindery-event")
+                ));
+            }
+        }
+    }
+    for (id, requests) in by_book {
+        results.fail(format!(
+            "{} announcements of book {id:?}, which no upload made",
+            requests.len()
+        ));
+    }
+}
+
+fn percentile(sorted: &[i64], p: f64) -> i64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+/// The run's figures.
+pub fn report(
+    plan: &Plan,
+    record: &Record,
+    submitted: &[Submitted],
+    results: &Results,
+    settled_after: Duration,
+) {
+    say(&format!(
+        "faults: {} worker kills, {} web kills, {} worker stopped for {:?}, PostgreSQL restarted {}× (down {:?}), Azurite stopped {}× for {:?}",
+        record.worker_kills,
+        record.web_kills,
+        record.worker_stops,
+        plan.faults.lease * 2,
+        record.postgres_recoveries.len(),
+        plan.faults.postgres_down,
+        record.azurite_stops,
+        plan.faults.azurite_down
+    ));
+    let latency = |under_faults: bool| {
+        let mut ms: Vec<i64> = submitted
+            .iter()
+            .filter(|s| s.planned.under_faults == under_faults)
+            .filter_map(|s| {
+                let book = results.books.get(s.ids.first()?)?;
+                Some(book.published_at? - s.sent_at_ms)
+            })
+            .collect();
+        ms.sort_unstable();
+        format!(
+            "p50 {} ms, p99 {} ms ({} books)",
+            percentile(&ms, 0.5),
+            percentile(&ms, 0.99),
+            ms.len()
+        )
+    };
+    say(&format!("submit→ready without faults: {}", latency(false)));
+    say(&format!("submit→ready under faults: {}", latency(true)));
+    let faulty: Vec<&Submitted> = submitted
+        .iter()
+        .filter(|s| s.planned.under_faults)
+        .collect();
+    let first_sent = faulty.iter().map(|s| s.sent_at_ms).min().unwrap_or(0);
+    let last_done = faulty
+        .iter()
+        .filter_map(|s| Some(results.books.get(s.ids.first()?)?.updated_at))
+        .max()
+        .unwrap_or(first_sent);
+    #[allow(clippy::cast_precision_loss)]
+    let per_minute = faulty.len() as f64 * 60_000.0 / (last_done - first_sent).max(1) as f64;
+    say(&format!(
+        "books per minute under faults: {per_minute:.0} ({} books in {:.1} s)",
+        faulty.len(),
+        (last_done - first_sent) as f64 / 1000.0
+    ));
+    let retried: usize = submitted.iter().map(|s| s.retried.len()).sum();
+    let replayed = submitted.iter().filter(|s| s.replayed).count();
+    say(&format!(
+        "uploads sent again: {retried} (after a refused connection, a cut one or a 5xx); {replayed} answered as replays of a book already made"
+    ));
+    say(&format!(
+        "steps run again: {} (after a kill, a frozen worker or an outage); jobs that lost their worker: {}",
+        results.steps_rerun,
+        results
+            .lost_histogram
+            .iter()
+            .map(|(times, jobs)| format!("{jobs} {times}×"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    say(&format!(
+        "PostgreSQL restarts, recovered after: {}",
+        record
+            .postgres_recoveries
+            .iter()
+            .map(|r| format!(
+                "web ready after {} ms, a new job done after {} ms",
+                r.ready.as_millis(),
+                r.job_done.as_millis()
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    ));
+    say(&format!(
+        "every book and job settled {:.1} s after the last fault",
+        settled_after.as_secs_f64()
+    ));
+    say(&format!(
+        "EPUBs identical to bindery convert: {}; webhooks delivered: {} (and {} redeliveries); orphan book folders swept: {}",
+        results.identical, results.deliveries, results.redeliveries, results.orphans_swept
+    ));
+    for (error, count) in &results.errors {
+        say(&format!("attempts spent: {count}× {error}"));
+    }
+    if results.failures.is_empty() {
+        say("every check held");
+    } else {
+        say(&format!("{} checks failed", results.failures.len()));
+    }
+}
