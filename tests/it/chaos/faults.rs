@@ -20,7 +20,8 @@ pub struct Schedule {
     /// A random worker is killed every so often (a uniform draw from this range), and started
     /// again 1 s later.
     pub worker_kills: (Duration, Duration),
-    /// A random web process is killed every so often, and started again at once.
+    /// A web process is killed every so often, and started again at once: one in the middle of
+    /// an upload when one comes within 2 s, else a random one.
     pub web_kills: (Duration, Duration),
     pub postgres_restarts: Vec<Duration>,
     pub postgres_down: Duration,
@@ -36,6 +37,8 @@ pub struct Schedule {
 pub struct Record {
     pub worker_kills: usize,
     pub web_kills: usize,
+    /// Of them, those that came while an upload to that process was under way.
+    pub web_kills_mid_upload: usize,
     pub worker_stops: usize,
     pub azurite_stops: usize,
     /// For each PostgreSQL restart: how long after it accepted connections again every web
@@ -67,6 +70,7 @@ pub fn inject(
     postgres: &Postgres,
     azurite: &mut Azurite,
     database_url: &str,
+    uploading: &(dyn Fn(u16) -> bool + Sync),
     seed: u64,
 ) -> Record {
     let record = Arc::new(Mutex::new(Record::default()));
@@ -74,7 +78,7 @@ pub fn inject(
     let until = started + schedule.length;
     std::thread::scope(|scope| {
         scope.spawn(|| kill_workers(schedule, fleet, &record, until, seed));
-        scope.spawn(|| kill_webs(schedule, fleet, &record, until, seed ^ 0x5eed));
+        scope.spawn(|| kill_webs(schedule, fleet, &record, until, uploading, seed ^ 0x5eed));
         scope.spawn(|| {
             let at = started + schedule.worker_stop;
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
@@ -158,6 +162,7 @@ fn kill_webs(
     fleet: &Mutex<Fleet>,
     record: &Mutex<Record>,
     until: Instant,
+    uploading: &(dyn Fn(u16) -> bool + Sync),
     seed: u64,
 ) {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -166,9 +171,29 @@ fn kill_webs(
         if Instant::now() >= until {
             return;
         }
+        let ports = fleet.lock().expect("fleet").web_ports();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let busy = loop {
+            if let Some(&port) = ports.iter().find(|&&p| uploading(p)) {
+                // Somewhere in the upload: before its files are stored, between them and its
+                // book, or after the book and before the answer.
+                std::thread::sleep(Duration::from_millis(rng.random_range(0..100)));
+                break Some(port);
+            }
+            if Instant::now() >= deadline {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
         let mut fleet = fleet.lock().expect("fleet");
         let webs = fleet.of(Role::Web);
-        let victim = webs[rng.random_range(..webs.len())];
+        let victim = busy
+            .and_then(|port| {
+                webs.iter()
+                    .copied()
+                    .find(|&i| fleet.processes[i].port == Some(port))
+            })
+            .unwrap_or_else(|| webs[rng.random_range(..webs.len())]);
         if let Some(status) = fleet.processes[victim].kill() {
             let name = fleet.processes[victim].name();
             record
@@ -181,6 +206,9 @@ fn kill_webs(
         drop(fleet);
         let mut r = record.lock().expect("record");
         r.web_kills += 1;
+        if busy.is_some() {
+            r.web_kills_mid_upload += 1;
+        }
         r.ended();
     }
 }

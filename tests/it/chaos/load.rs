@@ -4,6 +4,7 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -143,9 +144,47 @@ pub struct Uploader {
     pub tokens: Vec<String>,
     pub ports: Vec<u16>,
     pub callback_url: String,
+    /// Uploads under way to each web process (by its index in `ports`), so that a fault can
+    /// kill one in the middle of some.
+    pub in_flight: Vec<AtomicUsize>,
+}
+
+/// One upload under way, counted while it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn start(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Uploader {
+    pub fn new(http: Client, tokens: Vec<String>, ports: Vec<u16>, callback_url: String) -> Self {
+        let in_flight = ports.iter().map(|_| AtomicUsize::new(0)).collect();
+        Self {
+            http,
+            tokens,
+            ports,
+            callback_url,
+            in_flight,
+        }
+    }
+
+    /// Whether an upload to the web process on `port` is under way.
+    pub fn uploading(&self, port: u16) -> bool {
+        self.ports
+            .iter()
+            .position(|&p| p == port)
+            .is_some_and(|i| self.in_flight[i].load(Ordering::SeqCst) > 0)
+    }
+
     /// Uploads one book as a careful client would, giving up only after `patience`.
     pub fn submit(
         &self,
@@ -165,7 +204,9 @@ impl Uploader {
         };
         let mut backoff = Duration::from_millis(100);
         loop {
-            let port = self.ports[rng.random_range(..self.ports.len())];
+            let web = rng.random_range(..self.ports.len());
+            let port = self.ports[web];
+            let flight = InFlight::start(&self.in_flight[web]);
             let mut form = Form::new().part(
                 "manuscript",
                 Part::bytes(manuscript.bytes.clone()).file_name(manuscript.file_name),
@@ -238,6 +279,7 @@ impl Uploader {
                     backoff
                 }
             };
+            drop(flight);
             if started.elapsed() + wait > patience {
                 done.refused = Some(format!(
                     "gave up after {:?} and {} attempts",

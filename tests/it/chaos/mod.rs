@@ -193,15 +193,15 @@ fn run(plan: &Plan) {
     let fleet = Arc::new(Mutex::new(fleet));
 
     let receiver = Receiver::start(|_| 200);
-    let uploader = Arc::new(Uploader {
-        http: reqwest::blocking::Client::builder()
+    let uploader = Arc::new(Uploader::new(
+        reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(30))
             .build()
             .expect("client"),
         tokens,
         ports,
-        callback_url: receiver.url("127.0.0.1"),
-    });
+        receiver.url("127.0.0.1"),
+    ));
     let manuscripts = Arc::new(load::manuscripts());
     let planned: Vec<Planned> = (0..plan.books)
         .map(|n| Planned {
@@ -233,6 +233,7 @@ fn run(plan: &Plan) {
             &postgres,
             &mut azurite,
             &postgres.url(),
+            &|port| uploader.uploading(port),
             seed,
         );
         submitted.extend(load.join().expect("the load panicked"));

@@ -570,9 +570,10 @@ pub fn report(
     settled_after: Duration,
 ) {
     say(&format!(
-        "faults: {} worker kills, {} web kills, {} worker stopped for {:?}, PostgreSQL restarted {}× (down {:?}), Azurite stopped {}× for {:?}",
+        "faults: {} worker kills, {} web kills ({} in the middle of an upload), {} worker stopped for {:?}, PostgreSQL restarted {}× (down {:?}), Azurite stopped {}× for {:?}",
         record.worker_kills,
         record.web_kills,
+        record.web_kills_mid_upload,
         record.worker_stops,
         plan.faults.lease * 2,
         record.postgres_recoveries.len(),
