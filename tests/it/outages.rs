@@ -5,6 +5,10 @@
 //! everything works again, the book caught mid-way is finished, and the careful client's retry
 //! of its refused upload makes exactly one book.
 //!
+//! `serve` rides out each dependency's outage for 12 s; the split roles (a `web` and a `worker`
+//! process) ride out a whole minute without PostgreSQL, the longest outage the README promises
+//! to wait out.
+//!
 //! The dependency goes away behind a TCP proxy ([`Proxy`]) that cuts every connection and
 //! refuses new ones, as a server that restarts does, without stopping the server the other
 //! tests share.
@@ -123,26 +127,42 @@ impl Drop for SqliteLock {
     }
 }
 
+/// How the service runs: `serve` (web and its supervised worker), or the Procfile's split
+/// roles, a `web` process and a `worker` process of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Roles {
+    Serve,
+    Split,
+}
+
 #[test]
 fn serve_rides_out_a_postgres_outage() {
     if common::need::postgres() {
-        rides_out(Dependency::Postgres);
+        rides_out(Dependency::Postgres, Roles::Serve, OUTAGE);
     }
 }
 
 #[test]
 fn serve_rides_out_a_locked_sqlite_database() {
-    rides_out(Dependency::SqliteLocked);
+    rides_out(Dependency::SqliteLocked, Roles::Serve, OUTAGE);
 }
 
 #[test]
 fn serve_rides_out_a_blob_store_outage() {
     if common::need::azurite() {
-        rides_out(Dependency::AzureBlob);
+        rides_out(Dependency::AzureBlob, Roles::Serve, OUTAGE);
     }
 }
 
-fn rides_out(dependency: Dependency) {
+/// The longest outage the service promises to ride out, on the split roles.
+#[test]
+fn web_and_worker_ride_out_a_minute_without_postgres() {
+    if common::need::postgres() {
+        rides_out(Dependency::Postgres, Roles::Split, Duration::from_secs(60));
+    }
+}
+
+fn rides_out(dependency: Dependency, roles: Roles, outage: Duration) {
     let data = tempfile::tempdir().expect("tempdir");
     let (mut cut, env) = match dependency {
         Dependency::Postgres => {
@@ -167,9 +187,20 @@ fn rides_out(dependency: Dependency) {
     };
     let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     all.extend(SERVICE);
-    let server = Server::start_in(data, &["serve"], &all);
+    let (server, worker_process) = match roles {
+        Roles::Serve => (Server::start_in(data, &["serve"], &all), None),
+        Roles::Split => {
+            let mut worker = command(data.path());
+            worker.arg("worker").envs(all.iter().copied());
+            let worker = common::Running::start(worker);
+            (Server::start_in(data, &["web"], &all), Some(worker))
+        }
+    };
     server.wait_ready(Duration::from_secs(30));
-    let worker = server.worker_pid();
+    let worker = match &worker_process {
+        None => server.worker_pid(),
+        Some(worker) => worker.pid(),
+    };
     let mut cli = command(&server.data_dir());
     cli.envs(all.iter().copied());
     let token = common::web::create_token(cli, "alice", false);
@@ -219,10 +250,10 @@ fn rides_out(dependency: Dependency) {
     assert_eq!(body["error"]["code"], "unavailable", "{body}");
 
     // The outage outlasts the stall timeout and the lease; nothing exits meanwhile.
-    while down.elapsed() < OUTAGE {
+    while down.elapsed() < outage {
         assert!(
             !process_gone(server.process.pid()),
-            "serve exited in the outage"
+            "the web process exited in the outage"
         );
         assert!(!process_gone(worker), "the worker exited in the outage");
         std::thread::sleep(Duration::from_millis(200));
@@ -239,7 +270,7 @@ fn rides_out(dependency: Dependency) {
     });
     let accepted_in = back.elapsed();
     println!(
-        "{dependency:?} back: ready in {} ms, the retried upload accepted in {} ms",
+        "{dependency:?} back after {outage:?} ({roles:?}): ready in {} ms, the retried upload accepted in {} ms",
         ready_in.as_millis(),
         accepted_in.as_millis()
     );
@@ -255,12 +286,17 @@ fn rides_out(dependency: Dependency) {
 
     // The same worker all along: the supervisor restarted nothing.
     assert!(!process_gone(worker), "the worker was restarted");
-    let logs = server.process.logs.all();
-    let started = logs
-        .iter()
-        .filter(|l| message(l, Some("web"), "worker process started"))
-        .count();
-    assert_eq!(started, 1, "the worker was restarted");
+    let mut logs = server.process.logs.all();
+    match &worker_process {
+        None => {
+            let started = logs
+                .iter()
+                .filter(|l| message(l, Some("web"), "worker process started"))
+                .count();
+            assert_eq!(started, 1, "the worker was restarted");
+        }
+        Some(worker) => logs.extend(worker.logs.all()),
+    }
     let lost: Vec<&Value> = logs
         .iter()
         .filter(|l| {
