@@ -118,6 +118,18 @@ fn between(rng: &mut StdRng, (low, high): (Duration, Duration)) -> Duration {
     low + (high - low).mul_f64(rng.random::<f64>())
 }
 
+/// SIGKILL, noting a process that had already exited by itself.
+fn kill(fleet: &mut Fleet, victim: usize, record: &Mutex<Record>) {
+    if let Some(status) = fleet.processes[victim].kill() {
+        let name = fleet.processes[victim].name();
+        record
+            .lock()
+            .expect("record")
+            .unexpected_exits
+            .push(format!("{name} had exited: {status}"));
+    }
+}
+
 fn kill_workers(
     schedule: &Schedule,
     fleet: &Mutex<Fleet>,
@@ -139,14 +151,7 @@ fn kill_workers(
                 .filter(|&i| !fleet.processes[i].held)
                 .collect();
             let victim = free[rng.random_range(..free.len())];
-            if let Some(status) = fleet.processes[victim].kill() {
-                let name = fleet.processes[victim].name();
-                record
-                    .lock()
-                    .expect("record")
-                    .unexpected_exits
-                    .push(format!("{name} had exited: {status}"));
-            }
+            kill(&mut fleet, victim, record);
             victim
         };
         std::thread::sleep(Duration::from_secs(1));
@@ -194,14 +199,7 @@ fn kill_webs(
                     .find(|&i| fleet.processes[i].port == Some(port))
             })
             .unwrap_or_else(|| webs[rng.random_range(..webs.len())]);
-        if let Some(status) = fleet.processes[victim].kill() {
-            let name = fleet.processes[victim].name();
-            record
-                .lock()
-                .expect("record")
-                .unexpected_exits
-                .push(format!("{name} had exited: {status}"));
-        }
+        kill(&mut fleet, victim, record);
         fleet.start(victim);
         drop(fleet);
         let mut r = record.lock().expect("record");
