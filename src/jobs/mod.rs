@@ -18,6 +18,7 @@
 
 mod admission;
 mod backoff;
+mod breaker;
 mod context;
 mod failpoint;
 pub mod heartbeat;

@@ -23,6 +23,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 use tracing::Instrument;
 
 use super::admission::Admission;
+use super::breaker::StorageBreaker;
 use super::heartbeat::{self, CommitHealth, Heartbeat, HeldLeases};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
 use super::wake::{self, CHANNEL_JOBS, listen};
@@ -118,6 +119,8 @@ struct Shared<C> {
     /// The pump's commits, for the heartbeat to withhold beats while none go through.
     commits: Arc<CommitHealth>,
     admission: Mutex<Admission>,
+    /// Claims stop while storage is out of reach (see `breaker`).
+    storage: StorageBreaker,
 }
 
 impl<C> Shared<C> {
@@ -212,6 +215,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
             failpoint: config.failpoint.clone(),
             commits,
             admission: Mutex::new(Admission::new(config.memory_budget)),
+            storage: StorageBreaker::default(),
         });
         let (stop_tx, stop_rx) = watch::channel(false);
         let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
@@ -427,7 +431,14 @@ async fn pump<C: Send + Sync + 'static>(
         let wanted = if stopping || idle {
             0
         } else {
-            (held.len() + prefetch).saturating_sub(local.len())
+            let free = (held.len() + prefetch).saturating_sub(local.len());
+            // While the pump's own statements fail, they are the probe: the first that goes
+            // through claims as usual, and the heartbeat (which waits for a commit) resumes.
+            if shared.commits.failing_for().is_some() {
+                free
+            } else {
+                shared.storage.allow(free)
+            }
         };
         // Nothing to do: wait for a finished job, a free executor, a wake-up or a stop.
         if batch.is_empty() && wanted == 0 {
@@ -457,6 +468,7 @@ async fn pump<C: Send + Sync + 'static>(
                 () = shared.wake.notified(), if idle => idle = false,
                 () = tokio::time::sleep(nap), if idle => idle = false,
                 () = tokio::time::sleep_until(local.expires(LOCAL_QUEUE_TTL)), if !local.is_empty() => {}
+                () = sleep_until_probe(&shared.storage), if shared.storage.next_probe().is_some() => {}
                 _ = stop.changed() => {}
             }
             continue;
@@ -548,6 +560,13 @@ async fn pump<C: Send + Sync + 'static>(
         // Let the jobs just spawned start (short ones finish) before counting free executors
         // again: bigger claims, fewer round trips.
         tokio::task::yield_now().await;
+    }
+}
+
+/// Until the storage breaker lets the next probe be claimed.
+async fn sleep_until_probe(breaker: &StorageBreaker) {
+    if let Some(next) = breaker.next_probe() {
+        tokio::time::sleep_until(next.into()).await;
     }
 }
 
@@ -784,7 +803,13 @@ fn spawn_job<C: Send + Sync + 'static>(
             if let Some(failpoint) = &task_shared.failpoint {
                 failpoint.check(Moment::BeforeCommit, &row.kind);
             }
+            let out_of_reach = matches!(&outcome, Err(e) if fault::storage_out_of_reach(e));
             let finish = to_finish(outcome, &row, started.elapsed(), task_shared.retry_base);
+            if out_of_reach {
+                task_shared.storage.trip();
+            } else if matches!(finish, Finish::Complete { .. }) {
+                task_shared.storage.close();
+            }
             let successors = std::mem::take(&mut *successors.lock().unwrap_or_else(|e| e.into_inner()));
             let _ = finished.send(Finished {
                 id: row.id,
