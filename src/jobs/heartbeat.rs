@@ -42,6 +42,10 @@ pub fn interval_for(stall_timeout: Duration, lease: Duration) -> Duration {
 /// How soon a beat is tried again after one failed.
 const RETRY_AFTER_FAILED_BEAT: Duration = Duration::from_millis(500);
 
+/// How often a withheld heartbeat looks whether the engine commits again: a reading of a
+/// mutex, so often, since readiness returns only with the next beat.
+const WITHHELD_CHECK: Duration = Duration::from_millis(100);
+
 /// Whether the job engine can commit: when its statements started failing, if they are failing.
 #[derive(Debug, Default)]
 pub struct CommitHealth {
@@ -151,6 +155,7 @@ impl Heartbeat {
                                          withholding this worker's heartbeat so that it is restarted and its jobs rescued"
                                     );
                                 }
+                                next = interval.min(WITHHELD_CHECK);
                                 continue;
                             }
                             _ if withheld => {

@@ -47,6 +47,11 @@ const LOCAL_QUEUE_TTL: Duration = Duration::from_millis(500);
 /// How soon a paused queue stops being claimed from.
 pub const PAUSE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
+/// The longest pause between the pump's tries while the database fails it. Short, because the
+/// pump must be claiming again within 2 s of the database's return, and because a try against
+/// an unreachable server already takes up to the pool's acquire timeout before failing.
+const MAX_STORAGE_PAUSE: Duration = Duration::from_secs(1);
+
 /// How a runner runs.
 #[derive(Debug, Clone)]
 pub struct RunnerConfig {
@@ -547,7 +552,8 @@ async fn pump<C: Send + Sync + 'static>(
                 // longer than a lease, they are rescued and run again (at least once).
                 failures += 1;
                 shared.commits.failed();
-                let pause = Duration::from_millis(50 * 2u64.pow(failures.min(6)));
+                let pause =
+                    Duration::from_millis(50 * 2u64.pow(failures.min(6))).min(MAX_STORAGE_PAUSE);
                 tracing::warn!(error = %e, retry_in = ?pause, pending = batch.len(), "committing or claiming jobs failed");
                 held.clear();
                 tokio::select! {

@@ -22,9 +22,17 @@ use crate::config::{ConfigError, DatabaseUrl, SYSTEM_ROOTS};
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
-/// How long opening a database, and each wait for one of its connections, may take while the
-/// database cannot be reached; past it, a starting process exits for its host to try again.
+/// How long opening a database may take while it cannot be reached; past it, a starting process
+/// exits for its host to try again.
 const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
+
+/// How long one wait for a pooled connection may take; past it, the caller gets
+/// `PoolTimedOut`, an outage (a 503, or a job that waits without spending an attempt). Kept
+/// short because sqlx paces its reconnects by it: while the server is away, a waiting caller
+/// tries again after a pause that doubles up to a fifth of this. At 15 s that pause reached
+/// 3 s, and a pool could stay shut that long after the database came back; at 5 s it stays
+/// under 1 s.
+const ACQUIRE_PATIENCE: Duration = Duration::from_secs(5);
 
 /// How a pool's commits reach the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +97,7 @@ impl Database {
                 let pool = SqlitePoolOptions::new()
                     .max_connections(max_connections)
                     .min_connections(1)
-                    .acquire_timeout(CONNECT_PATIENCE)
+                    .acquire_timeout(ACQUIRE_PATIENCE)
                     .connect_with(options)
                     .await
                     .with_context(|| format!("opening SQLite database {}", path.display()))?;
@@ -120,7 +128,7 @@ impl Database {
                 let pool = loop {
                     let connected = PgPoolOptions::new()
                         .max_connections(max_connections)
-                        .acquire_timeout(CONNECT_PATIENCE)
+                        .acquire_timeout(ACQUIRE_PATIENCE)
                         .connect_with(options.clone())
                         .await;
                     match connected {
