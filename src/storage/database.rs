@@ -24,7 +24,7 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations
 
 /// How long opening a database may take while it cannot be reached; past it, a starting process
 /// exits for its host to try again.
-const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
+pub(crate) const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
 
 /// How long one wait for a pooled connection may take; past it, the caller gets
 /// `PoolTimedOut`, an outage (a 503, or a job that waits without spending an attempt). Kept
