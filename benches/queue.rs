@@ -14,6 +14,11 @@
 //!   1,000,000 jobs scheduled;
 //! - `BENCH_QUEUE_ONLY=retained`: a drain beside 10,000,000 retained finished jobs, and the same
 //!   drain while they are pruned.
+//!
+//! `BENCH_QUEUE_ONLY=log-flood`: the drain of 300,000 no-op jobs with the logbook's capture
+//! layer and writer installed (as in every worker), alternately quiet and under a flood of
+//! 100,000 log events a second from another thread; the rates, how many events were stored
+//! and dropped, and the slowest single logging call.
 
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -436,6 +441,114 @@ async fn latency(url: &DatabaseUrl, backend: &str, queued: usize) {
     );
 }
 
+/// Jobs drained in each run of the log-flood bench: about 10 s on PostgreSQL here.
+const FLOOD_DRAIN: u64 = 300_000;
+/// Log events a second in the flood.
+const FLOOD_RATE: u64 = 100_000;
+
+/// The drain quiet and under a flood of log events, alternately (`BENCH_QUEUE_ONLY=log-flood`).
+async fn log_flood(url: &DatabaseUrl, backend: &str) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    // As a worker process has it: INFO and worse, into the logbook.
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::EnvFilter::new("info"))
+        .with(bindery::logbook::Capture::install(
+            "worker",
+            bindery::config::variables::LOG_MAX_RATE
+                .read(&bindery::config::variable::Env::new([]))
+                .expect("LOG_MAX_RATE's default"),
+        ))
+        .try_init()
+        .expect("subscriber");
+    let logbook_db = Database::connect(url, 4).await.expect("connect");
+    logbook_db.migrate().await.expect("migrate");
+    let writer = bindery::logbook::Writer::start(logbook_db.clone()).expect("writer");
+    let mut quiet = Vec::new();
+    let mut flooded = Vec::new();
+    let (mut emitted, mut dropped, mut slowest) = (0u64, 0u64, Duration::ZERO);
+    for _ in 0..runs() {
+        for flood in [false, true] {
+            let db = fresh(url).await;
+            clear_log_lines(&db).await;
+            enqueue_noops(&JobQueue::new(db.clone()), FLOOD_DRAIN as usize).await;
+            settle(&db).await;
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let dropped_before = bindery::logbook::dropped();
+            let flooder = flood.then(|| {
+                let stop = stop.clone();
+                std::thread::spawn(move || flood_logs(&stop))
+            });
+            let rate = drain(&db, url, FLOOD_DRAIN).await;
+            stop.store(true, Ordering::Relaxed);
+            if let Some(flooder) = flooder {
+                let (n, worst) = flooder.join().expect("flooder");
+                emitted += n;
+                slowest = slowest.max(worst);
+                dropped += bindery::logbook::dropped() - dropped_before;
+                flooded.push(rate);
+            } else {
+                quiet.push(rate);
+            }
+            db.close().await;
+        }
+    }
+    writer.finish().await;
+    let stored = count_log_lines(&logbook_db).await;
+    let (q, f) = (median(quiet.clone()), median(flooded.clone()));
+    println!(
+        "{backend} drain_300k_noop_c32_logbook_quiet_jobs_per_s: median {q:.0} (runs: {})",
+        fmt(&quiet)
+    );
+    println!(
+        "{backend} drain_300k_noop_c32_under_100k_log_events_per_s_jobs_per_s: median {f:.0} (runs: {}); {:.0} % of quiet",
+        fmt(&flooded),
+        f / q * 100.0
+    );
+    println!(
+        "{backend} log_flood: {emitted} events emitted, {dropped} dropped and counted, {stored} lines stored in the last run; slowest logging call {} µs",
+        slowest.as_micros()
+    );
+}
+
+/// Logs `FLOOD_RATE` events a second, paced in steps of 10 ms, until told to stop; returns how
+/// many it logged and the slowest single call.
+fn flood_logs(stop: &std::sync::atomic::AtomicBool) -> (u64, Duration) {
+    let per_step = FLOOD_RATE / 100;
+    let started = Instant::now();
+    let (mut n, mut slowest) = (0u64, Duration::ZERO);
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..per_step {
+            let before = Instant::now();
+            tracing::info!(n, book.id = "flood", "a log event of the flood");
+            slowest = slowest.max(before.elapsed());
+            n += 1;
+        }
+        let due = started + Duration::from_millis(n * 1000 / FLOOD_RATE);
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+    }
+    (n, slowest)
+}
+
+async fn clear_log_lines(db: &Database) {
+    let sql = "DELETE FROM log_lines";
+    match db {
+        Database::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+        Database::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+    }
+    .expect("clear log lines");
+}
+
+async fn count_log_lines(db: &Database) -> i64 {
+    let sql = "SELECT count(*) FROM log_lines";
+    match db {
+        Database::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+        Database::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+    }
+    .expect("count log lines")
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -455,6 +568,7 @@ fn main() {
             }
             Ok("retained") => retained(&url, backend).await,
             Ok("deep-latency") => latency(&url, backend, 1_000_000).await,
+            Ok("log-flood") => log_flood(&url, backend).await,
             _ => {
                 throughput(&url, backend).await;
                 latency(&url, backend, 0).await;

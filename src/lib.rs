@@ -73,6 +73,7 @@ pub mod document;
 pub mod ebook;
 pub mod jobs;
 pub mod keepalive;
+pub mod logbook;
 pub mod logs;
 pub mod manuscript;
 pub mod metrics;

@@ -51,6 +51,7 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
     let blobs = BlobStore::open(&config.blob, &config.azure)?;
     // Migrates, and refuses a database and a blob store of two different installations.
     installation::at_start(&db, &blobs, true).await?;
+    let logbook = crate::logbook::Writer::start(db.clone());
     let app = Application::build(
         config,
         AppState {
@@ -86,13 +87,13 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
     } else {
         None
     };
-    let watched_id = worker.as_ref().map(|w| w.id.clone());
     let keepalive = keepalive::spawn(config.keepalive_url.clone(), config.keepalive_interval);
 
+    let watched = worker.as_ref().map(|w| (w.id.clone(), w.pid));
     let stop = tokio::select! {
         signal = signals.recv() => Stop::Signal(signal),
         status = wait_child(worker.as_mut()) => Stop::WorkerExited(status),
-        reason = watch_heartbeat(&db, watched_id.as_deref(), config.worker_stall_timeout, config.job_lease) => {
+        reason = watch_heartbeat(&db, watched.as_ref().map(|(id, pid)| (id.as_str(), *pid)), config.worker_stall_timeout, config.job_lease) => {
             Stop::WorkerStalled(reason)
         }
         ended = &mut server => Stop::ServerEnded(ended.map_err(anyhow::Error::from).and_then(|r| r.map_err(anyhow::Error::from))),
@@ -150,6 +151,9 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
             ExitCode::FAILURE
         }
     };
+    if let Some(logbook) = logbook {
+        logbook.finish().await;
+    }
     db.close().await;
     Ok(code)
 }
@@ -222,15 +226,19 @@ async fn wait_child(worker: Option<&mut WorkerChild>) -> std::io::Result<ExitSta
 /// about to beat again. So each look first writes (`/readyz`'s probe), and a heartbeat counts
 /// as stale once the database has taken writes for a whole `stall_timeout` and the worker has
 /// still not written one.
+///
+/// Except when the writer the database waits for is the worker itself: a worker stopped or
+/// hung in the middle of a SQLite write holds the lock, and would otherwise never be judged.
 async fn watch_heartbeat(
     db: &Database,
-    worker_id: Option<&str>,
+    worker: Option<(&str, i32)>,
     stall_timeout: Duration,
     lease: Duration,
 ) -> String {
-    let Some(worker_id) = worker_id else {
+    let Some((worker_id, worker_pid)) = worker else {
         return std::future::pending().await;
     };
+    let worker_pid = u32::try_from(worker_pid).unwrap_or(0);
     let mut answering_since = Instant::now();
     let mut tick = tokio::time::interval(heartbeat::interval_for(stall_timeout, lease));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -238,7 +246,9 @@ async fn watch_heartbeat(
     loop {
         tick.tick().await;
         let read = async {
-            db.probe_write().await?;
+            if !db.write_locked_by(worker_pid) {
+                db.probe_write().await?;
+            }
             anyhow::Ok(workers::fetch_worker(db, worker_id).await?)
         }
         .await;

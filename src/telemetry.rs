@@ -1,5 +1,6 @@
 //! Logging for both processes: one stream on stdout (which the worker child inherits, so the
-//! platform sees web and worker together) plus daily-rolling files per role in `LOG_DIR`.
+//! platform sees web and worker together), daily-rolling files per role in `LOG_DIR`, and the
+//! database (`logbook`), where every process on every machine meets.
 //! One-shot commands log to stderr only, keeping stdout for what they print.
 //!
 //! Every line carries the role and the pid, in text as a `web[1234]` prefix (the way app hosts
@@ -74,10 +75,16 @@ pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
         Some(layer(role, config.log_format, false, files))
     };
 
+    // The web and worker processes also keep their lines in the database (`logbook`), once
+    // their writer starts.
+    let logbook = (role != Role::Cli)
+        .then(|| crate::logbook::Capture::install(role.as_str(), config.log_max_rate));
+
     tracing_subscriber::registry()
         .with(EnvFilter::try_new(&config.log_filter)?)
         .with(stream_layer)
         .with(file_layer)
+        .with(logbook)
         .try_init()?;
     Ok(TelemetryGuard { _guards: guards })
 }

@@ -67,7 +67,8 @@ enum Command {
         #[command(subcommand)]
         command: jobs::JobsCommand,
     },
-    /// Print the merged tail of this machine's web and worker log files (LOG_DIR); -f follows.
+    /// Print the log lines of every web and worker process sharing the database, merged by time
+    /// (or a deployment's, with --app; or this machine's files, with --files); -f follows.
     Logs(logs::LogsArgs),
     /// Manage API tokens: create (shown once), list, revoke. Each token is a tenant.
     Token {
@@ -122,6 +123,12 @@ pub fn main() -> ExitCode {
     if let Err(e) = load_dotenv() {
         eprintln!("bindery: {e}");
         return ExitCode::from(EXIT_CONFIG);
+    }
+    // Following a deployment from elsewhere needs none of this machine's configuration.
+    if let Command::Logs(args) = &command
+        && args.app.is_some()
+    {
+        return logs::remote_main(args);
     }
     let loaded = match Config::from_env() {
         Ok(loaded) => loaded,

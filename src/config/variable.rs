@@ -98,6 +98,7 @@ macro_rules! show_with_display {
 
 show_with_display!(
     u16,
+    u64,
     u32,
     usize,
     bool,

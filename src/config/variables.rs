@@ -161,6 +161,21 @@ variables! {
     /// Cron expression (5 or 6 fields, UTC) for pruning finished jobs, or `off`.
     var SCHEDULE_PRUNE_JOBS: Option<String> = value("0 17 * * * *"), example "off",
         parse values::schedule, {field schedule_prune_jobs, shown values::show_schedule};
+    /// Most log lines a process stores in the database a second (for `bindery logs`); beyond it
+    /// they are dropped there and counted (`bindery_log_events_dropped_total`), but still
+    /// printed and written to the files.
+    var LOG_MAX_RATE: u64 = value("2000"), example "500",
+        parse values::count64, {field log_max_rate};
+    /// Log lines kept in the database (for `bindery logs`) are deleted after this long.
+    var LOG_RETENTION: Duration = value("7d"), example "2d",
+        parse values::duration, {field log_retention};
+    /// At most this many log lines are kept in the database; the oldest go first.
+    var LOG_MAX_LINES: u64 = value("1000000"), example "5000000",
+        parse values::count64, {field log_max_lines};
+    /// Cron expression (5 or 6 fields, UTC) for pruning the database's log lines to
+    /// LOG_RETENTION and LOG_MAX_LINES, or `off`.
+    var SCHEDULE_PRUNE_LOGS: Option<String> = value("0 */10 * * * *"), example "off",
+        parse values::schedule, {field schedule_prune_logs, shown values::show_schedule};
     /// Cron expression (5 or 6 fields, UTC) for rebuilding every tenant's OPDS and JSON catalog,
     /// or `off` (publishing and deleting a book still refresh it).
     var SCHEDULE_CATALOG_REFRESH: Option<String> = value("0 */15 * * * *"), example "off",

@@ -132,6 +132,12 @@ async fn render(state: &AppState) -> anyhow::Result<String> {
     if let Some(freshest) = freshest {
         shared.register(Box::new(freshest))?;
     }
+    let dropped = prometheus::IntCounter::new(
+        "bindery_log_events_dropped_total",
+        "Log events this web process could not store in the database (bindery logs) because they came faster than it took them, or it was unreachable; stdout and the files still have them.",
+    )?;
+    dropped.inc_by(crate::logbook::dropped());
+    shared.register(Box::new(dropped))?;
     for collector in [
         Box::new(workers) as Box<dyn prometheus::core::Collector>,
         Box::new(jobs),

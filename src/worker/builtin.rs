@@ -65,3 +65,28 @@ impl Job for PruneJobs {
         Ok(Outcome::done_with(serde_json::json!({ "pruned": pruned })))
     }
 }
+
+/// Deletes the database's log lines older than `LOG_RETENTION` and beyond `LOG_MAX_LINES`
+/// (scheduled).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PruneLogs {}
+
+impl Job for PruneLogs {
+    const NAME: &'static str = "bindery.prune_logs";
+    const QUEUE: &'static str = "maintenance";
+    type Context = Services;
+
+    async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
+        let config = &cx.app().config;
+        let pruned =
+            crate::logbook::store::prune(&cx.app().db, config.log_retention, config.log_max_lines)
+                .await?;
+        tracing::info!(
+            pruned,
+            retention = %humantime::format_duration(config.log_retention),
+            max_lines = config.log_max_lines,
+            "pruned log lines"
+        );
+        Ok(Outcome::done_with(serde_json::json!({ "pruned": pruned })))
+    }
+}

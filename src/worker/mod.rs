@@ -30,6 +30,7 @@ pub fn registry() -> Registry<Services> {
         .register::<builtin::Noop>()
         .register::<builtin::Sleep>()
         .register::<builtin::PruneJobs>()
+        .register::<builtin::PruneLogs>()
         .register::<crate::webhooks::Deliver>()
         .register::<crate::catalog::Refresh>()
         .register::<crate::catalog::RefreshAll>();
@@ -58,6 +59,11 @@ pub const SCHEDULES: &[Recurring] = &[
         name: "prune_jobs",
         variable: &crate::config::variables::SCHEDULE_PRUNE_JOBS,
         job: || NewJob::of(&builtin::PruneJobs {}),
+    },
+    Recurring {
+        name: "prune_logs",
+        variable: &crate::config::variables::SCHEDULE_PRUNE_LOGS,
+        job: || NewJob::of(&builtin::PruneLogs {}),
     },
     Recurring {
         name: "catalog_refresh",
@@ -128,6 +134,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     // Under `serve`, the web process migrated before spawning us; the installation check is
     // cheap once it has passed there, and a worker of its own checks it as the web does.
     installation::at_start(&db, &blobs, options.supervisor.is_none()).await?;
+    let logbook = crate::logbook::Writer::start(db.clone());
     let queue = JobQueue::new(db.clone());
     let context = Services {
         db: db.clone(),
@@ -184,6 +191,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
             None => tracing::warn!("the web process is gone; giving work back and stopping now"),
         }
         runner.shutdown(Duration::ZERO).await;
+        finish(logbook).await;
         return Ok(ExitCode::FAILURE);
     }
     let signal = signal.unwrap_or(Signal::SIGTERM);
@@ -199,8 +207,9 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     loop {
         tokio::select! {
             report = &mut shutdown => {
-                db.close().await;
                 tracing::info!(drained = report.drained, released = report.released, "worker stopped");
+                finish(logbook).await;
+                db.close().await;
                 return Ok(ExitCode::SUCCESS);
             }
             again = signals.recv() => {
@@ -248,4 +257,11 @@ fn connection_plan(
         "PostgreSQL connections"
     );
     Ok((share.app, Some(share.engine), wanted.min(most)))
+}
+
+/// Stores the log lines this process still holds.
+async fn finish(logbook: Option<crate::logbook::Writer>) {
+    if let Some(logbook) = logbook {
+        logbook.finish().await;
+    }
 }

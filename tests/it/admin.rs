@@ -545,6 +545,89 @@ impl Events {
 }
 
 #[test]
+fn the_log_stream_filters_and_ends_when_asked_not_to_follow() {
+    let admin = Admin::start(false, &[]);
+    let root = admin.token("root", true);
+    let reader = admin.token("reader", false);
+    admin
+        .server
+        .process
+        .logs
+        .wait_for("the worker's ready line", Duration::from_secs(20), |l| {
+            common::message(l, Some("worker"), "worker ready")
+        });
+    let events = |query: &str, token: &str| -> (StatusCode, Vec<Value>) {
+        let response = client()
+            .get(admin.server.url(&format!("/api/v1/admin/logs?{query}")))
+            .bearer_auth(token)
+            .send()
+            .expect("GET /logs");
+        let status = response.status();
+        let body = response.text().expect("the whole stream");
+        let events = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|data| serde_json::from_str(data).expect("an event is JSON"))
+            .collect();
+        (status, events)
+    };
+    // The worker's lines reach the web process through the database.
+    let workers = common::eventually("the worker's lines", Duration::from_secs(10), || {
+        let (status, events) = events("follow=false&lines=100&role=worker", &root);
+        assert_eq!(status, StatusCode::OK);
+        events
+            .iter()
+            .any(|e| e["fields"]["message"] == "worker ready")
+            .then_some(events)
+    });
+    assert!(
+        workers.iter().all(|e| e["role"] == "worker"),
+        "{workers:#?}"
+    );
+    let (_, grepped) = events("follow=false&grep=WORKER%20READY", &root);
+    assert!(!grepped.is_empty());
+    assert!(
+        grepped.iter().all(|e| e["line"]
+            .as_str()
+            .is_some_and(|l| l.to_lowercase().contains("worker ready"))),
+        "{grepped:#?}"
+    );
+    // This machine's files, on request: the lines as written (JSON, as the suite logs).
+    let (status, files) = events("follow=false&lines=20&source=files", &root);
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(files.len(), 20);
+    assert!(
+        files
+            .iter()
+            .all(|e| e["line"].as_str().is_some_and(|l| l.starts_with('{')))
+    );
+
+    for (query, wrong) in [
+        ("level=loud", "level must be"),
+        (
+            "source=files&grep=x",
+            "source=files is filtered by role only",
+        ),
+        ("since=yesterday", "since must be a duration"),
+        ("role=db", "role must be web or worker"),
+        ("follow=maybe", "follow must be true or false"),
+    ] {
+        let response = client()
+            .get(admin.server.url(&format!("/api/v1/admin/logs?{query}")))
+            .bearer_auth(&root)
+            .send()
+            .expect("GET /logs");
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{query}");
+        let body = response.text().expect("body");
+        assert!(body.contains(wrong), "{query}: {body}");
+    }
+    // Not an admin: no such route.
+    let (status, none) = events("follow=false", &reader);
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(none.is_empty());
+}
+
+#[test]
 fn the_log_stream_tails_both_roles_then_follows() {
     let admin = Admin::start(false, &[]);
     let root = admin.token("root", true);
@@ -611,8 +694,11 @@ fn the_log_stream_tails_both_roles_then_follows() {
             .unwrap_or_else(|| panic!("no timestamp: {e}"))
     };
     for e in &seen {
+        let message = e["fields"]["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{e}"));
         assert!(
-            e["line"].as_str().is_some_and(|l| l.starts_with('{')),
+            e["line"].as_str().is_some_and(|l| l.contains(message)),
             "{e}"
         );
         assert_eq!(e["fields"]["role"], e["role"], "{e}");

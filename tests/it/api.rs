@@ -185,6 +185,7 @@ fn tenant_isolation(postgres: bool) {
         r#"bindery_http_request_duration_seconds_count{method="POST",route="/api/v1/books",status="200"} 1"#,
         "bindery_job_kind_run_seconds{",
         "bindery_job_kind_attempts{",
+        "bindery_log_events_dropped_total 0",
     ] {
         assert!(
             metrics.contains(expected),

@@ -1,24 +1,24 @@
-//! `bindery logs`: the merged tail of the web and worker log files, then (with `-f`) new lines
-//! as they are written.
+//! `bindery logs`: the lines of every process that shares the database, merged by time, then
+//! (with `-f`) new lines as they are written; and with `--files`, this machine's log files.
 
 use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{Server, command};
 
 #[test]
-fn logs_prints_both_roles_and_follows_new_lines() {
+fn logs_prints_both_roles_files_and_follows_new_lines() {
     let server = Server::start(&["serve"], &[]);
     server.wait_ready(Duration::from_secs(30));
 
     // The server logs JSON (as the tests run it), one object per line, each with its role.
     let lines = |args: &[&str]| -> Vec<serde_json::Value> {
         let out = command(&server.data_dir())
-            .arg("logs")
+            .args(["logs", "--files"])
             .args(args)
             .output()
             .expect("bindery logs");
@@ -51,8 +51,15 @@ fn logs_prints_both_roles_and_follows_new_lines() {
     );
 
     // Following: a request made after it started shows up.
-    let mut follow = command(&server.data_dir())
-        .args(["logs", "-n", "0", "-f"])
+    let mut follow = command(&server.data_dir());
+    follow.args(["logs", "--files", "-n", "0", "-f"]);
+    follows_a_new_request(follow, &server);
+}
+
+/// Starts `follow` (a `bindery logs -f` command), makes requests until the line of one shows
+/// up, and returns how long the first of them took to show; then stops it with Ctrl-C.
+fn follows_a_new_request(mut follow: std::process::Command, server: &Server) -> Duration {
+    let mut follow = follow
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -61,23 +68,206 @@ fn logs_prints_both_roles_and_follows_new_lines() {
     let (lines, seen) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
+            if lines.send((line, Instant::now())).is_err() {
                 break;
             }
         }
     });
     // It says nothing until there is a new line, so requests are made until one shows up
     // (a request made before it was watching would not: it prints only new lines).
-    let marker = format!("/static/marker-{}", std::process::id());
-    let found = (0..100).find_map(|_| {
+    let found = (0..100).find_map(|n| {
+        let marker = format!("/static/marker-{}-{n}", std::process::id());
+        let sent = Instant::now();
         let _ = common::client().get(server.url(&marker)).send();
-        seen.recv_timeout(Duration::from_millis(200))
-            .ok()
-            .filter(|l| l.contains(&marker))
+        let deadline = sent + Duration::from_millis(1500);
+        while let Ok((line, at)) =
+            seen.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            if line.contains(&marker) {
+                return Some(at - sent);
+            }
+        }
+        None
     });
-    assert!(found.is_some(), "the new request's line never arrived");
     // Ctrl-C (SIGINT) ends it cleanly.
     common::signal_pid(follow.id() as i32, nix::sys::signal::Signal::SIGINT);
     let status = follow.wait().expect("wait");
     assert!(status.success(), "{status:?}");
+    found.expect("the new request's line never arrived")
+}
+
+/// The acceptance of the shared stream: two `web` and two `worker` processes on one
+/// PostgreSQL, each with a LOG_DIR of its own, and `bindery logs` run from a third directory
+/// that has no log files at all.
+#[test]
+fn logs_shows_every_process_sharing_the_database_from_anywhere() {
+    if !common::need::postgres() {
+        return;
+    }
+    let database = common::postgres_database();
+    let env = [("DATABASE_URL", database.as_str())];
+    let webs: Vec<Server> = (0..2).map(|_| Server::start(&["web"], &env)).collect();
+    let workers: Vec<(tempfile::TempDir, common::Running)> = (0..2)
+        .map(|_| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut worker = command(dir.path());
+            worker.arg("worker").envs(env);
+            let running = common::Running::start(worker);
+            running
+                .logs
+                .wait_for("worker ready", Duration::from_secs(30), |l| {
+                    common::message(l, Some("worker"), "worker ready")
+                });
+            (dir, running)
+        })
+        .collect();
+    for web in &webs {
+        web.wait_ready(Duration::from_secs(30));
+    }
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let logs = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = command(elsewhere.path())
+            .env("DATABASE_URL", &database)
+            .args(["logs", "--json"])
+            .args(args)
+            .output()
+            .expect("bindery logs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+
+    // Every process's start, each line once, in time order.
+    let pids: Vec<i64> = webs
+        .iter()
+        .map(|w| i64::from(w.process.pid()))
+        .chain(workers.iter().map(|(_, w)| i64::from(w.pid())))
+        .collect();
+    let all = common::eventually("a line of every process", Duration::from_secs(10), || {
+        let all = logs(&["-n", "100", "--grep", "ready"])
+            .into_iter()
+            .chain(logs(&["-n", "100", "--grep", "listening"]))
+            .collect::<Vec<_>>();
+        pids.iter()
+            .all(|pid| all.iter().any(|l| l["pid"] == *pid))
+            .then_some(all)
+    });
+    let listening: Vec<&serde_json::Value> = all
+        .iter()
+        .filter(|l| l["role"] == "web" && l["message"] == "listening")
+        .collect();
+    assert_eq!(listening.len(), 2, "{listening:#?}");
+    let recent = logs(&["-n", "30"]);
+    assert_eq!(recent.len(), 30, "-n 30 prints 30 lines");
+    let times: Vec<&str> = recent
+        .iter()
+        .filter_map(|l| l["timestamp"].as_str())
+        .collect();
+    assert_eq!(times.len(), recent.len());
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "merged in time order: {times:#?}"
+    );
+
+    // The filters.
+    let only_workers = logs(&["-n", "50", "--role", "worker"]);
+    assert!(!only_workers.is_empty());
+    assert!(only_workers.iter().all(|l| l["role"] == "worker"));
+    let warnings = logs(&["--level", "warn", "-n", "1000"]);
+    assert!(
+        warnings
+            .iter()
+            .all(|l| l["level"] == "WARN" || l["level"] == "ERROR"),
+        "{warnings:#?}"
+    );
+    let bad = command(elsewhere.path())
+        .env("DATABASE_URL", &database)
+        .args(["logs", "--level", "loud"])
+        .output()
+        .expect("bindery logs");
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("use error, warn, info, debug or trace"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+
+    // Following from the third directory: a request to either web process shows up.
+    for web in &webs {
+        let mut follow = command(elsewhere.path());
+        follow
+            .env("DATABASE_URL", &database)
+            .args(["logs", "-n", "0", "-f"]);
+        let took = follows_a_new_request(follow, web);
+        println!(
+            "bindery logs -f showed a new request's line after {} ms",
+            took.as_millis()
+        );
+        assert!(took < Duration::from_secs(1), "shown after {took:?}");
+    }
+
+    // From a laptop: no database, only the deployment's URL and an admin token. The same
+    // lines, over HTTP, whichever web process answers.
+    let mut cli = command(elsewhere.path());
+    cli.env("DATABASE_URL", &database);
+    let admin = common::web::create_token(cli, "operator", true);
+    let mut cli = command(elsewhere.path());
+    cli.env("DATABASE_URL", &database);
+    let tenant = common::web::create_token(cli, "author", false);
+    let laptop = tempfile::tempdir().expect("tempdir");
+    let remote = |token: &str, args: &[&str]| {
+        command(laptop.path())
+            .args(["logs", "--app", &webs[0].base, "--json"])
+            .env("BINDERY_TOKEN", token)
+            .args(args)
+            .output()
+            .expect("bindery logs --app")
+    };
+    let out = remote(&admin, &["-n", "400", "--grep", "ready"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    for (_, worker) in &workers {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["pid"] == i64::from(worker.pid()) && l["message"] == "worker ready"),
+            "worker {} missing from {lines:#?}",
+            worker.pid()
+        );
+    }
+    assert!(
+        std::fs::read_dir(laptop.path())
+            .expect("read_dir")
+            .next()
+            .is_none(),
+        "the remote tail writes nothing where it runs"
+    );
+    let refused = remote(&tenant, &["-n", "5"]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("404") && said.contains("admin"), "{said}");
+    let mut follow = command(laptop.path());
+    follow
+        .args(["logs", "-n", "0", "-f", "--app", &webs[1].base])
+        .env("BINDERY_TOKEN", &admin);
+    let took = follows_a_new_request(follow, &webs[0]);
+    println!(
+        "bindery logs -f --app showed a new request's line after {} ms",
+        took.as_millis()
+    );
+    assert!(took < Duration::from_secs(1), "shown after {took:?}");
 }

@@ -179,6 +179,54 @@ fn a_stuck_worker_counts_as_dead() {
     assert_eq!(line["worker.pid"], worker_pid);
 }
 
+/// The worker frozen in the middle of a SQLite write holds the database's lock: every other
+/// write waits, the supervisor's probe too. It must still count as stuck, not as an outage.
+#[test]
+fn a_worker_stopped_in_the_middle_of_a_write_counts_as_dead() {
+    let stall = Duration::from_secs(2);
+    let mut server = Server::start(&["serve"], &[("WORKER_STALL_TIMEOUT", "2s")]);
+    server.wait_ready(Duration::from_secs(10));
+    let worker_pid = server.worker_pid();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = runtime
+        .block_on(bindery::storage::Database::connect(
+            &bindery::config::DatabaseUrl::Sqlite {
+                path: server.data_dir().join("bindery.db"),
+            },
+            1,
+        ))
+        .expect("open the database");
+    let pid = u32::try_from(worker_pid).expect("pid");
+    // Freeze it the moment it is seen writing; if the write ended in between, let it go on
+    // and try again. It writes its heartbeat, its jobs' state and its log lines.
+    // Its writes are short, so the lock table is read as fast as it can be.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker was never seen holding the write lock"
+        );
+        if !db.write_locked_by(pid) {
+            continue;
+        }
+        signal_pid(worker_pid, Signal::SIGSTOP);
+        if db.write_locked_by(pid) {
+            break;
+        }
+        signal_pid(worker_pid, Signal::SIGCONT);
+    }
+    let (status, took) = server.process.wait_exit(stall + Duration::from_secs(5));
+    assert!(!status.success(), "web must exit non-zero, got {status}");
+    assert!(
+        took < stall + PROMPT,
+        "took {took:?} to notice a stall of {stall:?}"
+    );
+    assert!(process_gone(worker_pid), "the stuck worker must be killed");
+}
+
 #[test]
 fn readyz_reports_a_stale_heartbeat() {
     let server = Server::start(&["serve"], &[("WORKER_STALL_TIMEOUT", "30s")]);

@@ -1,5 +1,7 @@
-//! `/api/v1/admin/logs`: the live log, as Server-Sent Events. The merged tail of the web and
-//! worker log files in `LOG_DIR` (of this machine), then every new line as it is written.
+//! `/api/v1/admin/logs`: the live log, as Server-Sent Events. The last lines of every process
+//! that shares the database (the logbook), merged by time, then every new line as it is
+//! stored; or, with `source=files`, the log files of this web process's machine. `bindery logs
+//! --app` follows it from anywhere.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -7,10 +9,13 @@ use std::time::{Duration, Instant};
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 use serde::Deserialize;
+use serde_json::Value;
 use utoipa::IntoParams;
 
-use super::integer;
+use super::{given, integer};
+use crate::logbook::{self, Filter};
 use crate::logs::{LogLine, Tail};
+use crate::storage::Database;
 use crate::telemetry::Role;
 use crate::web::caller::Admin;
 use crate::web::error::{ApiError, ErrorBody};
@@ -19,7 +24,7 @@ use crate::web::{AppState, Stopping};
 
 const LINES_DEFAULT: i64 = 200;
 const LINES_MAX: i64 = 2000;
-/// How often the files are checked for new lines.
+/// How often the files or the database are checked for new lines.
 const POLL: Duration = Duration::from_millis(250);
 /// A comment line this often keeps proxies from closing a quiet stream, and finds out that the
 /// client has gone (a write is how the server learns it), so a stream left behind by a closed
@@ -30,20 +35,100 @@ const BATCH: usize = 500;
 
 const ROLES: [&str; 2] = [Role::Web.as_str(), Role::Worker.as_str()];
 
-// Read as a string and parsed in the handler (see the module doc of `admin`).
+// Read as strings and parsed in the handler (see the module doc of `admin`).
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LogsQuery {
     /// How many past lines to send first; more than 2000 sends 2000.
     #[param(value_type = Option<i64>, minimum = 0, default = 200, example = 50)]
     lines: Option<String>,
+    /// `false` ends the stream after the past lines.
+    #[param(value_type = Option<bool>, default = true)]
+    follow: Option<String>,
+    /// `database` (every process sharing it) or `files` (this machine's `LOG_DIR`, which only
+    /// `role` filters).
+    #[param(value_type = Option<String>, default = "database", example = "database")]
+    source: Option<String>,
+    /// Only this role's lines: `web` or `worker`.
+    #[param(value_type = Option<String>, example = "worker")]
+    role: Option<String>,
+    /// Only lines of this level or worse: `error`, `warn`, `info`, `debug` or `trace`.
+    #[param(value_type = Option<String>, example = "warn")]
+    level: Option<String>,
+    /// Only this book's lines.
+    #[param(value_type = Option<String>)]
+    book: Option<String>,
+    /// Only this job's lines.
+    #[param(value_type = Option<i64>)]
+    job: Option<String>,
+    /// Only the lines of this tenant's requests and jobs.
+    #[param(value_type = Option<String>)]
+    tenant: Option<String>,
+    /// Only the lines of the request with this `X-Request-Id`.
+    #[param(value_type = Option<String>)]
+    request: Option<String>,
+    /// Only lines of the last so long (`10m`, `2h`, `1d`).
+    #[param(value_type = Option<String>, example = "10m")]
+    since: Option<String>,
+    /// Only lines whose message or fields contain this text, ignoring case.
+    #[param(value_type = Option<String>)]
+    grep: Option<String>,
+}
+
+impl LogsQuery {
+    fn filter(&self) -> Result<Filter, ApiError> {
+        let invalid = |message: String| ApiError::bad_request("invalid_parameter", message);
+        let role = match given(&self.role) {
+            None => None,
+            Some(role) if ROLES.contains(&role) => Some(role.to_owned()),
+            Some(other) => {
+                return Err(invalid(format!(
+                    "role must be web or worker (got {other:?})."
+                )));
+            }
+        };
+        let level = match given(&self.level) {
+            None => None,
+            Some(text) => Some(logbook::Level::parse(text).ok_or_else(|| {
+                invalid(format!(
+                    "level must be error, warn, info, debug or trace (got {text:?})."
+                ))
+            })?),
+        };
+        let since = match given(&self.since) {
+            None => None,
+            Some(text) => {
+                let since = humantime::parse_duration(text).map_err(|_| {
+                    invalid(format!(
+                        "since must be a duration such as 10m or 2h (got {text:?})."
+                    ))
+                })?;
+                Some(
+                    chrono::Utc::now().timestamp_micros()
+                        - i64::try_from(since.as_micros()).unwrap_or(i64::MAX),
+                )
+            }
+        };
+        Ok(Filter {
+            role,
+            level,
+            book_id: given(&self.book).map(str::to_owned),
+            job_id: integer("job", &self.job, 1..=i64::MAX)?,
+            tenant: given(&self.tenant).map(str::to_owned),
+            request_id: given(&self.request).map(str::to_owned),
+            since,
+            grep: given(&self.grep).map(str::to_owned),
+        })
+    }
 }
 
 /// Follow the logs
 ///
-/// The live log of this machine's web and worker processes (the files in `LOG_DIR`), as
-/// Server-Sent Events. First the last `lines` lines of both in time order, then new lines as
-/// they are completed. Ends when the client disconnects, or when the server stops.
+/// The live log as Server-Sent Events: first the last `lines` lines in time order, then new
+/// lines as they are stored. By default the lines of every web and worker process that shares
+/// the database, on any machine; with `source=files`, the log files of this web process's
+/// machine. Ends when the client disconnects, when the server stops, or after the past lines
+/// with `follow=false`.
 #[utoipa::path(
     operation_id = "follow_logs",
     tag = "admin",
@@ -52,13 +137,16 @@ pub struct LogsQuery {
     responses(
         (status = 200, description = "An event stream, opened with a comment line at once. One \
             event per log line, `data: {\"role\", \"line\", \"timestamp\"?, \"fields\"?}`: \
-            `role` is `web` or `worker`, `line` the line as written, and `fields` the line \
-            parsed when it is JSON. A comment line every 5 s keeps the connection open.",
+            `role` is `web` or `worker`, `line` the line as text, and `fields` the line as an \
+            object (`timestamp`, `level`, `role`, `host`, `pid`, `target`, `message`, the \
+            event's fields and its `request_id`, `book.id`, `job.id` and `tenant`; from the \
+            files, present when the line is JSON). A comment line every 5 s keeps the \
+            connection open.",
             body = String, content_type = "text/event-stream"),
         (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotAdmin),
-        (status = 503, description = "The log files could not be read (`unavailable`).",
+        (status = 503, description = "The log lines could not be read (`unavailable`).",
             body = ErrorBody),
     )
 )]
@@ -72,20 +160,86 @@ pub async fn stream(
     let lines = integer("lines", &query.lines, 0..=i64::MAX)?
         .unwrap_or(LINES_DEFAULT)
         .min(LINES_MAX);
-    let n = usize::try_from(lines).unwrap_or(0);
-    let dir = state.config.log_dir.clone();
-    let shown = dir.clone();
-    let (tail, backlog) = web::block(move || Tail::open(&dir, &ROLES, n))
-        .await
-        .map_err(|e| anyhow::anyhow!("the log reader stopped: {e}"))?
-        .map_err(|e| {
-            anyhow::Error::new(e).context(format!("reading the log files in {}", shown.display()))
-        })?;
+    let follow = match given(&query.follow) {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                "invalid_parameter",
+                format!("follow must be true or false (got {other:?})."),
+            ));
+        }
+    };
+    let filter = query.filter()?;
+    let (source, backlog) = match given(&query.source) {
+        None | Some("database") => {
+            let db = state.db.clone();
+            // Where following starts is read before the past lines: nothing falls between.
+            let from = logbook::Follow::from_now(&db)
+                .await
+                .map_err(|e| anyhow::Error::new(e).context("reading the log lines"))?;
+            let backlog = if lines > 0 {
+                logbook::store::last(&db, &filter, lines)
+                    .await
+                    .map_err(|e| anyhow::Error::new(e).context("reading the log lines"))?
+            } else {
+                Vec::new()
+            };
+            let backlog: VecDeque<Value> = backlog.iter().map(event_of).collect();
+            (
+                Source::Logbook {
+                    db,
+                    filter,
+                    from: Box::new(from),
+                },
+                backlog,
+            )
+        }
+        Some("files") => {
+            if filter.level.is_some()
+                || filter.book_id.is_some()
+                || filter.job_id.is_some()
+                || filter.tenant.is_some()
+                || filter.request_id.is_some()
+                || filter.since.is_some()
+                || filter.grep.is_some()
+            {
+                return Err(ApiError::bad_request(
+                    "invalid_parameter",
+                    "source=files is filtered by role only; leave out the other filters, or \
+                     read the database's lines (source=database).",
+                ));
+            }
+            let roles: Vec<&'static str> = ROLES
+                .into_iter()
+                .filter(|r| filter.role.as_deref().is_none_or(|wanted| wanted == *r))
+                .collect();
+            let n = usize::try_from(lines).unwrap_or(0);
+            let dir = state.config.log_dir.clone();
+            let shown = dir.clone();
+            let (tail, backlog) = web::block(move || Tail::open(&dir, &roles, n))
+                .await
+                .map_err(|e| anyhow::anyhow!("the log reader stopped: {e}"))?
+                .map_err(|e| {
+                    anyhow::Error::new(e)
+                        .context(format!("reading the log files in {}", shown.display()))
+                })?;
+            let backlog = backlog.iter().map(file_event_of).collect();
+            (Source::Files(Some(tail)), backlog)
+        }
+        Some(other) => {
+            return Err(ApiError::bad_request(
+                "invalid_parameter",
+                format!("source must be database or files (got {other:?})."),
+            ));
+        }
+    };
     tracing::info!(admin = %admin.0.name, lines = backlog.len(), "log stream opened");
     let follow = Follow {
-        tail: Some(tail),
-        pending: backlog.into(),
+        source,
+        pending: backlog,
         opened: false,
+        follow,
         last_write: Instant::now(),
         stopping: stopping.get_ref().clone(),
         _closed: Closed,
@@ -101,12 +255,39 @@ pub async fn stream(
         .streaming(stream))
 }
 
+/// An event of a stored line.
+fn event_of(line: &logbook::Line) -> Value {
+    serde_json::json!({
+        "role": line.role,
+        "line": line.text(),
+        "timestamp": line.timestamp(),
+        "fields": line.json(),
+    })
+}
+
+/// An event of a file's line.
+fn file_event_of(line: &LogLine) -> Value {
+    serde_json::to_value(line).unwrap_or(Value::Null)
+}
+
+/// Where new lines come from.
+enum Source {
+    Logbook {
+        db: Database,
+        filter: Filter,
+        from: Box<logbook::Follow>,
+    },
+    /// `None` only while a poll runs on the blocking pool.
+    Files(Option<Tail>),
+}
+
 /// The state of one stream. Dropped (ending everything it owns) when the client disconnects.
 struct Follow {
-    /// `None` only while a poll runs on the blocking pool.
-    tail: Option<Tail>,
-    pending: VecDeque<LogLine>,
+    source: Source,
+    pending: VecDeque<Value>,
     opened: bool,
+    /// Whether to go on after the past lines.
+    follow: bool,
     last_write: Instant,
     stopping: Stopping,
     _closed: Closed,
@@ -128,10 +309,16 @@ impl Follow {
                 self.drain_into(&mut chunk);
                 return Some(self.written(chunk));
             }
+            if !self.follow {
+                return None;
+            }
             if self.last_write.elapsed() >= KEEPALIVE {
                 return Some(self.written(": keep-alive\n\n".to_owned()));
             }
-            let behind = self.tail.as_ref().is_some_and(Tail::behind);
+            let behind = match &self.source {
+                Source::Files(tail) => tail.as_ref().is_some_and(Tail::behind),
+                Source::Logbook { .. } => false,
+            };
             if !behind {
                 tokio::select! {
                     () = tokio::time::sleep(POLL) => {}
@@ -139,20 +326,31 @@ impl Follow {
                     () = self.stopping.wait() => return None,
                 }
             }
-            let mut tail = self.tail.take()?;
-            let (tail, polled) = web::block(move || {
-                let polled = tail.poll();
-                (tail, polled)
-            })
-            .await
-            .ok()?;
-            self.tail = Some(tail);
-            match polled {
-                Ok(lines) => self.pending.extend(lines),
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading the log files failed; trying again");
-                    tokio::time::sleep(POLL * 4).await;
+            match &mut self.source {
+                Source::Files(slot) => {
+                    let mut tail = slot.take()?;
+                    let (tail, polled) = web::block(move || {
+                        let polled = tail.poll();
+                        (tail, polled)
+                    })
+                    .await
+                    .ok()?;
+                    *slot = Some(tail);
+                    match polled {
+                        Ok(lines) => self.pending.extend(lines.iter().map(file_event_of)),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "reading the log files failed; trying again");
+                            tokio::time::sleep(POLL * 4).await;
+                        }
+                    }
                 }
+                Source::Logbook { db, filter, from } => match from.next(db, filter).await {
+                    Ok(lines) => self.pending.extend(lines.iter().map(event_of)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading the log lines failed; trying again");
+                        tokio::time::sleep(POLL * 4).await;
+                    }
+                },
             }
         }
     }
@@ -161,8 +359,8 @@ impl Follow {
         let take = self.pending.len().min(BATCH);
         for line in self.pending.drain(..take) {
             chunk.push_str("data: ");
-            // A String never fails to serialise; its newlines are escaped, so one event each.
-            chunk.push_str(&serde_json::to_string(&line).unwrap_or_default());
+            // Newlines in JSON strings are escaped, so one event each.
+            chunk.push_str(&line.to_string());
             chunk.push_str("\n\n");
         }
     }

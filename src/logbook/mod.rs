@@ -1,0 +1,191 @@
+//! The logbook: every web and worker process's log events, kept in the database, so that
+//! `bindery logs` shows all processes on all machines as one stream, merged by time. Storage is
+//! already the one channel between processes; logs travel through it too.
+//!
+//! - `capture`: a `tracing` layer that turns each event into a [`Line`] and hands it to a
+//!   bounded channel without waiting. When the channel is full the event is dropped and
+//!   counted ([`dropped`]): logging never blocks a request or a job.
+//! - `writer`: a task that takes what the channel holds and inserts it in batches, and on
+//!   PostgreSQL wakes live followers with `NOTIFY`.
+//! - `store`: the SQL: insert, read with filters, prune to `LOG_RETENTION` and
+//!   `LOG_MAX_LINES`.
+//!
+//! The files in `LOG_DIR` and stdout are written as before; the logbook is one more place.
+
+mod capture;
+pub mod store;
+mod writer;
+
+use serde::Serialize;
+
+pub use capture::{Capture, dropped};
+pub use store::{Filter, Follow};
+pub use writer::Writer;
+
+/// The `NOTIFY` channel a batch of new lines is announced on (PostgreSQL).
+pub const CHANNEL: &str = "bindery_logs";
+
+/// One log event as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    /// Kept by the database; 0 until the line is stored.
+    #[serde(skip)]
+    pub id: i64,
+    /// Unix microseconds, from the clock of the process that logged it.
+    pub at: i64,
+    pub level: Level,
+    pub role: String,
+    pub host: String,
+    pub pid: i64,
+    pub target: String,
+    pub message: String,
+    /// The event's other fields.
+    pub fields: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub book_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+}
+
+/// A line's level, stored as a small number so that "this level or worse" is `<=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Level {
+    Error = 1,
+    Warn = 2,
+    Info = 3,
+    Debug = 4,
+    Trace = 5,
+}
+
+impl Level {
+    pub fn number(self) -> i16 {
+        self as i16
+    }
+
+    pub fn from_number(n: i64) -> Level {
+        match n {
+            ..=1 => Level::Error,
+            2 => Level::Warn,
+            3 => Level::Info,
+            4 => Level::Debug,
+            _ => Level::Trace,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "ERROR",
+            Level::Warn => "WARN",
+            Level::Info => "INFO",
+            Level::Debug => "DEBUG",
+            Level::Trace => "TRACE",
+        }
+    }
+
+    /// `error`, `warn`, `info`, `debug` or `trace`, in any case.
+    pub fn parse(text: &str) -> Option<Level> {
+        [
+            Level::Error,
+            Level::Warn,
+            Level::Info,
+            Level::Debug,
+            Level::Trace,
+        ]
+        .into_iter()
+        .find(|l| l.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+impl From<&tracing::Level> for Level {
+    fn from(level: &tracing::Level) -> Self {
+        match *level {
+            tracing::Level::ERROR => Level::Error,
+            tracing::Level::WARN => Level::Warn,
+            tracing::Level::INFO => Level::Info,
+            tracing::Level::DEBUG => Level::Debug,
+            tracing::Level::TRACE => Level::Trace,
+        }
+    }
+}
+
+impl Line {
+    /// The line as one JSON object, with the keys of `LOG_FORMAT=json`'s lines (`timestamp`,
+    /// `level`, `role`, `pid`, `message`, the fields at the top level) plus `host`, `target`
+    /// and the ids.
+    pub fn json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        let mut object = serde_json::Map::new();
+        object.insert("timestamp".into(), Value::from(self.timestamp()));
+        object.insert("level".into(), Value::from(self.level.as_str()));
+        object.insert("role".into(), Value::from(self.role.clone()));
+        object.insert("host".into(), Value::from(self.host.clone()));
+        object.insert("pid".into(), Value::from(self.pid));
+        object.insert("target".into(), Value::from(self.target.clone()));
+        object.insert("message".into(), Value::from(self.message.clone()));
+        for (key, value) in &self.fields {
+            object.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        let ids = [
+            ("request_id", self.request_id.clone().map(Value::from)),
+            ("book.id", self.book_id.clone().map(Value::from)),
+            ("job.id", self.job_id.map(Value::from)),
+            ("tenant", self.tenant.clone().map(Value::from)),
+        ];
+        for (key, value) in ids {
+            if let Some(value) = value {
+                object.insert(key.into(), value);
+            }
+        }
+        Value::Object(object)
+    }
+
+    /// RFC 3339 in UTC, to the microsecond.
+    pub fn timestamp(&self) -> String {
+        chrono::DateTime::from_timestamp_micros(self.at)
+            .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
+            .unwrap_or_else(|| self.at.to_string())
+    }
+
+    /// One line of text, as `bindery logs` prints it: time, process, level, message, fields.
+    pub fn text(&self) -> String {
+        use std::fmt::Write;
+        let time = self.timestamp();
+        let mut out = format!(
+            "{time} {}[{}]@{} {:>5} {}",
+            self.role,
+            self.pid,
+            self.host,
+            self.level.as_str(),
+            self.message
+        );
+        let ids = [
+            ("request_id", self.request_id.clone()),
+            ("book.id", self.book_id.clone()),
+            ("job.id", self.job_id.map(|j| j.to_string())),
+            ("tenant", self.tenant.clone()),
+        ];
+        for (key, value) in ids {
+            if let Some(value) = value
+                && !self.fields.contains_key(key)
+            {
+                let _ = write!(out, " {key}={value}");
+            }
+        }
+        for (key, value) in &self.fields {
+            match value {
+                serde_json::Value::String(s) => {
+                    let _ = write!(out, " {key}={s}");
+                }
+                other => {
+                    let _ = write!(out, " {key}={other}");
+                }
+            }
+        }
+        out
+    }
+}

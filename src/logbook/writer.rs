@@ -1,0 +1,122 @@
+//! The task that moves captured log lines into the database, in batches.
+
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::capture::{OWN_TARGET, Origin, count_dropped, dropped, take_receiver};
+use super::{Level, Line, store};
+use crate::storage::Database;
+
+/// Most lines in one insert.
+const BATCH: usize = 1_000;
+/// After a batch that did not fill, wait this long for more: fewer, bigger inserts, and a line
+/// still reaches a follower well within a second.
+const GATHER: Duration = Duration::from_millis(50);
+/// How long a stopping process gives the writer to store what it holds.
+const FINISH_WITHIN: Duration = Duration::from_secs(2);
+
+/// This process's writer; [`Writer::finish`] stores what is left.
+pub struct Writer {
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts storing what the capture layer collects; `None` in a process that captures
+    /// nothing (one-shot commands), or whose writer has started already.
+    pub fn start(db: Database) -> Option<Writer> {
+        let (receiver, origin) = take_receiver()?;
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(run(db, receiver, origin, stopped));
+        Some(Writer {
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// Stores the lines still held (within [`FINISH_WITHIN`]) and stops.
+    pub async fn finish(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take()
+            && tokio::time::timeout(FINISH_WITHIN, task).await.is_err()
+        {
+            tracing::warn!("the last log lines could not be stored in time");
+        }
+    }
+}
+
+async fn run(
+    db: Database,
+    mut receiver: mpsc::Receiver<Line>,
+    origin: Origin,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut reported = dropped();
+    let mut failing = false;
+    loop {
+        let stopping = tokio::select! {
+            n = receiver.recv_many(&mut batch, BATCH) => n == 0,
+            _ = &mut stopped => true,
+        };
+        if stopping {
+            while batch.len() < BATCH * 4 {
+                match receiver.try_recv() {
+                    Ok(line) => batch.push(line),
+                    Err(_) => break,
+                }
+            }
+        }
+        let now_dropped = dropped();
+        if now_dropped > reported {
+            let n = now_dropped - reported;
+            reported = now_dropped;
+            let message = "log events dropped: they came faster than the database took them";
+            tracing::warn!(dropped = n, "{message}");
+            let mut fields = serde_json::Map::new();
+            fields.insert("dropped".into(), serde_json::Value::from(n));
+            batch.push(origin.line(Level::Warn, OWN_TARGET, message.to_owned(), fields));
+        }
+        match store::insert(&db, &batch).await {
+            Ok(()) => {
+                if failing {
+                    failing = false;
+                    tracing::info!("storing log lines again");
+                }
+            }
+            Err(e) => {
+                // The lines are still on stdout and in the files; only the stream loses them.
+                count_dropped(batch.len());
+                reported = dropped();
+                if !failing {
+                    failing = true;
+                    tracing::warn!(error = %e, lines = batch.len(), "could not store log lines; dropping them until the database takes them again");
+                }
+            }
+        }
+        batch.clear();
+        if stopping {
+            return;
+        }
+        if receiver.len() < BATCH {
+            tokio::select! {
+                () = tokio::time::sleep(GATHER) => {}
+                _ = &mut stopped => {
+                    // Checked again at the top, where the rest is stored.
+                    stopped = closed();
+                }
+            }
+        }
+    }
+}
+
+/// An already-fired stop, for the loop to see at its next turn.
+fn closed() -> oneshot::Receiver<()> {
+    let (tx, rx) = oneshot::channel();
+    let _ = tx.send(());
+    rx
+}
