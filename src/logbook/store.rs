@@ -8,6 +8,7 @@ use sqlx::Row;
 
 use super::{Level, Line};
 use crate::storage::Database;
+use crate::storage::sql::Dialect;
 
 /// Lines deleted per statement by the prune, each batch committed on its own.
 const PRUNE_BATCH: i64 = 10_000;
@@ -64,17 +65,13 @@ pub async fn insert(db: &Database, lines: &[Line]) -> sqlx::Result<()> {
     let batch = Value::Array(rows)
         .to_string()
         .replace("\\u0000", "\u{fffd}");
-    match db {
-        Database::Postgres(pool) => {
-            sqlx::query(INSERT_POSTGRES)
-                .bind(batch)
-                .execute(pool)
-                .await?;
-        }
-        Database::Sqlite(pool) => {
-            sqlx::query(INSERT_SQLITE).bind(batch).execute(pool).await?;
-        }
-    }
+    on_pool!(db, |pool, d| {
+        let sql = match d {
+            Dialect::Postgres => INSERT_POSTGRES,
+            Dialect::Sqlite => INSERT_SQLITE,
+        };
+        sqlx::query(sql).bind(batch).execute(pool).await?;
+    });
     Ok(())
 }
 
@@ -98,7 +95,7 @@ pub struct Filter {
 const COLUMNS: &str = "id, at, CAST(level AS BIGINT) AS level, role, host, pid, target, message, \
                        fields, request_id, book_id, job_id, tenant";
 
-/// The filter's conditions, parameters `$1`–`$8` in [`Filter::bind`]'s order. `CAST` rather
+/// The filter's conditions, parameters `$1`–`$8` in the order [`read`] binds them. `CAST` rather
 /// than `::`, which SQLite does not know; PostgreSQL needs the types of parameters that may be
 /// NULL.
 const CONDITIONS: &str = "(CAST($1 AS TEXT) IS NULL OR role = $1)
@@ -128,27 +125,14 @@ impl Filter {
     }
 }
 
-macro_rules! bind_filter {
-    ($query:expr, $filter:expr) => {
-        $query
-            .bind($filter.role.clone())
-            .bind($filter.level.map(|l| i32::from(l.number())))
-            .bind($filter.book_id.clone())
-            .bind($filter.job_id)
-            .bind($filter.tenant.clone())
-            .bind($filter.request_id.clone())
-            .bind($filter.since)
-            .bind($filter.pattern())
-    };
-}
-
 /// The last `n` lines that pass `filter`, oldest first.
 pub async fn last(db: &Database, filter: &Filter, n: i64) -> sqlx::Result<Vec<Line>> {
     let sql = format!(
-        "SELECT * FROM (SELECT {COLUMNS} FROM log_lines WHERE {CONDITIONS}
+        "SELECT * FROM (SELECT {COLUMNS} FROM log_lines WHERE {CONDITIONS} AND id > $10
            ORDER BY at DESC, id DESC LIMIT $9) AS recent ORDER BY at, id"
     );
-    read(db, &sql, filter, n).await
+    // Ids start at 1.
+    read(db, &sql, filter, n, 0).await
 }
 
 /// Up to `limit` lines after id `after` that pass `filter`, by id.
@@ -161,64 +145,44 @@ pub async fn after(
     let sql = format!(
         "SELECT {COLUMNS} FROM log_lines WHERE {CONDITIONS} AND id > $10 ORDER BY id LIMIT $9"
     );
-    read_after(db, &sql, filter, limit, after).await
+    read(db, &sql, filter, limit, after).await
 }
 
 /// The id of the newest line, 0 for none.
 pub async fn newest_id(db: &Database) -> sqlx::Result<i64> {
-    let sql = "SELECT COALESCE(max(id), 0) FROM log_lines";
-    match db {
-        Database::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
-        Database::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
-    }
+    on_pool!(db, |pool, _d| {
+        sqlx::query_scalar("SELECT COALESCE(max(id), 0) FROM log_lines")
+            .fetch_one(pool)
+            .await
+    })
 }
 
-async fn read(db: &Database, sql: &str, filter: &Filter, n: i64) -> sqlx::Result<Vec<Line>> {
-    let sql = sqlx::AssertSqlSafe(sql.to_owned());
-    match db {
-        Database::Postgres(pool) => bind_filter!(sqlx::query(sql), filter)
-            .bind(n)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(line_of)
-            .collect(),
-        Database::Sqlite(pool) => bind_filter!(sqlx::query(sql), filter)
-            .bind(n)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(line_of)
-            .collect(),
-    }
-}
-
-async fn read_after(
+/// Runs `sql` (the filter's conditions, then `LIMIT $9` and `id > $10`).
+async fn read(
     db: &Database,
     sql: &str,
     filter: &Filter,
-    n: i64,
+    limit: i64,
     after: i64,
 ) -> sqlx::Result<Vec<Line>> {
-    let sql = sqlx::AssertSqlSafe(sql.to_owned());
-    match db {
-        Database::Postgres(pool) => bind_filter!(sqlx::query(sql), filter)
-            .bind(n)
+    on_pool!(db, |pool, _d| {
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+            .bind(filter.role.clone())
+            .bind(filter.level.map(|l| i32::from(l.number())))
+            .bind(filter.book_id.clone())
+            .bind(filter.job_id)
+            .bind(filter.tenant.clone())
+            .bind(filter.request_id.clone())
+            .bind(filter.since)
+            .bind(filter.pattern())
+            .bind(limit)
             .bind(after)
             .fetch_all(pool)
             .await?
             .iter()
             .map(line_of)
-            .collect(),
-        Database::Sqlite(pool) => bind_filter!(sqlx::query(sql), filter)
-            .bind(n)
-            .bind(after)
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(line_of)
-            .collect(),
-    }
+            .collect()
+    })
 }
 
 fn line_of<R: Row>(row: &R) -> sqlx::Result<Line>
@@ -260,41 +224,26 @@ pub async fn prune(db: &Database, retention: Duration, max_lines: u64) -> sqlx::
         .saturating_sub(retention_us);
     let max_lines = i64::try_from(max_lines).unwrap_or(i64::MAX);
     // The id below which lines are too many: the `max_lines`-th newest.
-    let cut_sql = "SELECT id FROM log_lines ORDER BY id DESC LIMIT 1 OFFSET $1";
-    let cut: Option<i64> = match db {
-        Database::Postgres(pool) => {
-            sqlx::query_scalar(cut_sql)
-                .bind(max_lines)
-                .fetch_optional(pool)
-                .await?
-        }
-        Database::Sqlite(pool) => {
-            sqlx::query_scalar(cut_sql)
-                .bind(max_lines)
-                .fetch_optional(pool)
-                .await?
-        }
-    };
-    let delete = "DELETE FROM log_lines WHERE id IN (
-        SELECT id FROM log_lines WHERE at < $1 OR id <= $2 ORDER BY id LIMIT $3)";
+    let cut: Option<i64> = on_pool!(db, |pool, _d| {
+        sqlx::query_scalar("SELECT id FROM log_lines ORDER BY id DESC LIMIT 1 OFFSET $1")
+            .bind(max_lines)
+            .fetch_optional(pool)
+            .await?
+    });
     let mut pruned = 0;
     loop {
-        let done = match db {
-            Database::Postgres(pool) => sqlx::query(delete)
-                .bind(oldest_kept)
-                .bind(cut.unwrap_or(0))
-                .bind(PRUNE_BATCH)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-            Database::Sqlite(pool) => sqlx::query(delete)
-                .bind(oldest_kept)
-                .bind(cut.unwrap_or(0))
-                .bind(PRUNE_BATCH)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-        };
+        let done = on_pool!(db, |pool, _d| {
+            sqlx::query(
+                "DELETE FROM log_lines WHERE id IN (
+                   SELECT id FROM log_lines WHERE at < $1 OR id <= $2 ORDER BY id LIMIT $3)",
+            )
+            .bind(oldest_kept)
+            .bind(cut.unwrap_or(0))
+            .bind(PRUNE_BATCH)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
         pruned += done;
         if done < u64::try_from(PRUNE_BATCH).unwrap_or(u64::MAX) {
             return Ok(pruned);
@@ -417,105 +366,83 @@ mod tests {
         assert_eq!(two.len(), 2);
         assert_eq!(two[0].message, "request", "the newest two, oldest first");
 
-        let only = |filter: Filter| {
-            let db = db.clone();
-            async move {
-                last(&db, &filter, 10)
-                    .await
-                    .expect("read")
-                    .into_iter()
-                    .map(|l| l.at)
-                    .collect::<Vec<_>>()
-            }
+        let none = Filter::default;
+        let grep = |text: &str| Filter {
+            grep: Some(text.into()),
+            ..none()
         };
-        assert_eq!(
-            only(Filter {
-                role: Some("web".into()),
-                ..Filter::default()
-            })
-            .await,
-            [10, 20]
-        );
-        assert_eq!(
-            only(Filter {
-                level: Some(Level::Warn),
-                ..Filter::default()
-            })
-            .await,
-            [30]
-        );
-        assert_eq!(
-            only(Filter {
-                book_id: Some("b-1".into()),
-                ..Filter::default()
-            })
-            .await,
-            [30]
-        );
-        assert_eq!(
-            only(Filter {
-                job_id: Some(9),
-                ..Filter::default()
-            })
-            .await,
-            [30]
-        );
-        assert_eq!(
-            only(Filter {
-                tenant: Some("bob".into()),
-                ..Filter::default()
-            })
-            .await,
-            [] as [i64; 0]
-        );
-        assert_eq!(
-            only(Filter {
-                since: Some(20),
-                ..Filter::default()
-            })
-            .await,
-            [20, 30]
-        );
-        assert_eq!(
-            only(Filter {
-                grep: Some("NO SPACE".into()),
-                ..Filter::default()
-            })
-            .await,
-            [30]
-        );
-        assert_eq!(
-            only(Filter {
-                grep: Some("100%".into()),
-                ..Filter::default()
-            })
-            .await,
-            [30]
-        );
-        assert_eq!(
-            only(Filter {
-                grep: Some("0%".into()),
-                ..Filter::default()
-            })
-            .await,
-            [30]
-        );
-        assert_eq!(
-            only(Filter {
-                grep: Some("_the_".into()),
-                ..Filter::default()
-            })
-            .await,
-            [30]
-        );
-        assert_eq!(
-            only(Filter {
-                grep: Some("xthex".into()),
-                ..Filter::default()
-            })
-            .await,
-            [] as [i64; 0]
-        );
+        let cases: [(&str, Filter, &[i64]); 12] = [
+            (
+                "role",
+                Filter {
+                    role: Some("web".into()),
+                    ..none()
+                },
+                &[10, 20],
+            ),
+            (
+                "level",
+                Filter {
+                    level: Some(Level::Warn),
+                    ..none()
+                },
+                &[30],
+            ),
+            (
+                "book",
+                Filter {
+                    book_id: Some("b-1".into()),
+                    ..none()
+                },
+                &[30],
+            ),
+            (
+                "job",
+                Filter {
+                    job_id: Some(9),
+                    ..none()
+                },
+                &[30],
+            ),
+            (
+                "tenant",
+                Filter {
+                    tenant: Some("bob".into()),
+                    ..none()
+                },
+                &[],
+            ),
+            (
+                "since",
+                Filter {
+                    since: Some(20),
+                    ..none()
+                },
+                &[20, 30],
+            ),
+            ("grep, any case", grep("NO SPACE"), &[30]),
+            ("grep %", grep("100%"), &[30]),
+            ("grep % is no wildcard", grep("100%d"), &[]),
+            ("grep _", grep("_the_"), &[30]),
+            ("grep _ is no wildcard", grep("100_"), &[]),
+            (
+                "request",
+                Filter {
+                    request_id: Some("r".into()),
+                    ..none()
+                },
+                &[],
+            ),
+        ];
+        for (what, filter, expected) in cases {
+            let found: Vec<i64> = last(&db, &filter, 10)
+                .await
+                .expect("read")
+                .iter()
+                .map(|l| l.at)
+                .collect();
+            assert_eq!(found, expected, "{what}");
+        }
     }
 
     #[tokio::test]
