@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::capture::{OWN_TARGET, Origin, count_dropped, dropped, take_receiver};
@@ -19,8 +19,8 @@ const FINISH_WITHIN: Duration = Duration::from_secs(2);
 
 /// This process's writer; [`Writer::finish`] stores what is left.
 pub struct Writer {
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
 }
 
 impl Writer {
@@ -28,22 +28,15 @@ impl Writer {
     /// nothing (one-shot commands), or whose writer has started already.
     pub fn start(db: Database) -> Option<Writer> {
         let (receiver, origin) = take_receiver()?;
-        let (stop, stopped) = oneshot::channel();
+        let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(run(db, receiver, origin, stopped));
-        Some(Writer {
-            stop: Some(stop),
-            task: Some(task),
-        })
+        Some(Writer { stop, task })
     }
 
     /// Stores the lines still held (within [`FINISH_WITHIN`]) and stops.
-    pub async fn finish(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take()
-            && tokio::time::timeout(FINISH_WITHIN, task).await.is_err()
-        {
+    pub async fn finish(self) {
+        self.stop.send_replace(true);
+        if tokio::time::timeout(FINISH_WITHIN, self.task).await.is_err() {
             tracing::warn!("the last log lines could not be stored in time");
         }
     }
@@ -53,16 +46,18 @@ async fn run(
     db: Database,
     mut receiver: mpsc::Receiver<Line>,
     origin: Origin,
-    mut stopped: oneshot::Receiver<()>,
+    mut stop: watch::Receiver<bool>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut reported = dropped();
     let mut failing = false;
     loop {
-        let stopping = tokio::select! {
-            n = receiver.recv_many(&mut batch, BATCH) => n == 0,
-            _ = &mut stopped => true,
-        };
+        // A dropped `Writer` stops it too (`changed` fails).
+        let stopping = *stop.borrow()
+            || tokio::select! {
+                n = receiver.recv_many(&mut batch, BATCH) => n == 0,
+                changed = stop.changed() => changed.is_err() || *stop.borrow(),
+            };
         if stopping {
             while batch.len() < BATCH * 4 {
                 match receiver.try_recv() {
@@ -105,18 +100,9 @@ async fn run(
         if receiver.len() < BATCH {
             tokio::select! {
                 () = tokio::time::sleep(GATHER) => {}
-                _ = &mut stopped => {
-                    // Checked again at the top, where the rest is stored.
-                    stopped = closed();
-                }
+                // Seen at the top, where the rest is stored.
+                _ = stop.changed() => {}
             }
         }
     }
-}
-
-/// An already-fired stop, for the loop to see at its next turn.
-fn closed() -> oneshot::Receiver<()> {
-    let (tx, rx) = oneshot::channel();
-    let _ = tx.send(());
-    rx
 }
