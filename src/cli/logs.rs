@@ -90,27 +90,14 @@ impl LogsArgs {
             job_id: self.job,
             tenant: self.tenant.clone(),
             request_id: self.request.clone(),
-            since: self.since.map(|since| {
-                chrono::Utc::now().timestamp_micros()
-                    - i64::try_from(since.as_micros()).unwrap_or(i64::MAX)
-            }),
+            since: self.since.map(Filter::since_ago),
             grep: self.grep.clone(),
         }
     }
 
-    /// The options only the logbook can answer.
-    fn logbook_only(&self) -> Option<&'static str> {
-        [
-            (self.level.is_some(), "--level"),
-            (self.book.is_some(), "--book"),
-            (self.job.is_some(), "--job"),
-            (self.tenant.is_some(), "--tenant"),
-            (self.request.is_some(), "--request"),
-            (self.since.is_some(), "--since"),
-            (self.grep.is_some(), "--grep"),
-        ]
-        .into_iter()
-        .find_map(|(given, name)| given.then_some(name))
+    /// The first option only the logbook can answer, as written on the command line.
+    fn logbook_only(&self) -> Option<String> {
+        self.filter().beyond_role().map(|name| format!("--{name}"))
     }
 }
 

@@ -108,6 +108,27 @@ const CONDITIONS: &str = "(CAST($1 AS TEXT) IS NULL OR role = $1)
     AND (CAST($8 AS TEXT) IS NULL OR lower(message || ' ' || fields) LIKE $8 ESCAPE '\\')";
 
 impl Filter {
+    /// A `since` for the lines of the last `ago`.
+    pub fn since_ago(ago: Duration) -> i64 {
+        chrono::Utc::now().timestamp_micros() - i64::try_from(ago.as_micros()).unwrap_or(i64::MAX)
+    }
+
+    /// The first condition set that the log files cannot answer (they know only the role), by
+    /// the name `bindery logs` and the admin API give it.
+    pub fn beyond_role(&self) -> Option<&'static str> {
+        [
+            (self.level.is_some(), "level"),
+            (self.book_id.is_some(), "book"),
+            (self.job_id.is_some(), "job"),
+            (self.tenant.is_some(), "tenant"),
+            (self.request_id.is_some(), "request"),
+            (self.since.is_some(), "since"),
+            (self.grep.is_some(), "grep"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+
     /// The `LIKE` pattern for `grep`: its own `%`, `_` and `\` match themselves.
     fn pattern(&self) -> Option<String> {
         self.grep.as_ref().map(|text| {

@@ -36,7 +36,10 @@ impl Writer {
     /// Stores the lines still held (within [`FINISH_WITHIN`]) and stops.
     pub async fn finish(self) {
         self.stop.send_replace(true);
-        if tokio::time::timeout(FINISH_WITHIN, self.task).await.is_err() {
+        if tokio::time::timeout(FINISH_WITHIN, self.task)
+            .await
+            .is_err()
+        {
             tracing::warn!("the last log lines could not be stored in time");
         }
     }

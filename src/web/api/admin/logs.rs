@@ -103,10 +103,7 @@ impl LogsQuery {
                         "since must be a duration such as 10m or 2h (got {text:?})."
                     ))
                 })?;
-                Some(
-                    chrono::Utc::now().timestamp_micros()
-                        - i64::try_from(since.as_micros()).unwrap_or(i64::MAX),
-                )
+                Some(Filter::since_ago(since))
             }
         };
         Ok(Filter {
@@ -196,18 +193,13 @@ pub async fn stream(
             )
         }
         Some("files") => {
-            if filter.level.is_some()
-                || filter.book_id.is_some()
-                || filter.job_id.is_some()
-                || filter.tenant.is_some()
-                || filter.request_id.is_some()
-                || filter.since.is_some()
-                || filter.grep.is_some()
-            {
+            if let Some(name) = filter.beyond_role() {
                 return Err(ApiError::bad_request(
                     "invalid_parameter",
-                    "source=files is filtered by role only; leave out the other filters, or \
-                     read the database's lines (source=database).",
+                    format!(
+                        "source=files is filtered by role only; leave out {name}, or read the \
+                         database's lines (source=database)."
+                    ),
                 ));
             }
             let roles: Vec<&'static str> = ROLES
