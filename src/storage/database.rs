@@ -24,7 +24,29 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations
 
 /// How long opening a database may take while it cannot be reached; past it, a starting process
 /// exits for its host to try again.
-pub(crate) const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
+const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
+
+/// Runs `attempt` until it succeeds, fails in a way `again` does not forgive, or
+/// [`CONNECT_PATIENCE`] has passed: how a starting process waits for storage that is
+/// restarting. The pause between tries doubles from 100 ms to 1 s.
+pub(crate) async fn patiently<T, E: std::fmt::Display>(
+    what: &str,
+    again: impl Fn(&E) -> bool,
+    mut attempt: impl AsyncFnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match attempt().await {
+            Err(e) if again(&e) && started.elapsed() + pause < CONNECT_PATIENCE => {
+                tracing::warn!(error = %format!("{e:#}"), retry_in = ?pause, "{what}; trying again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            done => return done,
+        }
+    }
+}
 
 /// How long one wait for a pooled connection may take; past it, the caller gets
 /// `PoolTimedOut`, an outage (a 503, or a job that waits without spending an attempt). Kept
@@ -123,31 +145,16 @@ impl Database {
                 // is shutting down or restarting also accepts and then cuts them, and a process
                 // that starts at that moment (a worker restarted beside a database failover)
                 // must wait as a running one does, not exit.
-                let started = Instant::now();
-                let mut pause = Duration::from_millis(100);
-                let pool = loop {
-                    let connected = PgPoolOptions::new()
+                let pool = patiently("PostgreSQL cannot be reached", connect_again, async || {
+                    PgPoolOptions::new()
                         .max_connections(max_connections)
                         .acquire_timeout(ACQUIRE_PATIENCE)
                         .connect_with(options.clone())
-                        .await;
-                    match connected {
-                        Ok(pool) => break pool,
-                        Err(e)
-                            if connect_again(&e)
-                                && started.elapsed() + pause < CONNECT_PATIENCE =>
-                        {
-                            tracing::warn!(error = %e, retry_in = ?pause, "PostgreSQL cannot be reached; trying again");
-                            tokio::time::sleep(pause).await;
-                            pause = (pause * 2).min(Duration::from_secs(1));
-                        }
-                        Err(e) => {
-                            return Err(explain_connect_error(e, url.expose())).with_context(
-                                || format!("connecting to {}", url_host(url.expose())),
-                            );
-                        }
-                    }
-                };
+                        .await
+                })
+                .await
+                .map_err(|e| explain_connect_error(e, url.expose()))
+                .with_context(|| format!("connecting to {}", url_host(url.expose())))?;
                 Ok(Database::Postgres(pool))
             }
         }

@@ -171,21 +171,12 @@ pub async fn ensure(db: &Database, blobs: &BlobStore) -> anyhow::Result<String> 
 /// process started during a database restart, whose pool opened just before the server went
 /// down, waits rather than exits.
 pub async fn at_start(db: &Database, blobs: &BlobStore, migrate: bool) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
-    let mut pause = std::time::Duration::from_millis(100);
-    loop {
-        match check_at_start(db, blobs, migrate).await {
-            Err(e)
-                if super::fault::storage_out_of_reach(&e)
-                    && started.elapsed() + pause < super::database::CONNECT_PATIENCE =>
-            {
-                tracing::warn!(error = %format!("{e:#}"), retry_in = ?pause, "storage cannot be reached at start; trying again");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(std::time::Duration::from_secs(1));
-            }
-            done => return done,
-        }
-    }
+    super::database::patiently(
+        "storage cannot be reached at start",
+        super::fault::storage_out_of_reach,
+        async || check_at_start(db, blobs, migrate).await,
+    )
+    .await
 }
 
 async fn check_at_start(db: &Database, blobs: &BlobStore, migrate: bool) -> anyhow::Result<()> {
