@@ -130,18 +130,21 @@ impl Line {
         for (key, value) in &self.fields {
             object.entry(key.clone()).or_insert_with(|| value.clone());
         }
-        let ids = [
+        object.extend(self.ids());
+        Value::Object(object)
+    }
+
+    /// The ids the line belongs to, those it has, by the keys of the fields that name them.
+    fn ids(&self) -> impl Iterator<Item = (String, serde_json::Value)> + use<> {
+        use serde_json::Value;
+        [
             ("request_id", self.request_id.clone().map(Value::from)),
             ("book.id", self.book_id.clone().map(Value::from)),
             ("job.id", self.job_id.map(Value::from)),
             ("tenant", self.tenant.clone().map(Value::from)),
-        ];
-        for (key, value) in ids {
-            if let Some(value) = value {
-                object.insert(key.into(), value);
-            }
-        }
-        Value::Object(object)
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
     }
 
     /// RFC 3339 in UTC, to the microsecond.
@@ -163,29 +166,59 @@ impl Line {
             self.level.as_str(),
             self.message
         );
-        let ids = [
-            ("request_id", self.request_id.clone()),
-            ("book.id", self.book_id.clone()),
-            ("job.id", self.job_id.map(|j| j.to_string())),
-            ("tenant", self.tenant.clone()),
-        ];
-        for (key, value) in ids {
-            if let Some(value) = value
-                && !self.fields.contains_key(key)
-            {
-                let _ = write!(out, " {key}={value}");
-            }
-        }
-        for (key, value) in &self.fields {
-            match value {
-                serde_json::Value::String(s) => {
-                    let _ = write!(out, " {key}={s}");
-                }
-                other => {
-                    let _ = write!(out, " {key}={other}");
-                }
-            }
+        // An id the event also had as a field is printed once, with the fields.
+        let ids = self.ids().filter(|(key, _)| !self.fields.contains_key(key));
+        let fields = self
+            .fields
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()));
+        for (key, value) in ids.chain(fields) {
+            let _ = match value {
+                serde_json::Value::String(s) => write!(out, " {key}={s}"),
+                other => write!(out, " {key}={other}"),
+            };
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    #[test]
+    fn a_line_prints_its_ids_once_as_text_and_as_json() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("tenant".into(), Value::from("alice"));
+        fields.insert("pages".into(), Value::from(3));
+        let line = Line {
+            id: 1,
+            at: 1_700_000_000_123_456,
+            level: Level::Warn,
+            role: "worker".into(),
+            host: "h".into(),
+            pid: 7,
+            target: "t".into(),
+            message: "step failed".into(),
+            fields,
+            request_id: None,
+            book_id: Some("b-1".into()),
+            job_id: Some(42),
+            tenant: Some("alice".into()),
+        };
+        assert_eq!(
+            line.text(),
+            "2023-11-14T22:13:20.123456Z worker[7]@h  WARN step failed book.id=b-1 job.id=42 pages=3 tenant=alice"
+        );
+        assert_eq!(
+            line.json(),
+            json!({
+                "timestamp": "2023-11-14T22:13:20.123456Z", "level": "WARN", "role": "worker",
+                "host": "h", "pid": 7, "target": "t", "message": "step failed", "pages": 3,
+                "tenant": "alice", "book.id": "b-1", "job.id": 42,
+            })
+        );
     }
 }
