@@ -16,22 +16,10 @@ fn logs_prints_both_roles_files_and_follows_new_lines() {
     server.wait_ready(Duration::from_secs(30));
 
     // The server logs JSON (as the tests run it), one object per line, each with its role.
-    let lines = |args: &[&str]| -> Vec<serde_json::Value> {
-        let out = command(&server.data_dir())
-            .args(["logs", "--files"])
-            .args(args)
-            .output()
-            .expect("bindery logs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("a JSON log line"))
-            .collect()
+    let lines = |args: &[&str]| {
+        let mut logs = command(&server.data_dir());
+        logs.args(["logs", "--files"]).args(args);
+        json_lines(logs)
     };
     let all = lines(&["-n", "200"]);
     let has = |role: &str, text: &str| all.iter().any(|l| common::message(l, Some(role), text));
@@ -54,6 +42,22 @@ fn logs_prints_both_roles_files_and_follows_new_lines() {
     let mut follow = command(&server.data_dir());
     follow.args(["logs", "--files", "-n", "0", "-f"]);
     follows_a_new_request(follow, &server);
+}
+
+/// Runs `logs` (a `bindery logs` command printing JSON), which must succeed, and parses its
+/// lines.
+fn json_lines(mut logs: std::process::Command) -> Vec<serde_json::Value> {
+    let out = logs.output().expect("bindery logs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
 }
 
 /// Starts `follow` (a `bindery logs -f` command), makes requests until the line of one shows
@@ -125,23 +129,12 @@ fn logs_shows_every_process_sharing_the_database_from_anywhere() {
         web.wait_ready(Duration::from_secs(30));
     }
     let elsewhere = tempfile::tempdir().expect("tempdir");
-    let logs = |args: &[&str]| -> Vec<serde_json::Value> {
-        let out = command(elsewhere.path())
-            .env("DATABASE_URL", &database)
+    let logs = |args: &[&str]| {
+        let mut logs = command(elsewhere.path());
+        logs.env("DATABASE_URL", &database)
             .args(["logs", "--json"])
-            .args(args)
-            .output()
-            .expect("bindery logs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("a JSON line"))
-            .collect()
+            .args(args);
+        json_lines(logs)
     };
 
     // Every process's start, each line once, in time order.
@@ -222,24 +215,15 @@ fn logs_shows_every_process_sharing_the_database_from_anywhere() {
     cli.env("DATABASE_URL", &database);
     let tenant = common::web::create_token(cli, "author", false);
     let laptop = tempfile::tempdir().expect("tempdir");
-    let remote = |token: &str, args: &[&str]| {
-        command(laptop.path())
-            .args(["logs", "--app", &webs[0].base, "--json"])
-            .env("BINDERY_TOKEN", token)
-            .args(args)
-            .output()
-            .expect("bindery logs --app")
+    let remote = |token: &str| {
+        let mut logs = command(laptop.path());
+        logs.args(["logs", "--app", &webs[0].base, "--json"])
+            .env("BINDERY_TOKEN", token);
+        logs
     };
-    let out = remote(&admin, &["-n", "400", "--grep", "ready"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let mut ready = remote(&admin);
+    ready.args(["-n", "400", "--grep", "ready"]);
+    let lines = json_lines(ready);
     for (_, worker) in &workers {
         assert!(
             lines
@@ -256,7 +240,10 @@ fn logs_shows_every_process_sharing_the_database_from_anywhere() {
             .is_none(),
         "the remote tail writes nothing where it runs"
     );
-    let refused = remote(&tenant, &["-n", "5"]);
+    let refused = remote(&tenant)
+        .args(["-n", "5"])
+        .output()
+        .expect("bindery logs --app");
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("404") && said.contains("admin"), "{said}");
