@@ -47,21 +47,14 @@ pub fn storage_out_of_reach(error: &anyhow::Error) -> bool {
 /// Storage out of reach, as another process found it: a child process that could not reach
 /// the blob store says so by its exit code ([`OutOfReach::EXIT_CODE`]), and its parent fails
 /// with this, so that the job waits for storage rather than spending an attempt.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct OutOfReach(pub String);
 
 impl OutOfReach {
     /// `EX_TEMPFAIL` of `sysexits.h`: a temporary failure, to be tried again later.
     pub const EXIT_CODE: u8 = 75;
 }
-
-impl std::fmt::Display for OutOfReach {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl StdError for OutOfReach {}
 
 /// Whether an error comes from a full disk (or quota): `ENOSPC`/`EDQUOT` from the file system
 /// (the blob store's writes), SQLite's `SQLITE_FULL`, or PostgreSQL's `disk_full` (53100).

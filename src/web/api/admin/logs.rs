@@ -183,14 +183,7 @@ pub async fn stream(
                 Vec::new()
             };
             let backlog: VecDeque<Value> = backlog.iter().map(event_of).collect();
-            (
-                Source::Logbook {
-                    db,
-                    filter,
-                    from: Box::new(from),
-                },
-                backlog,
-            )
+            (Source::Logbook { db, filter, from }, backlog)
         }
         Some("files") => {
             if let Some(name) = filter.beyond_role() {
@@ -267,7 +260,7 @@ enum Source {
     Logbook {
         db: Database,
         filter: Filter,
-        from: Box<logbook::Follow>,
+        from: logbook::Follow,
     },
     /// `None` only while a poll runs on the blocking pool.
     Files(Option<Tail>),
