@@ -116,7 +116,11 @@ impl RateLimit {
     /// Whether an event at unix second `second` may go. Racy at the turn of a second by a few
     /// events, which a limit of this kind does not mind.
     fn admit(&self, second: u64) -> bool {
-        if self.second.swap(second, Ordering::Relaxed) != second {
+        // Read first: most events fall in the second already counted, and a plain load keeps
+        // the threads that log from writing one shared word each time.
+        if self.second.load(Ordering::Relaxed) != second
+            && self.second.swap(second, Ordering::Relaxed) != second
+        {
             self.count.store(0, Ordering::Relaxed);
         }
         self.count.fetch_add(1, Ordering::Relaxed) < self.per_second
