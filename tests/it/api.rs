@@ -637,6 +637,14 @@ fn metrics_can_require_a_token() {
             .status(),
         200
     );
+    // The request lines arrive through the process's stdout, which the test reads on a thread
+    // of its own: wait for them rather than take whatever has arrived.
+    server
+        .process
+        .logs
+        .wait_for("the scrapes' request lines", Duration::from_secs(10), |l| {
+            l["path"] == "/metrics" && l["status"] == 200
+        });
     let logs: String = server
         .process
         .logs
