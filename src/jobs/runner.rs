@@ -987,34 +987,70 @@ async fn rescue_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
     }
 }
 
-/// Stops local runs of jobs this worker no longer holds (cancelled by an operator, or rescued
-/// after our lease lapsed): their results would be dropped anyway, and their effects must not
-/// race the new owner's.
+/// Keeps this worker's runs and its leases in step, from each heartbeat's report of the leases
+/// it holds:
+/// - stops local runs of jobs this worker no longer holds (cancelled by an operator, or
+///   rescued after our lease lapsed): their results would be dropped anyway, and their effects
+///   must not race the new owner's;
+/// - gives back leases it holds but has not used for a whole lease: claims whose answer never
+///   arrived, because the connection was cut after the claim committed (a database restart at
+///   that moment). Nothing runs them, and the heartbeat would extend their leases for as long
+///   as this worker lives. A claimed job is running, waiting in the local queue (at most
+///   `LOCAL_QUEUE_TTL`) or, finished, waiting for its commit, which takes far less than a lease
+///   while the engine commits at all; so none is given back while it does not.
 async fn watch_leases<C: Send + Sync + 'static>(
     shared: Arc<Shared<C>>,
     mut held: watch::Receiver<Option<HeldLeases>>,
 ) {
+    let lease = Duration::from_millis(u64::try_from(shared.lease_ms).unwrap_or(u64::MAX));
+    // Held leases that no local run uses, and since when.
+    let mut unused: HashMap<i64, Instant> = HashMap::new();
     while held.changed().await.is_ok() {
         let Some(beat) = held.borrow_and_update().clone() else {
             continue;
         };
-        let mut running = shared.running();
-        let lost: Vec<i64> = running
-            .iter()
-            .filter(|(id, job)| job.claimed_at < beat.at && !beat.ids.contains(id))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in lost {
-            if let Some(job) = running.remove(&id) {
-                job.abort.abort();
-                tracing::warn!(
-                    job.id = id,
-                    "stopped a job this worker no longer holds (cancelled, or rescued after its lease lapsed)"
-                );
+        let orphans: Vec<i64> = {
+            let mut running = shared.running();
+            let lost: Vec<i64> = running
+                .iter()
+                .filter(|(id, job)| job.claimed_at < beat.at && !beat.ids.contains(id))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in lost {
+                if let Some(job) = running.remove(&id) {
+                    job.abort.abort();
+                    tracing::warn!(
+                        job.id = id,
+                        "stopped a job this worker no longer holds (cancelled, or rescued after its lease lapsed)"
+                    );
+                }
             }
-        }
-        if running.is_empty() {
-            shared.idle.notify_waiters();
+            if running.is_empty() {
+                shared.idle.notify_waiters();
+            }
+            unused.retain(|id, _| beat.ids.contains(id) && !running.contains_key(id));
+            for id in beat.ids.iter().filter(|id| !running.contains_key(id)) {
+                unused.entry(*id).or_insert(beat.at);
+            }
+            if shared.commits.failing_for().is_some() {
+                Vec::new()
+            } else {
+                unused
+                    .iter()
+                    .filter(|(_, since)| beat.at.duration_since(**since) > lease)
+                    .map(|(id, _)| *id)
+                    .collect()
+            }
+        };
+        if !orphans.is_empty() {
+            for id in &orphans {
+                unused.remove(id);
+            }
+            tracing::warn!(
+                jobs = ?orphans,
+                "giving back leases this worker held without running their jobs (a claim whose answer was lost)"
+            );
+            give_back(&shared, orphans).await;
         }
     }
 }

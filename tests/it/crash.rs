@@ -81,6 +81,53 @@ async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
     assert!(done.error_history().is_empty());
 }
 
+/// A claim that committed but whose answer never reached the worker (the connection cut at
+/// that moment): the database says the worker holds the job, and its heartbeat renews the
+/// lease, but nothing runs it. The worker gives the lease back after a whole lease unused.
+async fn a_claim_whose_answer_was_lost_is_given_back(shared: Shared) {
+    use bindery::jobs::Job;
+    use bindery::storage::Database;
+
+    let queue = shared.queue().await;
+    let db = Database::connect(&shared.url, 2).await.expect("connect");
+    queue.pause(Noop::QUEUE).await.expect("pause");
+    let worker = shared.worker(&[("JOB_LEASE", "1s")]);
+    let job = queue.enqueue(NewJob::of(&Noop {})).await.expect("enqueue");
+    // What the lost claim left: running, held by the live worker, with a lease it renews.
+    let far = chrono::Utc::now().timestamp_millis() + 60_000;
+    let claim = "UPDATE jobs SET state = 'running', attempt = 1, locked_until = $1,
+                        locked_by = (SELECT id FROM workers)
+                 WHERE id = $2";
+    let claimed = match &db {
+        Database::Sqlite(pool) => sqlx::query(claim)
+            .bind(far)
+            .bind(job.id)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()),
+        Database::Postgres(pool) => sqlx::query(claim)
+            .bind(far)
+            .bind(job.id)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()),
+    }
+    .expect("claim");
+    assert_eq!(claimed, 1);
+    queue.resume(Noop::QUEUE).await.expect("resume");
+    let done = wait_job(&queue, job.id).await;
+    assert_eq!(done.state, JobState::Completed, "{done:?}");
+    assert_eq!(
+        done.attempt, 1,
+        "giving it back spends no attempt: {done:?}"
+    );
+    worker
+        .logs
+        .wait_for("the lease given back", Duration::from_secs(5), |l| {
+            common::message(l, Some("worker"), "giving back leases this worker held")
+        });
+}
+
 async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shared) {
     let _heavy = common::heavy();
     let queue = shared.queue().await;
@@ -245,6 +292,7 @@ macro_rules! on_both_backends {
 on_both_backends!(
     a_worker_killed_mid_job_loses_nothing,
     a_long_job_keeps_its_lease_while_its_worker_lives,
+    a_claim_whose_answer_was_lost_is_given_back,
     kills_during_claims_and_commits_lose_and_duplicate_nothing,
     serialization_keys_hold_across_two_worker_processes,
     a_job_that_keeps_killing_its_worker_is_stopped_early,

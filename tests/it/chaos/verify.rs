@@ -141,7 +141,11 @@ impl Checker {
                     .runtime
                     .block_on(
                         sqlx::query(sqlx::AssertSqlSafe(format!(
-                            "SELECT id, kind, state, attempt, workflow, errors FROM jobs WHERE {UNFINISHED} ORDER BY id LIMIT 20"
+                            "SELECT j.id, j.kind, j.state, j.attempt, j.workflow, j.errors,
+                                    COALESCE(w.pid, 0), j.locked_until - {now}
+                             FROM jobs j LEFT JOIN workers w ON w.id = j.locked_by
+                             WHERE {UNFINISHED} ORDER BY j.id LIMIT 20",
+                            now = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
                         )))
                         .fetch_all(&self.pool),
                     )
@@ -149,12 +153,14 @@ impl Checker {
                     .iter()
                     .map(|r| {
                         format!(
-                            "job {} {} {} attempt {} book {:?}: {}",
+                            "job {} {} {} attempt {} book {:?}, held by worker pid {} for {:?} ms more: {}",
                             r.get::<i64, _>(0),
                             r.get::<String, _>(1),
                             r.get::<String, _>(2),
                             r.get::<i32, _>(3),
                             r.get::<Option<String>, _>(4),
+                            r.get::<i64, _>(6),
+                            r.get::<Option<i64>, _>(7),
                             r.get::<String, _>(5)
                         )
                     })
