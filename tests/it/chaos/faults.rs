@@ -87,9 +87,11 @@ pub fn inject(
         scope.spawn(|| {
             let at = started + schedule.azurite_stop;
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            fleet.lock().expect("fleet").journal("Azurite stopped");
             azurite.stop();
             std::thread::sleep(schedule.azurite_down);
             azurite.resume();
+            fleet.lock().expect("fleet").journal("Azurite resumed");
             let mut r = record.lock().expect("record");
             r.azurite_stops += 1;
             r.ended();
@@ -97,8 +99,16 @@ pub fn inject(
         for offset in &schedule.postgres_restarts {
             let at = started + *offset;
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
+            fleet
+                .lock()
+                .expect("fleet")
+                .journal("PostgreSQL restarting (-m immediate)");
             postgres.restart_immediate(schedule.postgres_down);
             let back = Instant::now();
+            fleet
+                .lock()
+                .expect("fleet")
+                .journal("PostgreSQL accepts connections again");
             record.lock().expect("record").ended();
             let recovered = recovery(fleet, database_url, back);
             record
@@ -120,7 +130,7 @@ fn between(rng: &mut StdRng, (low, high): (Duration, Duration)) -> Duration {
 
 /// SIGKILL, noting a process that had already exited by itself.
 fn kill(fleet: &mut Fleet, victim: usize, record: &Mutex<Record>) {
-    if let Some(status) = fleet.processes[victim].kill() {
+    if let Some(status) = fleet.kill(victim) {
         let name = fleet.processes[victim].name();
         record
             .lock()
@@ -220,12 +230,12 @@ fn stop_a_worker(schedule: &Schedule, fleet: &Mutex<Fleet>, record: &Mutex<Recor
         let workers = fleet.of(Role::Worker);
         let victim = workers[rng.random_range(..workers.len())];
         fleet.processes[victim].held = true;
-        fleet.processes[victim].signal(Signal::SIGSTOP);
+        fleet.signal(victim, Signal::SIGSTOP);
         victim
     };
     std::thread::sleep(schedule.lease * 2);
     let mut fleet = fleet.lock().expect("fleet");
-    fleet.processes[victim].signal(Signal::SIGCONT);
+    fleet.signal(victim, Signal::SIGCONT);
     fleet.processes[victim].held = false;
     drop(fleet);
     let mut r = record.lock().expect("record");

@@ -130,6 +130,41 @@ impl Fleet {
         }
     }
 
+    /// Notes a fault or a start in the run's `faults.log`, by the same clock as the process
+    /// logs, to read them against each other.
+    pub fn journal(&self, event: &str) {
+        use std::io::Write;
+        let line = format!("{} {event}\n", chrono::Utc::now().format("%H:%M:%S%.3f"));
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("faults.log"))
+        {
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
+
+    /// SIGKILL slot `i`, journaled; returns how it had exited if it already had.
+    pub fn kill(&mut self, i: usize) -> Option<std::process::ExitStatus> {
+        let event = format!(
+            "kill {} (pid {:?})",
+            self.processes[i].name(),
+            self.processes[i].pid()
+        );
+        self.journal(&event);
+        self.processes[i].kill()
+    }
+
+    /// Sends `signal` to slot `i`, journaled.
+    pub fn signal(&self, i: usize, signal: Signal) {
+        self.journal(&format!(
+            "{signal} {} (pid {:?})",
+            self.processes[i].name(),
+            self.processes[i].pid()
+        ));
+        self.processes[i].signal(signal);
+    }
+
     /// Starts (or restarts) slot `i`, its output appended to its log file.
     pub fn start(&mut self, i: usize) {
         let name = self.processes[i].name();
@@ -146,6 +181,7 @@ impl Fleet {
             .expect("log file");
         cmd.stdout(log.try_clone().expect("log")).stderr(log);
         let child = cmd.spawn().expect("start bindery");
+        self.journal(&format!("start {name} (pid {})", child.id()));
         let slot = &mut self.processes[i];
         slot.child = Some(child);
         slot.starts += 1;

@@ -246,6 +246,7 @@ fn run(plan: &Plan) {
     let mut fleet = fleet.lock().expect("fleet");
     let crashed = fleet.unexpected_exits();
     let results = check.all(&submitted, &manuscripts, &receiver, &fleet, &uploader);
+    check.write_lost_twice(&dir);
     fleet.stop_all();
     drop(fleet);
     verify::report(plan, &record, &submitted, &results, settled_after);

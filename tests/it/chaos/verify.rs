@@ -128,6 +128,79 @@ impl Checker {
             .unwrap_or(-1)
     }
 
+    /// Every attempt a book's jobs spent, with when, on which worker and why, one per line: what
+    /// to read the process logs against when a book ended wrong.
+    fn attempts_of(&self, book: &str) -> String {
+        self.attempts("workflow = $1", book)
+    }
+
+    /// Writes the attempts of every job that lost its worker more than once to
+    /// `lost-workers.log` in the run's directory, to read against `faults.log`.
+    pub fn write_lost_twice(&self, dir: &std::path::Path) {
+        let mut lines = self.attempts("lost_workers >= 2 AND $1 = $1", "");
+        // How long each kind's last attempt ran: the longer, the likelier a kill lands in it.
+        let times = self
+            .runtime
+            .block_on(
+                sqlx::query(
+                    "SELECT kind, count(*), \
+                     percentile_disc(0.5) WITHIN GROUP (ORDER BY finished_at - started_at), \
+                     max(finished_at - started_at) \
+                     FROM jobs WHERE state = 'completed' GROUP BY kind ORDER BY 4 DESC",
+                )
+                .fetch_all(&self.pool),
+            )
+            .unwrap_or_default();
+        lines.push_str("\nrun time of the last attempt, by kind (ms):");
+        for row in times {
+            lines.push_str(&format!(
+                "\n  {}: {} jobs, median {}, max {}",
+                row.get::<String, _>(0),
+                row.get::<i64, _>(1),
+                row.get::<Option<i64>, _>(2).unwrap_or_default(),
+                row.get::<Option<i64>, _>(3).unwrap_or_default()
+            ));
+        }
+        let _ = std::fs::write(dir.join("lost-workers.log"), lines);
+    }
+
+    fn attempts(&self, condition: &str, bind: &str) -> String {
+        let rows = self
+            .runtime
+            .block_on(
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT id, kind, state, workflow, errors FROM jobs WHERE {condition} ORDER BY id"
+                )))
+                .bind(bind)
+                .fetch_all(&self.pool),
+            )
+            .unwrap_or_default();
+        let mut lines = Vec::new();
+        for row in rows {
+            let (id, kind, state, book, errors) = (
+                row.get::<i64, _>(0),
+                row.get::<String, _>(1),
+                row.get::<String, _>(2),
+                row.get::<Option<String>, _>(3),
+                row.get::<String, _>(4),
+            );
+            lines.push(format!("  job {id} {kind} of {book:?}: {state}"));
+            let history: Vec<serde_json::Value> = serde_json::from_str(&errors).unwrap_or_default();
+            for entry in history {
+                let at = entry["at"]
+                    .as_i64()
+                    .and_then(chrono::DateTime::from_timestamp_millis)
+                    .map(|t| t.format("%H:%M:%S%.3f").to_string())
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "    attempt {} at {at} on {}: {}",
+                    entry["attempt"], entry["worker"], entry["error"]
+                ));
+            }
+        }
+        lines.join("\n")
+    }
+
     /// Waits until no book is processing and no job is unfinished, or fails naming them.
     pub fn wait_settled(&self, deadline: Instant, what: &str) {
         let books = "SELECT count(*) FROM books WHERE status = 'processing'";
@@ -273,8 +346,12 @@ impl Checker {
             };
             if !ok {
                 failures.push(format!(
-                    "book {} ({}): {} {:?}, expected {expected:?}",
-                    book.id, manuscripts[p.manuscript].file_name, book.status, book.error_code
+                    "book {} ({}): {} {:?}, expected {expected:?}; its jobs' attempts:\n{}",
+                    book.id,
+                    manuscripts[p.manuscript].file_name,
+                    book.status,
+                    book.error_code,
+                    self.attempts_of(&book.id)
                 ));
             }
         }
