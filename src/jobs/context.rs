@@ -52,6 +52,33 @@ impl<C> JobContext<C> {
         }
     }
 
+    /// A context for another job (`burial` runs a dead job's `on_dead`), on the same worker;
+    /// its successors are never committed.
+    pub(crate) fn for_job(
+        &self,
+        id: i64,
+        attempt: i32,
+        max_attempts: i32,
+        tenant: String,
+        workflow: Option<String>,
+    ) -> Self {
+        Self::new(
+            self.app.clone(),
+            self.db.clone(),
+            self.worker.clone(),
+            id,
+            attempt,
+            max_attempts,
+            tenant,
+            workflow,
+            Arc::new(Mutex::new(Successors::default())),
+        )
+    }
+
+    pub(crate) fn db(&self) -> &Database {
+        &self.db
+    }
+
     /// The application context the worker was started with.
     pub fn app(&self) -> &C {
         &self.app

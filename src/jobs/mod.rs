@@ -19,6 +19,7 @@
 mod admission;
 mod backoff;
 mod breaker;
+mod burial;
 mod context;
 mod failpoint;
 pub mod heartbeat;
@@ -69,8 +70,10 @@ pub trait Job: Serialize + DeserializeOwned + Send + 'static {
 
     /// Called with a fresh copy of the payload when `run` returned an error on the last
     /// attempt, just before the job is committed as dead: for an effect a person must see
-    /// (a book marked failed). Its own error is logged, and the job dies all the same. Not
-    /// called when a worker dies during the last attempt: the rescuer has no code to run.
+    /// (a book marked failed). Its own error is logged, and the job dies all the same. For a
+    /// job that died with its worker (on its last attempt, or in `MAX_LOST_WORKERS` of them),
+    /// a burial job calls it soon after, on any worker, with the rescue's error (see
+    /// `burial`).
     fn on_dead(
         self,
         cx: &JobContext<Self::Context>,

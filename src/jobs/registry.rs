@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use super::burial::{self, DeadFn, DeadFns};
 use super::{Job, JobContext, Outcome};
 
 type BoxFuture = Pin<Box<dyn Future<Output = anyhow::Result<Outcome>> + Send>>;
@@ -18,6 +19,8 @@ struct Entry<C> {
 /// Maps stored job names to the code that runs them.
 pub struct Registry<C> {
     jobs: BTreeMap<&'static str, Entry<C>>,
+    /// Each type's `on_dead`, for burials (see `burial`).
+    dead: DeadFns<C>,
 }
 
 impl<C: Send + Sync + 'static> Default for Registry<C> {
@@ -30,6 +33,7 @@ impl<C: Send + Sync + 'static> Registry<C> {
     pub fn new() -> Self {
         Self {
             jobs: BTreeMap::new(),
+            dead: Arc::new(BTreeMap::new()),
         }
     }
 
@@ -59,6 +63,16 @@ impl<C: Send + Sync + 'static> Registry<C> {
                 }
             })
         });
+        let dead: DeadFn<C> = Arc::new(|payload: &str, cx: JobContext<C>, error: anyhow::Error| {
+            let parsed = serde_json::from_str::<J>(payload);
+            Box::pin(async move {
+                let job = parsed.map_err(|e| {
+                    anyhow::anyhow!("the payload does not match job type `{}`: {e}", J::NAME)
+                })?;
+                job.on_dead(&cx, &error).await
+            })
+        });
+        Arc::make_mut(&mut self.dead).insert(J::NAME, dead);
         let previous = self.jobs.insert(
             J::NAME,
             Entry {
@@ -76,6 +90,13 @@ impl<C: Send + Sync + 'static> Registry<C> {
 
     /// The future that runs one stored job, or `None` if no type has that name.
     pub(crate) fn start(&self, kind: &str, payload: &str, cx: JobContext<C>) -> Option<BoxFuture> {
+        if kind == burial::KIND {
+            return Some(Box::pin(burial::run(
+                self.dead.clone(),
+                payload.to_owned(),
+                cx,
+            )));
+        }
         self.jobs.get(kind).map(|entry| (entry.run)(payload, cx))
     }
 

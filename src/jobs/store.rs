@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use serde::Serialize;
 use sqlx::FromRow;
 
+use super::burial;
 use super::wake::{self, CHANNEL_DONE, CHANNEL_JOBS};
 use super::{Enqueued, JobState, NewJob};
 use crate::storage::sql::Dialect;
@@ -617,9 +618,11 @@ pub const MAX_LOST_WORKERS: i32 = 3;
 /// Jobs whose lease ran out (their worker died or froze) go back to the queue, spending the
 /// attempt they were on: a job that kills its worker every time must end up dead, not loop,
 /// and after [`MAX_LOST_WORKERS`] such attempts it is dead whatever attempts it has left.
+/// A job made dead gets a burial in the same transaction, for its type's `on_dead` (see
+/// `burial`).
 pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
-    let rescued: Vec<(i64, Option<i64>, JobState)> = on_tx!(&mut tx, |conn, d| {
+    let rescued: Vec<Rescued> = on_tx!(&mut tx, |conn, d| {
         let lost = "lease expired: the worker running this job stopped heartbeating";
         let stopped = format!(
             "stopped: the worker running this job died or froze in {MAX_LOST_WORKERS} of its \
@@ -642,7 +645,7 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
                     lost_workers = lost_workers + 1,
                     locked_by = NULL, locked_until = NULL
                  WHERE state = 'running' AND locked_until < {now}
-                 RETURNING id, join_id, state"
+                 RETURNING id, join_id, state, queue, tenant, workflow"
             )),
             Dialect::Postgres => sqlx::query_as(sql!(
                 d,
@@ -660,7 +663,7 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
                     lost_workers = lost_workers + 1,
                     locked_by = NULL, locked_until = NULL
                  WHERE state = 'running' AND locked_until < {now}
-                 RETURNING id, join_id, state"
+                 RETURNING id, join_id, state, queue, tenant, workflow"
             )),
         }
         .bind(lost)
@@ -669,14 +672,37 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
         .fetch_all(&mut *conn)
         .await?
     });
-    let finished_children: Vec<i64> = rescued
+    let dead: Vec<&Rescued> = rescued
         .iter()
-        .filter(|(_, _, state)| *state == JobState::Dead)
-        .filter_map(|(_, join, _)| *join)
+        .filter(|r| r.state == JobState::Dead)
         .collect();
+    let finished_children: Vec<i64> = dead.iter().filter_map(|r| r.join_id).collect();
     release_joins(&mut tx, &finished_children).await?;
+    if !dead.is_empty() {
+        let burials: Vec<NewJob> = dead
+            .iter()
+            .map(|r| burial::of(r.id, &r.queue, &r.tenant, r.workflow.as_deref()))
+            .collect();
+        let top = Placement {
+            join_id: None,
+            workflow: None,
+            pending_children: 0,
+        };
+        insert_jobs(&mut tx, &burials, &top).await?;
+    }
     tx.commit().await?;
     Ok(rescued.len() as u64)
+}
+
+/// A job the rescue gave back or made dead.
+#[derive(Debug, FromRow)]
+struct Rescued {
+    id: i64,
+    join_id: Option<i64>,
+    state: JobState,
+    queue: String,
+    tenant: String,
+    workflow: Option<String>,
 }
 
 /// Gives jobs back without spending their attempt (a worker stopping, or claimed jobs that

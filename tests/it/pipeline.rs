@@ -323,6 +323,63 @@ async fn kill_at_each(points: Vec<String>, expected: CleanRun) {
     }
 }
 
+/// A step that takes its worker down on every attempt (as a manuscript that runs it out of
+/// memory would) is stopped after `MAX_LOST_WORKERS` lost workers, and its book fails with the
+/// reason, as a step that fails for good does: the rescue that stops it runs no step code, and
+/// the book was left "processing" for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let store = open(data.path(), None).await;
+    let id = submit_bytes(&store, "short.md", b"# One\n\nA line.\n".to_vec(), None).await;
+    // The failpoint fires once per process: every worker dies in its first run of the parse.
+    let doomed = [("BINDERY_FAILPOINT", "before_commit:book.parse")];
+    let parse = |jobs: &[bindery::jobs::JobRecord]| {
+        jobs.iter()
+            .find(|j| j.kind == "book.parse")
+            .map(|j| j.state)
+    };
+    let mut current: Option<Running> = None;
+    let mut started = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
+        if parse(&jobs) == Some(JobState::Dead) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the parse never stopped: {jobs:#?}"
+        );
+        if current.as_ref().is_none_or(|w| process_gone(w.pid())) {
+            if let Some(mut gone) = current.take() {
+                gone.wait_exit(Duration::from_secs(5));
+            }
+            assert!(
+                started <= bindery::jobs::MAX_LOST_WORKERS,
+                "{started} workers started"
+            );
+            current = Some(worker(data.path(), &doomed, false));
+            started += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The worker that made it dead, or the next one, fails the book.
+    let w = match current {
+        Some(w) if !process_gone(w.pid()) => w,
+        _ => worker(data.path(), &[], true),
+    };
+    let book = wait_book(&store, &id, Duration::from_secs(30)).await;
+    stop(w);
+    assert_eq!(book.status, "failed", "{book:?}");
+    assert_eq!(book.error_code.as_deref(), Some("step_failed"), "{book:?}");
+    let error = book.error.unwrap_or_default();
+    assert!(
+        error.contains("died or froze"),
+        "the book says why: {error}"
+    );
+}
+
 async fn clean_book_chapters(store: &Store, id: &str) -> usize {
     let model = store.blobs.get(&keys::model(id)).await.expect("model");
     let book: bindery::ebook::Book = serde_json::from_slice(&model).expect("book json");
