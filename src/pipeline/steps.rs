@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
+use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
 use super::books::{self, BookRow};
@@ -32,6 +33,11 @@ use crate::storage::BlobStore;
 
 /// Every pipeline job runs on this queue, so operators can pause conversions alone.
 pub const QUEUE: &str = "books";
+
+/// Blob reads or writes a step keeps in flight at once. A step reads and writes a file per
+/// chapter; one at a time, a long book's packaging waited out a round trip to the blob store
+/// per file, and a longer step is likelier to be cut short by a worker's death.
+const BLOB_REQUESTS: usize = 8;
 
 type Cx = JobContext<Services>;
 
@@ -267,11 +273,17 @@ impl Job for PackageReader {
         })
         .await??;
         let total = files.len();
-        for (i, (path, bytes)) in files.into_iter().enumerate() {
-            app.blobs
-                .put_if_absent(&keys::reader(&self.book, &path), bytes)
-                .await?;
-            cx.progress(percent(i + 1, total), "writing the web reader")
+        let mut writes = stream::iter(files)
+            .map(|(path, bytes)| {
+                let key = keys::reader(&self.book, &path);
+                async move { app.blobs.put_if_absent(&key, bytes).await }
+            })
+            .buffer_unordered(BLOB_REQUESTS);
+        let mut written = 0;
+        while let Some(put) = writes.next().await {
+            put?;
+            written += 1;
+            cx.progress(percent(written, total), "writing the web reader")
                 .await?;
         }
         Ok(Outcome::done_with(serde_json::json!({ "files": total })))
@@ -620,24 +632,28 @@ async fn load_chapters(
     book: &Book,
     target: Target,
 ) -> anyhow::Result<Vec<String>> {
-    let mut chapters = Vec::with_capacity(book.document.chapters.len());
-    for i in 0..book.document.chapters.len() {
-        let bytes = blobs.get(&keys::chapter(book_id, i, target)).await?;
-        chapters
-            .push(String::from_utf8(bytes.to_vec()).context("a rendered chapter is not UTF-8")?);
-    }
-    Ok(chapters)
+    stream::iter(0..book.document.chapters.len())
+        .map(|i| async move {
+            let bytes = blobs.get(&keys::chapter(book_id, i, target)).await?;
+            String::from_utf8(bytes.to_vec()).context("a rendered chapter is not UTF-8")
+        })
+        .buffered(BLOB_REQUESTS)
+        .try_collect()
+        .await
 }
 
 async fn load_resources(blobs: &BlobStore, book: &str) -> anyhow::Result<Resources> {
     let prefix = keys::resources_prefix(book);
-    let mut resources = Resources::new();
-    for key in blobs.list(&prefix).await? {
-        let bytes = blobs.get(&key).await?;
-        let id = key.trim_start_matches(prefix.as_str()).to_owned();
-        resources.insert(id, bytes.to_vec());
-    }
-    Ok(resources)
+    let prefix = prefix.as_str();
+    stream::iter(blobs.list(prefix).await?)
+        .map(|key| async move {
+            let bytes = blobs.get(&key).await?;
+            let id = key.trim_start_matches(prefix).to_owned();
+            anyhow::Ok((id, bytes.to_vec()))
+        })
+        .buffer_unordered(BLOB_REQUESTS)
+        .try_collect()
+        .await
 }
 
 /// Payload of `ingest` for a new book (used by `submit`).
