@@ -72,6 +72,13 @@ impl Plan {
     }
 
     /// The same kinds of fault, each once (the random kills a few times), over fewer books.
+    ///
+    /// Workers are killed half as often as in the full run. This run uses the suite's debug
+    /// build beside the rest of the suite, where a step runs five to ten times longer than in
+    /// the full run's release build; what decides whether a kill lands in a step is the step's
+    /// length against the time between kills. At the full run's pace, a step of a few seconds
+    /// lost its worker three times (`MAX_LOST_WORKERS`) in about one run in ten, a rate the
+    /// full run, at its own speed, does not come near.
     pub fn short() -> Self {
         Self {
             books: 42,
@@ -79,6 +86,7 @@ impl Plan {
             quiet_books: 6,
             faults: Schedule {
                 length: Duration::from_secs(36),
+                worker_kills: (Duration::from_secs(4), Duration::from_secs(8)),
                 postgres_restarts: vec![Duration::from_secs(4)],
                 azurite_stop: Duration::from_secs(13),
                 worker_stop: Duration::from_secs(25),
