@@ -89,9 +89,10 @@ pub(crate) async fn run<C: Send + Sync + 'static>(
         dead.last_error()
             .unwrap_or_else(|| "its worker was lost".to_owned())
     );
+    // Not `job.id`: this line runs in the burial's own job span, which has that.
     tracing::warn!(
-        job.id = job,
-        job.kind = %dead.kind,
+        buried.id = job,
+        buried.kind = %dead.kind,
         error = %error,
         "burying a job that died with its worker"
     );
