@@ -40,17 +40,7 @@ fn an_author_signs_in_uploads_follows_downloads_and_reads_in_chromium() {
     }
     let server = Server::start(&["serve"], &[]);
     let cli = |args: &[&str]| {
-        let out = command(&server.data_dir())
-            .args(args)
-            .output()
-            .expect("run bindery");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
+        common::succeed(command(&server.data_dir()).args(args), "bindery")
             .trim()
             .to_owned()
     };

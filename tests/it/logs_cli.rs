@@ -47,14 +47,7 @@ fn logs_prints_both_roles_files_and_follows_new_lines() {
 /// Runs `logs` (a `bindery logs` command printing JSON), which must succeed, and parses its
 /// lines.
 fn json_lines(mut logs: std::process::Command) -> Vec<serde_json::Value> {
-    let out = logs.output().expect("bindery logs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
+    common::succeed(&mut logs, "bindery logs")
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect()

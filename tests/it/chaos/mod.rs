@@ -178,10 +178,10 @@ fn run(plan: &Plan) {
     let mut fleet = Fleet::new(&binary(), &dir, env);
 
     // The release phase, then a token per tenant.
-    verify::succeed(fleet.command("release").arg("migrate"), "bindery migrate");
+    common::succeed(fleet.command("release").arg("migrate"), "bindery migrate");
     let tokens: Vec<String> = (0..plan.tenants)
         .map(|t| {
-            verify::succeed(
+            common::succeed(
                 fleet
                     .command("release")
                     .args(["token", "create", &format!("tenant-{t}")]),

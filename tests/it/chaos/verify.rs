@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bindery::config::{DatabaseUrl, Secret};
@@ -16,17 +15,7 @@ use super::fleet::Fleet;
 use super::load::{self, Expect, Manuscript, Submitted, Uploader};
 use super::{Plan, faults::Record, say};
 use crate::common::receiver::Receiver;
-
-/// Runs a command to success and returns its stdout, or fails the run with its stderr.
-pub fn succeed(cmd: &mut Command, what: &str) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+use crate::common::succeed;
 
 /// A book as stored.
 #[derive(Debug, Clone)]

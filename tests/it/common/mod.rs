@@ -486,6 +486,17 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs a command to success and returns its stdout, or fails the test with its stderr.
+pub fn succeed(cmd: &mut Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
 /// The words pandoc (an independent reader) finds in a file.
 pub fn pandoc_words(path: &Path, from: &str) -> Vec<String> {
     try_pandoc_words(path, from)

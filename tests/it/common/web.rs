@@ -15,14 +15,7 @@ pub fn create_token(mut cmd: Command, name: &str, admin: bool) -> String {
     if admin {
         cmd.arg("--admin");
     }
-    let out = cmd.output().expect("run bindery token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
+    super::succeed(&mut cmd, "bindery token create")
         .trim()
         .to_owned()
 }
