@@ -68,6 +68,13 @@ pub trait Job: Serialize + DeserializeOwned + Send + 'static {
         cx: &JobContext<Self::Context>,
     ) -> impl std::future::Future<Output = anyhow::Result<Outcome>> + Send;
 
+    /// The book this job works on, if it works on one. Its run's log lines then carry it as
+    /// `book.id`, so that the book's own log (`GET /api/v1/books/{id}/logs`) shows them,
+    /// including the engine's lines about the run (a failure, a retry).
+    fn book(&self) -> Option<&str> {
+        None
+    }
+
     /// Called with a fresh copy of the payload when `run` returned an error on the last
     /// attempt, just before the job is committed as dead: for an effect a person must see
     /// (a book marked failed). Its own error is logged, and the job dies all the same. For a

@@ -48,6 +48,7 @@ impl<C: Send + Sync + 'static> Registry<C> {
             Box::pin(async move {
                 match parsed {
                     Ok(job) => {
+                        name_book(&job);
                         let result = job.run(&cx).await;
                         if let (Err(error), Some(spare)) = (&result, spare)
                             && let Err(e) = spare.on_dead(&cx, error).await
@@ -69,6 +70,7 @@ impl<C: Send + Sync + 'static> Registry<C> {
                 let job = parsed.map_err(|e| {
                     anyhow::anyhow!("the payload does not match job type `{}`: {e}", J::NAME)
                 })?;
+                name_book(&job);
                 job.on_dead(&cx, &error).await
             })
         });
@@ -106,5 +108,14 @@ impl<C: Send + Sync + 'static> Registry<C> {
         queues.sort();
         queues.dedup();
         queues
+    }
+}
+
+/// Puts the job's book on the span of the run (or the burial) it is polled in, whose
+/// `book.id` field the runner declares empty: the engine cannot know it before the payload
+/// is read.
+fn name_book<J: Job>(job: &J) {
+    if let Some(book) = job.book() {
+        tracing::Span::current().record("book.id", book);
     }
 }

@@ -786,7 +786,12 @@ fn spawn_job<C: Send + Sync + 'static>(
         job.queue = %row.queue,
         job.attempt = row.attempt,
         workflow = row.workflow.as_deref().unwrap_or(""),
+        tenant = tracing::field::Empty,
+        book.id = tracing::field::Empty,
     );
+    if !row.tenant.is_empty() {
+        span.record("tenant", row.tenant.as_str());
+    }
     let run = shared.registry.start(&row.kind, &row.payload, cx);
     let id = row.id;
     let waited_ms = i64::try_from(waited.as_millis()).unwrap_or(i64::MAX);

@@ -52,6 +52,10 @@ impl Job for Ingest {
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
 
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
+
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let Some(row) = book_row(cx, &self.book).await? else {
@@ -80,6 +84,8 @@ impl Job for Ingest {
             .cost(cost),
         );
         cx.progress(100, "ingested").await?;
+        // The book's id comes from the job's span (`Job::book`), as on every line of a step.
+        tracing::info!(format = ?ingested.format, encoding = ingested.encoding.as_deref(), bytes = manuscript.len(), "manuscript recognised");
         Ok(Outcome::done_with(serde_json::json!({
             "format": ingested.format,
             "encoding": ingested.encoding,
@@ -104,6 +110,10 @@ impl Job for Parse {
     const NAME: &'static str = "book.parse";
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -138,6 +148,7 @@ impl Job for Parse {
             }),
         );
         cx.progress(100, "parsed").await?;
+        tracing::info!(chapters, "manuscript read");
         Ok(Outcome::done_with(
             serde_json::json!({ "chapters": chapters }),
         ))
@@ -159,6 +170,10 @@ impl Job for RenderChapter {
     const NAME: &'static str = "book.render_chapter";
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -205,6 +220,10 @@ impl Job for Package {
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
 
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
+
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
             return Ok(outcome);
@@ -240,6 +259,10 @@ impl Job for PackageEpub {
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
 
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
+
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let key = keys::epub(&self.book);
@@ -251,6 +274,7 @@ impl Job for PackageEpub {
         .await??;
         let size = epub.len();
         app.blobs.put_if_absent(&key, epub).await?;
+        tracing::info!(bytes = size, "EPUB packaged");
         Ok(Outcome::done_with(serde_json::json!({ "bytes": size })))
     }
 }
@@ -264,6 +288,10 @@ impl Job for PackageReader {
     const NAME: &'static str = "book.package_reader";
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
@@ -286,6 +314,7 @@ impl Job for PackageReader {
             cx.progress(percent(written, total), "writing the web reader")
                 .await?;
         }
+        tracing::info!(files = total, "web reader packaged");
         Ok(Outcome::done_with(serde_json::json!({ "files": total })))
     }
 }
@@ -300,6 +329,10 @@ impl Job for Verify {
     const NAME: &'static str = "book.verify";
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
@@ -328,6 +361,7 @@ impl Job for Verify {
             mark_failed(app, &self.book, "internal_error", &message).await?;
             return Ok(Outcome::Discard(message));
         }
+        tracing::info!(epub_bytes = epub.len(), "EPUB and web reader checked");
         cx.then(NewJob::of(&Publish {
             book: self.book.clone(),
         }));
@@ -351,6 +385,10 @@ impl Job for Publish {
     const NAME: &'static str = "book.publish";
     const QUEUE: &'static str = QUEUE;
     type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();

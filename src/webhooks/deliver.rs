@@ -34,6 +34,10 @@ impl Job for Deliver {
     const MAX_ATTEMPTS: i32 = 30;
     type Context = Services;
 
+    fn book(&self) -> Option<&str> {
+        Some(&self.book)
+    }
+
     #[tracing::instrument(name = "webhook", skip_all, fields(delivery.id = %self.delivery, book.id = %self.book, event = %self.event))]
     async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         let app = cx.app();

@@ -102,7 +102,13 @@ fn logs_shows_every_process_sharing_the_database_from_anywhere() {
         return;
     }
     let database = common::postgres_database();
-    let env = [("DATABASE_URL", database.as_str())];
+    // One blob store for all four, as on a real deployment, so that books convert.
+    let blobs = tempfile::tempdir().expect("tempdir");
+    let blob_url = format!("file://{}", blobs.path().display());
+    let env = [
+        ("DATABASE_URL", database.as_str()),
+        ("BLOB_URL", blob_url.as_str()),
+    ];
     let webs: Vec<Server> = (0..2).map(|_| Server::start(&["web"], &env)).collect();
     let workers: Vec<(tempfile::TempDir, common::Running)> = (0..2)
         .map(|_| {
@@ -250,4 +256,103 @@ fn logs_shows_every_process_sharing_the_database_from_anywhere() {
         took.as_millis()
     );
     assert!(took < Duration::from_secs(1), "shown after {took:?}");
+
+    // A book's own log, for its tenant: two books, each converted by one of the workers
+    // through one of the web processes, and each log has its own book's lines only.
+    let books: Vec<(String, &str)> = ["alpha", "beta"]
+        .into_iter()
+        .zip(&webs)
+        .map(|(name, web)| (upload_markdown(web, &tenant, name), name))
+        .collect();
+    let stranger = {
+        let mut cli = command(elsewhere.path());
+        cli.env("DATABASE_URL", &database);
+        common::web::create_token(cli, "stranger", false)
+    };
+    let book_log = |web: &Server, token: &str, id: &str| {
+        common::client()
+            .get(web.url(&format!("/api/v1/books/{id}/logs")))
+            .bearer_auth(token)
+            .send()
+            .expect("GET /api/v1/books/{id}/logs")
+    };
+    for (i, (id, name)) in books.iter().enumerate() {
+        // Read through the other web process: the log is in the database, not in a process.
+        let web = &webs[1 - i];
+        let log = common::eventually(
+            "the book's log to reach its publication",
+            Duration::from_secs(60),
+            || {
+                let log: serde_json::Value = book_log(web, &tenant, id).json().ok()?;
+                let lines = log["lines"].as_array()?.clone();
+                lines
+                    .iter()
+                    .any(|l| l["message"] == "book published")
+                    .then_some(lines)
+            },
+        );
+        let said = |role: &str, message: &str| {
+            log.iter()
+                .any(|l| l["role"] == role && l["message"] == message)
+        };
+        assert!(said("web", "book submitted"), "{log:#?}");
+        assert!(said("worker", "book published"), "{log:#?}");
+        // Lines that do not name the book themselves: their job's span does.
+        assert!(said("worker", "manuscript read"), "{log:#?}");
+        assert!(said("worker", "EPUB packaged"), "{log:#?}");
+        // Every conversion step's run is there with its job.
+        let jobs: std::collections::BTreeSet<i64> =
+            log.iter().filter_map(|l| l["job"].as_i64()).collect();
+        assert!(jobs.len() >= 4, "{jobs:?} in {log:#?}");
+        let text = serde_json::to_string(&log).expect("json");
+        assert!(text.contains(&format!("{name}.md")), "{log:#?}");
+        let other = if *name == "alpha" { "beta" } else { "alpha" };
+        assert!(
+            !text.contains(&format!("{other}.md")),
+            "{name}'s log shows {other}'s lines: {log:#?}"
+        );
+        for line in &log {
+            assert!(
+                line.get("host").is_none() && line.get("pid").is_none(),
+                "{line:#}"
+            );
+        }
+        // Another tenant, and the operator's own token, are told it does not exist.
+        let refused = book_log(web, &stranger, id);
+        assert_eq!(refused.status(), reqwest::StatusCode::NOT_FOUND);
+        let body: serde_json::Value = refused.json().expect("json");
+        assert_eq!(body["error"]["code"], "book_not_found", "{body:#}");
+        assert_eq!(
+            book_log(web, &admin, id).status(),
+            reqwest::StatusCode::NOT_FOUND
+        );
+        // And the book's page shows the same lines.
+        let session = common::web::session(web, &tenant);
+        let page = common::web::browser()
+            .get(web.url(&format!("/books/{id}")))
+            .header("cookie", &session.cookie)
+            .send()
+            .and_then(|r| r.text())
+            .expect("the book's page");
+        assert!(page.contains("book published"), "{page}");
+    }
+}
+
+/// Uploads a small Markdown book named `name` as `token`'s tenant, and returns its id.
+fn upload_markdown(web: &Server, token: &str, name: &str) -> String {
+    let manuscript = format!("# {name}\n\nThe only chapter of {name}, short and plain.\n");
+    let form = reqwest::blocking::multipart::Form::new().part(
+        "manuscript",
+        reqwest::blocking::multipart::Part::bytes(manuscript.into_bytes())
+            .file_name(format!("{name}.md")),
+    );
+    let response = common::client()
+        .post(web.url("/api/v1/books"))
+        .bearer_auth(token)
+        .multipart(form)
+        .send()
+        .expect("POST /api/v1/books");
+    assert!(response.status().is_success(), "{response:?}");
+    let body: serde_json::Value = response.json().expect("json");
+    body["id"].as_str().expect("the book's id").to_owned()
 }

@@ -27,6 +27,7 @@
 //! parameter or a request body it has not seen before, and says which one is missing.
 
 pub(crate) mod admin;
+pub(crate) mod book_log;
 pub(crate) mod books;
 pub mod limits;
 pub(super) mod openapi;
@@ -48,6 +49,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(books::events)
         .service(books::delete)
         .service(books::retry)
+        .service(book_log::show)
         .service(super::catalog::json_catalog)
         .service(webhooks::show_secret)
         .service(webhooks::rotate_secret)

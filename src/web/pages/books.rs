@@ -11,6 +11,7 @@ use crate::pipeline::books::{self, BookStatus};
 use crate::pipeline::progress::{self, StepState};
 use crate::report::Report;
 use crate::web::AppState;
+use crate::web::api::book_log::{self, BookLogLine};
 use crate::web::api::books::{BookView, own_book, view};
 
 const PAGE_SIZE: i64 = 50;
@@ -160,6 +161,7 @@ async fn show(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let book = own_book(&state, &session.tenant.tenant, &id).await?;
+    let log = book_log::lines(&state, &book.id, book_log::LINES_DEFAULT).await?;
     let book = view(&state, &book, true).await?;
     let report: Option<Report> = book
         .report
@@ -268,6 +270,8 @@ async fn show(
                 }
             }
 
+            (log_section(&log, book.status == BookStatus::Failed))
+
             section.danger {
                 form data-api="DELETE" data-url={ "/api/v1/books/" (book.id) } data-then="/books"
                     data-confirm="Delete this book, its EPUB and its reader? This cannot be undone." {
@@ -282,6 +286,50 @@ async fn show(
         actix_web::http::StatusCode::OK,
         layout(&title, Some(&session), &["/static/book.js"], body),
     ))
+}
+
+/// The book's own log lines, folded away unless the book failed (when they say why).
+fn log_section(log: &[BookLogLine], open: bool) -> Markup {
+    let count = log.len();
+    html! {
+        section.book-log aria-labelledby="log-title" {
+            h2 #log-title { "Log" }
+            @if log.is_empty() {
+                p.meta { "No log lines yet." }
+            } @else {
+                details open[open] {
+                    summary {
+                        @if i64::try_from(count).unwrap_or(i64::MAX) >= book_log::LINES_DEFAULT { "The last " }
+                        (count) " line" @if count != 1 { "s" }
+                    }
+                    ol.log-lines {
+                        @for line in log {
+                            li data-level=(line.level) {
+                                time datetime=(line.timestamp) { (clock_time(&line.timestamp)) }
+                                " " span.level { (line.level) }
+                                " " span.role { (line.role) }
+                                " " span.message { (line.message) }
+                                @for (key, value) in &line.fields {
+                                    " " span.field {
+                                        (key) "="
+                                        @match value {
+                                            serde_json::Value::String(text) => (text),
+                                            other => (other),
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `HH:MM:SS.mmm` of an RFC 3339 timestamp: the lines of one book span minutes, not days.
+fn clock_time(timestamp: &str) -> &str {
+    timestamp.get(11..23).unwrap_or(timestamp)
 }
 
 fn display_title(book: &BookView) -> String {
