@@ -1,5 +1,6 @@
 //! Logging for both processes: one stream on stdout (which the worker child inherits, so the
-//! platform sees web and worker together), daily-rolling files per role in `LOG_DIR`, and the
+//! platform sees web and worker together), daily files per role in `LOG_DIR` capped by size
+//! (`logs::appender`; none when `LOG_DIR` is off), and the
 //! database (`logbook`), where every process on every machine meets.
 //! One-shot commands log to stderr only, keeping stdout for what they print.
 //!
@@ -11,7 +12,6 @@ use std::io::IsTerminal;
 
 use tracing::{Event, Subscriber};
 use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
-use tracing_appender::rolling::{RollingFileAppender, Rotation};
 use tracing_subscriber::fmt::FmtContext;
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::layer::SubscriberExt;
@@ -61,18 +61,19 @@ pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
     let ansi = config.log_format == LogFormat::Text && terminal;
     let stream_layer = layer(role, config.log_format, ansi, stream);
 
-    let file_layer = if role == Role::Cli {
-        None
-    } else {
-        let appender = RollingFileAppender::builder()
-            .rotation(Rotation::DAILY)
-            .filename_prefix(role.as_str())
-            .filename_suffix("log")
-            .max_log_files(config.log_max_files)
-            .build(&config.log_dir)?;
-        let (files, guard) = writer("log-files").finish(appender);
-        guards.push(guard);
-        Some(layer(role, config.log_format, false, files))
+    let file_layer = match (&config.log_dir, role) {
+        (None, _) | (_, Role::Cli) => None,
+        (Some(dir), _) => {
+            let appender = crate::logs::appender::Appender::new(
+                dir.clone(),
+                role.as_str(),
+                config.log_max_file_size,
+                config.log_max_files,
+            )?;
+            let (files, guard) = writer("log-files").finish(appender);
+            guards.push(guard);
+            Some(layer(role, config.log_format, false, files))
+        }
     };
 
     // The web and worker processes also keep their lines in the database (`logbook`), once

@@ -206,20 +206,21 @@ async fn files(config: &Config, args: &LogsArgs) -> anyhow::Result<ExitCode> {
         Some(_) => vec![Role::Worker.as_str()],
         None => vec![Role::Web.as_str(), Role::Worker.as_str()],
     };
-    let dir = config.log_dir.clone();
+    let Some(dir) = config.log_dir.clone() else {
+        anyhow::bail!(
+            "LOG_DIR is off (empty), so this machine keeps no log files; read the database's \
+             lines (`bindery logs` without --files, where DATABASE_URL reaches the database), \
+             or set LOG_DIR to a directory"
+        );
+    };
+    let shown = dir.display().to_string();
     let n = args.lines;
     let (mut tail, backlog) = tokio::task::spawn_blocking(move || Tail::open(&dir, &roles, n))
         .await?
-        .map_err(|e| {
-            anyhow::Error::new(e).context(format!(
-                "reading the log files in {}",
-                config.log_dir.display()
-            ))
-        })?;
+        .map_err(|e| anyhow::Error::new(e).context(format!("reading the log files in {shown}")))?;
     if backlog.is_empty() && !args.follow {
         eprintln!(
-            "bindery: no log lines in {} yet (LOG_DIR); `bindery serve` writes them there",
-            config.log_dir.display()
+            "bindery: no log lines in {shown} yet (LOG_DIR); `bindery serve` writes them there"
         );
     }
     if !print_files(&backlog) || !args.follow {

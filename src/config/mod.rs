@@ -54,7 +54,8 @@ pub struct Config {
     pub database: DatabaseUrl,
     pub blob: BlobUrl,
     pub azure: AzureConfig,
-    pub log_dir: PathBuf,
+    /// `None`: no log files (`LOG_DIR` empty or `off`).
+    pub log_dir: Option<PathBuf>,
     /// The app host the environment names, whose local disk is thrown away.
     pub host_platform: Option<crate::config::platform::Host>,
     pub keepalive_url: Option<Url>,
@@ -113,7 +114,12 @@ impl Config {
         let database = database::read(&env, &data_dir)?;
         let blob = blob::read(&env, &data_dir)?;
         let azure = azure::read(&env, matches!(blob, BlobUrl::Azure { .. }))?;
-        let log_dir = LOG_DIR.read(&env)?.unwrap_or_else(|| data_dir.join("logs"));
+        // Blank counts as unset for every other variable; here it is how files are turned off.
+        let log_dir = match env.given_blank(&LOG_DIR.variable) {
+            true => None,
+            false if env.raw(&LOG_DIR.variable) == Some("off") => None,
+            false => Some(LOG_DIR.read(&env)?.unwrap_or_else(|| data_dir.join("logs"))),
+        };
         let public_url = match (APP_URL.read(&env)?, env.raw(&WEBSITE_HOSTNAME.variable)) {
             (Some(url), _) => Some(url),
             (None, Some(host)) => {
@@ -171,7 +177,9 @@ impl Config {
     /// can be written, so a read-only volume is reported at start-up rather than at first upload.
     pub fn prepare_directories(&self) -> Result<(), ConfigError> {
         ensure_writable(&DATA_DIR.variable, &self.data_dir)?;
-        ensure_writable(&LOG_DIR.variable, &self.log_dir)?;
+        if let Some(log_dir) = &self.log_dir {
+            ensure_writable(&LOG_DIR.variable, log_dir)?;
+        }
         if let DatabaseUrl::Sqlite { path } = &self.database
             && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
         {

@@ -27,11 +27,30 @@ fn defaults_need_no_variables() {
         matches!(&c.database, DatabaseUrl::Sqlite { path } if path == Path::new("./data/bindery.db"))
     );
     assert!(matches!(&c.blob, BlobUrl::File { root } if root == Path::new("./data/blobs")));
-    assert_eq!(c.log_dir, PathBuf::from("./data/logs"));
+    assert_eq!(c.log_dir, Some(PathBuf::from("./data/logs")));
+    assert_eq!(c.log_max_file_size, 100 * 1024 * 1024);
     assert_eq!(c.shutdown_timeout, Duration::from_secs(25));
     assert_eq!(c.worker_stall_timeout, Duration::from_secs(60));
     assert_eq!(c.worker_concurrency.get(), 16);
     assert!(c.keepalive_url.is_none());
+}
+
+#[test]
+fn an_empty_log_dir_turns_the_files_off() {
+    let dir = |value: &str| parse(&[("LOG_DIR", value)]).expect("valid").config.log_dir;
+    assert_eq!(dir(""), None);
+    assert_eq!(dir("  "), None);
+    assert_eq!(dir("off"), None);
+    assert_eq!(dir("/var/log/b"), Some(PathBuf::from("/var/log/b")));
+    let shown = parse(&[("LOG_DIR", "")]).expect("valid").config.describe();
+    assert!(shown.contains(&("LOG_DIR", "off".to_owned())), "{shown:?}");
+    // Everywhere else a blank is unset: a blank DATA_DIR is the default.
+    let c = parse(&[("DATA_DIR", "")]).expect("valid").config;
+    assert_eq!(c.data_dir, PathBuf::from("./data"));
+    assert_eq!(
+        error(&[("LOG_MAX_FILE_SIZE", "0")]).name,
+        "LOG_MAX_FILE_SIZE"
+    );
 }
 
 #[test]

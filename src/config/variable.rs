@@ -71,6 +71,14 @@ impl Env {
         self.get(name).is_some()
     }
 
+    /// Whether a declared variable is set to blanks: for the one variable whose empty value
+    /// means something (`LOG_DIR`, off).
+    pub fn given_blank(&self, variable: &Variable) -> bool {
+        self.0
+            .get(variable.name)
+            .is_some_and(|s| s.trim().is_empty())
+    }
+
     /// Names that are set, declared or not.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)

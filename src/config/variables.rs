@@ -105,15 +105,21 @@ variables! {
     var AWS_ENDPOINT_URL: Url = derived("https://s3.$AWS_REGION.amazonaws.com"),
         example "https://ACCOUNT_ID.r2.cloudflarestorage.com",
         parse blob::parse_endpoint, {shown shown::aws_endpoint_url};
-    /// Directory for daily-rolling log files, one set per role (web, worker).
+    /// Directory for daily-rolling log files, one set per role (web, worker). Set it empty or
+    /// to `off` to write no files (stdout and the database still get every line).
     var LOG_DIR: PathBuf = derived("$DATA_DIR/logs"), example "/var/log/bindery",
-        parse values::path, {shown |c| c.log_dir.display().to_string()};
+        parse values::path, {shown |c| c.log_dir.as_ref().map_or_else(|| "off".to_owned(), |d| d.display().to_string())};
     /// Log line format on stdout and in files: `text` or `json`.
     var LOG_FORMAT: LogFormat = value("text"), example "json",
         parse values::log_format, {field log_format};
-    /// How many daily log files to keep per role.
+    /// How many log files to keep per role: one a day, and another each time a day's file
+    /// reaches LOG_MAX_FILE_SIZE. The oldest go first.
     var LOG_MAX_FILES: usize = value("7"), example "14",
         parse values::count, {field log_max_files};
+    /// Size at which a log file is closed and the next one begun, so the files of one role
+    /// take at most LOG_MAX_FILES times this much.
+    var LOG_MAX_FILE_SIZE: u64 = value("100MiB"), example "20MiB",
+        parse values::size, {field log_max_file_size, shown values::show_size};
     /// Log filter, in `tracing-subscriber` EnvFilter syntax.
     var RUST_LOG: String = value("info"), example "info,bindery=debug",
         parse values::log_filter, {field log_filter};

@@ -44,6 +44,95 @@ fn logs_prints_both_roles_files_and_follows_new_lines() {
     follows_a_new_request(follow, &server);
 }
 
+#[test]
+fn an_empty_log_dir_writes_no_files_and_full_files_roll_keeping_the_newest() {
+    // Off: the processes run and log to stdout and the database, and write no file.
+    let server = Server::start(&["serve"], &[("LOG_DIR", "")]);
+    server.wait_ready(Duration::from_secs(30));
+    let logs = |server: &Server, args: &[&str]| {
+        let mut logs = command(&server.data_dir());
+        logs.env("LOG_DIR", "").args(["logs", "--json"]).args(args);
+        logs
+    };
+    let lines = common::eventually(
+        "the worker's line in the database",
+        Duration::from_secs(10),
+        || {
+            let lines = json_lines(logs(&server, &["-n", "200"]));
+            lines
+                .iter()
+                .any(|l| common::message(l, Some("worker"), "worker ready"))
+                .then_some(lines)
+        },
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| common::message(l, Some("web"), "listening"))
+    );
+    let entries: Vec<_> = std::fs::read_dir(server.data_dir())
+        .expect("data dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(!entries.iter().any(|e| e == "logs"), "{entries:?}");
+    let refused = logs(&server, &["--files"]).output().expect("bindery logs");
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("LOG_DIR is off"), "{said}");
+    drop(server);
+
+    // Capped: 3 files of 4 KiB at most per role, and the newest lines are the ones kept.
+    let cap = 4096;
+    let server = Server::start(
+        &["serve"],
+        &[("LOG_MAX_FILE_SIZE", "4KiB"), ("LOG_MAX_FILES", "3")],
+    );
+    server.wait_ready(Duration::from_secs(30));
+    let client = common::client();
+    let last = format!("/static/last-{}", std::process::id());
+    for n in 0..100 {
+        let _ = client.get(server.url(&format!("/static/flood-{n}"))).send();
+    }
+    let _ = client.get(server.url(&last)).send();
+    let dir = server.data_dir().join("logs");
+    let web_files = || -> Vec<(String, u64)> {
+        let mut files: Vec<(String, u64)> = std::fs::read_dir(&dir)
+            .expect("LOG_DIR")
+            .map(|e| e.expect("entry"))
+            .filter(|e| e.file_name().to_string_lossy().starts_with("web."))
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.metadata().expect("meta").len(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let kept = common::eventually(
+        "the last request's line in the files",
+        Duration::from_secs(10),
+        || {
+            let mut files = command(&server.data_dir());
+            files.args(["logs", "--files", "--role", "web", "-n", "400"]);
+            let kept = json_lines(files);
+            kept.iter()
+                .any(|l| l.to_string().contains(&last))
+                .then_some(kept)
+        },
+    );
+    let on_disk = web_files();
+    assert_eq!(on_disk.len(), 3, "{on_disk:?}");
+    assert!(on_disk.iter().all(|(_, size)| *size <= cap), "{on_disk:?}");
+    assert!(
+        !kept
+            .iter()
+            .any(|l| l.to_string().contains("/static/flood-0\"")),
+        "the oldest lines went with their files"
+    );
+}
+
 /// Runs `logs` (a `bindery logs` command printing JSON), which must succeed, and parses its
 /// lines.
 fn json_lines(mut logs: std::process::Command) -> Vec<serde_json::Value> {

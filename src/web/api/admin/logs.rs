@@ -200,7 +200,13 @@ pub async fn stream(
                 .filter(|r| filter.role.as_deref().is_none_or(|wanted| wanted == *r))
                 .collect();
             let n = usize::try_from(lines).unwrap_or(0);
-            let dir = state.config.log_dir.clone();
+            let Some(dir) = state.config.log_dir.clone() else {
+                return Err(ApiError::bad_request(
+                    "invalid_parameter",
+                    "source=files reads this machine's LOG_DIR, which is off (empty): there are \
+                     no log files. Read the database's lines (source=database).",
+                ));
+            };
             let shown = dir.clone();
             let (tail, backlog) = web::block(move || Tail::open(&dir, &roles, n))
                 .await

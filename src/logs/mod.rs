@@ -1,10 +1,12 @@
 //! Reading the log files the web and worker processes write (`LOG_DIR/ROLE.YYYY-MM-DD.log`,
-//! see `telemetry`): the last lines of every role merged by time, then each new line once it is
+//! see [`FileName`] and `appender`): the last lines of every role merged by time, then each new line once it is
 //! complete, across daily rotation, files replaced under the same name, and truncation.
 //!
 //! Memory stays bounded whatever the files' sizes: the backlog is read backwards from the end
 //! in blocks up to a byte budget, following reads at most a budget per poll, and a line longer
 //! than [`MAX_LINE`] is cut.
+
+pub mod appender;
 
 use std::fs::File;
 use std::io;
@@ -124,32 +126,65 @@ pub fn merge(streams: Vec<Vec<LogLine>>) -> Vec<LogLine> {
     merged
 }
 
-/// The log files of `role` in `dir`, oldest first (their dated names sort by date). A missing
-/// directory has none.
+/// The log files of `role` in `dir`, oldest first: by day, then by part within a day (see
+/// [`FileName`]). A missing directory has none.
 pub fn role_files(dir: &Path, role: &str) -> io::Result<Vec<PathBuf>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let prefix = format!("{role}.");
     let mut files = Vec::new();
     for entry in entries {
         let entry = entry?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let is_dated = name
-            .strip_prefix(&prefix)
-            .and_then(|rest| rest.strip_suffix(".log"))
-            .is_some_and(|date| {
-                date.len() == 10 && date.bytes().all(|b| b.is_ascii_digit() || b == b'-')
-            });
-        if is_dated {
-            files.push(entry.path());
+        if let Some(name) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| FileName::parse(n, role))
+        {
+            files.push((name, entry.path()));
         }
     }
     files.sort();
-    Ok(files)
+    Ok(files.into_iter().map(|(_, path)| path).collect())
+}
+
+/// The name of a log file: `ROLE.YYYY-MM-DD.log` for a day's first file, and
+/// `ROLE.YYYY-MM-DD.N.log` for the part a day begins each time its file reaches
+/// `LOG_MAX_FILE_SIZE`. Files are never renamed, so a follower reading one keeps reading it;
+/// orders by day, then part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileName {
+    pub day: chrono::NaiveDate,
+    pub part: u32,
+}
+
+impl FileName {
+    pub fn parse(name: &str, role: &str) -> Option<FileName> {
+        let rest = name
+            .strip_prefix(role)?
+            .strip_prefix('.')?
+            .strip_suffix(".log")?;
+        let (day, part) = match rest.split_once('.') {
+            Some((day, part)) if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) => {
+                (day, part.parse().ok().filter(|p| *p > 0)?)
+            }
+            Some(_) => return None,
+            None => (rest, 0),
+        };
+        if day.len() != 10 {
+            return None;
+        }
+        let day = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").ok()?;
+        Some(FileName { day, part })
+    }
+
+    pub fn of(&self, role: &str) -> String {
+        match self.part {
+            0 => format!("{role}.{}.log", self.day.format("%Y-%m-%d")),
+            part => format!("{role}.{}.{part}.log", self.day.format("%Y-%m-%d")),
+        }
+    }
 }
 
 /// Up to `n` of the last complete lines of `file` before `end`, oldest first, read backwards in
@@ -355,9 +390,14 @@ impl Follower {
                     None => return Ok(()),
                 }
             };
+            let name = |path: &Path| {
+                path.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| FileName::parse(n, self.role))
+            };
             let rotated = newest
-                .as_ref()
-                .is_some_and(|p| p.file_name() > open.path.file_name());
+                .as_deref()
+                .is_some_and(|p| name(p) > name(&open.path));
             let replaced = match std::fs::metadata(&open.path) {
                 Ok(meta) => (meta.dev(), meta.ino()) != open.id,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => false,
@@ -555,6 +595,46 @@ mod tests {
         );
         append(&dir.path().join("web.2026-03-02.log"), "d\n");
         assert_eq!(texts(&tail.poll().expect("poll")), ["web:d"]);
+    }
+
+    #[test]
+    fn a_days_further_parts_come_after_its_first_file_and_before_the_next_day() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for name in [
+            "web.2026-03-02.log",
+            "web.2026-03-01.10.log",
+            "web.2026-03-01.2.log",
+            "web.2026-03-01.log",
+            "web.2026-03-01.0.log",
+            "web.2026-3-01.log",
+            "web.2026-03-01..log",
+            "worker.2026-03-01.log",
+        ] {
+            append(&dir.path().join(name), "x\n");
+        }
+        let names: Vec<String> = role_files(dir.path(), "web")
+            .expect("files")
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "web.2026-03-01.log",
+                "web.2026-03-01.2.log",
+                "web.2026-03-01.10.log",
+                "web.2026-03-02.log"
+            ]
+        );
+        // A follower on the day's first file moves on to its next part.
+        let (mut tail, _) = Tail::open(dir.path(), &["web"], 0).expect("open");
+        append(&dir.path().join("web.2026-03-02.1.log"), "later\n");
+        assert_eq!(texts(&tail.poll().expect("poll")), ["web:later"]);
     }
 
     #[test]
