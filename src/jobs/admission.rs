@@ -116,6 +116,7 @@ mod tests {
             priority: 0,
             fair_tag: id,
             cost,
+            lost_workers: 0,
         }
     }
 

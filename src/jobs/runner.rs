@@ -105,6 +105,7 @@ pub struct Runner<C> {
 struct RunningJob {
     abort: AbortHandle,
     claimed_at: Instant,
+    suspect: bool,
 }
 
 struct Shared<C> {
@@ -386,6 +387,8 @@ async fn pump<C: Send + Sync + 'static>(
     let mut local = LocalQueue::default();
     let mut prefetch = 0usize;
     let mut idle = false;
+    // Suspects were claimed beyond the one a worker runs at a time, and given back.
+    let mut held_back_suspects = false;
     loop {
         let stopping = *stop.borrow();
         if stopping && finished_tx.is_some() {
@@ -432,6 +435,11 @@ async fn pump<C: Send + Sync + 'static>(
                 // These jobs are not short: claim for free executors only until they are again.
                 prefetch = 0;
             }
+        }
+        // The suspect this worker ran has ended: another may be claimed now.
+        if held_back_suspects && batch.iter().any(|f| f.suspect) {
+            held_back_suspects = false;
+            idle = false;
         }
         let wanted = if stopping || idle {
             0
@@ -506,8 +514,11 @@ async fn pump<C: Send + Sync + 'static>(
         }
 
         let mut finished_in_flight = 0usize;
+        // A suspect may be claimed only while this worker holds none (see
+        // `store::claim_and_complete`).
+        let suspects = !local.has_suspect() && !shared.running().values().any(|j| j.suspect);
         let exchanged = {
-            let statement = exchange(&shared, &queues, &batch, wanted);
+            let statement = exchange(&shared, &queues, &batch, wanted, suspects);
             tokio::pin!(statement);
             loop {
                 tokio::select! {
@@ -535,12 +546,16 @@ async fn pump<C: Send + Sync + 'static>(
                 shared.commits.succeeded();
                 let (rows, over) = shared.admission().admit(rows);
                 give_back(&shared, over.iter().map(|r| r.id).collect()).await;
+                let (rows, extra_suspects) = one_suspect(rows, suspects);
                 let got = rows.len();
                 local.extend(rows);
                 // Fewer than asked for: nothing more is due, so wait for a wake-up before
                 // claiming again, and claim only for free executors then: the next jobs may
-                // not be as short as the last.
+                // not be as short as the last. Suspects given back are still due, but wait for
+                // the one kept: its end wakes the pump (below).
                 idle = wanted > 0 && got < wanted;
+                held_back_suspects |= !extra_suspects.is_empty();
+                give_back(&shared, extra_suspects).await;
                 prefetch = if idle {
                     0
                 } else {
@@ -589,6 +604,7 @@ async fn exchange<C>(
     queues: &[String],
     batch: &[Finished],
     wanted: usize,
+    suspects: bool,
 ) -> Exchanged {
     let room = shared.admission().room();
     if !batch.is_empty() && !batch.iter().all(Finished::is_plain) {
@@ -617,6 +633,7 @@ async fn exchange<C>(
                 wanted,
                 shared.lease_ms,
                 &room,
+                suspects,
             )
             .await
             .map(|(rows, _)| rows)
@@ -639,6 +656,7 @@ async fn exchange<C>(
         wanted,
         shared.lease_ms,
         &room,
+        suspects,
     )
     .await
     {
@@ -655,6 +673,26 @@ async fn exchange<C>(
             claimed: Err(e),
         },
     }
+}
+
+/// The claimed rows, with at most one suspect (the first in claim order) and none unless
+/// `allowed`; and the ids of the suspects left out, to give back.
+fn one_suspect(rows: Vec<ClaimedRow>, allowed: bool) -> (Vec<ClaimedRow>, Vec<i64>) {
+    let mut room = usize::from(allowed);
+    let mut extra = Vec::new();
+    let mut kept = Vec::with_capacity(rows.len());
+    // Rows come in claim order (see `claim_and_complete`).
+    for row in rows {
+        if !row.suspect() {
+            kept.push(row);
+        } else if room > 0 {
+            room -= 1;
+            kept.push(row);
+        } else {
+            extra.push(row.id);
+        }
+    }
+    (kept, extra)
 }
 
 /// Claimed jobs waiting for an executor, smallest (priority, fair_tag, id) first.
@@ -681,6 +719,10 @@ impl LocalQueue {
 
     fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    fn has_suspect(&self) -> bool {
+        self.0.iter().any(|(r, _)| r.suspect())
     }
 
     fn take_ids(&mut self) -> Vec<i64> {
@@ -794,6 +836,7 @@ fn spawn_job<C: Send + Sync + 'static>(
     }
     let run = shared.registry.start(&row.kind, &row.payload, cx);
     let id = row.id;
+    let suspect = row.suspect();
     let waited_ms = i64::try_from(waited.as_millis()).unwrap_or(i64::MAX);
     let task_shared = shared.clone();
     // Hold the map's lock across the spawn, so the task cannot remove its entry before it exists.
@@ -829,6 +872,7 @@ fn spawn_job<C: Send + Sync + 'static>(
                 join_id: row.join_id,
                 workflow: row.workflow,
                 unblocks: row.serial_key.is_some(),
+                suspect,
                 finish,
                 successors,
             });
@@ -850,6 +894,7 @@ fn spawn_job<C: Send + Sync + 'static>(
         RunningJob {
             abort: task.abort_handle(),
             claimed_at: Instant::now(),
+            suspect,
         },
     );
 }
@@ -1079,7 +1124,24 @@ mod tests {
             priority: 0,
             fair_tag: 0,
             cost: 0,
+            lost_workers: 0,
         }
+    }
+
+    #[test]
+    fn a_claim_keeps_at_most_one_suspect_and_none_when_one_runs() {
+        let job = |id: i64, lost_workers: i32| ClaimedRow {
+            id,
+            lost_workers,
+            ..row(1, 3)
+        };
+        let last = store::SUSPECT_LOST_WORKERS;
+        let claimed = || vec![job(1, 0), job(2, last), job(3, last - 1), job(4, last + 1)];
+        let ids = |rows: &[ClaimedRow]| rows.iter().map(|r| r.id).collect::<Vec<_>>();
+        let (kept, back) = one_suspect(claimed(), true);
+        assert_eq!((ids(&kept), back), (vec![1, 2, 3], vec![4]));
+        let (kept, back) = one_suspect(claimed(), false);
+        assert_eq!((ids(&kept), back), (vec![1, 3], vec![2, 4]));
     }
 
     #[test]

@@ -135,6 +135,28 @@ pub(crate) struct ClaimedRow {
     pub priority: i16,
     pub fair_tag: i64,
     pub cost: i64,
+    /// Workers that died or froze while running it (or while it waited in their local queue).
+    pub lost_workers: i32,
+}
+
+/// A job whose next lost worker would be its last is a suspect: a worker runs it only while
+/// it runs no other (see [`claim_and_complete`]). One lost worker is most often a deploy or a
+/// kill that took every job it held; a job that has lost two is likely the one killing them.
+pub const SUSPECT_LOST_WORKERS: i32 = MAX_LOST_WORKERS - 1;
+
+impl ClaimedRow {
+    pub fn suspect(&self) -> bool {
+        self.lost_workers >= SUSPECT_LOST_WORKERS
+    }
+}
+
+/// The claim's bound on `lost_workers`: below it a job may be claimed.
+fn lost_workers_below(suspects: bool) -> i32 {
+    if suspects {
+        i32::MAX
+    } else {
+        SUSPECT_LOST_WORKERS
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,6 +426,7 @@ async fn claim_sqlite(
     limit: i64,
     lease_ms: i64,
     room: &Room,
+    suspects: bool,
 ) -> sqlx::Result<Vec<ClaimedRow>> {
     let queues = serde_json::to_string(queues).unwrap_or_else(|_| "[]".to_owned());
     let mut rows: Vec<ClaimedRow> = sqlx::query_as(sql!(
@@ -422,10 +445,11 @@ async fn claim_sqlite(
                                 ELSE min(c.cost, $5) <= min($6, COALESCE(
                                     (SELECT r.value FROM json_each($7) r WHERE r.key = c.tenant),
                                     $5)) END
+                       AND c.lost_workers < $8
                      ORDER BY c.priority, c.fair_tag, c.id
                      LIMIT $2)
                  RETURNING id, kind, payload, queue, tenant, attempt, max_attempts, workflow,
-                           join_id, serial_key, priority, fair_tag, cost"
+                           join_id, serial_key, priority, fair_tag, cost, lost_workers"
     ))
     .bind(queues)
     .bind(limit)
@@ -434,6 +458,7 @@ async fn claim_sqlite(
     .bind(room.cap)
     .bind(room.free)
     .bind(room.tenants_json())
+    .bind(lost_workers_below(suspects))
     .fetch_all(pool)
     .await?;
     // RETURNING order is unspecified; start them in claim order.
@@ -458,6 +483,7 @@ struct ClaimCompleteRow {
     priority: Option<i16>,
     fair_tag: Option<i64>,
     cost: Option<i64>,
+    lost_workers: Option<i32>,
     completed: i64,
 }
 
@@ -466,6 +492,12 @@ struct ClaimCompleteRow {
 /// earlier unfinished job. On PostgreSQL this is one statement, so one round trip and one commit serve both;
 /// on SQLite, two autocommit statements. Returns the claimed jobs and how many completions
 /// were applied.
+///
+/// Suspects (jobs whose workers died under them twice, see [`SUSPECT_LOST_WORKERS`]) are
+/// claimed only when `suspects` is true: when the worker runs none. A job that kills its
+/// worker takes with it whatever runs beside it; run together again, they would all die
+/// again, and innocent jobs would run out of lost workers with the guilty one. One suspect at
+/// a time, the guilty one dies alone.
 // One parameter per part of the statement it runs.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn claim_and_complete(
@@ -477,6 +509,7 @@ pub(crate) async fn claim_and_complete(
     limit: usize,
     lease_ms: i64,
     room: &Room,
+    suspects: bool,
 ) -> sqlx::Result<(Vec<ClaimedRow>, usize)> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     match db {
@@ -500,6 +533,7 @@ pub(crate) async fn claim_and_complete(
                                     ELSE LEAST(c.cost, $7) <= LEAST($8, COALESCE(
                                         ($10::bigint[])[array_position($9::text[], c.tenant)], $7))
                                END
+                           AND c.lost_workers < $11
                          ORDER BY c.priority, c.fair_tag, c.id
                          LIMIT $5
                          FOR UPDATE SKIP LOCKED),
@@ -512,7 +546,8 @@ pub(crate) async fn claim_and_complete(
                          WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
                          RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant,
                                    jobs.attempt, jobs.max_attempts, jobs.workflow, jobs.join_id,
-                                   jobs.serial_key, jobs.priority, jobs.fair_tag, jobs.cost),
+                                   jobs.serial_key, jobs.priority, jobs.fair_tag, jobs.cost,
+                                   jobs.lost_workers),
                      counts AS (
                          SELECT (SELECT count(*) FROM done) AS completed,
                                 -- count(expression), not count(*): the call must be evaluated.
@@ -539,6 +574,7 @@ pub(crate) async fn claim_and_complete(
                     .collect::<Vec<String>>(),
             )
             .bind(room.tenants.iter().map(|(_, r)| *r).collect::<Vec<i64>>())
+            .bind(lost_workers_below(suspects))
             .fetch_all(pool)
             .await?;
             let completed = rows
@@ -561,6 +597,7 @@ pub(crate) async fn claim_and_complete(
                         priority: r.priority?,
                         fair_tag: r.fair_tag?,
                         cost: r.cost?,
+                        lost_workers: r.lost_workers?,
                     })
                 })
                 .collect();
@@ -580,7 +617,7 @@ pub(crate) async fn claim_and_complete(
                     .rows_affected() as usize
             };
             let claimed = if limit > 0 {
-                claim_sqlite(pool, worker, queues, limit, lease_ms, room).await?
+                claim_sqlite(pool, worker, queues, limit, lease_ms, room, suspects).await?
             } else {
                 Vec::new()
             };
@@ -863,6 +900,8 @@ pub(crate) struct Finished {
     pub workflow: Option<String>,
     /// It had a serialization key, so the next job with that key may now run.
     pub unblocks: bool,
+    /// It was a suspect (see [`ClaimedRow::suspect`]): another may now be claimed.
+    pub suspect: bool,
     pub finish: Finish,
     pub successors: Successors,
 }

@@ -380,6 +380,74 @@ async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
     );
 }
 
+/// A job that kills its worker takes down whatever runs beside it. Run together again, they
+/// would die together again, until the innocent jobs ran out of lost workers as well. A worker
+/// runs one such suspect at a time, so only the guilty job dies.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_that_kills_its_worker_does_not_take_its_neighbours_with_it() {
+    use bindery::jobs::NewJob;
+    use bindery::worker::builtin::{Noop, Sleep};
+    let data = tempfile::tempdir().expect("tempdir");
+    let store = open(data.path(), None).await;
+    // The no-op kills every worker at its first run (once per process); the sleepers are still
+    // running then, on the same worker.
+    let guilty = store
+        .queue
+        .enqueue(NewJob::of(&Noop {}))
+        .await
+        .expect("enqueue")
+        .id;
+    let mut innocent = Vec::new();
+    for _ in 0..6 {
+        let job = NewJob::of(&Sleep { millis: 300 });
+        innocent.push(store.queue.enqueue(job).await.expect("enqueue").id);
+    }
+    let doomed = [("BINDERY_FAILPOINT", "before_commit:bindery.noop")];
+    let state = |id: i64| {
+        let queue = &store.queue;
+        async move { queue.job(id).await.expect("job").expect("exists").state }
+    };
+    let mut current: Option<Running> = None;
+    let mut started = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut settled = state(guilty).await == JobState::Dead;
+        for &id in &innocent {
+            settled &= matches!(state(id).await, JobState::Completed | JobState::Dead);
+        }
+        if settled {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the jobs never settled"
+        );
+        if current.as_ref().is_none_or(|w| process_gone(w.pid())) {
+            if let Some(mut gone) = current.take() {
+                gone.wait_exit(Duration::from_secs(5));
+            }
+            assert!(
+                started <= bindery::jobs::MAX_LOST_WORKERS + 1,
+                "{started} workers started"
+            );
+            current = Some(worker(data.path(), &doomed, false));
+            started += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if let Some(w) = current.filter(|w| !process_gone(w.pid())) {
+        stop(w);
+    }
+    for &id in &innocent {
+        let job = store.queue.job(id).await.expect("job").expect("exists");
+        assert_eq!(
+            job.state,
+            JobState::Completed,
+            "an innocent job died with the guilty one: {job:#?}"
+        );
+    }
+}
+
 async fn clean_book_chapters(store: &Store, id: &str) -> usize {
     let model = store.blobs.get(&keys::model(id)).await.expect("model");
     let book: bindery::ebook::Book = serde_json::from_slice(&model).expect("book json");
