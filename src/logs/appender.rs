@@ -134,16 +134,7 @@ mod tests {
     use super::*;
 
     fn names(dir: &std::path::Path) -> Vec<String> {
-        role_files(dir, "web")
-            .expect("files")
-            .iter()
-            .map(|p| {
-                p.file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect()
+        super::super::file_names(dir, "web")
     }
 
     #[test]

@@ -486,6 +486,21 @@ impl Tail {
     }
 }
 
+/// The names of `role`'s log files in `dir`, oldest first (for tests).
+#[cfg(test)]
+pub(crate) fn file_names(dir: &Path, role: &str) -> Vec<String> {
+    role_files(dir, role)
+        .expect("files")
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,16 +627,7 @@ mod tests {
         ] {
             append(&dir.path().join(name), "x\n");
         }
-        let names: Vec<String> = role_files(dir.path(), "web")
-            .expect("files")
-            .iter()
-            .map(|p| {
-                p.file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
+        let names = file_names(dir.path(), "web");
         assert_eq!(
             names,
             [

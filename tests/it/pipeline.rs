@@ -216,6 +216,48 @@ fn worker(data: &Path, env: &[(&str, &str)], ready: bool) -> Running {
     worker
 }
 
+/// Restarts a worker whenever it has died, as an app host would, at most `most` times.
+struct Platform {
+    current: Option<Running>,
+    started: i32,
+    most: i32,
+}
+
+impl Platform {
+    fn new(most: i32) -> Self {
+        Platform {
+            current: None,
+            started: 0,
+            most,
+        }
+    }
+
+    fn restart_if_gone(&mut self, start: impl FnOnce() -> Running) {
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|w| !process_gone(w.pid()))
+        {
+            return;
+        }
+        if let Some(mut gone) = self.current.take() {
+            gone.wait_exit(Duration::from_secs(5));
+        }
+        assert!(
+            self.started < self.most,
+            "{} workers started, and the last died too",
+            self.started
+        );
+        self.current = Some(start());
+        self.started += 1;
+    }
+
+    /// The worker, if it is still running.
+    fn alive(self) -> Option<Running> {
+        self.current.filter(|w| !process_gone(w.pid()))
+    }
+}
+
 fn stop(mut worker: Running) {
     worker.signal(Signal::SIGTERM);
     let (status, _) = worker.wait_exit(Duration::from_secs(20));
@@ -339,8 +381,7 @@ async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
             .find(|j| j.kind == "book.parse")
             .map(|j| j.state)
     };
-    let mut current: Option<Running> = None;
-    let mut started = 0;
+    let mut platform = Platform::new(bindery::jobs::MAX_LOST_WORKERS + 1);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
@@ -351,24 +392,13 @@ async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
             std::time::Instant::now() < deadline,
             "the parse never stopped: {jobs:#?}"
         );
-        if current.as_ref().is_none_or(|w| process_gone(w.pid())) {
-            if let Some(mut gone) = current.take() {
-                gone.wait_exit(Duration::from_secs(5));
-            }
-            assert!(
-                started <= bindery::jobs::MAX_LOST_WORKERS,
-                "{started} workers started"
-            );
-            current = Some(worker(data.path(), &doomed, false));
-            started += 1;
-        }
+        platform.restart_if_gone(|| worker(data.path(), &doomed, false));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The worker that made it dead, or the next one, fails the book.
-    let w = match current {
-        Some(w) if !process_gone(w.pid()) => w,
-        _ => worker(data.path(), &[], true),
-    };
+    let w = platform
+        .alive()
+        .unwrap_or_else(|| worker(data.path(), &[], true));
     let book = wait_book(&store, &id, Duration::from_secs(30)).await;
     stop(w);
     assert_eq!(book.status, "failed", "{book:?}");
@@ -418,8 +448,8 @@ async fn neighbours_survive_a_job_that_kills_its_worker(database: Option<String>
         let queue = &store.queue;
         async move { queue.job(id).await.expect("job").expect("exists").state }
     };
-    let mut current: Option<Running> = None;
-    let mut started = 0;
+    // The guilty job's three deaths, and one worker for the rest.
+    let mut platform = Platform::new(bindery::jobs::MAX_LOST_WORKERS + 2);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         let mut settled = state(guilty).await == JobState::Dead;
@@ -433,20 +463,10 @@ async fn neighbours_survive_a_job_that_kills_its_worker(database: Option<String>
             std::time::Instant::now() < deadline,
             "the jobs never settled"
         );
-        if current.as_ref().is_none_or(|w| process_gone(w.pid())) {
-            if let Some(mut gone) = current.take() {
-                gone.wait_exit(Duration::from_secs(5));
-            }
-            assert!(
-                started <= bindery::jobs::MAX_LOST_WORKERS + 1,
-                "{started} workers started"
-            );
-            current = Some(worker(data.path(), &doomed, false));
-            started += 1;
-        }
+        platform.restart_if_gone(|| worker(data.path(), &doomed, false));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    if let Some(w) = current.filter(|w| !process_gone(w.pid())) {
+    if let Some(w) = platform.alive() {
         stop(w);
     }
     for &id in &innocent {
