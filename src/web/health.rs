@@ -99,9 +99,9 @@ fn is_true(b: &bool) -> bool {
 /// its connection would be closed and the pool would open another while the first one's
 /// server process was still exiting: one over `DATABASE_MAX_CONNECTIONS` for a moment, seen
 /// under load.
-async fn bounded(
-    check: impl Future<Output = anyhow::Result<()>> + Send + 'static,
-) -> anyhow::Result<()> {
+async fn bounded<T: Send + 'static>(
+    check: impl Future<Output = anyhow::Result<T>> + Send + 'static,
+) -> anyhow::Result<T> {
     match tokio::time::timeout(CHECK_TIMEOUT, tokio::spawn(check)).await {
         Ok(Ok(result)) => result,
         Ok(Err(e)) => Err(anyhow::anyhow!("the check stopped: {e}")),
@@ -112,22 +112,20 @@ async fn bounded(
 /// Alive when at least one worker's heartbeat is fresher than `WORKER_STALL_TIMEOUT`: with
 /// `bindery serve` that is our own child; with split processes, any worker will do the work.
 async fn check_worker(state: &AppState) -> Check {
-    let freshest = tokio::time::timeout(CHECK_TIMEOUT, workers::list_workers(&state.db)).await;
+    // Bounded like the other checks, and for the same reason: a read cut off by the timeout
+    // (or by the client hanging up) would close its connection mid-query, and the pool would
+    // open another while the first one's server process was still exiting.
+    let db = state.db.clone();
+    let freshest = bounded(async move { Ok(workers::list_workers(&db).await?) }).await;
     let limit = state.worker_stall_timeout;
     match freshest {
-        Err(_) => Check {
+        Err(e) => Check {
             ok: false,
             required: true,
-            error: Some(format!("no answer within {CHECK_TIMEOUT:?}")),
+            error: Some(format!("reading worker heartbeats: {e:#}")),
             heartbeat_age_ms: None,
         },
-        Ok(Err(e)) => Check {
-            ok: false,
-            required: true,
-            error: Some(format!("reading worker heartbeats: {e}")),
-            heartbeat_age_ms: None,
-        },
-        Ok(Ok(rows)) => match rows.first() {
+        Ok(rows) => match rows.first() {
             None => Check {
                 ok: false,
                 required: true,
