@@ -66,11 +66,7 @@ impl Appender {
         if !keep {
             let newest = role_files(&self.dir, self.role)?
                 .last()
-                .and_then(|p| {
-                    p.file_name()?
-                        .to_str()
-                        .and_then(|n| FileName::parse(n, self.role))
-                })
+                .map(|(name, _)| *name)
                 .filter(|name| name.day == today);
             let mut name = newest.unwrap_or(FileName {
                 day: today,
@@ -100,7 +96,7 @@ impl Appender {
     fn prune(&self) -> io::Result<()> {
         let files = role_files(&self.dir, self.role)?;
         let excess = files.len().saturating_sub(self.max_files);
-        for old in &files[..excess] {
+        for (_, old) in &files[..excess] {
             match std::fs::remove_file(old) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}

@@ -126,9 +126,9 @@ pub fn merge(streams: Vec<Vec<LogLine>>) -> Vec<LogLine> {
     merged
 }
 
-/// The log files of `role` in `dir`, oldest first: by day, then by part within a day (see
-/// [`FileName`]). A missing directory has none.
-pub fn role_files(dir: &Path, role: &str) -> io::Result<Vec<PathBuf>> {
+/// The log files of `role` in `dir` with their parsed names, oldest first: by day, then by
+/// part within a day (see [`FileName`]). A missing directory has none.
+pub fn role_files(dir: &Path, role: &str) -> io::Result<Vec<(FileName, PathBuf)>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -146,7 +146,7 @@ pub fn role_files(dir: &Path, role: &str) -> io::Result<Vec<PathBuf>> {
         }
     }
     files.sort();
-    Ok(files.into_iter().map(|(_, path)| path).collect())
+    Ok(files)
 }
 
 /// The name of a log file: `ROLE.YYYY-MM-DD.log` for a day's first file, and
@@ -280,6 +280,7 @@ impl LineBuf {
 /// An open log file and how far it has been read.
 #[derive(Debug)]
 struct OpenFile {
+    name: FileName,
     path: PathBuf,
     file: File,
     offset: u64,
@@ -288,10 +289,11 @@ struct OpenFile {
 }
 
 impl OpenFile {
-    fn open(path: PathBuf) -> io::Result<Self> {
+    fn open((name, path): (FileName, PathBuf)) -> io::Result<Self> {
         let file = File::open(&path)?;
         let meta = file.metadata()?;
         Ok(Self {
+            name,
             path,
             file,
             offset: 0,
@@ -344,7 +346,7 @@ impl Follower {
             if found >= n || budget == 0 {
                 break;
             }
-            let file = File::open(&older)?;
+            let file = File::open(&older.1)?;
             let end = file.metadata()?.len();
             let (mut lines, last) = last_lines(&file, end, n - found, &mut budget)?;
             // A rotated file's unterminated last line is as complete as it will ever be.
@@ -383,21 +385,14 @@ impl Follower {
             let Some(open) = self.open.as_mut() else {
                 match newest {
                     // Every line of a file that appears while following is new.
-                    Some(path) => {
-                        self.open = Some(OpenFile::open(path)?);
+                    Some(file) => {
+                        self.open = Some(OpenFile::open(file)?);
                         continue;
                     }
                     None => return Ok(()),
                 }
             };
-            let name = |path: &Path| {
-                path.file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| FileName::parse(n, self.role))
-            };
-            let rotated = newest
-                .as_deref()
-                .is_some_and(|p| name(p) > name(&open.path));
+            let rotated = newest.as_ref().is_some_and(|(name, _)| *name > open.name);
             let replaced = match std::fs::metadata(&open.path) {
                 Ok(meta) => (meta.dev(), meta.ino()) != open.id,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => false,
@@ -425,7 +420,7 @@ impl Follower {
             let caught_up = open.offset >= len;
             let next = match (rotated, newest) {
                 (true, Some(newest)) => newest,
-                _ => open.path.clone(),
+                _ => (open.name, open.path.clone()),
             };
             for line in lines {
                 self.emit(&line, out);
@@ -492,8 +487,8 @@ pub(crate) fn file_names(dir: &Path, role: &str) -> Vec<String> {
     role_files(dir, role)
         .expect("files")
         .iter()
-        .map(|p| {
-            p.file_name()
+        .map(|(_, path)| {
+            path.file_name()
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned()
