@@ -733,12 +733,7 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
             .iter()
             .map(|r| burial::of(r.id, &r.queue, &r.tenant, r.workflow.as_deref()))
             .collect();
-        let top = Placement {
-            join_id: None,
-            workflow: None,
-            pending_children: 0,
-        };
-        insert_jobs(&mut tx, &burials, &top).await?;
+        insert_jobs(&mut tx, &burials, &Placement::default()).await?;
     }
     tx.commit().await?;
     Ok(rescued.len() as u64)

@@ -149,14 +149,9 @@ impl Line {
 
     /// RFC 3339 in UTC, to the microsecond.
     pub fn timestamp(&self) -> String {
-        Line::timestamp_of(self.at)
-    }
-
-    /// Unix microseconds `at` as RFC 3339 in UTC, to the microsecond.
-    pub fn timestamp_of(at: i64) -> String {
-        chrono::DateTime::from_timestamp_micros(at)
+        chrono::DateTime::from_timestamp_micros(self.at)
             .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
-            .unwrap_or_else(|| at.to_string())
+            .unwrap_or_else(|| self.at.to_string())
     }
 
     /// One line of text, as `bindery logs` prints it: time, process, level, message, fields.

@@ -38,7 +38,7 @@ impl Job for Deliver {
         Some(&self.book)
     }
 
-    #[tracing::instrument(name = "webhook", skip_all, fields(delivery.id = %self.delivery, book.id = %self.book, event = %self.event))]
+    #[tracing::instrument(name = "webhook", skip_all, fields(delivery.id = %self.delivery, event = %self.event))]
     async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let Some(row) = deliveries::get(&app.db, &self.delivery).await? else {

@@ -61,12 +61,13 @@ const OPERATOR_ONLY: &[&str] = &["error", "causes", "book.id", "book_id", "tenan
 
 impl From<Line> for BookLogLine {
     fn from(line: Line) -> Self {
+        let timestamp = line.timestamp();
         let mut fields = line.fields;
         for key in OPERATOR_ONLY {
             fields.remove(*key);
         }
         BookLogLine {
-            timestamp: Line::timestamp_of(line.at),
+            timestamp,
             level: line.level.as_str(),
             role: line.role,
             message: line.message,
