@@ -85,7 +85,6 @@ async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
 /// that moment): the database says the worker holds the job, and its heartbeat renews the
 /// lease, but nothing runs it. The worker gives the lease back after a whole lease unused.
 async fn a_claim_whose_answer_was_lost_is_given_back(shared: Shared) {
-    use bindery::jobs::Job;
     use bindery::storage::Database;
 
     let queue = shared.queue().await;
@@ -95,24 +94,16 @@ async fn a_claim_whose_answer_was_lost_is_given_back(shared: Shared) {
     let job = queue.enqueue(NewJob::of(&Noop {})).await.expect("enqueue");
     // What the lost claim left: running, held by the live worker, with a lease it renews.
     let far = chrono::Utc::now().timestamp_millis() + 60_000;
-    let claim = "UPDATE jobs SET state = 'running', attempt = 1, locked_until = $1,
-                        locked_by = (SELECT id FROM workers)
-                 WHERE id = $2";
-    let claimed = match &db {
-        Database::Sqlite(pool) => sqlx::query(claim)
-            .bind(far)
-            .bind(job.id)
-            .execute(pool)
-            .await
-            .map(|r| r.rows_affected()),
-        Database::Postgres(pool) => sqlx::query(claim)
-            .bind(far)
-            .bind(job.id)
-            .execute(pool)
-            .await
-            .map(|r| r.rows_affected()),
-    }
-    .expect("claim");
+    let claimed = common::execute(
+        &db,
+        &format!(
+            "UPDATE jobs SET state = 'running', attempt = 1, locked_until = {far},
+                    locked_by = (SELECT id FROM workers)
+             WHERE id = {}",
+            job.id
+        ),
+    )
+    .await;
     assert_eq!(claimed, 1);
     queue.resume(Noop::QUEUE).await.expect("resume");
     let done = wait_job(&queue, job.id).await;

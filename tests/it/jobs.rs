@@ -15,7 +15,7 @@ use bindery::jobs::{
     RunnerConfig, RunnerHandle, WaitTarget,
 };
 use bindery::storage::Database;
-use common::{all_jobs, wait_job};
+use common::{all_jobs, execute, wait_job};
 use serde::{Deserialize, Serialize};
 
 // ----- test harness ----------------------------------------------------------------------------
@@ -1278,21 +1278,6 @@ async fn every_way_of_completing_records_full_progress(b: Backend) {
         assert_eq!(done.progress, Some(100), "{path}: {done:?}");
     }
     runner.shutdown(Duration::from_secs(1)).await;
-}
-
-/// Runs one statement of test set-up on either backend.
-async fn execute(db: &Database, sql: &str) {
-    match db {
-        Database::Sqlite(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-            .execute(pool)
-            .await
-            .map(drop),
-        Database::Postgres(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-            .execute(pool)
-            .await
-            .map(drop),
-    }
-    .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 async fn pruning_deletes_old_finished_jobs_in_batches_and_keeps_the_rest(b: Backend) {

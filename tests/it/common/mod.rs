@@ -486,6 +486,22 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs one statement of test set-up on either backend, and returns the rows it changed.
+pub async fn execute(db: &bindery::storage::Database, sql: &str) -> u64 {
+    use bindery::storage::Database;
+    match db {
+        Database::Sqlite(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()),
+        Database::Postgres(pool) => sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected()),
+    }
+    .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
 /// Runs a command to success and returns its stdout, or fails the test with its stderr.
 pub fn succeed(cmd: &mut Command, what: &str) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
