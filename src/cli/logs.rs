@@ -11,7 +11,7 @@ use crate::config::{Config, DatabaseUrl};
 use crate::logbook::{self, Filter, Follow};
 use crate::logs::{LogLine, Tail};
 use crate::storage::Database;
-use crate::telemetry::Role;
+use crate::telemetry::{Role, escape};
 
 /// How often `--follow` looks for new lines in files, and in a database that cannot wake it.
 const POLL: Duration = Duration::from_millis(250);
@@ -247,11 +247,12 @@ async fn files(config: &Config, args: &LogsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Prints file lines as written; `false` once stdout is closed.
+/// Prints file lines as written, but for control characters (a file written by an older
+/// version may hold them raw); `false` once stdout is closed.
 fn print_files(lines: &[LogLine]) -> bool {
     let mut out = std::io::stdout().lock();
     for line in lines {
-        if writeln!(out, "{}", line.line).is_err() {
+        if writeln!(out, "{}", escape(&line.line)).is_err() {
             return false;
         }
     }
@@ -343,6 +344,9 @@ async fn remote(args: &LogsArgs) -> anyhow::Result<ExitCode> {
     }
     let mut stop = crate::signals::StopSignals::install()?;
     let mut pending = Vec::new();
+    // The name of the event whose lines are being read (`event: ended` when the token is
+    // revoked); unnamed events are log lines.
+    let mut event_name = String::new();
     loop {
         let chunk = tokio::select! {
             chunk = response.chunk() => chunk.map_err(|e| anyhow::anyhow!("the stream from {app} broke: {e}"))?,
@@ -359,19 +363,37 @@ async fn remote(args: &LogsArgs) -> anyhow::Result<ExitCode> {
         while let Some(end) = pending.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
             let line = String::from_utf8_lossy(&line);
-            let Some(data) = line.trim_end().strip_prefix("data: ") else {
+            let line = line.trim_end();
+            if line.is_empty() {
+                event_name.clear();
+                continue;
+            }
+            if let Some(name) = line.strip_prefix("event: ") {
+                name.clone_into(&mut event_name);
+                continue;
+            }
+            let Some(data) = line.strip_prefix("data: ") else {
                 continue;
             };
             let Ok(event) = serde_json::from_str::<serde_json::Value>(data) else {
                 continue;
             };
+            if event_name == "ended" {
+                let message = event["message"].as_str().unwrap_or("the stream was ended");
+                anyhow::bail!("{app} ended the stream: {}", escape(message));
+            }
             let written = if args.json {
                 match event.get("fields") {
                     Some(fields) => writeln!(out, "{fields}"),
                     None => writeln!(out, "{event}"),
                 }
             } else {
-                writeln!(out, "{}", event["line"].as_str().unwrap_or_default())
+                // Escaped here too: the server may be an older version, which sent them raw.
+                writeln!(
+                    out,
+                    "{}",
+                    escape(event["line"].as_str().unwrap_or_default())
+                )
             };
             if written.is_err() {
                 return Ok(ExitCode::SUCCESS);

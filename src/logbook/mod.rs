@@ -11,6 +11,11 @@
 //!   `LOG_MAX_LINES`.
 //!
 //! The files in `LOG_DIR` and stdout are written as before; the logbook is one more place.
+//!
+//! A line that names a book is also shown to the book's tenant, in the book's log
+//! (`web::api::book_log`), but by allowlist: an event whose words are meant for the book's
+//! author says so where it is logged, with the field `for_author = true`, and shows its
+//! message and a few listed fields; any other warning is summarised, and the rest left out.
 
 mod capture;
 pub mod store;
@@ -113,6 +118,13 @@ impl From<&tracing::Level> for Level {
     }
 }
 
+/// Unix microseconds as RFC 3339 in UTC, to the microsecond.
+pub fn timestamp(at: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(at)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
+        .unwrap_or_else(|| at.to_string())
+}
+
 impl Line {
     /// The line as one JSON object, with the keys of `LOG_FORMAT=json`'s lines (`timestamp`,
     /// `level`, `role`, `pid`, `message`, the fields at the top level) plus `host`, `target`
@@ -149,12 +161,11 @@ impl Line {
 
     /// RFC 3339 in UTC, to the microsecond.
     pub fn timestamp(&self) -> String {
-        chrono::DateTime::from_timestamp_micros(self.at)
-            .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string())
-            .unwrap_or_else(|| self.at.to_string())
+        timestamp(self.at)
     }
 
-    /// One line of text, as `bindery logs` prints it: time, process, level, message, fields.
+    /// One line of text, as `bindery logs` prints it: time, process, level, message, fields,
+    /// with every control character escaped (`telemetry::escape`).
     pub fn text(&self) -> String {
         use std::fmt::Write;
         let time = self.timestamp();
@@ -178,7 +189,7 @@ impl Line {
                 other => write!(out, " {key}={other}"),
             };
         }
-        out
+        crate::telemetry::escape(&out).into_owned()
     }
 }
 
@@ -220,5 +231,38 @@ mod tests {
                 "tenant": "alice", "book.id": "b-1", "job.id": 42,
             })
         );
+    }
+
+    #[test]
+    fn a_lines_text_holds_no_control_character_and_its_json_keeps_them() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("title".into(), Value::from("a\u{2028}b\u{202e}c"));
+        fields.insert("list".into(), json!(["x\u{1b}[2J"]));
+        let line = Line {
+            id: 1,
+            at: 1_700_000_000_000_000,
+            level: Level::Info,
+            role: "web".into(),
+            host: "h".into(),
+            pid: 7,
+            target: "t".into(),
+            message: "\u{1b}[1G\u{1b}[2Kweb[1] ERROR forged\nline".into(),
+            fields,
+            request_id: None,
+            book_id: None,
+            job_id: None,
+            tenant: None,
+        };
+        let text = line.text();
+        assert!(
+            !text.chars().any(crate::telemetry::text::is_unsafe),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("\\u001b[2Kweb[1] ERROR forged\\u000aline"),
+            "{text}"
+        );
+        assert!(text.contains("title=a\\u2028b\\u202ec"), "{text}");
+        assert_eq!(line.json()["title"], "a\u{2028}b\u{202e}c");
     }
 }

@@ -5,7 +5,8 @@
 //! One-shot commands log to stderr only, keeping stdout for what they print.
 //!
 //! Every line carries the role and the pid, in text as a `web[1234]` prefix (the way app hosts
-//! print their dynos) and in JSON as `role` and `pid` keys.
+//! print their dynos) and in JSON as `role` and `pid` keys. Text lines escape every control
+//! character a value holds (`text`), so text from outside cannot forge or hide a line.
 
 use std::fmt;
 use std::io::IsTerminal;
@@ -19,7 +20,12 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::config::{Config, LogFormat};
+use crate::config::{Config, LogFormat, redact_urls};
+
+pub(crate) mod text;
+
+use text::TextFields;
+pub use text::escape;
 
 /// Which process is logging.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +65,7 @@ pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
     };
     guards.push(guard);
     let ansi = config.log_format == LogFormat::Text && terminal;
-    let stream_layer = layer(role, config.log_format, ansi, stream);
+    let stream_layer = layer::<_, Stream>(role, config.log_format, ansi, stream);
 
     let file_layer = match (&config.log_dir, role) {
         (None, _) | (_, Role::Cli) => None,
@@ -72,7 +78,7 @@ pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
             )?;
             let (files, guard) = writer("log-files").finish(appender);
             guards.push(guard);
-            Some(layer(role, config.log_format, false, files))
+            Some(layer::<_, Files>(role, config.log_format, false, files))
         }
     };
 
@@ -100,7 +106,12 @@ fn writer(thread: &str) -> NonBlockingBuilder {
         .thread_name(thread)
 }
 
-fn layer<S>(
+/// The layer writing stdout (or stderr), and the one writing the files: each its own type of
+/// text field formatter (see [`TextFields`]).
+enum Stream {}
+enum Files {}
+
+fn layer<S, W: 'static>(
     role: Role,
     format: LogFormat,
     ansi: bool,
@@ -116,6 +127,7 @@ where
     match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
             .with_ansi(ansi)
+            .fmt_fields(TextFields::<W>::new())
             .with_writer(writer)
             .event_format(TaggedText {
                 tag,
@@ -159,8 +171,17 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        write!(writer, "{}[{}] ", self.tag.role.as_str(), self.tag.pid)?;
-        self.inner.format_event(ctx, writer, event)
+        let mut line = String::with_capacity(256);
+        // The inner format sets the writer's ANSI flag itself (`with_ansi` above).
+        self.inner
+            .format_event(ctx, Writer::new(&mut line), event)?;
+        write!(
+            writer,
+            "{}[{}] {}",
+            self.tag.role.as_str(),
+            self.tag.pid,
+            redact_urls(&line)
+        )
     }
 }
 
@@ -184,6 +205,7 @@ where
         let mut line = String::with_capacity(256);
         self.inner
             .format_event(ctx, Writer::new(&mut line), event)?;
+        let line = redact_urls(&line);
         // The JSON formatter always writes one object; splice our two keys in at its start.
         match line.strip_prefix('{') {
             Some(rest) => write!(
@@ -193,7 +215,7 @@ where
                 self.tag.pid,
                 rest
             ),
-            None => writer.write_str(&line),
+            None => writer.write_str(line.as_ref()),
         }
     }
 }

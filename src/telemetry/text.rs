@@ -1,0 +1,230 @@
+//! Text log lines that a terminal shows as they are. Every value a text line carries (an
+//! event's message, its fields, its spans' fields) can hold text from outside: a manuscript's
+//! title, a file name, a client's header. A control character in it could erase the line on a
+//! terminal, print a forged one, retitle the window, or turn the rest of the line around
+//! (bidirectional overrides). So every value is escaped where it is formatted, here, and no
+//! field can carry a raw control into stdout, the log files, `bindery logs` or the remote tail.
+//!
+//! JSON lines need none of this: JSON escapes what it must, and readers parse it.
+
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+use std::marker::PhantomData;
+
+use tracing::field::{Field, Visit};
+use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::fmt::FormatFields;
+use tracing_subscriber::fmt::format::Writer;
+
+/// Whether a character must not reach a terminal raw: the C0 and C1 controls (newline,
+/// carriage return and escape among them), DEL, the Unicode line and paragraph separators,
+/// and the marks and overrides that change the direction of text.
+pub fn is_unsafe(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{1f}'
+        | '\u{7f}'..='\u{9f}'
+        | '\u{61c}'
+        | '\u{200e}' | '\u{200f}'
+        | '\u{2028}' | '\u{2029}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every unsafe character ([`is_unsafe`]) written as `\uXXXX`. That form is also a
+/// JSON escape, so a JSON line escaped for a terminal stays the same JSON. Text without such
+/// characters (almost every line) is returned as it is, without a copy.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// How a text line's fields are written: `message key=value key="text"`, as
+/// tracing-subscriber's default, with every value escaped.
+///
+/// `W` tells the layers apart. tracing-subscriber keeps a span's formatted fields in the span,
+/// keyed by the formatter's type, and every layer that shares the type appends a field recorded
+/// later (a job's `tenant` and `book.id`) to the same text: two layers with one type printed
+/// `tenant="dave" tenant="dave"`.
+pub struct TextFields<W> {
+    layer: PhantomData<fn() -> W>,
+}
+
+impl<W> TextFields<W> {
+    pub fn new() -> Self {
+        TextFields { layer: PhantomData }
+    }
+}
+
+impl<'writer, W: 'static> FormatFields<'writer> for TextFields<W> {
+    fn format_fields<R: RecordFields>(&self, writer: Writer<'writer>, fields: R) -> fmt::Result {
+        let mut visitor = Visitor {
+            writer,
+            first: true,
+            result: Ok(()),
+        };
+        fields.record(&mut visitor);
+        visitor.result
+    }
+}
+
+struct Visitor<'writer> {
+    writer: Writer<'writer>,
+    first: bool,
+    result: fmt::Result,
+}
+
+impl Visitor<'_> {
+    fn write(&mut self, field: &Field, value: &str) {
+        if self.result.is_err() {
+            return;
+        }
+        let name = field.name();
+        // `log` crate records bridged by tracing-log: their metadata is the event's own.
+        if name.starts_with("log.") {
+            return;
+        }
+        let separator = if self.first { "" } else { " " };
+        self.first = false;
+        self.result = if name == "message" {
+            write!(self.writer, "{separator}{}", escape(value))
+        } else {
+            let name = name.strip_prefix("r#").unwrap_or(name);
+            write!(self.writer, "{separator}{name}={}", escape(value))
+        };
+    }
+}
+
+impl Visit for Visitor<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.write(field, value);
+        } else {
+            // Quoted, as the default formatter does, so a value's spaces cannot pass for the
+            // next field.
+            self.write(field, &format!("{value:?}"));
+        }
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.write(field, &value.to_string());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        // A `%value` field arrives here too, its Debug being its Display.
+        self.write(field, &format!("{value:?}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+
+    #[test]
+    fn controls_separators_and_direction_marks_are_escaped_and_the_rest_kept() {
+        let forged = "\u{1b}[1G\u{1b}[2Kweb[1] 2026-01-01 ERROR forged line";
+        assert_eq!(
+            escape(forged),
+            "\\u001b[1G\\u001b[2Kweb[1] 2026-01-01 ERROR forged line"
+        );
+        assert_eq!(
+            escape("a\nb\r\tc\u{7f}\u{85}\u{9b}"),
+            "a\\u000ab\\u000d\\u0009c\\u007f\\u0085\\u009b"
+        );
+        assert_eq!(
+            escape("x\u{2028}y\u{2029}\u{202e}evil\u{2066}\u{200f}\u{61c}"),
+            "x\\u2028y\\u2029\\u202eevil\\u2066\\u200f\\u061c"
+        );
+        let kept = "Café — «Łódź» 東京 עברית العربية 🙂 \"q\" \\ ";
+        assert!(matches!(escape(kept), Cow::Borrowed(_)));
+        assert_eq!(escape(kept), kept);
+    }
+
+    #[test]
+    fn an_escaped_json_line_is_the_same_json() {
+        let raw = "{\"title\":\"a\u{2028}b\u{202e}c\"}";
+        let escaped = escape(raw);
+        let before: serde_json::Value = serde_json::from_str(raw).expect("json");
+        let after: serde_json::Value = serde_json::from_str(&escaped).expect("still json");
+        assert_eq!(before, after);
+        assert!(!escaped.chars().any(is_unsafe));
+    }
+
+    /// Formats with two fmt layers, as the stream and the files are: a span field recorded
+    /// after the span was made appears once in each.
+    #[test]
+    fn every_value_is_escaped_and_a_span_field_recorded_later_appears_once() {
+        struct First;
+        struct Second;
+        fn layer<S, W: 'static>(out: Captured) -> impl tracing_subscriber::Layer<S> + Send + Sync
+        where
+            S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+        {
+            tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .without_time()
+                .with_target(false)
+                .fmt_fields(TextFields::<W>::new())
+                .with_writer(move || out.clone())
+        }
+        let (one, two) = (Captured::default(), Captured::default());
+        let subscriber = tracing_subscriber::registry()
+            .with(layer::<_, First>(one.clone()))
+            .with(layer::<_, Second>(two.clone()));
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("job", job.id = 7, tenant = tracing::field::Empty);
+            span.record("tenant", "dave\u{1b}]0;owned\u{7}");
+            let _entered = span.enter();
+            let title = "T\u{1b}[2K\nweb[1] ERROR forged";
+            tracing::info!(%title, quoted = title, "published {title}");
+        });
+        for out in [one, two] {
+            let text = out.text();
+            assert_eq!(text.lines().count(), 1, "{text}");
+            assert!(!text.trim_end().chars().any(is_unsafe), "{text:?}");
+            assert_eq!(text.matches("tenant=").count(), 1, "{text}");
+            assert!(
+                text.contains("job{job.id=7 tenant=\"dave\\u{1b}]0;owned\\u{7}\"}"),
+                "{text}"
+            );
+            assert!(
+                text.contains("published T\\u001b[2K\\u000aweb[1] ERROR forged"),
+                "{text}"
+            );
+            assert!(
+                text.contains("title=T\\u001b[2K\\u000aweb[1] ERROR forged"),
+                "{text}"
+            );
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Captured {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
+        }
+    }
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}
