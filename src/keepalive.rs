@@ -12,7 +12,9 @@ use crate::config::redact_url;
 /// Starts the pinger if a public URL is known. Abort the handle to stop it; nothing waits on it.
 pub fn spawn(base: Option<Url>, interval: Duration) -> Option<JoinHandle<()>> {
     let base = base?;
-    let target = format!("{}/healthz", base.as_str().trim_end_matches('/'));
+    // `/healthz` under the URL's path, keeping its query (a token a proxy in front may want).
+    let mut target = base.clone();
+    target.set_path(&format!("{}/healthz", base.path().trim_end_matches('/')));
     let shown = redact_url(&base);
     let client = match reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
@@ -29,7 +31,7 @@ pub fn spawn(base: Option<Url>, interval: Duration) -> Option<JoinHandle<()>> {
     Some(tokio::spawn(async move {
         loop {
             tokio::time::sleep(jittered(interval)).await;
-            ping(&client, &target, &shown).await;
+            ping(&client, target.as_str(), &shown).await;
         }
     }))
 }
@@ -53,7 +55,8 @@ async fn ping(client: &reqwest::Client, target: &str, shown: &str) {
             crate::metrics::KEEPALIVE
                 .with_label_values(&["failed"])
                 .inc();
-            tracing::warn!(url = %shown, error = %e, duration_ms, "keep-alive request failed");
+            // Without the URL, which reqwest would print whole, secrets and all.
+            tracing::warn!(url = %shown, error = %e.without_url(), duration_ms, "keep-alive request failed");
         }
     }
 }

@@ -30,7 +30,7 @@ pub use azure::{AzureConfig, ManagedIdentity};
 pub use blob::{BlobUrl, S3Config};
 pub use database::{DatabaseUrl, SYSTEM_ROOTS};
 pub use error::ConfigError;
-pub use secret::{Secret, redact_url};
+pub use secret::{Secret, redact_url, redact_urls};
 pub use values::{LogFormat, RateLimit};
 pub use variable::{Env, Var, Variable};
 pub use variables::{Settings, VARIABLES};

@@ -216,6 +216,17 @@ struct Fields {
 impl Fields {
     fn put(&mut self, field: &Field, value: Value) {
         let name = field.name();
+        // URLs lose their secrets here as in the text and JSON lines (`config::secret`).
+        let value = match value {
+            Value::String(text) => {
+                let redacted = match crate::config::redact_urls(&text) {
+                    std::borrow::Cow::Owned(redacted) => Some(redacted),
+                    std::borrow::Cow::Borrowed(_) => None,
+                };
+                Value::String(redacted.unwrap_or(text))
+            }
+            other => other,
+        };
         if name == "message" {
             self.message = Some(match value {
                 Value::String(s) => s,
