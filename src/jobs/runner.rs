@@ -952,7 +952,7 @@ fn to_finish(
             // tries again without spending an attempt, so an outage of any length kills no
             // book. (The pump backs off by itself if the database is what went.)
             let delay = backoff::retry_delay(row.attempt, retry_base);
-            tracing::warn!(duration_ms, error = %format!("{error:#}"), retry_in = ?delay, "job could not reach storage; will try again without spending an attempt");
+            tracing::warn!(for_author = true, duration_ms, error = %format!("{error:#}"), retry_in = ?delay, "job could not reach storage; will try again without spending an attempt");
             Finish::Snooze {
                 delay_ms: i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
             }
@@ -961,11 +961,11 @@ fn to_finish(
             let causes = error.chain().skip(1).map(ToString::to_string).collect();
             let entry = error_entry(row.attempt, &error.to_string(), causes);
             if row.attempt >= row.max_attempts {
-                tracing::error!(duration_ms, error = %format!("{error:#}"), attempts = row.attempt, "job failed for the last time; it is dead");
+                tracing::error!(for_author = true, duration_ms, error = %format!("{error:#}"), attempts = row.attempt, "job failed for the last time; it is dead");
                 Finish::Dead { error: entry }
             } else {
                 let delay = backoff::retry_delay(row.attempt, retry_base);
-                tracing::warn!(duration_ms, error = %format!("{error:#}"), retry_in = ?delay, "job failed; will retry");
+                tracing::warn!(for_author = true, duration_ms, error = %format!("{error:#}"), retry_in = ?delay, "job failed; will retry");
                 Finish::Retry {
                     delay_ms: i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
                     error: entry,

@@ -144,6 +144,6 @@ pub async fn start(
         )
         .await?;
     tx.commit().await?;
-    tracing::info!(book.id = %book.id, tenant = %book.tenant, file_name = %book.file_name, "book submitted");
+    tracing::info!(for_author = true, book.id = %book.id, tenant = %book.tenant, file_name = %book.file_name, "book submitted");
     Ok(None)
 }

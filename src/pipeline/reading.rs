@@ -90,8 +90,10 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
         let mut out_of_memory = false;
         while let Ok(Some(line)) = lines.next_line().await {
             out_of_memory |= line.starts_with("memory allocation of");
-            // As an event of the worker's, so that the log stays one format (JSON lines).
-            tracing::warn!(book.id = %book, child.pid = pid, "{line}");
+            // As an event of the worker's, so that the log stays one format (JSON lines). The
+            // line is a field, not the message: it can name the server's paths and storage,
+            // and the book's log shows its tenant messages only of lines written for them.
+            tracing::warn!(book.id = %book, child.pid = pid, child.line = %line, "the manuscript reader logged a line");
         }
         out_of_memory
     });

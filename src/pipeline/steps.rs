@@ -85,7 +85,7 @@ impl Job for Ingest {
         );
         cx.progress(100, "ingested").await?;
         // The book's id comes from the job's span (`Job::book`), as on every line of a step.
-        tracing::info!(format = ?ingested.format, encoding = ingested.encoding.as_deref(), bytes = manuscript.len(), "manuscript recognised");
+        tracing::info!(for_author = true, format = ?ingested.format, encoding = ingested.encoding.as_deref(), bytes = manuscript.len(), "manuscript recognised");
         Ok(Outcome::done_with(serde_json::json!({
             "format": ingested.format,
             "encoding": ingested.encoding,
@@ -148,7 +148,7 @@ impl Job for Parse {
             }),
         );
         cx.progress(100, "parsed").await?;
-        tracing::info!(chapters, "manuscript read");
+        tracing::info!(for_author = true, chapters, "manuscript read");
         Ok(Outcome::done_with(
             serde_json::json!({ "chapters": chapters }),
         ))
@@ -274,7 +274,7 @@ impl Job for PackageEpub {
         .await??;
         let size = epub.len();
         app.blobs.put_if_absent(&key, epub).await?;
-        tracing::info!(bytes = size, "EPUB packaged");
+        tracing::info!(for_author = true, bytes = size, "EPUB packaged");
         Ok(Outcome::done_with(serde_json::json!({ "bytes": size })))
     }
 }
@@ -314,7 +314,7 @@ impl Job for PackageReader {
             cx.progress(percent(written, total), "writing the web reader")
                 .await?;
         }
-        tracing::info!(files = total, "web reader packaged");
+        tracing::info!(for_author = true, files = total, "web reader packaged");
         Ok(Outcome::done_with(serde_json::json!({ "files": total })))
     }
 }
@@ -361,7 +361,11 @@ impl Job for Verify {
             mark_failed(app, &self.book, "internal_error", &message).await?;
             return Ok(Outcome::Discard(message));
         }
-        tracing::info!(epub_bytes = epub.len(), "EPUB and web reader checked");
+        tracing::info!(
+            for_author = true,
+            epub_bytes = epub.len(),
+            "EPUB and web reader checked"
+        );
         cx.then(NewJob::of(&Publish {
             book: self.book.clone(),
         }));
@@ -457,7 +461,7 @@ impl Job for Publish {
             },
         )
         .await?;
-        tracing::info!(book.id = %self.book, title = %book.metadata.title, "book published");
+        tracing::info!(for_author = true, book.id = %self.book, title = %book.metadata.title, "book published");
         // Commits with this step: a published book always gets into its tenant's catalog.
         cx.then(crate::catalog::refresh_job(&cx.tenant));
         Ok(Outcome::done())
@@ -610,7 +614,8 @@ fn gone(book: &str) -> Outcome {
 
 /// Bad input: the book fails with the reason, and the job is discarded (a retry cannot help).
 async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Result<Outcome> {
-    tracing::warn!(book.id = %book, code, %message, "manuscript refused");
+    // The reason is the one the book shows its author (`error.message`).
+    tracing::warn!(for_author = true, book.id = %book, code, reason = %message, "manuscript refused");
     mark_failed(cx.app(), book, code, &message).await?;
     Ok(Outcome::Discard(message))
 }

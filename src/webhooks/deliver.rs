@@ -60,7 +60,12 @@ impl Job for Deliver {
         match app.webhooks.send(&row, &secrets.all()).await {
             Answer::Delivered(status) => {
                 deliveries::mark_delivered(&app.db, &row.id, status).await?;
-                tracing::info!(status, attempt = cx.attempt, "webhook delivered");
+                tracing::info!(
+                    for_author = true,
+                    status,
+                    attempt = cx.attempt,
+                    "webhook delivered"
+                );
                 Ok(Outcome::done_with(delivered(&row, i32::from(status))))
             }
             Answer::Gone => Ok(Outcome::Discard(

@@ -147,7 +147,7 @@ pub async fn record(
         },
     )
     .await?;
-    tracing::info!(book.id = %event.book_id, delivery.id = %id, job.id = enqueued.id, event = event.event.as_str(), "webhook queued");
+    tracing::info!(for_author = true, book.id = %event.book_id, delivery.id = %id, job.id = enqueued.id, event = event.event.as_str(), "webhook queued");
     Ok(id)
 }
 

@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::books::own_book;
-use crate::logbook::{self, Line};
+use crate::logbook::{self, Level, Line};
 use crate::web::AppState;
 use crate::web::caller::Caller;
 use crate::web::error::ApiError;
 use crate::web::error_responses::{BadRequest, Internal, NotFound, Unauthorized, Unavailable};
+use crate::web::query::Query;
 
 /// Lines shown when the request does not say.
 pub const LINES_DEFAULT: i64 = 200;
@@ -26,11 +27,8 @@ pub struct LogQuery {
     lines: Option<i64>,
 }
 
-/// One line of a book's log. What only the operator's log has stays out: the host, process
-/// id and code target, which say nothing about the book, and an error's text (`error`,
-/// `causes`), which can name the server's hosts, paths and database. The book's own
-/// `error.message` says what went wrong in words meant for its author; the operator reads
-/// the rest with `bindery logs --book ID`.
+/// One line of a book's log, as its tenant sees it: a line written for the book's author
+/// (see [`of_book`]), or the summary of a problem whose details are the operator's.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BookLogLine {
     /// When it was logged: RFC 3339 in UTC, to the microsecond.
@@ -44,7 +42,7 @@ pub struct BookLogLine {
     pub role: String,
     #[schema(example = "book published")]
     pub message: String,
-    /// The event's other fields (`error`, `duration_ms`, `title`…).
+    /// What the line says besides its message (`chapters`, `bytes`, `retry_in`, `title`…).
     #[schema(value_type = Object)]
     pub fields: serde_json::Map<String, serde_json::Value>,
     /// The job (conversion step) that logged it.
@@ -55,27 +53,77 @@ pub struct BookLogLine {
     pub request_id: Option<String>,
 }
 
-/// Fields a line's event may carry that its tenant is not shown (see [`BookLogLine`]); the
-/// ids are left out because the caller knows them (the book, its own tenant).
-const OPERATOR_ONLY: &[&str] = &["error", "causes", "book.id", "book_id", "tenant"];
+/// The fields a line written for the author may show; any other field (an error's text, a
+/// host, a path, an address, a process id) stays in the operator's log.
+const AUTHOR_FIELDS: &[&str] = &[
+    "file_name",
+    "format",
+    "encoding",
+    "bytes",
+    "chapters",
+    "files",
+    "epub_bytes",
+    "title",
+    "code",
+    "reason",
+    "event",
+    "status",
+    "attempt",
+    "attempts",
+    "retry_in",
+];
 
-impl From<Line> for BookLogLine {
-    fn from(line: Line) -> Self {
-        let timestamp = line.timestamp();
-        let mut fields = line.fields;
-        for key in OPERATOR_ONLY {
-            fields.remove(*key);
-        }
-        BookLogLine {
-            timestamp,
+/// What a tenant reads in place of a warning or error that was not written for them.
+const SUMMARY: &str = "a problem was logged here; the operator's log has the details";
+
+/// A book's lines as its tenant may read them. The tenant is shown a line's message only when
+/// the event was written for the book's author, marked `for_author = true` where it is logged
+/// (its words are meant for them), and of its fields only [`AUTHOR_FIELDS`]. A warning or error
+/// that was not becomes [`SUMMARY`], once for a run of them from the same job, keeping its
+/// time, level, job and request id, which the operator can look up (`bindery logs --job`),
+/// unless its job told the author what went wrong itself (a refused manuscript says why, and
+/// the engine's "job discarded" after it would only repeat it); anything else is left out. An
+/// allowlist, because a message can carry anything: a child process's error output names the
+/// server's paths, a refused webhook the addresses its host resolved to.
+pub fn of_book(lines: Vec<Line>) -> Vec<BookLogLine> {
+    let for_author =
+        |line: &Line| line.fields.get("for_author") == Some(&serde_json::Value::Bool(true));
+    let explained: Vec<Option<i64>> = lines
+        .iter()
+        .filter(|line| for_author(line) && line.level <= Level::Warn && line.job_id.is_some())
+        .map(|line| line.job_id)
+        .collect();
+    let mut shown: Vec<BookLogLine> = Vec::with_capacity(lines.len());
+    let mut summarising: Option<Option<i64>> = None;
+    for line in lines {
+        let (message, fields) = if for_author(&line) {
+            summarising = None;
+            let fields = line
+                .fields
+                .into_iter()
+                .filter(|(key, _)| AUTHOR_FIELDS.contains(&key.as_str()))
+                .collect();
+            (line.message, fields)
+        } else if line.level <= Level::Warn
+            && summarising != Some(line.job_id)
+            && !explained.contains(&line.job_id)
+        {
+            summarising = Some(line.job_id);
+            (SUMMARY.to_owned(), serde_json::Map::new())
+        } else {
+            continue;
+        };
+        shown.push(BookLogLine {
+            timestamp: crate::logbook::timestamp(line.at),
             level: line.level.as_str(),
             role: line.role,
-            message: line.message,
+            message,
             fields,
             job: line.job_id,
             request_id: line.request_id,
-        }
+        });
     }
+    shown
 }
 
 #[derive(Serialize, ToSchema)]
@@ -84,12 +132,22 @@ pub struct BookLog {
     lines: Vec<BookLogLine>,
 }
 
-/// The last `n` lines of book `id`, which the caller has already been shown to own.
+/// Most of the book's stored lines read to find the last `n` a tenant may see: the lines left
+/// out (steps' own detail, lines for the operator) are far fewer than this in any real book.
+const READ_PER_SHOWN: i64 = 4;
+
+/// The last `n` lines of book `id` that its tenant may see ([`of_book`]); the caller has
+/// already been shown to own the book.
 pub async fn lines(state: &AppState, id: &str, n: i64) -> Result<Vec<BookLogLine>, ApiError> {
-    let lines = logbook::store::of_book(&state.db, id, n)
+    let stored = logbook::store::of_book(&state.db, id, n.saturating_mul(READ_PER_SHOWN))
         .await
         .map_err(|e| anyhow::Error::new(e).context("reading the book's log lines"))?;
-    Ok(lines.into_iter().map(BookLogLine::from).collect())
+    let mut shown = of_book(stored);
+    let skip = shown
+        .len()
+        .saturating_sub(usize::try_from(n).unwrap_or(usize::MAX));
+    shown.drain(..skip);
+    Ok(shown)
 }
 
 /// Read a book's log
@@ -115,9 +173,9 @@ pub async fn show(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
-    query: web::Query<LogQuery>,
+    query: Query<LogQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let n = query.lines.unwrap_or(LINES_DEFAULT);
+    let n = query.parsed()?.lines.unwrap_or(LINES_DEFAULT);
     if !(1..=LINES_MAX).contains(&n) {
         return Err(ApiError::bad_request(
             "invalid_parameter",
@@ -133,40 +191,109 @@ pub async fn show(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::logbook::Level;
+    use serde_json::json;
 
-    #[test]
-    fn a_tenant_sees_the_line_without_what_only_the_operator_may_read() {
-        let fields = serde_json::json!({
-            "error": "connecting to db.internal:5432: refused",
-            "causes": ["refused"],
-            "tenant": "alice",
-            "book.id": "b-1",
-            "retry_in": "1s",
-        });
-        let line = Line {
+    use super::*;
+
+    fn line(level: Level, job: Option<i64>, message: &str, fields: serde_json::Value) -> Line {
+        Line {
             id: 3,
             at: 1_700_000_000_000_000,
-            level: Level::Warn,
+            level,
             role: "worker".into(),
             host: "worker-7.internal".into(),
             pid: 41,
-            target: "bindery::jobs::runner".into(),
-            message: "job failed; will retry".into(),
+            target: "bindery::pipeline::reading".into(),
+            message: message.into(),
             fields: fields.as_object().cloned().unwrap_or_default(),
             request_id: None,
             book_id: Some("b-1".into()),
-            job_id: Some(9),
+            job_id: job,
             tenant: Some("alice".into()),
-        };
-        let shown = serde_json::to_value(BookLogLine::from(line)).expect("json");
+        }
+    }
+
+    #[test]
+    fn a_tenant_reads_the_lines_written_for_the_author_and_a_summary_of_the_rest() {
+        let shown = of_book(vec![
+            line(
+                Level::Info,
+                Some(9),
+                "manuscript read",
+                json!({
+                    "for_author": true, "chapters": 12, "path": "/srv/data/blobs/books/b-1",
+                }),
+            ),
+            // A child's error output, a storage error, a refused webhook's addresses.
+            line(
+                Level::Warn,
+                Some(10),
+                "Unable to open file /srv/data/blobs/books/b-1/x/book.json",
+                json!({"child.pid": 4242}),
+            ),
+            line(
+                Level::Warn,
+                Some(10),
+                "connecting to db.internal:5432: refused",
+                json!({}),
+            ),
+            line(
+                Level::Warn,
+                Some(11),
+                "refused a webhook to a non-public address",
+                json!({
+                    "host": "intranet.corp", "addresses": "[10.0.0.7:0]",
+                }),
+            ),
+            line(
+                Level::Info,
+                Some(10),
+                "claimed by worker 7 on host h",
+                json!({}),
+            ),
+            line(
+                Level::Warn,
+                Some(12),
+                "job failed; will retry",
+                json!({
+                    "for_author": true, "retry_in": "1s", "error": "storage at 10.0.0.5 refused",
+                    "causes": ["refused"],
+                }),
+            ),
+            line(
+                Level::Warn,
+                Some(13),
+                "manuscript refused",
+                json!({
+                    "for_author": true, "code": "empty_manuscript", "reason": "The manuscript is empty.",
+                }),
+            ),
+            line(
+                Level::Warn,
+                Some(13),
+                "job discarded: it cannot succeed",
+                json!({
+                    "error": "The manuscript is empty.",
+                }),
+            ),
+        ]);
+        let shown = serde_json::to_value(&shown).expect("json");
         assert_eq!(
             shown,
-            serde_json::json!({
-                "timestamp": "2023-11-14T22:13:20.000000Z", "level": "WARN", "role": "worker",
-                "message": "job failed; will retry", "fields": { "retry_in": "1s" }, "job": 9,
-            })
+            json!([
+                {"timestamp": "2023-11-14T22:13:20.000000Z", "level": "INFO", "role": "worker",
+                 "message": "manuscript read", "fields": {"chapters": 12}, "job": 9},
+                {"timestamp": "2023-11-14T22:13:20.000000Z", "level": "WARN", "role": "worker",
+                 "message": SUMMARY, "fields": {}, "job": 10},
+                {"timestamp": "2023-11-14T22:13:20.000000Z", "level": "WARN", "role": "worker",
+                 "message": SUMMARY, "fields": {}, "job": 11},
+                {"timestamp": "2023-11-14T22:13:20.000000Z", "level": "WARN", "role": "worker",
+                 "message": "job failed; will retry", "fields": {"retry_in": "1s"}, "job": 12},
+                {"timestamp": "2023-11-14T22:13:20.000000Z", "level": "WARN", "role": "worker",
+                 "message": "manuscript refused",
+                 "fields": {"code": "empty_manuscript", "reason": "The manuscript is empty."},
+                 "job": 13},
+            ])
         );
     }
 }
