@@ -82,6 +82,26 @@ pub async fn lookup(db: &Database, id: &str) -> anyhow::Result<Option<Session>> 
     }))
 }
 
+/// Which of the sessions whose ids hash to `hashes` (`tokens::hash`) are still live: not
+/// signed out or expired, their token not revoked. One query, for open event streams.
+pub async fn live(
+    db: &Database,
+    hashes: &[String],
+) -> anyhow::Result<std::collections::HashSet<String>> {
+    let hashes = serde_json::to_string(hashes)?;
+    let found: Vec<String> = on_pool!(db, |pool, d| {
+        sqlx::query_scalar(sql!(
+            d,
+            "SELECT s.hash FROM sessions s JOIN tokens t ON t.name = s.token_name
+             WHERE s.hash IN ({texts $1}) AND s.expires_at > {now} AND t.revoked_at IS NULL"
+        ))
+        .bind(hashes)
+        .fetch_all(pool)
+        .await?
+    });
+    Ok(found.into_iter().collect())
+}
+
 /// Ends the session a cookie value names (signing out). Unknown ids are fine.
 pub async fn delete(db: &Database, id: &str) -> anyhow::Result<()> {
     if !well_formed(id) {

@@ -69,6 +69,11 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
                 db.clone(),
                 tokio::runtime::Handle::current(),
             ),
+            streams: crate::web::streams::Streams::new(
+                db.clone(),
+                tokio::runtime::Handle::current(),
+                config.max_streams_per_token,
+            ),
         },
     )?;
     tracing::info!(

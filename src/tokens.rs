@@ -176,6 +176,25 @@ pub async fn revoke(db: &Database, name: &str) -> anyhow::Result<bool> {
     Ok(changed > 0)
 }
 
+/// Which of the tokens named `names` still authenticate (not revoked), in one query: how open
+/// event streams learn, every few seconds, that their token was revoked.
+pub async fn live(
+    db: &Database,
+    names: &[String],
+) -> anyhow::Result<std::collections::HashSet<String>> {
+    let names = serde_json::to_string(names)?;
+    let found: Vec<String> = on_pool!(db, |pool, d| {
+        sqlx::query_scalar(sql!(
+            d,
+            "SELECT name FROM tokens WHERE name IN ({texts $1}) AND revoked_at IS NULL"
+        ))
+        .bind(names)
+        .fetch_all(pool)
+        .await?
+    });
+    Ok(found.into_iter().collect())
+}
+
 /// The secret `tenant`'s webhooks are signed with, or `None` if no token has that tenant.
 pub async fn webhook_secret(db: &Database, tenant: &str) -> anyhow::Result<Option<Secret<String>>> {
     Ok(webhook_secrets(db, tenant).await?.map(|s| s.current))

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::LazyLock;
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -10,7 +9,6 @@ use sqlx::FromRow;
 
 use crate::convert::Options;
 use crate::jobs::JobQueue;
-use crate::storage::sql::Dialect;
 use crate::storage::{Database, Tx};
 use crate::webhooks::{self, BookEvent, Event};
 
@@ -345,22 +343,12 @@ pub async fn existing(
     ids: &[String],
 ) -> anyhow::Result<std::collections::HashSet<String>> {
     let ids = serde_json::to_string(ids)?;
-    let found: Vec<String> = match db {
-        Database::Postgres(pool) => {
-            sqlx::query_scalar(
-                "SELECT id FROM books WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))",
-            )
+    let found: Vec<String> = on_pool!(db, |pool, d| {
+        sqlx::query_scalar(sql!(d, "SELECT id FROM books WHERE id IN ({texts $1})"))
             .bind(ids)
             .fetch_all(pool)
             .await?
-        }
-        Database::Sqlite(pool) => {
-            sqlx::query_scalar("SELECT id FROM books WHERE id IN (SELECT value FROM json_each($1))")
-                .bind(ids)
-                .fetch_all(pool)
-                .await?
-        }
-    };
+    });
     Ok(found.into_iter().collect())
 }
 
@@ -375,36 +363,29 @@ pub async fn stamps(db: &Database, ids: &[String]) -> anyhow::Result<HashMap<Str
     // The steps' part reads what `count_workflow` reads, so that it sees every change the
     // progress display can show; a delivery's job changes `state`, `attempt` or `run_at` at
     // every turn (its errors grow only with them).
-    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
-        let text = "SELECT b.id AS book, 'book ' || b.status || ' ' || CAST(b.updated_at AS TEXT) AS stamp
-             FROM books b WHERE b.id IN ({ids})
+    // `{texts $1}` keeps the lookups on the indexes (`books` primary key, `jobs_workflow`,
+    // `webhook_deliveries_book`) on both backends.
+    const SQL: &str = "SELECT b.id AS book, 'book ' || b.status || ' ' || CAST(b.updated_at AS TEXT) AS stamp
+             FROM books b WHERE b.id IN ({texts $1})
              UNION ALL
              SELECT j.workflow, 'steps ' || j.kind || ' ' || j.state || ' ' || CAST(count(*) AS TEXT)
                     || ' ' || CAST(COALESCE(sum(j.progress), 0) AS TEXT)
                     || ' ' || COALESCE(max(j.progress_message), '')
-             FROM jobs j WHERE j.workflow IN ({ids})
+             FROM jobs j WHERE j.workflow IN ({texts $1})
              GROUP BY j.workflow, j.kind, j.state
              UNION ALL
              SELECT d.book_id, 'webhook ' || d.id || ' ' || COALESCE(CAST(d.delivered_at AS TEXT), '')
                     || ' ' || COALESCE(j.state, '') || ' ' || COALESCE(CAST(j.attempt AS TEXT), '')
                     || ' ' || COALESCE(CAST(j.run_at AS TEXT), '')
              FROM webhook_deliveries d LEFT JOIN jobs j ON j.id = d.job_id
-             WHERE d.book_id IN ({ids})
+             WHERE d.book_id IN ({texts $1})
              ORDER BY 1, 2";
-        // Each backend spells "the ids of this JSON array" its own way; both keep the lookups
-        // on the indexes (`books` primary key, `jobs_workflow`, `webhook_deliveries_book`).
-        [
-            text.replace("{ids}", "SELECT value FROM json_each($1)"),
-            text.replace("{ids}", "SELECT jsonb_array_elements_text($1::jsonb)"),
-        ]
-    });
     let ids = serde_json::to_string(ids)?;
     let rows: Vec<(String, String)> = on_pool!(db, |pool, d| {
-        let sql = match d {
-            Dialect::Sqlite => SQL[0].as_str(),
-            Dialect::Postgres => SQL[1].as_str(),
-        };
-        sqlx::query_as(sql).bind(ids).fetch_all(pool).await?
+        sqlx::query_as(sql!(d, SQL))
+            .bind(ids)
+            .fetch_all(pool)
+            .await?
     });
     let mut hashers: HashMap<String, DefaultHasher> = HashMap::new();
     for (book, stamp) in rows {

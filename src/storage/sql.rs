@@ -1,8 +1,10 @@
 //! Writing SQL once for both backends.
 //!
-//! Statements use `$N` parameters, which SQLite accepts as well as PostgreSQL, and a `{now}`
-//! token that [`sql!`] renders into each backend's clock expression (unix milliseconds from the
-//! database's clock, so hosts with skewed clocks agree). [`on_pool!`] and [`on_tx!`] run one
+//! Statements use `$N` parameters, which SQLite accepts as well as PostgreSQL, and tokens that
+//! [`sql!`] renders into each backend's spelling: `{now}`, the clock (unix milliseconds from
+//! the database's clock, so hosts with skewed clocks agree), and `{texts $1}`, a subquery of
+//! the strings of the JSON array bound as `$1`, for `… IN ({texts $1})` with a list of any
+//! length in one parameter. [`on_pool!`] and [`on_tx!`] run one
 //! body against whichever backend is configured; the body is compiled once per backend, so it
 //! can bind any type both support.
 
@@ -13,13 +15,16 @@ pub(crate) enum Dialect {
 }
 
 impl Dialect {
-    /// `text` with its `{now}` token written as this dialect's clock.
+    /// `text` with its tokens written in this dialect.
     pub(crate) fn render(self, text: &str) -> String {
-        let now = match self {
-            Dialect::Sqlite => sqlite_now!(),
-            Dialect::Postgres => postgres_now!(),
+        let (now, texts) = match self {
+            Dialect::Sqlite => (sqlite_now!(), "SELECT value FROM json_each($1)"),
+            Dialect::Postgres => (
+                postgres_now!(),
+                "SELECT jsonb_array_elements_text($1::jsonb)",
+            ),
         };
-        text.replace("{now}", now)
+        text.replace("{now}", now).replace("{texts $1}", texts)
     }
 }
 

@@ -14,13 +14,34 @@ use super::AppState;
 use super::error::ApiError;
 use crate::tokens::{self, Tenant};
 
-/// The tenant a request acts for. Tools send `Authorization: Bearer TOKEN`; e-book apps that
-/// only know HTTP Basic (OPDS readers) send the token as the password, with any user name; the
-/// app's pages send the session cookie, and with any write its CSRF token.
-pub struct Caller(pub Tenant);
+/// The tenant a request acts for, and what it showed to prove it. Tools send
+/// `Authorization: Bearer TOKEN`; e-book apps that only know HTTP Basic (OPDS readers) send the
+/// token as the password, with any user name; the app's pages send the session cookie, and
+/// with any write its CSRF token.
+pub struct Caller(pub Tenant, pub Credential);
 
 /// A caller holding an admin token. Anyone else gets 404, as for anything they may not see.
-pub struct Admin(pub Tenant);
+pub struct Admin(pub Tenant, pub Credential);
+
+/// What a request authenticated with, for what outlives the request's own check (an event
+/// stream, which must end when this does).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Credential {
+    /// An API token, by its name (names are unique and never reused).
+    Token { name: String },
+    /// A session cookie, by its id's hash (what the database keeps), and its token's name.
+    Session { hash: String, token: String },
+}
+
+impl Credential {
+    /// The token behind it.
+    pub fn token(&self) -> &str {
+        match self {
+            Credential::Token { name } => name,
+            Credential::Session { token, .. } => token,
+        }
+    }
+}
 
 /// How a request says who it is from.
 enum Credentials {
@@ -73,7 +94,7 @@ fn request_token(req: &HttpRequest) -> Option<String> {
 async fn authenticate(
     state: Option<web::Data<AppState>>,
     credentials: Credentials,
-) -> Result<Tenant, ApiError> {
+) -> Result<(Tenant, Credential), ApiError> {
     let unauthorized = |message: &str| {
         ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message).field("Authorization")
     };
@@ -85,7 +106,12 @@ async fn authenticate(
             "Send an API token: `Authorization: Bearer bdy_…` (create one with `bindery token create NAME`).",
         )),
         Credentials::Token(token) => match tokens::authenticate(&state.db, &token).await? {
-            Some(tenant) => Ok(tenant),
+            Some(tenant) => {
+                let credential = Credential::Token {
+                    name: tenant.name.clone(),
+                };
+                Ok((tenant, credential))
+            }
             None => Err(unauthorized(
                 "The API token is not valid (mistyped, or revoked). Check it, or create a new one.",
             )),
@@ -107,7 +133,11 @@ async fn authenticate(
                 )
                 .field(crate::web::session::CSRF_HEADER));
             }
-            Ok(session.tenant)
+            let credential = Credential::Session {
+                hash: tokens::hash(&id),
+                token: session.tenant.name.clone(),
+            };
+            Ok((session.tenant, credential))
         }
     }
 }
@@ -119,7 +149,10 @@ impl FromRequest for Caller {
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let credentials = credentials(req);
-        Box::pin(async move { authenticate(state, credentials).await.map(Caller) })
+        Box::pin(async move {
+            let (tenant, credential) = authenticate(state, credentials).await?;
+            Ok(Caller(tenant, credential))
+        })
     }
 }
 
@@ -131,9 +164,9 @@ impl FromRequest for Admin {
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let credentials = credentials(req);
         Box::pin(async move {
-            let tenant = authenticate(state, credentials).await?;
+            let (tenant, credential) = authenticate(state, credentials).await?;
             if tenant.admin {
-                Ok(Admin(tenant))
+                Ok(Admin(tenant, credential))
             } else {
                 Err(ApiError::not_found("route", "There is no such API route."))
             }

@@ -20,6 +20,8 @@ use crate::telemetry::Role;
 use crate::web::caller::Admin;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{BadRequest, NotAdmin, Unauthorized};
+use crate::web::query::Query;
+use crate::web::streams::ENDED_EVENT;
 use crate::web::{AppState, Stopping};
 
 const LINES_DEFAULT: i64 = 200;
@@ -138,11 +140,14 @@ impl LogsQuery {
             object (`timestamp`, `level`, `role`, `host`, `pid`, `target`, `message`, the \
             event's fields and its `request_id`, `book.id`, `job.id` and `tenant`; from the \
             files, present when the line is JSON). A comment line every 5 s keeps the \
-            connection open.",
+            connection open. If the token is revoked (or the session ends) meanwhile, an \
+            `ended` event says so within a few seconds and the stream ends.",
             body = String, content_type = "text/event-stream"),
         (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotAdmin),
+        (status = 429, description = "The token already holds `MAX_STREAMS_PER_TOKEN` open \
+            streams on this server (`too_many_streams`).", body = ErrorBody),
         (status = 503, description = "The log lines could not be read (`unavailable`).",
             body = ErrorBody),
     )
@@ -152,8 +157,9 @@ pub async fn stream(
     admin: Admin,
     state: web::Data<AppState>,
     stopping: web::Data<Stopping>,
-    query: web::Query<LogsQuery>,
+    query: Query<LogsQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    let query = query.parsed()?;
     let lines = integer("lines", &query.lines, 0..=i64::MAX)?
         .unwrap_or(LINES_DEFAULT)
         .min(LINES_MAX);
@@ -168,6 +174,7 @@ pub async fn stream(
         }
     };
     let filter = query.filter()?;
+    let held = state.streams.open(&admin.1)?;
     let (source, backlog) = match given(&query.source) {
         None | Some("database") => {
             let db = state.db.clone();
@@ -227,6 +234,7 @@ pub async fn stream(
     };
     tracing::info!(admin = %admin.0.name, lines = backlog.len(), "log stream opened");
     let follow = Follow {
+        held,
         source,
         pending: backlog,
         opened: false,
@@ -274,6 +282,8 @@ enum Source {
 
 /// The state of one stream. Dropped (ending everything it owns) when the client disconnects.
 struct Follow {
+    /// Ends the stream when its credential ends.
+    held: crate::web::streams::Stream,
     source: Source,
     pending: VecDeque<Value>,
     opened: bool,
@@ -295,6 +305,12 @@ impl Follow {
             return Some(self.written(chunk));
         }
         loop {
+            // Checked first too: a busy log may never leave the stream waiting below.
+            if self.follow && self.held.has_ended() {
+                self.follow = false;
+                self.pending.clear();
+                return Some(self.written(ENDED_EVENT.to_owned()));
+            }
             if !self.pending.is_empty() {
                 let mut chunk = String::new();
                 self.drain_into(&mut chunk);
@@ -315,6 +331,7 @@ impl Follow {
                     () = tokio::time::sleep(POLL) => {}
                     // The server waits for open responses before it exits: end this one.
                     () = self.stopping.wait() => return None,
+                    () = self.held.ended() => continue,
                 }
             }
             match &mut self.source {
