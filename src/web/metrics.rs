@@ -39,7 +39,7 @@ async fn metrics(request: HttpRequest, state: web::Data<AppState>) -> HttpRespon
 
 /// Whether the request carries `Authorization: Bearer <token>`. Digests are compared, so the
 /// comparison's timing says nothing about the token.
-fn presents(request: &HttpRequest, token: &str) -> bool {
+pub(super) fn presents(request: &HttpRequest, token: &str) -> bool {
     let Some(given) = request
         .headers()
         .get(header::AUTHORIZATION)

@@ -17,7 +17,8 @@ pub async fn log_request(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let started = Instant::now();
-    let method = req.method().clone();
+    // Bounded: a client chooses the method, and each distinct one would be a new label.
+    let method = super::methods::label(req.method());
     let path = req.path().to_owned();
     let id = RequestId::of(req.headers());
     // At ERROR level, so that it is kept whenever the error lines it is most useful on are.
@@ -44,16 +45,16 @@ pub async fn log_request(
             .insert(request_id::HEADER, id.header_value());
     }
     crate::metrics::HTTP_REQUESTS
-        .with_label_values(&[route.as_str(), method.as_str(), &status.to_string()])
+        .with_label_values(&[route.as_str(), method, &status.to_string()])
         .observe(duration_ms / 1000.0);
     // Platforms probe health every few seconds; a healthy probe is not news.
     let probe = matches!(path.as_str(), "/healthz" | "/readyz") && status < 400;
     // Entered rather than named as the parent: the JSON log lists the current spans only.
     span.in_scope(|| {
         if probe {
-            tracing::debug!(%method, %path, status, duration_ms, "request");
+            tracing::debug!(method, %path, status, duration_ms, "request");
         } else {
-            tracing::info!(%method, %path, status, duration_ms, "request");
+            tracing::info!(method, %path, status, duration_ms, "request");
         }
     });
     result

@@ -34,13 +34,22 @@ pub(super) mod openapi;
 mod upload;
 mod webhooks;
 
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{HttpResponse, ResponseError, web};
-use utoipa_actix_web::scope;
 
 use super::error::ApiError;
 
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    let api = scope("/api/v1")
+/// The `/api/v1` scope with every route registered (see "Adding a route").
+fn scope() -> utoipa_actix_web::scope::Scope<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    utoipa_actix_web::scope::scope("/api/v1")
         .service(openapi::openapi_json)
         .service(books::create)
         .service(books::list)
@@ -53,7 +62,16 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(super::catalog::json_catalog)
         .service(webhooks::show_secret)
         .service(webhooks::rotate_secret)
-        .service(admin::scope());
+        .service(admin::scope())
+}
+
+/// The API's routes and the methods each takes, from the same registration as the routes.
+pub fn allowed_methods() -> super::methods::Allowed {
+    super::methods::Allowed::of(&openapi::document(&scope()))
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    let api = scope();
     let document = openapi::Document::new(&openapi::document(&api));
     cfg.service(
         api.app_data(web::Data::new(document))

@@ -12,6 +12,7 @@ use crate::web::AppState;
 use crate::web::caller::Caller;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{CsrfFailed, Internal, Unauthorized, Unavailable};
+use crate::web::query::Query;
 
 /// The tenant's webhook signing secret, and how a receiver checks a signature with it.
 #[derive(Serialize, ToSchema)]
@@ -99,8 +100,9 @@ struct RotateQuery {
 pub async fn rotate_secret(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<RotateQuery>,
+    query: Query<RotateQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    let query = query.parsed()?;
     let hours = query.overlap_hours.unwrap_or(DEFAULT_OVERLAP_HOURS);
     if hours > MAX_OVERLAP_HOURS {
         return Err(ApiError::bad_request(

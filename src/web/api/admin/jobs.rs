@@ -15,6 +15,7 @@ use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
     BadRequest, CsrfFailed, Internal, NotAdmin, Unauthorized, Unavailable,
 };
+use crate::web::query::Query;
 
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
@@ -222,9 +223,9 @@ impl From<&JobRecord> for JobDetail {
 pub async fn list(
     _admin: Admin,
     state: web::Data<AppState>,
-    query: web::Query<ListQuery>,
+    query: Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(page(&state, &query).await?))
+    Ok(HttpResponse::Ok().json(page(&state, &query.parsed()?).await?))
 }
 
 /// A page of jobs for `query`, as the API lists them (and the admin pages show them).

@@ -1,0 +1,100 @@
+//! A query string read into a typed struct, for the API's handlers. Two things actix's own
+//! `web::Query` cannot do:
+//!
+//! - A bad parameter is named: `?lines=abc` answers 400 `invalid_parameter` with
+//!   `"field": "lines"`, so a client knows which one to mend.
+//! - The handler decides when it is read ([`Query::parsed`]), after the caller is known: an
+//!   extractor that fails answers before the token is checked, which would tell anyone that
+//!   the route exists and what it takes.
+
+use std::future::{Ready, ready};
+
+use actix_web::{FromRequest, HttpRequest, dev::Payload};
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+
+pub struct Query<T>(Result<T, ApiError>);
+
+impl<T> Query<T> {
+    /// The parameters, or the 400 naming the one at fault.
+    pub fn parsed(self) -> Result<T, ApiError> {
+        self.0
+    }
+}
+
+impl<T: DeserializeOwned> FromRequest for Query<T> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Ok(Query(parse(req.query_string()))))
+    }
+}
+
+fn parse<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let pairs = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(pairs).map_err(|e| {
+        let problem = e.inner().to_string();
+        // A parameter given twice fails before its value is read, so it has no path; serde's
+        // derived structs name it in their message (`duplicate field `lines``).
+        let field = match problem
+            .strip_prefix("duplicate field `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        {
+            Some(name) => name.to_owned(),
+            None => e.path().to_string(),
+        };
+        if field == "." {
+            ApiError::bad_request(
+                "invalid_parameter",
+                format!("The query string is invalid: {problem}."),
+            )
+        } else {
+            ApiError::bad_request(
+                "invalid_parameter",
+                format!("The query parameter {field} is invalid: {problem}."),
+            )
+            .field(field)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Wanted {
+        lines: Option<i64>,
+        follow: Option<bool>,
+    }
+
+    fn field_of(query: &str) -> Option<String> {
+        let error = parse::<Wanted>(query).expect_err("invalid");
+        let body: serde_json::Value = serde_json::from_slice(
+            &actix_web::body::to_bytes(
+                actix_web::ResponseError::error_response(&error).into_body(),
+            )
+            .now_or_never()
+            .expect("ready")
+            .expect("body"),
+        )
+        .expect("json");
+        assert_eq!(body["error"]["code"], "invalid_parameter");
+        body["error"]["field"].as_str().map(str::to_owned)
+    }
+
+    use futures_util::FutureExt as _;
+
+    #[test]
+    fn a_bad_parameter_is_named() {
+        assert_eq!(field_of("lines=abc").as_deref(), Some("lines"));
+        assert_eq!(field_of("lines=5&follow=maybe").as_deref(), Some("follow"));
+        assert_eq!(field_of("lines=1&lines=2").as_deref(), Some("lines"));
+        let fine = parse::<Wanted>("lines=5&other=x").expect("valid");
+        assert_eq!((fine.lines, fine.follow), (Some(5), None));
+    }
+}
