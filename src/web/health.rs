@@ -1,12 +1,18 @@
 //! `/healthz` (the process is alive) and `/readyz` (it can do its work).
+//!
+//! `/readyz` needs no token (platforms probe it), so what it tells anyone is only which check
+//! failed. A failure's details can name the storage endpoint, the account and container, and
+//! quote the upstream's error: they go to the log, and to `/readyz` only for a caller with the
+//! metrics token or an admin's credentials.
 
 use std::future::Future;
 use std::time::Duration;
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use serde::Serialize;
 
 use super::AppState;
+use super::caller::Admin;
 use crate::storage::workers;
 
 /// Each readiness check gets this long; a hung dependency is a failed check, not a hung probe.
@@ -57,7 +63,11 @@ struct Readiness {
 
 #[get("/readyz")]
 #[tracing::instrument(skip_all)]
-async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+async fn readyz(
+    request: HttpRequest,
+    state: web::Data<AppState>,
+    admin: Option<Admin>,
+) -> HttpResponse {
     let (db, blobs) = (state.db.clone(), state.blobs.clone());
     let (database, blob_store, worker) = futures_util::future::join3(
         bounded(async move { db.probe_write().await }),
@@ -74,6 +84,28 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     let ready = [&database, &blob_store, &worker]
         .iter()
         .all(|check| check.ok || !check.required);
+    for (name, check) in [
+        ("database", &database),
+        ("blob_store", &blob_store),
+        ("worker", &worker),
+    ] {
+        if let Some(error) = check.error.as_ref().filter(|_| check.required) {
+            tracing::warn!(check = name, error = %error, "readiness check failed");
+        }
+    }
+    let operator = admin.is_some()
+        || state
+            .config
+            .metrics_token
+            .as_ref()
+            .is_some_and(|token| super::metrics::presents(&request, token.expose()));
+    let (mut database, mut blob_store, mut worker) = (database, blob_store, worker);
+    if !operator {
+        for check in [&mut database, &mut blob_store, &mut worker] {
+            check.error = None;
+            check.heartbeat_age_ms = None;
+        }
+    }
     let body = Readiness {
         status: if ready { "ready" } else { "unavailable" },
         database,
