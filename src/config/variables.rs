@@ -192,9 +192,19 @@ variables! {
     /// the same installation id.
     var SCHEDULE_SWEEP_BLOBS: Option<String> = value("0 43 3 * * *"), example "off",
         parse values::schedule, {field schedule_sweep_blobs, shown values::show_schedule};
-    /// Largest manuscript (or cover) accepted, as uploaded.
+    /// Largest manuscript accepted, as uploaded.
     var MAX_MANUSCRIPT_SIZE: u64 = value("100MiB"), example "20MiB",
         parse values::size, {shown |c| values::show_size(&c.limits.max_manuscript_bytes)};
+    /// Largest cover image accepted, as uploaded. An upload whose `Content-Length` is over
+    /// MAX_MANUSCRIPT_SIZE and this together (and 2 MiB for the other fields) is refused before
+    /// any of it is read.
+    var MAX_COVER_SIZE: u64 = value("20MiB"), example "10MiB",
+        parse values::size, {field max_cover_size, shown values::show_size};
+    /// How long a request body may send nothing before the request is ended with 408 and
+    /// nothing of it is kept (an upload trickling a byte at a time holds a connection and a
+    /// half-written file).
+    var BODY_IDLE_TIMEOUT: Duration = value("30s"), example "60s",
+        parse values::duration, {field body_idle_timeout};
     /// Most a DOCX may inflate to, in total and per entry (zip bomb guard; actual bytes are
     /// counted, not the declared sizes).
     var MAX_INFLATED_SIZE: u64 = value("512MiB"), example "256MiB",
@@ -223,6 +233,11 @@ variables! {
     /// web process.
     var RATE_LIMIT_WRITES: Option<RateLimit> = value("60/min"), example "600/h",
         parse values::rate_limit, {field rate_limit_writes, shown values::show_rate_limit};
+    /// Most event streams (a book's progress, the admin log) one API token may hold open, per
+    /// web process; more answer 429. Streams end within a few seconds of their token's
+    /// revocation.
+    var MAX_STREAMS_PER_TOKEN: usize = value("20"), example "50",
+        parse values::count, {field max_streams_per_token};
     /// When set, `/metrics` answers only `Authorization: Bearer $METRICS_TOKEN` (Prometheus:
     /// `authorization: {credentials: …}`); unset, anyone who can reach it can read it (queue names
     /// and counts, no book data). At least 16 characters.
@@ -334,8 +349,7 @@ mod shown {
         c.azure
             .endpoint
             .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default()
+            .map_or_else(String::new, redact_url)
     }
 
     pub(super) fn azure_connection_string(c: &Config) -> String {

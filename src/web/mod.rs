@@ -6,6 +6,7 @@
 
 pub mod api;
 mod assets;
+mod body;
 pub mod book_watch;
 mod books;
 mod caller;
@@ -16,11 +17,14 @@ mod error_responses;
 mod fault;
 mod head;
 mod health;
+mod methods;
 mod metrics;
 mod pages;
+pub(crate) mod query;
 mod request_id;
 mod request_log;
 pub mod session;
+pub mod streams;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -59,6 +63,8 @@ pub struct AppState {
     pub config: std::sync::Arc<Config>,
     /// What wakes event streams when their book changes.
     pub book_watch: book_watch::BookWatch,
+    /// The open event streams: their cap per token, and their end when their token's comes.
+    pub streams: streams::Streams,
 }
 
 /// A bound, not yet running, web server.
@@ -101,14 +107,24 @@ impl Application {
             .with_context(|| format!("binding {}:{}", config.host, config.port))?;
         let addr = listener.local_addr().context("reading the bound address")?;
         let state = web::Data::new(state);
+        let allowed = Arc::new(api::allowed_methods());
+        let body_idle = config.body_idle_timeout;
         let (stopping, stopping_rx) = watch::channel(false);
         let stopping_rx = web::Data::new(Stopping(stopping_rx));
         let server = HttpServer::new(move || {
+            let allowed = allowed.clone();
             App::new()
                 .app_data(state.clone())
                 .app_data(stopping_rx.clone())
                 // Innermost, so that the log and metrics still see the HEAD.
                 .wrap(from_fn(head::head_as_get))
+                .wrap(from_fn(move |req, next| {
+                    body::limit_idle(body_idle, req, next)
+                }))
+                // Outside `head`, so that it sees a HEAD as such.
+                .wrap(from_fn(move |req, next| {
+                    methods::check(allowed.clone(), req, next)
+                }))
                 .wrap(from_fn(request_log::log_request))
                 // Defaults for every response; a route that sets its own (the reader) keeps it.
                 .wrap(

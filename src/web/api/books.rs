@@ -25,6 +25,8 @@ use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
     BadRequest, CsrfFailed, Internal, NotFound, RateLimited, Unauthorized, Unavailable,
 };
+use crate::web::query::Query;
+use crate::web::streams::ENDED_EVENT;
 use crate::webhooks::{self, CallbackUrl, DeliveryStatus};
 
 const PAGE_DEFAULT: i64 = 50;
@@ -86,8 +88,11 @@ struct IdempotencyHeader {
         (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized),
         (status = 403, response = CsrfFailed),
-        (status = 413, description = "The manuscript, cover or a field is over its limit \
-            (`too_large`, `field_too_large`).", body = ErrorBody),
+        (status = 408, description = "The body sent nothing for `BODY_IDLE_TIMEOUT` \
+            (`body_stalled`); nothing of the upload was kept.", body = ErrorBody),
+        (status = 413, description = "The manuscript, cover or a field is over its limit, or \
+            `Content-Length` is over what any upload may be (`too_large`, \
+            `field_too_large`).", body = ErrorBody),
         (status = 422, description = "A metadata value is invalid (`invalid_metadata`, \
             `field` names it).", body = ErrorBody),
         (status = 429, response = RateLimited),
@@ -102,12 +107,13 @@ pub async fn create(
     req: HttpRequest,
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<CreateQuery>,
+    query: Query<CreateQuery>,
     form: Multipart,
     stopping: web::Data<crate::web::Stopping>,
 ) -> Result<HttpResponse, ApiError> {
     let stopping = stopping.get_ref().clone();
     let tenant = caller.0.tenant;
+    let query = query.parsed()?;
     let wait = parse_wait(query.wait.as_deref(), state.config.max_wait)?;
     let limit = state.limits.max_manuscript_bytes;
     let idempotency_key = idempotency_key(&req)?;
@@ -119,13 +125,17 @@ pub async fn create(
     // A replay creates nothing, so only new uploads spend the budget.
     check_write(&state, &tenant)?;
     // A body that says up front it is too big is refused before a byte of it is read.
+    let limits = upload::Limits {
+        manuscript: limit,
+        cover: state.config.max_cover_size,
+    };
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > limit.saturating_mul(2).saturating_add(1 << 20)) {
-        return Err(upload::too_large("upload", limit));
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(declared) = declared.filter(|len| *len > limits.body()) {
+        return Err(upload::too_large_body(declared, &limits));
     }
 
     let id = pipeline::new_book_id();
@@ -134,7 +144,7 @@ pub async fn create(
     let read = {
         let mut stopping = stopping.clone();
         tokio::select! {
-            read = upload::read(form, &state.blobs, &id, limit) => Some(read),
+            read = upload::read(form, &state.blobs, &id, &limits) => Some(read),
             () = stopping.wait() => None,
         }
     };
@@ -287,8 +297,9 @@ struct Page {
 pub async fn list(
     state: web::Data<AppState>,
     caller: Caller,
-    query: web::Query<ListQuery>,
+    query: Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    let query = query.parsed()?;
     let limit = query.limit.unwrap_or(PAGE_DEFAULT);
     if !(1..=PAGE_MAX).contains(&limit) {
         return Err(ApiError::bad_request(
@@ -351,10 +362,14 @@ const EVENT_RETRY: Duration = Duration::from_secs(1);
     responses(
         (status = 200, description = "An event stream. Each `progress` and `done` event's `data` \
             is the book as `GET /api/v1/books/{id}` shows it; `deleted` (`data: {}`) if the book \
-            is deleted meanwhile. A comment line every 15 s keeps the connection open.",
+            is deleted meanwhile. A comment line every 15 s keeps the connection open. If the \
+            token is revoked (or the session ends) meanwhile, an `ended` event says so within a \
+            few seconds and the stream ends.",
             body = String, content_type = "text/event-stream"),
         (status = 401, response = Unauthorized),
         (status = 404, response = NotFound),
+        (status = 429, description = "The token already holds `MAX_STREAMS_PER_TOKEN` open \
+            streams on this server (`too_many_streams`).", body = ErrorBody),
         (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
@@ -367,9 +382,11 @@ pub async fn events(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.0.tenant, &id).await?;
+    let held = state.streams.open(&caller.1)?;
     // Followed before the first read: a change after that read wakes the stream.
     let follow = state.book_watch.follow(&book.id).await;
     let watch = Watch {
+        held,
         state,
         stopping: stopping.get_ref().clone(),
         follow,
@@ -408,6 +425,10 @@ pub async fn events(
                 }
                 // Ends the stream at once instead of holding a graceful stop until its deadline.
                 () = watch.stopping.wait() => return None,
+                () = watch.held.ended() => {
+                    watch.finished = true;
+                    return Some((Ok(web::Bytes::from_static(ENDED_EVENT.as_bytes())), watch));
+                }
             }
         }
     });
@@ -424,6 +445,8 @@ struct Watch {
     stopping: crate::web::Stopping,
     /// Wakes the stream when the process's watcher sees the book change.
     follow: crate::web::book_watch::Follow,
+    /// Ends it when its credential ends.
+    held: crate::web::streams::Stream,
     id: String,
     last: String,
     finished: bool,

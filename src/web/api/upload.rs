@@ -112,12 +112,33 @@ pub struct Upload {
     pub callback_url: Option<String>,
 }
 
+/// How large an upload's files may be.
+pub struct Limits {
+    /// `MAX_MANUSCRIPT_SIZE`.
+    pub manuscript: u64,
+    /// `MAX_COVER_SIZE`.
+    pub cover: u64,
+}
+
+/// What the text fields of a form may add to its files, multipart's own framing included:
+/// every field Bindery reads at its largest is less than this.
+const FIELDS_ALLOWANCE: u64 = 2 * 1024 * 1024;
+
+impl Limits {
+    /// The largest body an upload can be: its files at their limits, and its fields.
+    pub fn body(&self) -> u64 {
+        self.manuscript
+            .saturating_add(self.cover)
+            .saturating_add(FIELDS_ALLOWANCE)
+    }
+}
+
 /// Reads the form. On any error the caller deletes what was stored under the book's prefix.
 pub async fn read(
     mut form: Multipart,
     blobs: &BlobStore,
     book: &str,
-    limit: u64,
+    limits: &Limits,
 ) -> Result<Upload, ApiError> {
     let mut file_name = None;
     let mut cover_name = None;
@@ -143,12 +164,25 @@ pub async fn read(
             .map(sanitize_file_name);
         match name.as_str() {
             "manuscript" => {
-                stream_to_blob(&mut field, blobs, &keys::upload(book), limit, "manuscript").await?;
+                stream_to_blob(
+                    &mut field,
+                    blobs,
+                    &keys::upload(book),
+                    limits.manuscript,
+                    "manuscript",
+                )
+                .await?;
                 file_name = Some(given_name.unwrap_or_else(|| "manuscript".to_owned()));
             }
             "cover" => {
-                stream_to_blob(&mut field, blobs, &keys::cover_upload(book), limit, "cover")
-                    .await?;
+                stream_to_blob(
+                    &mut field,
+                    blobs,
+                    &keys::cover_upload(book),
+                    limits.cover,
+                    "cover",
+                )
+                .await?;
                 cover_name = Some(given_name.unwrap_or_else(|| "cover".to_owned()));
             }
             "format" => {
@@ -258,15 +292,37 @@ async fn text(field: &mut Field, name: &str) -> Result<String, ApiError> {
 }
 
 pub fn too_large(what: &str, limit: u64) -> ApiError {
+    let variable = if what == "cover" {
+        "MAX_COVER_SIZE"
+    } else {
+        "MAX_MANUSCRIPT_SIZE"
+    };
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
         "too_large",
         format!(
-            "The {what} is over the limit of {} (MAX_MANUSCRIPT_SIZE).",
+            "The {what} is over the limit of {} ({variable}).",
             bytesize::ByteSize(limit)
         ),
     )
     .field(what)
+}
+
+/// A body whose `Content-Length` says it is larger than any upload can be.
+pub fn too_large_body(declared: u64, limits: &Limits) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!(
+            "The upload is {} (Content-Length), more than any upload may be: a manuscript of at \
+             most {} (MAX_MANUSCRIPT_SIZE), a cover of at most {} (MAX_COVER_SIZE) and the form's \
+             fields. Nothing of it was read.",
+            bytesize::ByteSize(declared),
+            bytesize::ByteSize(limits.manuscript),
+            bytesize::ByteSize(limits.cover)
+        ),
+    )
+    .field("manuscript")
 }
 
 fn malformed(detail: &str) -> ApiError {
@@ -293,6 +349,13 @@ mod tests {
     use utoipa::openapi::{RefOr, Schema};
 
     use super::*;
+
+    /// Every text field at its largest fits in what a body may add to its files.
+    #[test]
+    fn the_fields_fit_their_allowance() {
+        let fields = KEYS.len() + KEY_ALIASES.len() + 2;
+        assert!((fields * MAX_FIELD_BYTES) as u64 + 64 * 1024 < FIELDS_ALLOWANCE);
+    }
 
     /// The documented form names exactly the fields `read` takes.
     #[test]
