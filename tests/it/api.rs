@@ -10,6 +10,7 @@ use reqwest::StatusCode;
 use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 
+use common::web::upload;
 use common::{Server, client, command, corpus};
 
 /// `bindery token create NAME` against the server's storage; the token it prints.
@@ -49,15 +50,6 @@ fn novel_form() -> Form {
         "manuscript",
         Part::bytes(novel).file_name("love-among-the-chickens.md"),
     )
-}
-
-fn upload(server: &Server, token: &str, query: &str, form: Form) -> reqwest::blocking::Response {
-    client()
-        .post(server.url(&format!("/api/v1/books{query}")))
-        .bearer_auth(token)
-        .multipart(form)
-        .send()
-        .expect("POST /api/v1/books")
 }
 
 fn json(response: reqwest::blocking::Response) -> Value {

@@ -287,13 +287,9 @@ fn a_missing_container_is_named_by_readyz() {
         return;
     }
     let container = format!("missing{}", uuid::Uuid::new_v4().simple());
-    let server = serve(&container, &[]);
-    let ready = client()
-        .get(server.url("/readyz"))
-        .send()
-        .expect("GET /readyz");
-    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
-    let body: Value = ready.json().expect("json");
+    let server = serve(&container, &[("METRICS_TOKEN", common::METRICS_TOKEN)]);
+    let (status, body) = common::readiness(&server);
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     let problem = body["blob_store"]["error"]
         .as_str()
         .unwrap_or_default()
@@ -372,9 +368,10 @@ fn a_badly_signed_sas_token_fails_readyz_naming_the_blob_store() {
         ("AZURE_STORAGE_SAS_TOKEN", sas),
         ("AZURE_STORAGE_ENDPOINT", endpoint()),
     ];
-    let server = serve_with(&env, &[]);
+    let server = serve_with(&env, &[("METRICS_TOKEN", common::METRICS_TOKEN)]);
     let ready = client()
         .get(server.url("/readyz"))
+        .bearer_auth(common::METRICS_TOKEN)
         .send()
         .expect("GET /readyz");
     assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);

@@ -134,6 +134,8 @@ impl SmallDisk {
             .env("PORT", "0")
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "info,bindery=debug")
+            // `/readyz` names what failed to an operator.
+            .env("METRICS_TOKEN", common::METRICS_TOKEN)
             .current_dir(dir.path());
         if let Some((bin, port)) = &postgres {
             cmd.arg(bin).arg(port.to_string());
@@ -271,12 +273,7 @@ impl SmallDisk {
     }
 
     fn readyz(&self) -> (StatusCode, Value) {
-        let response = client()
-            .get(self.server.url("/readyz"))
-            .send()
-            .expect("GET /readyz");
-        let status = response.status();
-        (status, response.json().expect("readiness JSON"))
+        common::readiness(&self.server)
     }
 
     /// The book directories in the blob store.

@@ -27,7 +27,12 @@ use common::{Server, client, command, message, process_gone};
 /// How long each outage lasts: past the stall timeout and the lease the service runs with here,
 /// so that a supervisor or a rescuer that judged by the clock alone would act.
 const OUTAGE: Duration = Duration::from_secs(12);
-const SERVICE: [(&str, &str); 2] = [("WORKER_STALL_TIMEOUT", "4s"), ("JOB_LEASE", "3s")];
+const SERVICE: [(&str, &str); 3] = [
+    ("WORKER_STALL_TIMEOUT", "4s"),
+    ("JOB_LEASE", "3s"),
+    // `/readyz` names what failed to an operator.
+    ("METRICS_TOKEN", common::METRICS_TOKEN),
+];
 /// How soon after the dependency's return the service must be ready and working again.
 const RESUME_WITHIN: Duration = Duration::from_secs(2);
 
@@ -226,7 +231,7 @@ fn rides_out(dependency: Dependency, roles: Roles, outage: Duration) {
         &format!("/readyz to name the {dependency:?} outage"),
         Duration::from_secs(10),
         || {
-            let (status, body) = readyz(&server);
+            let (status, body) = common::readiness(&server);
             (status == StatusCode::SERVICE_UNAVAILABLE && body[dependency.check()]["ok"] == false)
                 .then_some(body)
         },
@@ -358,15 +363,6 @@ impl Api<'_> {
 fn id_of(response: reqwest::blocking::Response) -> String {
     let book: Value = response.json().expect("book JSON");
     book["id"].as_str().expect("id").to_owned()
-}
-
-fn readyz(server: &Server) -> (StatusCode, Value) {
-    let response = client()
-        .get(server.url("/readyz"))
-        .send()
-        .expect("GET /readyz");
-    let status = response.status();
-    (status, response.json().expect("readiness JSON"))
 }
 
 /// A process that starts while PostgreSQL is restarting (it accepts connections and cuts them

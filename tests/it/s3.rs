@@ -271,13 +271,12 @@ fn a_missing_bucket_is_named_by_readyz() {
         return;
     }
     let bucket = format!("missing{}", uuid::Uuid::new_v4().simple());
-    let server = serve(&s3_env(&format!("s3://{bucket}")), &[]);
-    let ready = client()
-        .get(server.url("/readyz"))
-        .send()
-        .expect("GET /readyz");
-    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
-    let body: Value = ready.json().expect("json");
+    let server = serve(
+        &s3_env(&format!("s3://{bucket}")),
+        &[("METRICS_TOKEN", common::METRICS_TOKEN)],
+    );
+    let (status, body) = common::readiness(&server);
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     let problem = body["blob_store"]["error"]
         .as_str()
         .unwrap_or_default()

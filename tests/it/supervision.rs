@@ -240,16 +240,12 @@ fn readyz_reports_a_stale_heartbeat() {
         &[
             ("WORKER_STALL_TIMEOUT", "1s"),
             ("DATA_DIR", server.data_dir().to_str().expect("utf-8")),
+            ("METRICS_TOKEN", common::METRICS_TOKEN),
         ],
     );
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let (status, body) = loop {
-        let response = common::client()
-            .get(web.url("/readyz"))
-            .send()
-            .expect("readyz");
-        let status = response.status();
-        let body: serde_json::Value = response.json().expect("json");
+        let (status, body) = common::readiness(&web);
         if body["worker"]["ok"] == false {
             break (status, body);
         }

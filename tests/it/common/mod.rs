@@ -346,6 +346,22 @@ impl Server {
     }
 }
 
+/// The `METRICS_TOKEN` a test gives a server whose `/readyz` details it reads: without it (or
+/// an admin's credentials) `/readyz` says only which check failed.
+pub const METRICS_TOKEN: &str = "test-metrics-token-of-32-characters";
+
+/// `/readyz` as an operator reads it (with [`METRICS_TOKEN`], which the server must have):
+/// its status and body, each failed check with its `error`.
+pub fn readiness(server: &Server) -> (reqwest::StatusCode, Value) {
+    let response = client()
+        .get(server.url("/readyz"))
+        .bearer_auth(METRICS_TOKEN)
+        .send()
+        .expect("GET /readyz");
+    let status = response.status();
+    (status, response.json().expect("readiness JSON"))
+}
+
 pub fn client() -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(10))

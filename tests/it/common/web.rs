@@ -20,6 +20,21 @@ pub fn create_token(mut cmd: Command, name: &str, admin: bool) -> String {
         .to_owned()
 }
 
+/// `POST /api/v1/books{query}` with `form`, as `token`'s tenant.
+pub fn upload(
+    server: &Server,
+    token: &str,
+    query: &str,
+    form: reqwest::blocking::multipart::Form,
+) -> Response {
+    super::client()
+        .post(server.url(&format!("/api/v1/books{query}")))
+        .bearer_auth(token)
+        .multipart(form)
+        .send()
+        .expect("POST /api/v1/books")
+}
+
 /// A token for a server on SQLite in its own data directory.
 pub fn token(server: &Server, name: &str, admin: bool) -> String {
     create_token(command(&server.data_dir()), name, admin)

@@ -8,16 +8,16 @@ use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 
 use super::BOOK;
-use crate::common::{Running, Server, client, command, message};
+use crate::common::{self, Running, Server, client, command, message};
 
 fn readyz(server: &Server) -> (StatusCode, Value) {
-    let response = client().get(server.url("/readyz")).send().expect("readyz");
-    (response.status(), response.json().expect("json"))
+    common::readiness(server)
 }
 
 fn metric(server: &Server, name: &str) -> Option<f64> {
     let text = client()
         .get(server.url("/metrics"))
+        .bearer_auth(common::METRICS_TOKEN)
         .send()
         .expect("metrics")
         .text()
@@ -43,7 +43,13 @@ fn wait_readyz(server: &Server, what: &str, pred: impl Fn(&Value) -> bool) -> (S
 
 #[test]
 fn a_web_process_is_ready_without_a_worker_and_reports_its_liveness() {
-    let server = Server::start(&["web"], &[("WORKER_STALL_TIMEOUT", "1s")]);
+    let server = Server::start(
+        &["web"],
+        &[
+            ("WORKER_STALL_TIMEOUT", "1s"),
+            ("METRICS_TOKEN", common::METRICS_TOKEN),
+        ],
+    );
     let (status, body) = readyz(&server);
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["status"], "ready");
