@@ -179,9 +179,11 @@ impl Line {
         );
         // An id the event also had as a field is printed once, with the fields.
         let ids = self.ids().filter(|(key, _)| !self.fields.contains_key(key));
+        // The mark of a line written for a book's author is for the book's log, not a reader.
         let fields = self
             .fields
             .iter()
+            .filter(|(key, _)| *key != "for_author")
             .map(|(key, value)| (key.clone(), value.clone()));
         for (key, value) in ids.chain(fields) {
             let _ = match value {

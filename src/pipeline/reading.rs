@@ -85,7 +85,8 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
     // The child's log lines go on to the worker's own stream; an allocation that failed is
     // how an out-of-memory child announces itself before it aborts.
     let book = request.book.clone();
-    let relay = tokio::spawn(async move {
+    // In the step's span, so that its lines carry the job as well as the book.
+    let relay = tokio::spawn(tracing::Instrument::in_current_span(async move {
         let mut lines = tokio::io::BufReader::new(stderr).lines();
         let mut out_of_memory = false;
         while let Ok(Some(line)) = lines.next_line().await {
@@ -96,7 +97,7 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
             tracing::warn!(book.id = %book, child.pid = pid, child.line = %line, "the manuscript reader logged a line");
         }
         out_of_memory
-    });
+    }));
     let mut answer = String::new();
     // The answer is one short line; more is a bug, and is not read into memory.
     (&mut stdout)

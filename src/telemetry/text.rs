@@ -89,8 +89,9 @@ impl Visitor<'_> {
             return;
         }
         let name = field.name();
-        // `log` crate records bridged by tracing-log: their metadata is the event's own.
-        if name.starts_with("log.") {
+        // `log` crate records bridged by tracing-log: their metadata is the event's own. And
+        // the mark of a line written for a book's author, which only the book's log reads.
+        if name.starts_with("log.") || name == "for_author" {
             return;
         }
         let separator = if self.first { "" } else { " " };

@@ -68,10 +68,17 @@ impl Job for Deliver {
                 );
                 Ok(Outcome::done_with(delivered(&row, i32::from(status))))
             }
-            Answer::Gone => Ok(Outcome::Discard(
-                "the receiver answered 410 Gone: it wants no more events at this URL".into(),
-            )),
-            Answer::Refused(message) => Ok(Outcome::Discard(message)),
+            Answer::Gone => {
+                let reason = "the receiver answered 410 Gone: it wants no more events at this URL";
+                tracing::warn!(for_author = true, reason, "webhook not delivered");
+                Ok(Outcome::Discard(reason.into()))
+            }
+            // The refusal names the callback URL's host, the tenant's own; the addresses it
+            // resolved to stay in the operator's line (`address::PublicOnly`).
+            Answer::Refused(reason) => {
+                tracing::warn!(for_author = true, %reason, "webhook not delivered");
+                Ok(Outcome::Discard(reason))
+            }
             Answer::Failed(message) => Err(anyhow::anyhow!(message)),
         }
     }
