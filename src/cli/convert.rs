@@ -19,7 +19,8 @@ const EXIT_BAD_INPUT: u8 = 65;
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The manuscript: Markdown, DOCX or plain text (the format is read from the content).
+    /// The manuscript: Markdown, DOCX or plain text (the format is read from the content,
+    /// which must be what the file name says).
     pub manuscript: PathBuf,
     /// Where to write the EPUB [default: the manuscript's name with .epub, here].
     #[arg(short, long, value_name = "BOOK.epub")]
