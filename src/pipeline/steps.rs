@@ -358,7 +358,7 @@ impl Job for Verify {
                 "Bindery produced a damaged book ({}). This is a bug in Bindery, not in your manuscript; please report it.",
                 problems.join("; ")
             );
-            mark_failed(app, &self.book, "internal_error", &message).await?;
+            mark_failed(app, &self.book, "internal_error", &message, Some(&message)).await?;
             return Ok(Outcome::Discard(message));
         }
         tracing::info!(
@@ -616,13 +616,26 @@ fn gone(book: &str) -> Outcome {
 async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Result<Outcome> {
     // The reason is the one the book shows its author (`error.message`).
     tracing::warn!(for_author = true, book.id = %book, code, reason = %message, "manuscript refused");
-    mark_failed(cx.app(), book, code, &message).await?;
+    mark_failed(cx.app(), book, code, &message, None).await?;
     Ok(Outcome::Discard(message))
 }
 
-/// Marks the book failed; its `book.failed` event links under this service's public URL.
-async fn mark_failed(app: &Services, book: &str, code: &str, message: &str) -> anyhow::Result<()> {
-    books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await
+/// Marks the book failed (its `book.failed` event links under this service's public URL).
+/// With a `reason`, it also ends the book's log with why, in words written for its author
+/// (what to do about a step that failed, never a server's error text); a refusal has said
+/// why already (`refuse`).
+async fn mark_failed(
+    app: &Services,
+    book: &str,
+    code: &str,
+    message: &str,
+    reason: Option<&str>,
+) -> anyhow::Result<()> {
+    books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await?;
+    if let Some(reason) = reason {
+        tracing::warn!(for_author = true, book.id = %book, code, reason, "book failed");
+    }
+    Ok(())
 }
 
 /// A step that is not a fan-out child ran out of attempts: nothing after it will run, so it
@@ -634,7 +647,15 @@ async fn fail_for_good(
     error: &anyhow::Error,
 ) -> anyhow::Result<()> {
     let message = progress::kept_failing(job, &error.to_string());
-    mark_failed(cx.app(), book, progress::STEP_FAILED, &message).await
+    let words = progress::stopped_at(job);
+    mark_failed(
+        cx.app(),
+        book,
+        progress::STEP_FAILED,
+        &message,
+        Some(&words),
+    )
+    .await
 }
 
 /// For joins: if a child ended in anything but success, the book fails with its error.
@@ -643,12 +664,22 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
     let Some(failed) = children.iter().find(|c| !c.succeeded()) else {
         return Ok(None);
     };
-    let message = failed
+    let error = failed
         .last_error()
         .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
-    mark_failed(cx.app(), book, progress::STEP_FAILED, &message).await?;
+    // In the words of any step that kept failing, advice included.
+    let message = progress::kept_failing(&failed.kind, &error);
+    let words = progress::stopped_at(&failed.kind);
+    mark_failed(
+        cx.app(),
+        book,
+        progress::STEP_FAILED,
+        &message,
+        Some(&words),
+    )
+    .await?;
     Ok(Some(Outcome::Cancel(format!(
-        "{} ended {}: {message}",
+        "{} ended {}: {error}",
         failed.kind, failed.state
     ))))
 }

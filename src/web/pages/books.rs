@@ -372,6 +372,7 @@ fn step_state_text(state: StepState, done: usize, total: usize, message: Option<
         StepState::Queued if total > 1 => format!("queued: {done} of {total} done"),
         StepState::Queued => "queued".to_owned(),
         StepState::Pending => "waiting".to_owned(),
+        StepState::Skipped => "skipped".to_owned(),
     };
     match message {
         Some(m) if state == StepState::Running => format!("{base}: {m}"),
