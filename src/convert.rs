@@ -96,17 +96,15 @@ pub fn assemble(
         ..Report::default()
     };
     let mut meta_warnings = Vec::new();
-    let metadata = metadata::resolve(
-        &document.metadata,
-        &MetadataInputs {
-            overrides: options.metadata.clone(),
-            file_name: options.file_name.clone(),
-            digest: digest(manuscript, cover_upload.map(|(_, b)| b), options),
-            modified: options.modified.clone(),
-            default_language: Some(default_language.to_owned()),
-        },
-        &mut meta_warnings,
-    )?;
+    let inputs = MetadataInputs {
+        overrides: options.metadata.clone(),
+        file_name: options.file_name.clone(),
+        digest: digest(manuscript, cover_upload.map(|(_, b)| b), options),
+        modified: options.modified.clone(),
+        default_language: Some(default_language.to_owned()),
+    };
+    let metadata = metadata::resolve(&document.metadata, &inputs, &mut meta_warnings)?;
+    report.metadata = metadata::sources(&document.metadata, &inputs, &metadata);
     let (mut info, bytes) = match cover_upload {
         Some((name, bytes)) => cover::prepare(name, bytes, limits)?,
         None => cover::generate(&metadata),
