@@ -168,8 +168,9 @@ pub fn package_reader(
     book: &Book,
     chapters: &[String],
     resources: &Resources,
+    links: &reader::Links,
 ) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    reader::build(book, chapters, resources)
+    reader::build(book, chapters, resources, links)
 }
 
 /// Stage 5: structural self-checks of the EPUB. A failure is Bindery's bug, not the author's.

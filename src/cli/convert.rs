@@ -110,7 +110,11 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         &options,
         &config.limits,
         &config.default_language,
-        args.reader.is_some(),
+        // A site that stands alone: no service's page or download to link back to.
+        args.reader
+            .is_some()
+            .then(crate::ebook::reader::Links::default)
+            .as_ref(),
         |step, done, total| {
             if let Some(bar) = &bar {
                 bar.set_message(step.to_owned());

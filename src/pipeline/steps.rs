@@ -296,8 +296,9 @@ impl Job for PackageReader {
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let (planned, chapters, resources) = package_inputs(app, &self.book, Target::Web).await?;
+        let links = reader_links(&self.book);
         let files = tokio::task::spawn_blocking(move || {
-            convert::package_reader(&planned.book, &chapters, &resources)
+            convert::package_reader(&planned.book, &chapters, &resources, &links)
         })
         .await??;
         let total = files.len();
@@ -316,6 +317,15 @@ impl Job for PackageReader {
         }
         tracing::info!(for_author = true, files = total, "web reader packaged");
         Ok(Outcome::done_with(serde_json::json!({ "files": total })))
+    }
+}
+
+/// Where a book's web reader links out in the service: the app's own addresses of the book's
+/// page and its EPUB (`web::pages`, `web::books`).
+pub fn reader_links(book: &str) -> crate::ebook::reader::Links {
+    crate::ebook::reader::Links {
+        book_page: Some(format!("/books/{book}")),
+        epub: Some(format!("/books/{book}/epub")),
     }
 }
 

@@ -44,7 +44,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
         &options.convert,
         &Limits::default(),
         "en",
-        true,
+        Some(&bindery::pipeline::steps::reader_links(&book.id)),
         |_, _, _| {},
     )
     .unwrap_or_else(|e| panic!("reference conversion failed: {e}"))
