@@ -451,6 +451,19 @@ impl Job for Publish {
             .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
             .and_then(|v| v.get("bytes").and_then(serde_json::Value::as_i64))
             .unwrap_or(0);
+        // The pages' small cover, before the book is ready, so a ready book always has it.
+        if let Some(cover) = book.cover.clone() {
+            let bytes = app
+                .blobs
+                .get(&keys::resource(&self.book, &cover.file_name))
+                .await?;
+            let thumbnail =
+                tokio::task::spawn_blocking(move || crate::ebook::cover::thumbnail(&cover, &bytes))
+                    .await??;
+            app.blobs
+                .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
+                .await?;
+        }
         // Before the book is ready, so a catalog that lists it always finds its entry.
         app.blobs
             .put_if_absent(

@@ -20,7 +20,48 @@ const READER_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self
                           frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(epub).service(reader_root).service(reader_file);
+    cfg.service(epub)
+        .service(cover)
+        .service(reader_root)
+        .service(reader_file);
+}
+
+/// Where a cover is when a book has no thumbnail (published before thumbnails were made):
+/// the reader's copy, under the names `ebook::cover` gives it.
+const READER_COVERS: [&str; 3] = ["cover.jpg", "cover.png", "cover.svg"];
+
+/// The book's cover, small, for the pages (and anyone listing the tenant's books).
+#[get("/books/{id}/cover")]
+async fn cover(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+    id: web::Path<String>,
+) -> HttpResponse {
+    let book = match ready_book(&req, &state, caller, &id).await {
+        Ok(book) => book,
+        Err(response) => return response,
+    };
+    let candidates = std::iter::once(keys::thumbnail(&book.id)).chain(
+        READER_COVERS
+            .iter()
+            .map(|name| keys::reader(&book.id, name)),
+    );
+    for key in candidates {
+        match state.blobs.get_opt(&key).await {
+            Ok(Some(bytes)) => {
+                let media_type = crate::ebook::cover::thumbnail_media_type(&bytes);
+                // A ready book's cover never changes: browsers keep it, revalidating daily.
+                return Answer::new(&req, conditional::etag(&bytes))
+                    .header((header::CACHE_CONTROL, "private, max-age=86400"))
+                    .header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+                    .body(media_type, bytes);
+            }
+            Ok(None) => {}
+            Err(e) => return storage_error(&e),
+        }
+    }
+    not_found(&req)
 }
 
 #[get("/books/{id}/epub")]

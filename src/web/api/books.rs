@@ -857,6 +857,9 @@ pub(crate) struct Links {
     /// The web reader (an HTML page, for people).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reader: Option<String>,
+    /// The cover, small (a JPEG within 240×384, or the SVG of a generated cover).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cover: Option<String>,
 }
 
 /// An EPUB 3 file.
@@ -918,6 +921,7 @@ pub(crate) async fn view(
         links: Links {
             epub: ready.then(|| format!("{self_}/epub")),
             reader: ready.then(|| format!("/books/{}/reader/", book.id)),
+            cover: ready.then(|| format!("/books/{}/cover", book.id)),
             self_,
         },
     })

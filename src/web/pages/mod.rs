@@ -29,8 +29,48 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     admin::routes(cfg);
 }
 
+/// Where a page sits in the main navigation, which marks it (`aria-current`): the page itself
+/// (`page`), or a page within the section (`true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    None,
+    Books,
+    Book,
+    Upload,
+    Admin,
+    /// A page under `/admin`.
+    AdminPart,
+}
+
+impl Nav {
+    /// The `aria-current` of the link to `href`, if this page is it or is within it.
+    fn current(self, href: &str) -> Option<&'static str> {
+        match (self, href) {
+            (Nav::Books, "/books") | (Nav::Upload, "/books/new") | (Nav::Admin, "/admin") => {
+                Some("page")
+            }
+            (Nav::Book, "/books") | (Nav::AdminPart, "/admin") => Some("true"),
+            _ => None,
+        }
+    }
+}
+
 /// A page's frame: the header with navigation, and the page's own scripts.
 fn layout(title: &str, session: Option<&Session>, scripts: &[&str], body: Markup) -> Markup {
+    layout_in(Nav::None, title, session, scripts, body)
+}
+
+/// [`layout`] for a page of the main navigation, which marks where it is.
+fn layout_in(
+    nav: Nav,
+    title: &str,
+    session: Option<&Session>,
+    scripts: &[&str],
+    body: Markup,
+) -> Markup {
+    let link = |href: &'static str, label: &'static str| {
+        html! { a href=(href) aria-current=[nav.current(href)] { (label) } }
+    };
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -54,10 +94,10 @@ fn layout(title: &str, session: Option<&Session>, scripts: &[&str], body: Markup
                     a.brand href="/" { "Bindery" }
                     @if let Some(session) = session {
                         nav aria-label="Main" {
-                            a href="/books" { "Books" }
-                            a href="/books/new" { "Upload" }
+                            (link("/books", "Books"))
+                            (link("/books/new", "Upload"))
                             @if session.tenant.admin {
-                                a href="/admin" { "Admin" }
+                                (link("/admin", "Admin"))
                             }
                         }
                         form.signout method="post" action="/signout" {
