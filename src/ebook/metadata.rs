@@ -358,7 +358,7 @@ type Field<'a> = (
 );
 
 /// One value of the book's metadata and where it came from (see [`sources`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     /// `title`, `subtitle`, `authors` (joined with `; `), `language`, `isbn`, `publisher`,
     /// `date`, `series`, `series_number`, `subjects` or `rights`.
