@@ -1,6 +1,7 @@
 //! Cutting a flat run of blocks into chapters. Every reader ends with this, so that a heading
 //! means the same thing whichever format it came from.
 
+use super::numbers::{TENS, UNITS};
 use super::{Block, Chapter, Division, Metadata, inline_text};
 use crate::report::Warning;
 
@@ -152,36 +153,6 @@ pub fn subtitle(chapter: &Chapter) -> Option<String> {
 /// `I`, `XXIII`, `12`, `Chapter 3`, `Chapter Three`, `Part IV.`: a heading that only counts.
 fn only_numbers(title: &str) -> bool {
     const NAMES: [&str; 5] = ["chapter", "part", "book", "letter", "section"];
-    const WORDS: [&str; 28] = [
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-        "twenty",
-        "thirty",
-        "forty",
-        "fifty",
-        "sixty",
-        "seventy",
-        "eighty",
-        "ninety",
-        "hundred",
-    ];
     let lower = title.to_lowercase();
     let mut words: Vec<&str> = lower
         .split(|c: char| c.is_whitespace() || c == '-')
@@ -196,7 +167,9 @@ fn only_numbers(title: &str) -> bool {
         && words.iter().all(|w| {
             (w.len() <= 4 && w.chars().all(|c| c.is_ascii_digit()))
                 || (w.len() <= 8 && w.chars().all(|c| "ivxlcdm".contains(c)))
-                || WORDS.contains(w)
+                || UNITS[1..].contains(w)
+                || TENS[2..].contains(w)
+                || *w == "hundred"
         })
 }
 

@@ -669,14 +669,20 @@ async fn fail_for_good(
     job: &str,
     error: &anyhow::Error,
 ) -> anyhow::Result<()> {
-    let message = progress::kept_failing(job, &error.to_string());
-    let words = progress::stopped_at(job);
+    step_failed(cx, book, job, &error.to_string()).await
+}
+
+/// Fails the book because step `job` kept failing with `error`: the API's message names the
+/// step and the error, the author's log line the step's label and what to do.
+async fn step_failed(cx: &Cx, book: &str, job: &str, error: &str) -> anyhow::Result<()> {
+    let message = progress::kept_failing(job, error);
+    let reason = progress::stopped_at(job);
     mark_failed(
         cx.app(),
         book,
         progress::STEP_FAILED,
         &message,
-        Some(&words),
+        Some(&reason),
     )
     .await
 }
@@ -691,16 +697,7 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
         .last_error()
         .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
     // In the words of any step that kept failing, advice included.
-    let message = progress::kept_failing(&failed.kind, &error);
-    let words = progress::stopped_at(&failed.kind);
-    mark_failed(
-        cx.app(),
-        book,
-        progress::STEP_FAILED,
-        &message,
-        Some(&words),
-    )
-    .await?;
+    step_failed(cx, book, &failed.kind, &error).await?;
     Ok(Some(Outcome::Cancel(format!(
         "{} ended {}: {error}",
         failed.kind, failed.state
