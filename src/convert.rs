@@ -19,7 +19,8 @@ pub struct Options {
     /// `key=value` metadata that overrides the manuscript's.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
-    /// The upload's file name: a title of last resort, never used to guess the format.
+    /// The upload's file name: a title of last resort, and what the manuscript must be (see
+    /// `manuscript::naming`); never used to guess the format.
     #[serde(default)]
     pub file_name: Option<String>,
     /// Forces a format instead of sniffing.
@@ -62,6 +63,7 @@ pub fn ingest(
         manuscript,
         &ReadOptions {
             format: options.format,
+            file_name: options.file_name.clone(),
             limits: *limits,
         },
     )
@@ -94,17 +96,15 @@ pub fn assemble(
         ..Report::default()
     };
     let mut meta_warnings = Vec::new();
-    let metadata = metadata::resolve(
-        &document.metadata,
-        &MetadataInputs {
-            overrides: options.metadata.clone(),
-            file_name: options.file_name.clone(),
-            digest: digest(manuscript, cover_upload.map(|(_, b)| b), options),
-            modified: options.modified.clone(),
-            default_language: Some(default_language.to_owned()),
-        },
-        &mut meta_warnings,
-    )?;
+    let inputs = MetadataInputs {
+        overrides: options.metadata.clone(),
+        file_name: options.file_name.clone(),
+        digest: digest(manuscript, cover_upload.map(|(_, b)| b), options),
+        modified: options.modified.clone(),
+        default_language: Some(default_language.to_owned()),
+    };
+    let metadata = metadata::resolve(&document.metadata, &inputs, &mut meta_warnings)?;
+    report.metadata = metadata::sources(&document.metadata, &inputs, &metadata);
     let (mut info, bytes) = match cover_upload {
         Some((name, bytes)) => cover::prepare(name, bytes, limits)?,
         None => cover::generate(&metadata),
@@ -114,7 +114,14 @@ pub fn assemble(
         info.file_name = format!("bindery-{}", info.file_name);
     }
     resources.insert(info.file_name.clone(), bytes);
-    for warning in warnings.into_iter().chain(meta_warnings) {
+    // A file read as other than its name says: the first thing the author should know.
+    let mismatch = options
+        .format
+        .is_none()
+        .then_some(options.file_name.as_deref())
+        .flatten()
+        .and_then(|name| manuscript::naming::warning(name, ingested.format));
+    for warning in mismatch.into_iter().chain(warnings).chain(meta_warnings) {
         report.warn(warning);
     }
     let book = Book {
@@ -161,8 +168,9 @@ pub fn package_reader(
     book: &Book,
     chapters: &[String],
     resources: &Resources,
+    links: &reader::Links,
 ) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    reader::build(book, chapters, resources)
+    reader::build(book, chapters, resources, links)
 }
 
 /// Stage 5: structural self-checks of the EPUB. A failure is Bindery's bug, not the author's.

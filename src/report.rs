@@ -55,6 +55,10 @@ pub struct Report {
     pub warnings: Vec<Warning>,
     pub statistics: Statistics,
     pub timings: Vec<StepTiming>,
+    /// The book's metadata, each value with where it came from (the manuscript, the upload's
+    /// fields, a default).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metadata: Vec<crate::ebook::metadata::Source>,
 }
 
 impl Report {

@@ -10,6 +10,7 @@
   function stateText(step) {
     if (step.state === "completed") return "done";
     if (step.state === "failed") return "failed";
+    if (step.state === "skipped") return "skipped";
     if (step.state === "running") {
       const base = step.total > 1 ? step.done + " of " + step.total : "working";
       return step.message ? base + ": " + step.message : base;

@@ -26,9 +26,18 @@
       .join(" ");
   }
 
+  // A text line's level is its second word (after the time); a JSON line says it.
+  const LEVELS = new Set(["ERROR", "WARN", "INFO", "DEBUG", "TRACE"]);
+  function level(event) {
+    if (event.fields && event.fields.level) return String(event.fields.level).toUpperCase();
+    const word = (event.line || "").split(" ").find((w) => LEVELS.has(w));
+    return word || "";
+  }
+
   function render(event) {
     const line = document.createElement("div");
     line.className = event.role;
+    line.dataset.level = level(event);
     line.textContent = text(event);
     return line;
   }
@@ -48,11 +57,29 @@
     if (!paused) { append(held); held = []; }
   });
 
-  const source = new EventSource("/api/v1/admin/logs?lines=300");
-  source.addEventListener("open", () => { status.textContent = "Live."; });
-  source.addEventListener("error", () => { status.textContent = "Reconnecting…"; });
-  source.addEventListener("message", (e) => {
-    const event = JSON.parse(e.data);
-    if (paused) { held.push(event); held = held.slice(-MAX_LINES); } else append([event]);
-  });
+  // The filters are the API's own (level or worse, text in the message or fields, role): a
+  // new filter opens a new stream, whose backlog is already filtered.
+  const filter = document.getElementById("logs-filter");
+  let source = null;
+  function connect() {
+    if (source) source.close();
+    box.replaceChildren();
+    held = [];
+    const params = new URLSearchParams({ lines: "300" });
+    for (const name of ["level", "grep", "role"]) {
+      const value = filter.elements.namedItem(name).value.trim();
+      if (value) params.set(name, value);
+    }
+    status.textContent = "Connecting…";
+    source = new EventSource("/api/v1/admin/logs?" + params);
+    source.addEventListener("open", () => { status.textContent = "Live."; });
+    source.addEventListener("error", () => { status.textContent = "Reconnecting…"; });
+    source.addEventListener("message", (e) => {
+      const event = JSON.parse(e.data);
+      if (paused) { held.push(event); held = held.slice(-MAX_LINES); } else append([event]);
+    });
+  }
+  filter.addEventListener("submit", (e) => { e.preventDefault(); connect(); });
+  filter.addEventListener("change", (e) => { if (e.target.tagName === "SELECT") connect(); });
+  connect();
 })();

@@ -49,6 +49,16 @@
     event.preventDefault();
     error.hidden = true;
     if (!input.files.length) { fail("Choose a manuscript to upload.", "manuscript"); return; }
+    // An empty file is no manuscript: said here, before anything is sent.
+    if (input.files[0].size === 0) {
+      fail("“" + input.files[0].name + "” is empty (0 bytes). Choose the file again; if it is still empty, save it again from your editor.", "manuscript");
+      return;
+    }
+    const cover = document.getElementById("cover");
+    if (cover.files.length && cover.files[0].size === 0) {
+      fail("The cover “" + cover.files[0].name + "” is empty (0 bytes). Choose another image, or none.", "cover");
+      return;
+    }
     const data = new FormData();
     // Files last: the server reads fields as they stream in, and small ones first is kinder.
     for (const el of form.elements) {
@@ -56,7 +66,6 @@
       const value = el.value.trim();
       if (value) data.append(el.name, value);
     }
-    const cover = document.getElementById("cover");
     if (cover.files.length) data.append("cover", cover.files[0]);
     data.append("manuscript", input.files[0]);
 

@@ -49,8 +49,8 @@ install_honcho() {
 
 install_browser_tests() {
   install_debian chromium
-  if [ ! -d tests/browser/node_modules/playwright-core ]; then
-    printf 'installing playwright-core (no browser download)\n' >&2
+  if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/axe-core ]; then
+    printf 'installing playwright-core and axe-core (no browser download)\n' >&2
     (cd tests/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent --no-audit --no-fund)
   fi
 }

@@ -19,7 +19,8 @@ const EXIT_BAD_INPUT: u8 = 65;
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The manuscript: Markdown, DOCX or plain text (the format is read from the content).
+    /// The manuscript: Markdown, DOCX or plain text (the format is read from the content,
+    /// which must be what the file name says).
     pub manuscript: PathBuf,
     /// Where to write the EPUB [default: the manuscript's name with .epub, here].
     #[arg(short, long, value_name = "BOOK.epub")]
@@ -109,7 +110,11 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         &options,
         &config.limits,
         &config.default_language,
-        args.reader.is_some(),
+        // A site that stands alone: no service's page or download to link back to.
+        args.reader
+            .is_some()
+            .then(crate::ebook::reader::Links::default)
+            .as_ref(),
         |step, done, total| {
             if let Some(bar) = &bar {
                 bar.set_message(step.to_owned());

@@ -120,6 +120,7 @@ pub async fn run(config: &Config, command: JobsCommand) -> anyhow::Result<ExitCo
                     queue: name,
                     tenant,
                     kind,
+                    workflow: None,
                     before_id: None,
                     limit,
                 })

@@ -1,6 +1,7 @@
 //! Cutting a flat run of blocks into chapters. Every reader ends with this, so that a heading
 //! means the same thing whichever format it came from.
 
+use super::numbers::{TENS, UNITS};
 use super::{Block, Chapter, Division, Metadata, inline_text};
 use crate::report::Warning;
 
@@ -116,6 +117,74 @@ fn split_without_headings(blocks: Vec<Block>, warnings: &mut Vec<Warning>) -> Ve
     chapters
 }
 
+/// A chapter's subtitle, when its heading only numbers it (`I`, `12`, `Chapter Three`) and a
+/// title follows at once: a deeper heading, or a short line that is no sentence
+/// (`## I` then `A Letter with a Postscript`). The contents then show both, where "I … XXIII"
+/// told a reader nothing. The line stays in the text as it was.
+pub fn subtitle(chapter: &Chapter) -> Option<String> {
+    let mut blocks = chapter.blocks.iter();
+    let Some(Block::Heading { level, .. }) = blocks.next() else {
+        return None;
+    };
+    if !only_numbers(&chapter.title) {
+        return None;
+    }
+    let line = match blocks.next()? {
+        Block::Heading {
+            level: deeper,
+            content,
+            ..
+        } if deeper > level => inline_text(content),
+        Block::Paragraph { content, .. } => {
+            let text = inline_text(content);
+            // More must follow: a chapter of one short line has no title in it.
+            blocks.next()?;
+            if !reads_as_title(&text) {
+                return None;
+            }
+            text
+        }
+        _ => return None,
+    };
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!line.is_empty()).then_some(line)
+}
+
+/// `I`, `XXIII`, `12`, `Chapter 3`, `Chapter Three`, `Part IV.`: a heading that only counts.
+fn only_numbers(title: &str) -> bool {
+    const NAMES: [&str; 5] = ["chapter", "part", "book", "letter", "section"];
+    let lower = title.to_lowercase();
+    let mut words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || c == '-')
+        .map(|w| w.trim_end_matches(['.', ':']))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.first().is_some_and(|w| NAMES.contains(w)) {
+        words.remove(0);
+    }
+    !words.is_empty()
+        && words.len() <= 3
+        && words.iter().all(|w| {
+            (w.len() <= 4 && w.chars().all(|c| c.is_ascii_digit()))
+                || (w.len() <= 8 && w.chars().all(|c| "ivxlcdm".contains(c)))
+                || UNITS[1..].contains(w)
+                || TENS[2..].contains(w)
+                || *w == "hundred"
+        })
+}
+
+/// A short line that is a title, not the chapter's first sentence: a few words, no closing
+/// full stop or comma, not a quotation.
+fn reads_as_title(text: &str) -> bool {
+    let text = text.trim();
+    let words = text.split_whitespace().count();
+    (1..=12).contains(&words)
+        && text.chars().count() <= 90
+        && !text.ends_with(['.', ',', ';', ':', '…'])
+        && !text.starts_with(['“', '"', '‘', '\'', '«', '—', '-'])
+        && text.chars().next().is_some_and(|c| !c.is_lowercase())
+}
+
 /// Whether blocks hold anything a reader would see.
 fn has_content(blocks: &[Block]) -> bool {
     blocks.iter().any(|b| match b {
@@ -129,6 +198,55 @@ fn has_content(blocks: &[Block]) -> bool {
 mod tests {
     use super::*;
     use crate::document::Inline;
+
+    fn chapter(blocks: Vec<Block>) -> Chapter {
+        let title = match &blocks[0] {
+            Block::Heading { content, .. } => inline_text(content),
+            _ => String::new(),
+        };
+        Chapter {
+            title,
+            blocks,
+            ..Chapter::default()
+        }
+    }
+
+    #[test]
+    fn a_numbered_chapter_takes_the_title_line_under_it_as_its_subtitle() {
+        let novel = chapter(vec![
+            h(2, "I"),
+            p("A Letter with a Postscript"),
+            p(
+                "“A gentleman called to see you when you were out last night, sir,” said Mrs. Medley.",
+            ),
+        ]);
+        assert_eq!(
+            subtitle(&novel).as_deref(),
+            Some("A Letter with a Postscript")
+        );
+        let deeper = chapter(vec![h(1, "Chapter 3"), h(2, "What Ho!"), p("Text.")]);
+        assert_eq!(subtitle(&deeper).as_deref(), Some("What Ho!"));
+        let words = chapter(vec![h(1, "Chapter Twenty-One"), p("The Storm"), p("Text.")]);
+        assert_eq!(subtitle(&words).as_deref(), Some("The Storm"));
+    }
+
+    #[test]
+    fn a_titled_chapter_or_a_first_sentence_is_no_subtitle() {
+        for blocks in [
+            // The heading is a title already.
+            vec![h(1, "The Farm"), p("Chickens"), p("Text.")],
+            // The line is the story's first sentence, or its dialogue.
+            vec![h(1, "II"), p("It was a dark and stormy night."), p("Text.")],
+            vec![h(1, "II"), p("“Caruso?”"), p("Text.")],
+            vec![h(1, "II"), p("and so it went on"), p("Text.")],
+            // Nothing follows the line: it is the chapter, not its title.
+            vec![h(1, "III"), p("The End")],
+            vec![h(1, "IV"), p(&"word ".repeat(20)), p("Text.")],
+        ] {
+            let c = chapter(blocks);
+            assert_eq!(subtitle(&c), None, "{:?}", c.blocks);
+        }
+    }
 
     fn h(level: u8, text: &str) -> Block {
         Block::Heading {

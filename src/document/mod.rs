@@ -9,6 +9,7 @@
 //! source used; writers turn them into valid, unique XML ids.
 
 pub mod chapters;
+pub mod numbers;
 mod text;
 
 use std::collections::BTreeMap;

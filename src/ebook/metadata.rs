@@ -216,6 +216,163 @@ pub fn resolve(
     })
 }
 
+/// Where each value of the book's metadata came from, for the report: the author then sees
+/// what the manuscript said, and whether the upload's fields replaced it. Only values the
+/// book has are listed; the title and the language always are.
+pub fn sources(found: &Metadata, inputs: &MetadataInputs, book: &BookMetadata) -> Vec<Source> {
+    let given = |keys: &[&str]| {
+        inputs.overrides.iter().any(|(key, value)| {
+            keys.contains(&key.to_ascii_lowercase().replace('-', "_").as_str())
+                && !value.trim().is_empty()
+        })
+    };
+    let said = |value: &Option<String>| value.as_deref().map(clean).filter(|v| !v.is_empty());
+    let listed = |values: &[String]| {
+        let joined = values
+            .iter()
+            .map(|v| clean(v))
+            .filter(|v| !v.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        (!joined.is_empty()).then_some(joined)
+    };
+    let title_otherwise = match inputs.file_name.as_deref().map(title_from_file_name) {
+        Some(t) if t == book.title => "file_name",
+        _ => "default",
+    };
+    let fields: [Field; 11] = [
+        (
+            "title",
+            Some(book.title.clone()),
+            &["title"],
+            said(&found.title),
+            title_otherwise,
+        ),
+        (
+            "subtitle",
+            book.subtitle.clone(),
+            &["subtitle"],
+            said(&found.subtitle),
+            "manuscript",
+        ),
+        (
+            "authors",
+            listed(&book.authors),
+            &["author", "authors", "creator"],
+            listed(&found.authors),
+            "manuscript",
+        ),
+        (
+            "language",
+            Some(book.language.clone()),
+            &["language", "lang"],
+            said(&found.language),
+            "default",
+        ),
+        (
+            "isbn",
+            book.isbn.clone(),
+            &["isbn", "identifier"],
+            said(&found.identifier),
+            "manuscript",
+        ),
+        (
+            "publisher",
+            book.publisher.clone(),
+            &["publisher"],
+            said(&found.publisher),
+            "manuscript",
+        ),
+        (
+            "date",
+            book.date.clone(),
+            &["date"],
+            said(&found.date),
+            "manuscript",
+        ),
+        (
+            "series",
+            book.series.clone(),
+            &["series"],
+            said(&found.series),
+            "manuscript",
+        ),
+        (
+            "series_number",
+            book.series_number.clone(),
+            &["series_number", "series_index"],
+            said(&found.series_number),
+            "manuscript",
+        ),
+        (
+            "subjects",
+            listed(&book.subjects),
+            &["subject", "subjects"],
+            listed(&found.subjects),
+            "manuscript",
+        ),
+        (
+            "rights",
+            book.rights.clone(),
+            &["rights"],
+            said(&found.rights),
+            "manuscript",
+        ),
+    ];
+    fields
+        .into_iter()
+        .filter_map(|(field, value, keys, manuscript, otherwise)| {
+            let value = value?;
+            // The manuscript's value, made valid (a language tag normalised, a date in
+            // W3CDTF), is the book's; one that was not valid was replaced.
+            let kept = match (field, &manuscript) {
+                ("language", Some(tag)) => normalize_language(tag).as_deref() == Some(&value),
+                (_, Some(_)) => true,
+                (_, None) => false,
+            };
+            let source = if given(keys) {
+                "upload"
+            } else if kept {
+                "manuscript"
+            } else {
+                otherwise
+            };
+            Some(Source {
+                field: field.to_owned(),
+                source: source.to_owned(),
+                manuscript: manuscript.filter(|m| source != "manuscript" && *m != value),
+                value,
+            })
+        })
+        .collect()
+}
+
+/// A field as [`sources`] weighs it: its name, the book's value, the upload's keys for it, what
+/// the manuscript said, and where the value came from when neither gave it.
+type Field<'a> = (
+    &'a str,
+    Option<String>,
+    &'a [&'a str],
+    Option<String>,
+    &'a str,
+);
+
+/// One value of the book's metadata and where it came from (see [`sources`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// `title`, `subtitle`, `authors` (joined with `; `), `language`, `isbn`, `publisher`,
+    /// `date`, `series`, `series_number`, `subjects` or `rights`.
+    pub field: String,
+    /// The value the book has.
+    pub value: String,
+    /// `manuscript`, `upload` (a field of the upload), `file_name` (a title made from it) or
+    /// `default` (the service's `DEFAULT_LANGUAGE`, or "Untitled").
+    pub source: String,
+    /// What the manuscript said, when the book has something else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manuscript: Option<String>,
+}
+
 /// `dcterms:modified` when the caller has no meaningful time: reproducible builds' choice of
 /// a fixed instant over the clock.
 pub const FIXED_MODIFIED: &str = "2000-01-01T00:00:00Z";
@@ -473,5 +630,66 @@ mod tests {
     fn unknown_keys_are_refused_by_name() {
         let err = resolve_with(Metadata::default(), &[("titel", "x")]).unwrap_err();
         assert!(err.to_string().contains("titel"));
+    }
+
+    #[test]
+    fn the_report_says_where_each_value_came_from() {
+        let found = Metadata {
+            title: Some("Love Among the Chickens".into()),
+            authors: vec!["P. G. Wodehouse".into()],
+            language: Some("en-GB".into()),
+            date: Some("1906".into()),
+            ..Default::default()
+        };
+        let inputs = MetadataInputs {
+            overrides: [("author".to_owned(), "P. G. W.".to_owned())].into(),
+            file_name: Some("chickens.md".into()),
+            ..Default::default()
+        };
+        let book = resolve(&found, &inputs, &mut Vec::new()).unwrap();
+        let seen: Vec<(String, String, String, Option<String>)> = sources(&found, &inputs, &book)
+            .into_iter()
+            .map(|s| (s.field, s.value, s.source, s.manuscript))
+            .collect();
+        let row = |f: &str, v: &str, s: &str, m: Option<&str>| {
+            (
+                f.to_owned(),
+                v.to_owned(),
+                s.to_owned(),
+                m.map(str::to_owned),
+            )
+        };
+        assert_eq!(
+            seen,
+            [
+                row("title", "Love Among the Chickens", "manuscript", None),
+                row("authors", "P. G. W.", "upload", Some("P. G. Wodehouse")),
+                row("language", "en-GB", "manuscript", None),
+                row("date", "1906", "manuscript", None),
+            ]
+        );
+
+        // Nothing said: a title from the file name, the default language; a manuscript's
+        // language that is no language tag is replaced, and the report says what it was.
+        let found = Metadata {
+            language: Some("C".into()),
+            ..Default::default()
+        };
+        let inputs = MetadataInputs {
+            file_name: Some("my_novel.txt".into()),
+            ..Default::default()
+        };
+        let book = resolve(&found, &inputs, &mut Vec::new()).unwrap();
+        let seen: Vec<(String, String, String, Option<String>)> = sources(&found, &inputs, &book)
+            .into_iter()
+            .map(|s| (s.field, s.value, s.source, s.manuscript))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                row("title", "My novel", "file_name", None),
+                row("language", "en", "default", Some("C")),
+            ]
+        );
     }
 }

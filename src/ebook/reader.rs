@@ -22,6 +22,14 @@ use pages::Site;
 const READER_CSS: &str = include_str!("reader/reader.css");
 const READER_JS: &str = include_str!("reader/reader.js");
 
+/// Where the reader links outside its site: the book's page in the app and its EPUB
+/// download, on the contents page. A site made by `bindery convert` stands alone, with none.
+#[derive(Debug, Clone, Default)]
+pub struct Links {
+    pub book_page: Option<String>,
+    pub epub: Option<String>,
+}
+
 /// Folder of the book's images within the site (`images/<image id>`).
 const IMAGES_DIR: &str = "images";
 
@@ -35,6 +43,7 @@ pub fn build(
     book: &Book,
     chapters: &[String],
     resources: &BTreeMap<String, Vec<u8>>,
+    links: &Links,
 ) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let expected = book.document.chapters.len();
     if chapters.len() != expected {
@@ -59,6 +68,15 @@ pub fn build(
             .map(|i| (image_path(&i.id), (i.width, i.height)))
             .collect(),
         cover: cover.as_ref().map(|(path, _, _)| path.clone()),
+        toc: (0..book.document.chapters.len())
+            .map(|i| {
+                (
+                    super::xhtml::chapter_title(book, i),
+                    super::xhtml::chapter_subtitle(book, i),
+                )
+            })
+            .collect(),
+        links,
     };
 
     let mut files: Vec<(String, Vec<u8>)> = Vec::with_capacity(chapters.len() + images.len() + 10);

@@ -46,10 +46,28 @@ pub fn chapter_file_name(index: usize, target: Target) -> String {
     }
 }
 
-/// The chapter's name for navigation and `<title>`: its title, or for an untitled chapter
-/// a label from its division ("Chapter 3", "Prologue"), or the book's title when the book
-/// is a single untitled chapter.
+/// The chapter's name for navigation and `<title>`: its title with its subtitle ("I: A
+/// Letter with a Postscript", see [`chapter_subtitle`]), or for an untitled chapter a label
+/// from its division ("Chapter 3", "Prologue"), or the book's title when the book is a single
+/// untitled chapter.
 pub fn chapter_label(book: &Book, index: usize) -> String {
+    let title = chapter_title(book, index);
+    match chapter_subtitle(book, index) {
+        Some(subtitle) => format!("{title}: {subtitle}"),
+        None => title,
+    }
+}
+
+/// The line under a chapter's numbering heading that names it (`document::chapters::subtitle`).
+pub fn chapter_subtitle(book: &Book, index: usize) -> Option<String> {
+    book.document
+        .chapters
+        .get(index)
+        .and_then(crate::document::chapters::subtitle)
+}
+
+/// [`chapter_label`] without the subtitle.
+pub fn chapter_title(book: &Book, index: usize) -> String {
     let chapters = &book.document.chapters;
     let Some(chapter) = chapters.get(index) else {
         return String::new();

@@ -921,7 +921,7 @@ fn to_finish(
     took: Duration,
     retry_base: Duration,
 ) -> Finish {
-    let duration_ms = took.as_secs_f64() * 1000.0;
+    let duration_ms = crate::telemetry::millis(took);
     match outcome {
         Ok(Outcome::Complete(result)) => {
             tracing::debug!(duration_ms, "job completed");

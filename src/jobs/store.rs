@@ -1254,11 +1254,13 @@ pub struct JobFilter {
     pub queue: Option<String>,
     pub tenant: Option<String>,
     pub kind: Option<String>,
+    /// The jobs of one workflow (a book's steps, by the book's id).
+    pub workflow: Option<String>,
     pub before_id: Option<i64>,
     pub limit: i64,
 }
 
-/// Jobs filtered by state, queue, tenant and kind, newest first, `limit` at most, before
+/// Jobs filtered by state, queue, tenant, kind and workflow, newest first, `limit` at most, before
 /// `before_id`. Only the filters given become conditions, and the state (a closed set) is
 /// written into the statement rather than bound, so that the partial indexes on state (dead
 /// jobs above all, which wait for a person among millions of finished ones) can serve it.
@@ -1281,13 +1283,19 @@ pub(crate) async fn list_jobs(
     condition("queue", "=", filter.queue.is_some());
     condition("tenant", "=", filter.tenant.is_some());
     condition("kind", "=", filter.kind.is_some());
+    condition("workflow", "=", filter.workflow.is_some());
     condition("id", "<", filter.before_id.is_some());
     sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", n + 1));
     on_pool!(db, |pool, _d| {
         let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
-        for value in [&filter.queue, &filter.tenant, &filter.kind]
-            .into_iter()
-            .flatten()
+        for value in [
+            &filter.queue,
+            &filter.tenant,
+            &filter.kind,
+            &filter.workflow,
+        ]
+        .into_iter()
+        .flatten()
         {
             query = query.bind(value.as_str());
         }

@@ -13,12 +13,23 @@ pub enum InputError {
         "The manuscript is {size} bytes, over the limit of {limit} bytes (MAX_MANUSCRIPT_SIZE). Split it into volumes, or ask the operator to raise the limit."
     )]
     TooLarge { size: u64, limit: u64 },
-    #[error("The manuscript has no text to make a book from.")]
+    #[error(
+        "The manuscript has no text to make a book from. Check that you chose the right file, then upload it again."
+    )]
     NoText,
     #[error(
         "This file is not a supported manuscript: it looks like {detected}. Upload Markdown, a Word document (.docx) or plain text."
     )]
     Unsupported { detected: String },
+    /// The file's name says one kind of file and its bytes are another that cannot be read
+    /// (see `manuscript::naming`).
+    #[error("“{name}” is not {named}, as its name says: it is {found}. {advice}")]
+    FormatMismatch {
+        name: String,
+        named: String,
+        found: String,
+        advice: String,
+    },
     #[error(
         "The text is not valid in any supported encoding (UTF-8, UTF-16, Windows-1252): {detail}. Save it as UTF-8 and upload it again."
     )]
@@ -32,17 +43,19 @@ pub enum InputError {
     )]
     NotDocx,
     #[error(
-        "The archive entry {entry} would inflate past {limit} bytes; the file looks like a zip bomb and was refused (MAX_INFLATED_SIZE)."
+        "The archive entry {entry} would inflate past {limit} bytes; the file looks like a zip bomb and was refused (MAX_INFLATED_SIZE). If it is a real manuscript, save it again from your editor with smaller images, or ask the operator to raise the limit."
     )]
     ZipBomb { entry: String, limit: u64 },
-    #[error("The archive has {entries} entries, over the limit of {limit} (MAX_ZIP_ENTRIES).")]
+    #[error(
+        "The archive has {entries} entries, over the limit of {limit} (MAX_ZIP_ENTRIES). Save the document again from your editor, or ask the operator to raise the limit."
+    )]
     TooManyEntries { entries: usize, limit: usize },
     #[error(
-        "The archive entry name {entry:?} points outside the document (absolute path or \"..\"); the file was refused."
+        "The archive entry name {entry:?} points outside the document (absolute path or \"..\"); the file was refused. Save the document again from Word or LibreOffice and upload the new file."
     )]
     UnsafePath { entry: String },
     #[error(
-        "{part} declares a DTD or entities, which Word documents never need; it was refused to prevent entity-expansion attacks."
+        "{part} declares a DTD or entities, which Word documents never need; it was refused to prevent entity-expansion attacks. Save the document again from Word or LibreOffice and upload the new file."
     )]
     XmlDoctype { part: String },
     #[error("{part} is not well-formed XML ({detail}). Save the document again from your editor.")]
@@ -58,7 +71,9 @@ pub enum InputError {
         height: u32,
         limit: u64,
     },
-    #[error("The cover must be a JPEG or PNG image; {name} is {detected}.")]
+    #[error(
+        "The cover must be a JPEG or PNG image; {name} is {detected}. Save it as JPEG or PNG and upload the book again."
+    )]
     CoverFormat { name: String, detected: String },
     #[error(
         "The front matter is not valid YAML ({detail}). Fix the block between the --- lines at the top of the file."
@@ -90,7 +105,9 @@ pub enum InputError {
         "Converting this manuscript ({step}) took more than {seconds} s of processor time (STEP_CPU_LIMIT), and was stopped. Split it into volumes, or ask the operator to raise the limit."
     )]
     StepTooSlow { step: String, seconds: u64 },
-    #[error("The metadata value {key}={value:?} is not valid: {problem}.")]
+    #[error(
+        "The metadata value {key}={value:?} is not valid: {problem}. Correct it (in the form, or in the manuscript's front matter or properties) and upload again."
+    )]
     Metadata {
         key: String,
         value: String,
@@ -106,6 +123,7 @@ impl InputError {
             InputError::TooLarge { .. } => "manuscript_too_large",
             InputError::NoText => "no_text",
             InputError::Unsupported { .. } => "unsupported_format",
+            InputError::FormatMismatch { .. } => super::naming::WARNING,
             InputError::Encoding { .. } => "bad_encoding",
             InputError::CorruptZip { .. } => "corrupt_archive",
             InputError::NotDocx => "not_docx",

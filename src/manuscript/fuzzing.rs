@@ -32,7 +32,15 @@ fn image_limits() -> Limits {
 }
 
 fn read_as(data: &[u8], format: Option<Format>, limits: Limits) -> Result<(), InputError> {
-    read(data, &ReadOptions { format, limits }).map(drop)
+    read(
+        data,
+        &ReadOptions {
+            format,
+            file_name: None,
+            limits,
+        },
+    )
+    .map(drop)
 }
 
 /// A Word document, as when the user names the format (no sniffing, so any bytes reach the

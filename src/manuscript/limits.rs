@@ -164,6 +164,7 @@ mod readers {
             text.as_bytes(),
             &ReadOptions {
                 format: Some(format),
+                file_name: None,
                 limits,
             },
         )

@@ -13,6 +13,7 @@ mod html;
 pub mod image;
 mod limits;
 mod markdown;
+pub mod naming;
 mod text;
 
 use serde::{Deserialize, Serialize};
@@ -50,8 +51,8 @@ impl Format {
     }
 }
 
-/// Decides the format from the content. The file name is never consulted: an author's
-/// `notes.txt` may well be Markdown, and a `.docx` may be anything.
+/// Decides the format from the content alone: an author's `notes.txt` may well be Markdown.
+/// What the file's name claims is checked against it in [`ingest`] (see [`naming`]).
 pub fn sniff(bytes: &[u8]) -> Result<Format, InputError> {
     if bytes.is_empty() {
         return Err(InputError::Empty);
@@ -106,6 +107,8 @@ fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
 pub struct ReadOptions {
     /// Overrides sniffing when the user names the format.
     pub format: Option<Format>,
+    /// The upload's file name: what it claims is held against the content (see [`naming`]).
+    pub file_name: Option<String>,
     pub limits: Limits,
 }
 
@@ -132,9 +135,10 @@ pub fn ingest(bytes: &[u8], options: &ReadOptions) -> Result<Ingested, InputErro
             limit: limits.max_manuscript_bytes,
         });
     }
-    let format = match options.format {
-        Some(format) => format,
-        None => sniff(bytes)?,
+    let format = match (options.format, options.file_name.as_deref()) {
+        (Some(format), _) => format,
+        (None, Some(name)) => naming::check(name, sniff(bytes), bytes)?,
+        (None, None) => sniff(bytes)?,
     };
     if format == Format::Docx {
         return Ok(Ingested {

@@ -5,6 +5,7 @@
 //! line of ornaments, and an indented block is a quotation. Every guess is reported.
 
 use super::{InputError, Limits, Meter};
+use crate::document::numbers::{TENS, UNITS};
 use crate::document::{Block, Document, Inline, Metadata, Parsed, chapters};
 use crate::report::Warning;
 
@@ -357,31 +358,6 @@ fn to_roman(mut n: u32) -> String {
     out
 }
 
-const UNITS: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-const TENS: [&str; 10] = [
-    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-];
 const ORDINAL_UNITS: [&str; 20] = [
     "zeroth",
     "first",

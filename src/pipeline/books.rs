@@ -289,6 +289,32 @@ pub async fn list(
     decode(rows)
 }
 
+/// What to call each of these books (its title, or its file name while it has none), by id;
+/// books that do not exist are left out.
+pub async fn names(db: &Database, ids: &[String]) -> anyhow::Result<HashMap<String, String>> {
+    let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let placeholders = (1..=ids.len())
+        .map(|n| format!("${n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = format!("SELECT id, title, file_name FROM books WHERE id IN ({placeholders})");
+    // `$n` placeholders read alike on both backends; their number varies, so the text is
+    // built here rather than cached by `sql!`.
+    let rows: Vec<(String, Option<String>, String)> = on_pool!(db, |pool, _d| {
+        let mut query = sqlx::query_as(sqlx::AssertSqlSafe(text.clone()));
+        for id in &ids {
+            query = query.bind(*id);
+        }
+        query.fetch_all(pool).await?
+    });
+    Ok(rows
+        .into_iter()
+        .map(|(id, title, file_name)| (id, title.unwrap_or(file_name)))
+        .collect())
+}
+
 /// Removes a book's row, in the caller's transaction (so what must follow a deletion, such as
 /// refreshing the catalog, commits with it); its blobs and jobs are the caller's to clean.
 pub async fn delete(tx: &mut Tx, id: &str) -> anyhow::Result<bool> {

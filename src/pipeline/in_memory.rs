@@ -32,14 +32,16 @@ pub struct Converted {
     pub report: Report,
 }
 
-/// Runs every stage; `progress(step, done, total)` is called as work advances.
+/// Runs every stage; `progress(step, done, total)` is called as work advances. With `reader`,
+/// the web reader too, linking out as it says (`Links::default()` for a site that stands
+/// alone; the service's links, `steps::reader_links`, to match what the pipeline makes).
 pub fn convert(
     manuscript: &[u8],
     cover_upload: Option<(&str, &[u8])>,
     options: &Options,
     limits: &Limits,
     default_language: &str,
-    with_reader: bool,
+    reader: Option<&crate::ebook::reader::Links>,
     mut progress: impl FnMut(&str, usize, usize),
 ) -> Result<Converted, ConvertError> {
     let mut timings = Vec::new();
@@ -85,7 +87,7 @@ pub fn convert(
         }
         epub_chapters.push(rendered.body);
     }
-    let web_chapters: Vec<String> = if with_reader {
+    let web_chapters: Vec<String> = if reader.is_some() {
         xhtml::render_book(&book, Target::Web)
             .into_iter()
             .map(|r| r.body)
@@ -101,11 +103,11 @@ pub fn convert(
     let epub = package_epub(&book, &epub_chapters, &resources).map_err(ConvertError::Internal)?;
     timed(PACKAGE_EPUB, t);
 
-    let reader = if with_reader {
+    let reader = if let Some(links) = reader {
         let t = Instant::now();
         progress(PACKAGE_READER, 0, 1);
-        let files =
-            package_reader(&book, &web_chapters, &resources).map_err(ConvertError::Internal)?;
+        let files = package_reader(&book, &web_chapters, &resources, links)
+            .map_err(ConvertError::Internal)?;
         timed(PACKAGE_READER, t);
         Some(files)
     } else {

@@ -50,6 +50,11 @@ pub fn chapter(book: &str, index: usize, target: Target) -> String {
     )
 }
 
+/// The cover, small, for the pages' lists (JPEG, or the generated SVG), written by `publish`.
+pub fn thumbnail(book: &str) -> String {
+    format!("books/{book}/thumbnail")
+}
+
 /// The finished EPUB.
 pub fn epub(book: &str) -> String {
     format!("books/{book}/book.epub")

@@ -17,6 +17,18 @@ pub fn kept_failing(job: &str, error: &str) -> String {
     format!("The {step} step kept failing ({error}). {RETRY_ADVICE}")
 }
 
+/// The same for the book's author, who reads steps by their labels and has no use for a
+/// server's error text (the operator's log keeps it).
+pub fn stopped_at(job: &str) -> String {
+    match steps::by_job(job) {
+        Some(step) => format!(
+            "The conversion stopped at “{}”, which kept failing. {RETRY_ADVICE}",
+            step.label
+        ),
+        None => format!("The conversion stopped: a step kept failing. {RETRY_ADVICE}"),
+    }
+}
+
 /// A book as it is now.
 #[derive(Debug)]
 pub struct BookProgress {
@@ -67,6 +79,8 @@ pub enum StepState {
     Running,
     Completed,
     Failed,
+    /// It will not run: the book failed before it (or a step it waited for was cancelled).
+    Skipped,
 }
 
 impl StepState {
@@ -77,6 +91,7 @@ impl StepState {
             StepState::Running => "running",
             StepState::Completed => "completed",
             StepState::Failed => "failed",
+            StepState::Skipped => "skipped",
         }
     }
 }
@@ -113,14 +128,15 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
         }
     }
     Ok(BookProgress {
+        steps: Some(progress(&counts, status == BookStatus::Failed)),
         status,
         failure,
-        steps: Some(progress(&counts)),
     })
 }
 
-/// The progress of every step, from the counts of the workflow's jobs by type and state.
-fn progress(counts: &[StepCount]) -> Progress {
+/// The progress of every step, from the counts of the workflow's jobs by type and state. Once
+/// the book has `failed`, a step never enqueued will not run: it is skipped, not waiting.
+fn progress(counts: &[StepCount], failed_book: bool) -> Progress {
     let steps: Vec<StepProgress> = STEPS
         .iter()
         .map(|step| {
@@ -133,7 +149,10 @@ fn progress(counts: &[StepCount]) -> Progress {
             };
             let total = mine.iter().map(|c| c.jobs).sum::<i64>();
             let done = count(&[JobState::Completed]);
-            let failed = count(&[JobState::Dead, JobState::Discarded, JobState::Cancelled]) > 0;
+            let failed = count(&[JobState::Dead, JobState::Discarded]) > 0;
+            // A join cancels itself when a job it waited for failed: it did not fail, it will
+            // not run.
+            let cancelled = count(&[JobState::Cancelled]) > 0;
             let running: Vec<&&StepCount> = mine
                 .iter()
                 .filter(|c| c.state == JobState::Running)
@@ -149,6 +168,8 @@ fn progress(counts: &[StepCount]) -> Progress {
             };
             let state = if failed {
                 StepState::Failed
+            } else if cancelled || (failed_book && total == 0) {
+                StepState::Skipped
             } else if total > 0 && done == total {
                 StepState::Completed
             } else if !running.is_empty() {
@@ -188,14 +209,17 @@ mod tests {
 
     #[test]
     fn steps_are_reported_in_the_tables_order_with_their_states() {
-        let progress = progress(&[
-            count("book.ingest", JobState::Completed, 1, 100),
-            count("book.parse", JobState::Completed, 1, 100),
-            count("book.render_chapter", JobState::Completed, 1, 0),
-            count("book.render_chapter", JobState::Running, 1, 50),
-            count("book.render_chapter", JobState::Available, 2, 0),
-            count("bindery.noop", JobState::Running, 1, 0),
-        ]);
+        let progress = progress(
+            &[
+                count("book.ingest", JobState::Completed, 1, 100),
+                count("book.parse", JobState::Completed, 1, 100),
+                count("book.render_chapter", JobState::Completed, 1, 0),
+                count("book.render_chapter", JobState::Running, 1, 50),
+                count("book.render_chapter", JobState::Available, 2, 0),
+                count("bindery.noop", JobState::Running, 1, 0),
+            ],
+            false,
+        );
         let seen: Vec<(&str, StepState, u32)> = progress
             .steps
             .iter()
@@ -216,6 +240,52 @@ mod tests {
             "{seen:?}"
         );
         assert_eq!(progress.percent, 237 / STEPS.len() as u32);
+    }
+
+    #[test]
+    fn the_steps_of_a_failed_book_that_will_not_run_are_skipped() {
+        // Refused at parse: nothing after it was ever enqueued.
+        let refused = progress(
+            &[
+                count("book.ingest", JobState::Completed, 1, 100),
+                count("book.parse", JobState::Discarded, 1, 10),
+            ],
+            true,
+        );
+        let states: Vec<StepState> = refused.steps.iter().map(|s| s.state).collect();
+        assert_eq!(states[..2], [StepState::Completed, StepState::Failed]);
+        assert!(
+            states[2..].iter().all(|s| *s == StepState::Skipped),
+            "{states:?}"
+        );
+        // A chapter died: its join cancelled itself, and the rest never came.
+        let died = progress(
+            &[
+                count("book.ingest", JobState::Completed, 1, 100),
+                count("book.parse", JobState::Completed, 1, 100),
+                count("book.render_chapter", JobState::Completed, 3, 0),
+                count("book.render_chapter", JobState::Dead, 1, 0),
+                count("book.package", JobState::Cancelled, 1, 0),
+            ],
+            true,
+        );
+        let states: Vec<(&str, StepState)> =
+            died.steps.iter().map(|s| (s.step.name, s.state)).collect();
+        assert_eq!(
+            states[2..4],
+            [
+                ("render_chapter", StepState::Failed),
+                ("package", StepState::Skipped)
+            ]
+        );
+        assert!(states[4..].iter().all(|s| s.1 == StepState::Skipped));
+        // While the book is still converting, steps not yet enqueued are only waiting.
+        let running = progress(&[count("book.ingest", JobState::Running, 1, 50)], false);
+        assert!(
+            running.steps[1..]
+                .iter()
+                .all(|s| s.state == StepState::Pending)
+        );
     }
 
     #[test]

@@ -296,8 +296,9 @@ impl Job for PackageReader {
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let (planned, chapters, resources) = package_inputs(app, &self.book, Target::Web).await?;
+        let links = reader_links(&self.book);
         let files = tokio::task::spawn_blocking(move || {
-            convert::package_reader(&planned.book, &chapters, &resources)
+            convert::package_reader(&planned.book, &chapters, &resources, &links)
         })
         .await??;
         let total = files.len();
@@ -316,6 +317,15 @@ impl Job for PackageReader {
         }
         tracing::info!(for_author = true, files = total, "web reader packaged");
         Ok(Outcome::done_with(serde_json::json!({ "files": total })))
+    }
+}
+
+/// Where a book's web reader links out in the service: the app's own addresses of the book's
+/// page and its EPUB (`web::pages`, `web::books`).
+pub fn reader_links(book: &str) -> crate::ebook::reader::Links {
+    crate::ebook::reader::Links {
+        book_page: Some(format!("/books/{book}")),
+        epub: Some(format!("/books/{book}/epub")),
     }
 }
 
@@ -358,7 +368,7 @@ impl Job for Verify {
                 "Bindery produced a damaged book ({}). This is a bug in Bindery, not in your manuscript; please report it.",
                 problems.join("; ")
             );
-            mark_failed(app, &self.book, "internal_error", &message).await?;
+            mark_failed(app, &self.book, "internal_error", &message, Some(&message)).await?;
             return Ok(Outcome::Discard(message));
         }
         tracing::info!(
@@ -441,6 +451,19 @@ impl Job for Publish {
             .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
             .and_then(|v| v.get("bytes").and_then(serde_json::Value::as_i64))
             .unwrap_or(0);
+        // The pages' small cover, before the book is ready, so a ready book always has it.
+        if let Some(cover) = book.cover.clone() {
+            let bytes = app
+                .blobs
+                .get(&keys::resource(&self.book, &cover.file_name))
+                .await?;
+            let thumbnail =
+                tokio::task::spawn_blocking(move || crate::ebook::cover::thumbnail(&cover, &bytes))
+                    .await??;
+            app.blobs
+                .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
+                .await?;
+        }
         // Before the book is ready, so a catalog that lists it always finds its entry.
         app.blobs
             .put_if_absent(
@@ -616,13 +639,26 @@ fn gone(book: &str) -> Outcome {
 async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Result<Outcome> {
     // The reason is the one the book shows its author (`error.message`).
     tracing::warn!(for_author = true, book.id = %book, code, reason = %message, "manuscript refused");
-    mark_failed(cx.app(), book, code, &message).await?;
+    mark_failed(cx.app(), book, code, &message, None).await?;
     Ok(Outcome::Discard(message))
 }
 
-/// Marks the book failed; its `book.failed` event links under this service's public URL.
-async fn mark_failed(app: &Services, book: &str, code: &str, message: &str) -> anyhow::Result<()> {
-    books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await
+/// Marks the book failed (its `book.failed` event links under this service's public URL).
+/// With a `reason`, it also ends the book's log with why, in words written for its author
+/// (what to do about a step that failed, never a server's error text); a refusal has said
+/// why already (`refuse`).
+async fn mark_failed(
+    app: &Services,
+    book: &str,
+    code: &str,
+    message: &str,
+    reason: Option<&str>,
+) -> anyhow::Result<()> {
+    books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await?;
+    if let Some(reason) = reason {
+        tracing::warn!(for_author = true, book.id = %book, code, reason, "book failed");
+    }
+    Ok(())
 }
 
 /// A step that is not a fan-out child ran out of attempts: nothing after it will run, so it
@@ -633,8 +669,22 @@ async fn fail_for_good(
     job: &str,
     error: &anyhow::Error,
 ) -> anyhow::Result<()> {
-    let message = progress::kept_failing(job, &error.to_string());
-    mark_failed(cx.app(), book, progress::STEP_FAILED, &message).await
+    step_failed(cx, book, job, &error.to_string()).await
+}
+
+/// Fails the book because step `job` kept failing with `error`: the API's message names the
+/// step and the error, the author's log line the step's label and what to do.
+async fn step_failed(cx: &Cx, book: &str, job: &str, error: &str) -> anyhow::Result<()> {
+    let message = progress::kept_failing(job, error);
+    let reason = progress::stopped_at(job);
+    mark_failed(
+        cx.app(),
+        book,
+        progress::STEP_FAILED,
+        &message,
+        Some(&reason),
+    )
+    .await
 }
 
 /// For joins: if a child ended in anything but success, the book fails with its error.
@@ -643,12 +693,13 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Ou
     let Some(failed) = children.iter().find(|c| !c.succeeded()) else {
         return Ok(None);
     };
-    let message = failed
+    let error = failed
         .last_error()
         .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
-    mark_failed(cx.app(), book, progress::STEP_FAILED, &message).await?;
+    // In the words of any step that kept failing, advice included.
+    step_failed(cx, book, &failed.kind, &error).await?;
     Ok(Some(Outcome::Cancel(format!(
-        "{} ended {}: {message}",
+        "{} ended {}: {error}",
         failed.kind, failed.state
     ))))
 }

@@ -53,6 +53,12 @@ pub struct TelemetryGuard {
     _guards: Vec<WorkerGuard>,
 }
 
+/// A duration as the `duration_ms` field of a log line: milliseconds to the microsecond, so
+/// that a line reads `duration_ms=0.099`, not `0.09905699999999999`.
+pub fn millis(duration: std::time::Duration) -> f64 {
+    (duration.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
 /// Installs the global subscriber for this process.
 pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
     let mut guards = Vec::new();
@@ -217,5 +223,16 @@ where
             ),
             None => writer.write_str(line.as_ref()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn durations_read_without_float_noise() {
+        let shown = |nanos: u64| super::millis(std::time::Duration::from_nanos(nanos)).to_string();
+        assert_eq!(shown(99_056), "0.099");
+        assert_eq!(shown(1_234_567_890), "1234.568");
+        assert_eq!(shown(0), "0");
     }
 }

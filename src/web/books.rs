@@ -20,7 +20,48 @@ const READER_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self
                           frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(epub).service(reader_root).service(reader_file);
+    cfg.service(epub)
+        .service(cover)
+        .service(reader_root)
+        .service(reader_file);
+}
+
+/// Where a cover is when a book has no thumbnail (published before thumbnails were made):
+/// the reader's copy, under the names `ebook::cover` gives it.
+const READER_COVERS: [&str; 3] = ["cover.jpg", "cover.png", "cover.svg"];
+
+/// The book's cover, small, for the pages (and anyone listing the tenant's books).
+#[get("/books/{id}/cover")]
+async fn cover(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+    id: web::Path<String>,
+) -> HttpResponse {
+    let book = match ready_book(&req, &state, caller, &id).await {
+        Ok(book) => book,
+        Err(response) => return response,
+    };
+    let candidates = std::iter::once(keys::thumbnail(&book.id)).chain(
+        READER_COVERS
+            .iter()
+            .map(|name| keys::reader(&book.id, name)),
+    );
+    for key in candidates {
+        match state.blobs.get_opt(&key).await {
+            Ok(Some(bytes)) => {
+                let media_type = crate::ebook::cover::thumbnail_media_type(&bytes);
+                // A ready book's cover never changes: browsers keep it, revalidating daily.
+                return Answer::new(&req, conditional::etag(&bytes))
+                    .header((header::CACHE_CONTROL, "private, max-age=86400"))
+                    .header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+                    .body(media_type, bytes);
+            }
+            Ok(None) => {}
+            Err(e) => return storage_error(&e),
+        }
+    }
+    not_found(&req)
 }
 
 #[get("/books/{id}/epub")]
@@ -46,7 +87,7 @@ async fn epub(
                 .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
                 .body(bytes)
         }
-        Ok(None) => not_found(),
+        Ok(None) => not_found(&req),
         Err(e) => storage_error(&e),
     }
 }
@@ -75,7 +116,7 @@ async fn reader_file(
         .split('/')
         .any(|part| part.is_empty() || part.starts_with('.'))
     {
-        return not_found();
+        return not_found(&req);
     }
     let book = match ready_book(&req, &state, caller, &id).await {
         Ok(book) => book,
@@ -83,7 +124,7 @@ async fn reader_file(
     };
     let bytes = match state.blobs.get_opt(&keys::reader(&book.id, &file)).await {
         Ok(Some(bytes)) => bytes,
-        Ok(None) => return not_found(),
+        Ok(None) => return not_found(&req),
         Err(e) => return storage_error(&e),
     };
     Answer::new(&req, conditional::etag(&bytes))
@@ -112,7 +153,7 @@ async fn ready_book(
     };
     // Only well-formed ids reach storage: a path like `../x` never becomes a blob key.
     if uuid::Uuid::parse_str(id).is_err() {
-        return Err(not_found());
+        return Err(not_found(req));
     }
     match books::get(&state.db, id).await {
         Ok(Some(book))
@@ -120,7 +161,7 @@ async fn ready_book(
         {
             Ok(book)
         }
-        Ok(_) => Err(not_found()),
+        Ok(_) => Err(not_found(req)),
         Err(e) => Err(storage_error(&e)),
     }
 }
@@ -128,12 +169,7 @@ async fn ready_book(
 /// No (valid) credentials: a person in a browser is sent to sign in and brought back; anything
 /// else is asked for a token, over Basic so that e-reader apps prompt for it.
 fn challenge(req: &HttpRequest) -> HttpResponse {
-    let wants_html = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/html"));
-    if wants_html {
+    if wants_html(req) {
         let next: String = url::form_urlencoded::byte_serialize(req.path().as_bytes()).collect();
         return HttpResponse::SeeOther()
             .insert_header((header::LOCATION, format!("/signin?next={next}")))
@@ -167,10 +203,21 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
-fn not_found() -> HttpResponse {
+/// 404: the app's Not found page for a person in a browser, a line of text for anything else.
+fn not_found(req: &HttpRequest) -> HttpResponse {
+    if wants_html(req) {
+        return super::pages::PageError::NotFound.error_response();
+    }
     HttpResponse::NotFound()
         .content_type("text/plain; charset=utf-8")
         .body("not found")
+}
+
+fn wants_html(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"))
 }
 
 /// A failure to read the book: logged, and answered in plain text by what it means for the

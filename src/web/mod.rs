@@ -116,6 +116,8 @@ impl Application {
             App::new()
                 .app_data(state.clone())
                 .app_data(stopping_rx.clone())
+                // Error pages with the navigation, under the HEAD handling like any page.
+                .wrap(from_fn(pages::with_navigation))
                 // Innermost, so that the log and metrics still see the HEAD.
                 .wrap(from_fn(head::head_as_get))
                 .wrap(from_fn(move |req, next| {
@@ -140,6 +142,7 @@ impl Application {
                 .configure(catalog::routes)
                 .configure(api::routes)
                 .configure(metrics::routes)
+                .default_service(web::to(pages::unmatched))
         })
         .disable_signals()
         .shutdown_timeout(config.shutdown_timeout.as_secs().max(1))

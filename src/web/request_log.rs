@@ -28,7 +28,7 @@ pub async fn log_request(
         .scope(next.call(req))
         .instrument(span.clone())
         .await;
-    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let duration_ms = crate::telemetry::millis(started.elapsed());
     // Known only once the router has run.
     let route = match &result {
         Ok(response) => response.request().match_pattern(),

@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
 import { chromium } from 'playwright-core';
+import { audit } from './axe.mjs';
 
 const [base, shotDir] = process.argv.slice(2);
 const token = process.env.BINDERY_TOKEN;
@@ -29,6 +30,7 @@ async function shoot(page, name) {
   const file = path.join(shotDir, name);
   await page.screenshot({ path: file, fullPage: true });
   console.log(`  screenshot ${file}`);
+  for (const v of await audit(page)) problems.push(`axe on ${name}: ${v}`);
 }
 
 async function main() {
@@ -57,6 +59,13 @@ async function main() {
     check(schedules.some((s) => s.includes('prune_jobs')), `no prune_jobs schedule: ${schedules}`);
     await shoot(page, 'admin-overview.png');
 
+    step('the workers have a page of their own, marked in the admin navigation');
+    await Promise.all([page.waitForURL(/\/admin\/workers$/), page.click('#workers-title a')]);
+    check((await page.locator('.subnav a[aria-current=page]').innerText()) === 'Workers', 'the workers page is not marked');
+    check((await page.locator('.table-wrap tbody tr').count()) === 1, 'the workers page does not list the worker');
+    await shoot(page, 'admin-workers.png');
+    await page.goto(url('/admin'));
+
     step('pause and resume the books queue');
     const books = page.locator('#queues-title + .table-wrap tbody tr', { hasText: /^books/ });
     await Promise.all([page.waitForLoadState('load'), books.locator('button', { hasText: 'Pause' }).click()]);
@@ -70,7 +79,14 @@ async function main() {
     check(rows > 0, 'no completed books jobs listed');
     const states = await page.locator('tbody tr .badge').allInnerTexts();
     check(states.every((s) => s === 'completed'), `the filter let through ${states}`);
+    // Each row names its book, and leads to all of that book's jobs.
+    const bookLink = page.locator('tbody tr').first().locator('a[href^="/admin/jobs?workflow="]');
+    check((await bookLink.innerText()) === 'Love Among the Chickens', `the job row does not name its book: ${await bookLink.innerText()}`);
     await shoot(page, 'admin-jobs.png');
+    await Promise.all([page.waitForURL(/workflow=/), bookLink.click()]);
+    const kinds = await page.locator('tbody tr td:nth-child(2)').allInnerTexts();
+    check(kinds.length >= 8 && kinds.every((k) => k.startsWith('book.')), `the book's jobs: ${kinds}`);
+    await page.goto(url('/admin/jobs?state=completed&queue=books'));
     await Promise.all([page.waitForURL(/\/admin\/jobs\/\d+$/), page.locator('tbody tr a').first().click()]);
     check((await page.locator('h2', { hasText: 'Payload' }).count()) === 1, 'the job page has no payload');
     await shoot(page, 'admin-job.png');
@@ -90,7 +106,16 @@ async function main() {
         const after = await page.locator('#logs > div').count();
         throw new CheckFailed(`no new log line for ${marker} (lines ${before} → ${after})`);
       });
+    check(await page.locator('#logs > div').first().evaluate((l) => Boolean(l.dataset.level)), 'log lines carry no level');
     await shoot(page, 'admin-logs.png');
+
+    step('live logs filtered: only the lines that contain the marker');
+    await page.fill('#logs-grep', marker);
+    await page.click('#logs-filter button[type=submit]');
+    await page.waitForFunction((m) => {
+      const lines = [...document.querySelectorAll('#logs > div')];
+      return lines.length > 0 && lines.every((l) => l.textContent.includes(m));
+    }, marker, { timeout: 15000 });
 
     check(problems.length === 0, `problems:\n  ${problems.join('\n  ')}`);
     console.log('OK');

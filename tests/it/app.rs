@@ -244,3 +244,76 @@ fn a_page_with_a_before_that_is_no_pages_next_says_so() {
         assert!(body.contains("before must be"), "{path}: {body}");
     }
 }
+
+/// #28: an address that is no page gets the app's own Not found page, with the navigation for
+/// a signed-in person (and the same for a book of someone else's, or a bad filter's 400); an
+/// API path keeps answering the API's JSON error; HEAD answers as GET without the body; the
+/// workers have a page of their own.
+#[test]
+fn unknown_addresses_get_the_apps_own_page_and_api_paths_their_json() {
+    let server = Server::start(&["web"], &[]);
+    let root = common::web::token(&server, "root", true);
+    let signed_in = session(&server, &root);
+    let get = |path: &str, cookie: Option<&str>| {
+        let mut request = http().get(server.url(path));
+        if let Some(cookie) = cookie {
+            request = request.header(COOKIE, cookie);
+        }
+        request.send().expect("GET")
+    };
+    for path in ["/no/such/page", "/books/not/a/page"] {
+        let anyone = get(path, None);
+        assert_eq!(anyone.status(), StatusCode::NOT_FOUND, "{path}");
+        assert!(
+            anyone.headers()["content-type"]
+                .to_str()
+                .unwrap_or_default()
+                .starts_with("text/html"),
+            "{path}"
+        );
+        let body = anyone.text().expect("body");
+        assert!(body.contains("<h1>Not found</h1>"), "{path}: {body}");
+        assert!(!body.contains("nav aria-label=\"Main\""), "{path}: {body}");
+    }
+    // A book that is not one's own is not found either (anyone else is asked to sign in).
+    for path in [
+        "/no/such/page",
+        "/books/00000000-0000-4000-8000-000000000000",
+        "/books/not/a/page",
+    ] {
+        let member = get(path, Some(&signed_in.cookie));
+        assert_eq!(member.status(), StatusCode::NOT_FOUND, "{path}");
+        let body = member.text().expect("body");
+        assert!(body.contains("<h1>Not found</h1>"), "{path}: {body}");
+        assert!(
+            body.contains("<nav aria-label=\"Main\">") && body.contains("href=\"/admin\""),
+            "{path}: no navigation for a signed-in admin: {body}"
+        );
+    }
+    let bad = get("/books?before=garbage", Some(&signed_in.cookie));
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        bad.text()
+            .expect("body")
+            .contains("<nav aria-label=\"Main\">")
+    );
+
+    for path in ["/api/v1/no/such/route", "/api/elsewhere", "/api"] {
+        let response = get(path, None);
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+        let body: serde_json::Value = response.json().expect("the API's JSON error");
+        assert_eq!(body["error"]["code"], "not_found", "{path}: {body}");
+    }
+    let head = http()
+        .head(server.url("/no/such/page"))
+        .send()
+        .expect("HEAD");
+    assert_eq!(head.status(), StatusCode::NOT_FOUND);
+    assert!(head.text().expect("body").is_empty());
+
+    let workers = get("/admin/workers", Some(&signed_in.cookie));
+    assert_eq!(workers.status(), StatusCode::OK);
+    let body = workers.text().expect("body");
+    assert!(body.contains("<h1>Workers</h1>"), "{body}");
+    assert!(body.contains("aria-current=\"page\">Workers</a>"), "{body}");
+}

@@ -145,3 +145,146 @@ fn an_admin_watches_queues_jobs_and_live_logs_in_chromium() {
     );
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
 }
+
+/// Issue #28's walk, on a desktop and a phone (`tests/browser/author.mjs`): the novel and its
+/// cover through the form with the language left to the manuscript, a plain-text `.docx`
+/// (warned), a web page saved as `.docx` (refused), an empty file (refused by the browser),
+/// an unknown address, and the reader mid-chapter on a phone. axe-core checks every page.
+/// Then the API must say what the pages said. Screenshots: `target/tmp/screenshots/author/`.
+#[test]
+fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
+    let server = Server::start(&["serve"], &[]);
+    let token = common::succeed(
+        command(&server.data_dir()).args(["token", "create", "author"]),
+        "bindery",
+    )
+    .trim()
+    .to_owned();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        path
+    };
+    let notes = write(
+        "notes.docx",
+        b"Notes for the book\n\nNot a zip: these are notes, saved as text under a Word name.\n",
+    );
+    let page = write(
+        "chapter.docx",
+        b"<!DOCTYPE html>\n<html><head><title>Sign in to your drive</title></head>\
+          <body><form><input name=password></form></body></html>\n",
+    );
+    let empty = write("empty.md", b"");
+
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/author");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/author.mjs");
+    let out = Command::new("node")
+        .arg(&script)
+        .arg(server.url("/"))
+        .arg(&shots)
+        .env("BINDERY_TOKEN", &token)
+        .env(
+            "BINDERY_NOVEL",
+            corpus().join("markdown/love-among-the-chickens.md"),
+        )
+        .env(
+            "BINDERY_COVER",
+            corpus().join("love-among-the-chickens-cover.jpg"),
+        )
+        .env("BINDERY_NOTES", &notes)
+        .env("BINDERY_PAGE", &page)
+        .env("BINDERY_EMPTY", &empty)
+        .output()
+        .expect("node is not installed: run the suite through scripts/test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("OK"),
+        "the browser test failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let books: serde_json::Value = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("BOOKS "))
+        .and_then(|json| serde_json::from_str(json).ok())
+        .expect("the script names its books");
+    let api = |path: String| -> serde_json::Value {
+        let response = common::client()
+            .get(server.url(&path))
+            .bearer_auth(&token)
+            .send()
+            .expect("GET");
+        assert_eq!(response.status(), 200, "{path}");
+        response.json().expect("json")
+    };
+    let book = |name: &str| {
+        api(format!(
+            "/api/v1/books/{}",
+            books[name].as_str().expect("id")
+        ))
+    };
+
+    // The novel: the language the manuscript said, and a cover anyone listing books can show.
+    let novel = book("novel");
+    assert_eq!(novel["status"], "ready");
+    let language = novel["report"]["metadata"]
+        .as_array()
+        .expect("metadata")
+        .iter()
+        .find(|m| m["field"] == "language")
+        .expect("the language")
+        .clone();
+    assert_eq!(
+        language,
+        serde_json::json!({"field": "language", "value": "en-GB", "source": "manuscript"})
+    );
+    let cover = common::client()
+        .get(server.url(novel["links"]["cover"].as_str().expect("a cover link")))
+        .bearer_auth(&token)
+        .send()
+        .expect("GET cover");
+    assert_eq!(cover.status(), 200);
+    assert_eq!(cover.headers()["content-type"], "image/jpeg");
+
+    // The plain text named .docx: ready, with the mismatch warning the page showed.
+    let notes = book("notes");
+    assert_eq!(notes["status"], "ready");
+    let warnings = notes["report"]["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.iter().any(|w| w["code"] == "format_mismatch"
+            && w["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("“notes.docx” is named as a Word document"))),
+        "{warnings:?}"
+    );
+
+    // The web page named .docx: failed with the mismatch, the steps after it skipped.
+    let refused = book("page");
+    assert_eq!(refused["status"], "failed");
+    assert_eq!(refused["error"]["code"], "format_mismatch");
+    let states: Vec<&str> = refused["progress"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["state"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(states[0], "failed", "{states:?}");
+    assert!(states[1..].iter().all(|s| *s == "skipped"), "{states:?}");
+    // Its log ends with the reason, in the same words.
+    let log = api(format!(
+        "/api/v1/books/{}/logs",
+        books["page"].as_str().expect("id")
+    ));
+    let last = log["lines"]
+        .as_array()
+        .and_then(|lines| lines.last())
+        .expect("a line");
+    assert_eq!(
+        last["fields"]["reason"], refused["error"]["message"],
+        "{log:#}"
+    );
+    assert_eq!(last["fields"]["code"], "format_mismatch", "{log:#}");
+}

@@ -44,7 +44,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
         &options.convert,
         &Limits::default(),
         "en",
-        true,
+        Some(&bindery::pipeline::steps::reader_links(&book.id)),
         |_, _, _| {},
     )
     .unwrap_or_else(|e| panic!("reference conversion failed: {e}"))
@@ -577,6 +577,18 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
             "unsupported_format",
             b"%PDF-1.7\n...".to_vec(),
         ),
+        // Not what their names say, and not readable as anything else (#28).
+        (
+            "saved-page.docx",
+            "format_mismatch",
+            b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body></body></html>\n"
+                .to_vec(),
+        ),
+        (
+            "damaged.docx",
+            "format_mismatch",
+            b"\x01\x02\x03binary\x04\x05 and no zip".to_vec(),
+        ),
     ];
     let mut submitted = Vec::new();
     for (name, code, bytes) in &cases {
@@ -598,6 +610,14 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
     }
     // A good book submitted after them all still converts.
     let good = submit(&store, &novel(), None).await;
+    // Plain text named as a Word document is read as text, and the report says so first.
+    let notes = submit_bytes(
+        &store,
+        "notes.docx",
+        b"Notes\n\nThese are notes for the book, saved as text.\n".to_vec(),
+        None,
+    )
+    .await;
 
     for (name, code, id) in &submitted {
         let book = wait_book(&store, id, Duration::from_secs(30)).await;
@@ -632,6 +652,12 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
     }
     let good = wait_book(&store, &good, Duration::from_secs(60)).await;
     assert_eq!(good.status, "ready");
+    let notes = wait_book(&store, &notes, Duration::from_secs(60)).await;
+    assert_eq!(notes.status, "ready", "{:?}", notes.error);
+    let report: serde_json::Value =
+        serde_json::from_str(notes.report.as_deref().expect("a report")).expect("json");
+    assert_eq!(report["format"], "text");
+    assert_eq!(report["warnings"][0]["code"], "format_mismatch", "{report}");
     assert!(
         !process_gone(worker_pid),
         "the worker survived every bad input"

@@ -79,12 +79,16 @@ pub fn pandoc() -> bool {
 pub fn browser() -> bool {
     need("the browser tests' Chromium", || {
         let chromium = std::env::var_os("CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into());
-        let modules = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/browser/node_modules/playwright-core");
+        let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node_modules");
+        let missing = ["playwright-core", "axe-core"]
+            .into_iter()
+            .find(|module| !modules.join(module).is_dir());
         if !Path::new(&chromium).is_file() {
             Some(format!("no Chromium at {}", chromium.to_string_lossy()))
-        } else if !modules.is_dir() {
-            Some("tests/browser has no node_modules/playwright-core (npm ci)".to_owned())
+        } else if let Some(module) = missing {
+            Some(format!(
+                "tests/browser has no node_modules/{module} (npm ci)"
+            ))
         } else {
             missing_program("node", &["--version"])
         }

@@ -2,7 +2,8 @@
 //!
 //! Every page is HTML5 that a strict Content-Security-Policy accepts as it is: scripts and
 //! styles come only from `reader.js` and `reader.css`, no `style=` and no `on…=` attributes,
-//! and every URL is relative so the site works under any prefix.
+//! and every URL within the site is relative so the site works under any prefix (the links
+//! out, to the book's page and its EPUB, are the server's, given as they are).
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,10 @@ pub struct Site<'a> {
     pub image_sizes: BTreeMap<String, (u32, u32)>,
     /// The cover's site path, when the book has one.
     pub cover: Option<String>,
+    /// Each chapter's title and subtitle, for the contents.
+    pub toc: Vec<(String, Option<String>)>,
+    /// The book's page and EPUB outside the site, when it has them.
+    pub links: &'a super::Links,
 }
 
 /// Scripts written right to left; the page's `dir` and the arrow keys follow the language.
@@ -106,19 +111,36 @@ impl Site<'_> {
         )
     }
 
-    /// The bar at the top of every page: the book's title (to the contents) and the settings.
-    fn bar(&self, on_contents: bool) -> String {
-        let current = if on_contents {
+    /// The bar at the top of every page: the book's title (to the contents), on a chapter
+    /// where it is in the book, and the settings. On a chapter it steps aside while the
+    /// reader reads on, and comes back at a tap or a scroll back up (`reader.js`).
+    fn bar(&self, chapter: Option<usize>) -> String {
+        let current = if chapter.is_none() {
             " aria-current=\"page\""
         } else {
             ""
         };
+        let total = self.labels.len();
+        let (class, position) = match chapter {
+            Some(index) => (
+                "bar bar-chapter",
+                format!(
+                    "<span class=\"bar-position\" data-index=\"{index}\" data-total=\"{total}\">\
+                     <span class=\"visually-hidden\">Chapter </span>{n}\u{a0}of\u{a0}{total}\
+                     <span class=\"bar-percent\"></span></span>\n\
+                     <span class=\"bar-progress\" aria-hidden=\"true\"><span></span></span>\n",
+                    n = index + 1,
+                ),
+            ),
+            None => ("bar", String::new()),
+        };
         format!(
-            "<header class=\"bar\">\n\
+            "<header class=\"{class}\">\n\
              <a class=\"bar-home\" href=\"index.html\"{current}>\
              <span class=\"bar-icon\" aria-hidden=\"true\">\u{2630}</span>\
              <span class=\"visually-hidden\">Contents: </span>\
              <span class=\"bar-title\">{title}</span></a>\n\
+             {position}\
              <div class=\"controls\" role=\"group\" aria-label=\"Reading settings\">\n\
              <button type=\"button\" data-action=\"smaller\" aria-label=\"Smaller text\" title=\"Smaller text\">\
              <span aria-hidden=\"true\" class=\"a-small\">A</span></button>\n\
@@ -138,8 +160,10 @@ impl Site<'_> {
         let mut html = self.head(&m.title, "");
         html.push_str("<body class=\"contents-page\">\n");
         html.push_str("<a class=\"skip\" href=\"#main\">Skip to contents</a>\n");
-        html.push_str(&self.bar(true));
-        html.push_str("<main id=\"main\" tabindex=\"-1\">\n<div class=\"titlepage\">\n");
+        html.push_str(&self.bar(None));
+        html.push_str("<main id=\"main\" tabindex=\"-1\">\n");
+        html.push_str(&self.book_links());
+        html.push_str("<div class=\"titlepage\">\n");
         if let (Some(path), Some(cover)) = (&self.cover, &self.book.cover) {
             html.push_str(&format!(
                 "<img class=\"cover\" src=\"{}\" width=\"{}\" height=\"{}\" alt=\"Cover\">\n",
@@ -181,18 +205,49 @@ impl Site<'_> {
                 "<nav class=\"toc\" aria-labelledby=\"toc-heading\">\n\
                  <h2 id=\"toc-heading\">Contents</h2>\n<ol>\n",
             );
-            for (i, label) in self.labels.iter().enumerate() {
+            for (i, (title, subtitle)) in self.toc.iter().enumerate() {
                 let class = self.toc_class(i);
+                let subtitle = subtitle
+                    .as_deref()
+                    .map(|s| {
+                        format!(
+                            "<span class=\"visually-hidden\">: </span>\
+                             <span class=\"toc-subtitle\">{}</span>",
+                            escaped(s)
+                        )
+                    })
+                    .unwrap_or_default();
                 html.push_str(&format!(
-                    "<li class=\"{class}\"><a href=\"{}\">{}</a></li>\n",
+                    "<li class=\"{class}\"><a href=\"{}\"><span class=\"toc-title\">{}</span>{subtitle}</a></li>\n",
                     chapter_file_name(i, Target::Web),
-                    escaped(label),
+                    escaped(title),
                 ));
             }
             html.push_str("</ol>\n</nav>\n");
         }
         html.push_str("</main>\n</body>\n</html>\n");
         html
+    }
+
+    /// The way out of the reader: back to the book's page, and its EPUB.
+    fn book_links(&self) -> String {
+        let mut links = String::new();
+        if let Some(page) = &self.links.book_page {
+            links.push_str(&format!(
+                "<a class=\"book-page\" href=\"{}\"><span aria-hidden=\"true\">\u{2190} </span>The book\u{2019}s page</a>\n",
+                escaped_attr(page)
+            ));
+        }
+        if let Some(epub) = &self.links.epub {
+            links.push_str(&format!(
+                "<a class=\"download\" href=\"{}\" download>Download the EPUB</a>\n",
+                escaped_attr(epub)
+            ));
+        }
+        if links.is_empty() {
+            return links;
+        }
+        format!("<nav class=\"book-links\" aria-label=\"This book\">\n{links}</nav>\n")
     }
 
     fn toc_class(&self, index: usize) -> &'static str {
@@ -224,7 +279,7 @@ impl Site<'_> {
             chapter_file_name(index, Target::Web)
         ));
         html.push_str("<a class=\"skip\" href=\"#main\">Skip to text</a>\n");
-        html.push_str(&self.bar(false));
+        html.push_str(&self.bar(Some(index)));
         html.push_str("<main id=\"main\" class=\"chapter\" tabindex=\"-1\">\n");
         html.push_str(&with_image_sizes(body, &self.image_sizes));
         html.push_str("\n</main>\n");

@@ -197,6 +197,64 @@
       entry.textContent + (percent > 0 ? ' \u00b7 ' + percent + '%' : '');
   }
 
+  // The bar on a chapter ----------------------------------------------------------------------
+  // It stays at the top of the screen. Reading on (scrolling down) puts it away; scrolling
+  // back up, a tap on the text, or the keyboard reaching it brings it back. It says where the
+  // reader is: the chapter of the book, and how far through it.
+
+  function wireBar() {
+    var bar = document.querySelector('.bar-chapter');
+    if (!bar) return;
+    var position = bar.querySelector('.bar-position');
+    var percent = bar.querySelector('.bar-percent');
+    var line = bar.querySelector('.bar-progress > span');
+    var index = parseInt(position.getAttribute('data-index'), 10) || 0;
+    var total = parseInt(position.getAttribute('data-total'), 10) || 1;
+    var lastY = window.scrollY;
+    var ticking = false;
+    // Only the reader's own scrolling puts the bar away: not the page putting them back where
+    // they stopped reading, which is when they most need to see where they are.
+    var reading = false;
+    ['wheel', 'touchstart', 'keydown', 'pointerdown'].forEach(function (type) {
+      window.addEventListener(type, function () { reading = true; }, { passive: true });
+    });
+
+    function setHidden(hidden) {
+      // Never hidden while it holds the keyboard's focus, or at the top of the page.
+      if (hidden && (bar.contains(document.activeElement) || window.scrollY < bar.offsetHeight)) hidden = false;
+      bar.classList.toggle('bar-away', hidden);
+    }
+
+    function update() {
+      ticking = false;
+      var fraction = scrollFraction();
+      var through = Math.round(fraction * 100);
+      percent.textContent = through > 0 ? ' \u00b7 ' + through + '%' : '';
+      line.style.width = (((index + fraction) / total) * 100).toFixed(2) + '%';
+      var y = window.scrollY;
+      if (Math.abs(y - lastY) > 4) {
+        if (reading) setHidden(y > lastY);
+        lastY = y;
+      }
+    }
+
+    window.addEventListener('scroll', function () {
+      if (!ticking) {
+        ticking = true;
+        window.requestAnimationFrame(update);
+      }
+    }, { passive: true });
+    document.addEventListener('click', function (event) {
+      // A tap on the text, not on a link or a control, and not the end of a selection.
+      if (!event.target.closest || event.target.closest('a, button, .bar, input, select, textarea, summary')) return;
+      var selection = window.getSelection && window.getSelection();
+      if (selection && !selection.isCollapsed) return;
+      setHidden(!bar.classList.contains('bar-away'));
+    });
+    bar.addEventListener('focusin', function () { setHidden(false); });
+    update();
+  }
+
   // Offline --------------------------------------------------------------------------------
 
   function registerServiceWorker() {
@@ -209,6 +267,7 @@
   document.addEventListener('DOMContentLoaded', function () {
     wireControls();
     wireKeys();
+    wireBar();
     var chapter = document.body.getAttribute('data-chapter');
     if (chapter) trackPosition(chapter);
     else fillContinue();

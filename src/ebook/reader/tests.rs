@@ -177,7 +177,7 @@ fn sample(title: &str, cover: bool) -> (Book, Vec<String>, BTreeMap<String, Vec<
 
 fn site(title: &str) -> BTreeMap<String, Vec<u8>> {
     let (book, bodies, resources) = sample(title, true);
-    build(&book, &bodies, &resources)
+    build(&book, &bodies, &resources, &Links::default())
         .unwrap()
         .into_iter()
         .collect()
@@ -258,15 +258,15 @@ fn site_has_every_chapter_image_and_app_file() {
             "chapter-005.html"
         ]
     );
-    assert!(index.contains(">The Lamp &amp; the &lt;Lens&gt;</a>"));
+    assert!(index.contains(">The Lamp &amp; the &lt;Lens&gt;</span></a>"));
     let label = crate::ebook::xhtml::chapter_label(&sample("The Keeper", true).0, 2);
     assert!(label.starts_with("Chapter "), "{label}");
     assert!(
-        index.contains(&format!(">{label}</a>")),
+        index.contains(&format!(">{label}</span></a>")),
         "an untitled chapter gets the EPUB's label"
     );
     assert!(
-        index.contains(">Epilogue</a>"),
+        index.contains(">Epilogue</span></a>"),
         "untitled epilogue is named"
     );
     assert!(index.contains("<img class=\"cover\" src=\"cover.png\" width=\"400\" height=\"640\""));
@@ -347,8 +347,8 @@ fn service_worker_precaches_exactly_the_site() {
 #[test]
 fn same_book_builds_same_bytes_and_a_changed_book_a_new_cache() {
     let (book, bodies, resources) = sample("The Keeper", true);
-    let first = build(&book, &bodies, &resources).unwrap();
-    let second = build(&book, &bodies, &resources).unwrap();
+    let first = build(&book, &bodies, &resources, &Links::default()).unwrap();
+    let second = build(&book, &bodies, &resources, &Links::default()).unwrap();
     assert_eq!(first, second);
     let paths: Vec<&str> = first.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(paths.first(), Some(&"index.html"));
@@ -356,7 +356,7 @@ fn same_book_builds_same_bytes_and_a_changed_book_a_new_cache() {
 
     let mut edited = bodies.clone();
     edited[3] = edited[3].replace("forty", "fifty");
-    let third = build(&book, &edited, &resources).unwrap();
+    let third = build(&book, &edited, &resources, &Links::default()).unwrap();
     let version = |files: &[(String, Vec<u8>)]| {
         let sw = String::from_utf8(files.last().unwrap().1.clone()).unwrap();
         sw.lines()
@@ -454,7 +454,7 @@ fn manifest_makes_an_installable_app() {
 fn a_book_without_cover_or_chapters_still_builds() {
     let (mut book, _, resources) = sample("Empty", false);
     book.document.chapters.clear();
-    let files = build(&book, &[], &resources).unwrap();
+    let files = build(&book, &[], &resources, &Links::default()).unwrap();
     let index = String::from_utf8(files[0].1.clone()).unwrap();
     assert!(!index.contains("class=\"cover\""));
     assert!(!index.contains("id=\"continue\""));
@@ -465,9 +465,11 @@ fn a_book_without_cover_or_chapters_still_builds() {
 #[test]
 fn unsafe_resource_names_and_mismatched_chapters_are_errors() {
     let (book, bodies, mut resources) = sample("X", false);
-    assert!(build(&book, &bodies[1..], &resources).is_err());
+    assert!(build(&book, &bodies[1..], &resources, &Links::default()).is_err());
     resources.insert("../../etc/passwd".into(), vec![1]);
-    let error = build(&book, &bodies, &resources).unwrap_err().to_string();
+    let error = build(&book, &bodies, &resources, &Links::default())
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("../../etc/passwd"), "{error}");
 }
 
@@ -475,7 +477,7 @@ fn unsafe_resource_names_and_mismatched_chapters_are_errors() {
 fn right_to_left_books_are_marked() {
     let (mut book, bodies, resources) = sample("X", false);
     book.metadata.language = "ar-EG".into();
-    let files = build(&book, &bodies, &resources).unwrap();
+    let files = build(&book, &bodies, &resources, &Links::default()).unwrap();
     let index = String::from_utf8(files[0].1.clone()).unwrap();
     assert!(index.contains("<html lang=\"ar-EG\" dir=\"rtl\">"));
 }
@@ -488,9 +490,60 @@ fn write_demo_site() {
     let dir = std::env::var("BINDERY_READER_DEMO_DIR").expect("set BINDERY_READER_DEMO_DIR");
     let dir = std::path::Path::new(&dir);
     let (book, bodies, resources) = sample("The Lighthouse Keeper\u{2019}s Daughter", true);
-    for (path, bytes) in build(&book, &bodies, &resources).unwrap() {
+    for (path, bytes) in build(&book, &bodies, &resources, &Links::default()).unwrap() {
         let target = dir.join(path);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::write(target, bytes).unwrap();
     }
+}
+
+#[test]
+fn the_contents_give_subtitles_and_the_way_out_and_chapters_say_where_they_are() {
+    use crate::document::{Block, Inline};
+    let paragraph = |text: &str| Block::Paragraph {
+        align: Default::default(),
+        content: vec![Inline::Text(text.into())],
+    };
+    let (mut book, bodies, resources) = sample("The Keeper", false);
+    book.document.chapters[1] = Chapter {
+        title: "I".into(),
+        division: Division::Chapter,
+        blocks: vec![
+            Block::Heading {
+                level: 1,
+                id: None,
+                content: vec![Inline::Text("I".into())],
+            },
+            paragraph("A Letter with a Postscript"),
+            paragraph("It began, as these things do, with a letter."),
+        ],
+    };
+    let links = Links {
+        book_page: Some("/books/b-1".into()),
+        epub: Some("/books/b-1/epub".into()),
+    };
+    let site: BTreeMap<String, Vec<u8>> = build(&book, &bodies, &resources, &links)
+        .unwrap()
+        .into_iter()
+        .collect();
+    let index = text(&site, "index.html");
+    assert!(
+        index.contains(
+            "<span class=\"toc-title\">I</span><span class=\"visually-hidden\">: </span>\
+             <span class=\"toc-subtitle\">A Letter with a Postscript</span>"
+        ),
+        "{index}"
+    );
+    assert!(index.contains("<a class=\"book-page\" href=\"/books/b-1\">"));
+    assert!(index.contains("<a class=\"download\" href=\"/books/b-1/epub\" download>"));
+    let chapter = text(&site, "chapter-002.html");
+    assert!(
+        chapter.contains("<header class=\"bar bar-chapter\">"),
+        "{chapter}"
+    );
+    assert!(chapter.contains("<span class=\"visually-hidden\">Chapter </span>2\u{a0}of\u{a0}5"));
+    assert!(chapter.contains("<title>I: A Letter with a Postscript \u{2014} The Keeper</title>"));
+    // Without links (`bindery convert`), the site stands alone.
+    let alone = text(&self::site("The Keeper"), "index.html");
+    assert!(!alone.contains("book-links"));
 }

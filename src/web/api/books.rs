@@ -827,10 +827,13 @@ pub(crate) struct StepView {
     #[serde(serialize_with = "step_name")]
     #[schema(value_type = String)]
     pub(crate) step: &'static Step,
-    /// `pending` (not enqueued yet), `queued` (waiting for a worker), `running`, `completed`
-    /// or `failed`.
+    /// `pending` (not enqueued yet), `queued` (waiting for a worker), `running`, `completed`,
+    /// `failed`, or `skipped` (it will not run: the book failed before it).
     #[serde(serialize_with = "step_state")]
-    #[schema(value_type = String, pattern = "^(pending|queued|running|completed|failed)$")]
+    #[schema(
+        value_type = String,
+        pattern = "^(pending|queued|running|completed|failed|skipped)$"
+    )]
     pub(crate) state: StepState,
     #[schema(maximum = 100)]
     pub(crate) percent: u32,
@@ -842,7 +845,7 @@ pub(crate) struct StepView {
     pub(crate) message: Option<String>,
 }
 
-/// Where to go next; `epub` and `reader` once the book is ready.
+/// Where to go next; `epub`, `reader` and `cover` once the book is ready.
 #[derive(Serialize, ToSchema)]
 pub(crate) struct Links {
     /// This book's status URL.
@@ -854,6 +857,9 @@ pub(crate) struct Links {
     /// The web reader (an HTML page, for people).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reader: Option<String>,
+    /// The cover, small (a JPEG within 240×384, or the SVG of a generated cover).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cover: Option<String>,
 }
 
 /// An EPUB 3 file.
@@ -915,6 +921,7 @@ pub(crate) async fn view(
         links: Links {
             epub: ready.then(|| format!("{self_}/epub")),
             reader: ready.then(|| format!("/books/{}/reader/", book.id)),
+            cover: ready.then(|| format!("/books/{}/cover", book.id)),
             self_,
         },
     })

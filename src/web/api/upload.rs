@@ -35,7 +35,9 @@ const KEY_ALIASES: &[&str] = &["authors", "lang", "series_index"];
 #[allow(dead_code)]
 pub struct UploadForm {
     /// The manuscript: Markdown, DOCX or plain text (in any common encoding). Its format is
-    /// read from its content, not its name.
+    /// read from its content, and it must be what its file name says: one that is not (a
+    /// `.docx` that is plain text) is read as what it is with a `format_mismatch` warning in
+    /// the report, or fails with the error `format_mismatch` when it cannot be read at all.
     #[schema(value_type = String, content_media_type = "application/octet-stream")]
     manuscript: Vec<u8>,
     /// A cover image, JPEG or PNG (scaled to fit 1600×2560); without one Bindery makes a
@@ -43,7 +45,8 @@ pub struct UploadForm {
     #[schema(value_type = String, content_media_type = "application/octet-stream", required = false)]
     cover: Vec<u8>,
     /// The manuscript's format when its content is ambiguous: `markdown` (`md`), `docx`
-    /// (`word`) or `text` (`txt`, `plain`), in any case.
+    /// (`word`) or `text` (`txt`, `plain`), in any case. Given, the file name is not checked
+    /// against the content.
     #[schema(pattern = "^(markdown|md|docx|word|text|txt|plain)$", required = false)]
     format: String,
     /// Where to send the signed `book.ready` or `book.failed` event when the book finishes: an
@@ -67,7 +70,8 @@ pub struct UploadForm {
     /// The same as `author`.
     #[schema(required = false)]
     authors: String,
-    /// A BCP 47 language tag (`en`, `fr-CA`); default `en` when the manuscript has none.
+    /// A BCP 47 language tag (`en`, `fr-CA`). Absent, the manuscript's language is kept, or
+    /// the service's `DEFAULT_LANGUAGE` (`en`) when it names none.
     #[schema(required = false)]
     language: String,
     /// The same as `language`.

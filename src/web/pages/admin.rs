@@ -9,13 +9,14 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError, get, web};
 use maud::{Markup, html};
 
-use super::{AdminVisitor, PageError, html_response, layout};
+use super::{AdminVisitor, Nav, PageError, html_response, layout_in};
 use crate::jobs::JobState;
 use crate::web::AppState;
 use crate::web::api::admin::{jobs, queues, schedules, workers};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(overview)
+        .service(workers_page)
         .service(job_list)
         .service(job_detail)
         .service(logs);
@@ -24,6 +25,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 fn admin_nav(current: &str) -> Markup {
     let links = [
         ("/admin", "Overview"),
+        ("/admin/workers", "Workers"),
         ("/admin/jobs", "Jobs"),
         ("/admin/jobs?state=dead", "Dead jobs"),
         ("/admin/logs", "Live logs"),
@@ -83,29 +85,8 @@ async fn overview(
             p.error role="alert" hidden {}
         }
         section aria-labelledby="workers-title" {
-            h2 #workers-title { "Workers" }
-            @if workers.workers.is_empty() {
-                p { "No worker has registered. Start one (" code { "bindery serve" } " or " code { "bindery worker" } ")." }
-            } @else {
-                div.table-wrap { table {
-                    thead { tr { th { "Worker" } th { "Host" } th { "PID" } th { "Version" } th { "Started" } th { "Last heartbeat" } } }
-                    tbody {
-                        @for w in &workers.workers {
-                            tr {
-                                td { code { (w.id) } }
-                                td { (w.host) }
-                                td { (w.pid) }
-                                td { (w.version) }
-                                td { (readable(&w.started_at)) }
-                                td {
-                                    (age(w.heartbeat_age_ms)) " ago "
-                                    @if w.stale { span.badge data-status="failed" { "stale" } }
-                                }
-                            }
-                        }
-                    }
-                } }
-            }
+            h2 #workers-title { a href="/admin/workers" { "Workers" } }
+            (workers_table(&workers))
         }
         section aria-labelledby="schedules-title" {
             h2 #schedules-title { "Schedules" }
@@ -139,8 +120,55 @@ async fn overview(
     };
     Ok(html_response(
         StatusCode::OK,
-        layout("Admin", Some(&session), &[], body),
+        layout_in(Nav::Admin, "Admin", Some(&session), &[], body),
     ))
+}
+
+/// The workers alone, at their own address (the overview shows the same table).
+#[get("/admin/workers")]
+async fn workers_page(
+    state: web::Data<AppState>,
+    AdminVisitor(session): AdminVisitor,
+) -> Result<HttpResponse, PageError> {
+    let workers = workers::all(&state).await?;
+    let body = html! {
+        h1 { "Workers" }
+        (admin_nav("/admin/workers"))
+        p.hint { "Every worker process sharing the database, by its last heartbeat; one that has not beaten within "
+            code { "WORKER_STALL_TIMEOUT" } " is stale." }
+        (workers_table(&workers))
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        layout_in(Nav::AdminPart, "Workers", Some(&session), &[], body),
+    ))
+}
+
+fn workers_table(workers: &workers::Workers) -> Markup {
+    html! {
+        @if workers.workers.is_empty() {
+            p { "No worker has registered. Start one (" code { "bindery serve" } " or " code { "bindery worker" } ")." }
+        } @else {
+            div.table-wrap { table {
+                thead { tr { th { "Worker" } th { "Host" } th { "PID" } th { "Version" } th { "Started" } th { "Last heartbeat" } } }
+                tbody {
+                    @for w in &workers.workers {
+                        tr {
+                            td { code { (w.id) } }
+                            td { (w.host) }
+                            td { (w.pid) }
+                            td { (w.version) }
+                            td { (readable(&w.started_at)) }
+                            td {
+                                (age(w.heartbeat_age_ms)) " ago "
+                                @if w.stale { span.badge data-status="failed" { "stale" } }
+                            }
+                        }
+                    }
+                }
+            } }
+        }
+    }
 }
 
 #[get("/admin/jobs")]
@@ -172,6 +200,9 @@ async fn job_list(
             label { "Queue" input type="text" name="queue" value=(query.queue.clone().unwrap_or_default()) size="10"; }
             label { "Tenant" input type="text" name="tenant" value=(query.tenant.clone().unwrap_or_default()) size="10"; }
             label { "Kind" input type="text" name="kind" value=(query.kind.clone().unwrap_or_default()) size="14"; }
+            @if let Some(workflow) = query.workflow.as_deref().filter(|w| !w.is_empty()) {
+                label { "Book (workflow)" input type="text" name="workflow" value=(workflow) size="14"; }
+            }
             button type="submit" { "Filter" }
         }
         @match &page {
@@ -181,12 +212,13 @@ async fn job_list(
                     p { "No jobs match." }
                 } @else {
                     div.table-wrap { table {
-                        thead { tr { th { "Job" } th { "Kind" } th { "Queue" } th { "Tenant" } th { "State" } th { "Attempt" } th { "Created" } th { "Last error" } th { span.visually-hidden { "Actions" } } } }
+                        thead { tr { th { "Job" } th { "Kind" } th { "Book" } th { "Queue" } th { "Tenant" } th { "State" } th { "Attempt" } th { "Created" } th { "Last error" } th { span.visually-hidden { "Actions" } } } }
                         tbody {
                             @for job in &page.jobs {
                                 tr {
                                     td { a href={ "/admin/jobs/" (job.id) } { (job.id) } }
                                     td { code { (job.kind) } }
+                                    td { (book_link(job)) }
                                     td { (job.queue) }
                                     td { (job.tenant) }
                                     td { span.badge data-status=(job.state) { (job.state) } }
@@ -208,7 +240,7 @@ async fn job_list(
     };
     Ok(html_response(
         StatusCode::OK,
-        layout("Jobs", Some(&session), &[], body),
+        layout_in(Nav::AdminPart, "Jobs", Some(&session), &[], body),
     ))
 }
 
@@ -227,6 +259,7 @@ async fn job_detail(
         p { code { (s.kind) } " on queue " a href={ "/admin/jobs?queue=" (s.queue) } { (s.queue) }
             @if !s.tenant.is_empty() { " for " a href={ "/admin/jobs?tenant=" (s.tenant) } { (s.tenant) } }
             " " span.badge data-status=(s.state) { (s.state) } }
+        @if s.book.is_some() { p { "Book: " (book_link(s)) } }
         (job_actions(s.id, s.state))
         p.error role="alert" hidden {}
         dl.stats {
@@ -265,7 +298,13 @@ async fn job_detail(
     };
     Ok(html_response(
         StatusCode::OK,
-        layout(&format!("Job {}", s.id), Some(&session), &[], body),
+        layout_in(
+            Nav::AdminPart,
+            &format!("Job {}", s.id),
+            Some(&session),
+            &[],
+            body,
+        ),
     ))
 }
 
@@ -275,6 +314,25 @@ async fn logs(AdminVisitor(session): AdminVisitor) -> Result<HttpResponse, PageE
         h1 { "Live logs" }
         (admin_nav("/admin/logs"))
         p.hint { "The web and worker log files of this machine, merged by time; new lines appear as they are written." }
+        form.filters #logs-filter {
+            label { "Level"
+                select #logs-level name="level" {
+                    option value="" { "any" }
+                    option value="info" { "info and worse" }
+                    option value="warn" { "warnings and errors" }
+                    option value="error" { "errors" }
+                }
+            }
+            label { "Containing" input #logs-grep type="search" name="grep" size="20" autocomplete="off"; }
+            label { "Role"
+                select #logs-role name="role" {
+                    option value="" { "web and worker" }
+                    option value="web" { "web" }
+                    option value="worker" { "worker" }
+                }
+            }
+            button type="submit" { "Filter" }
+        }
         div.actions {
             button type="button" #logs-pause aria-pressed="false" { "Pause" }
             label { input type="checkbox" #logs-follow checked; " Scroll to new lines" }
@@ -284,7 +342,13 @@ async fn logs(AdminVisitor(session): AdminVisitor) -> Result<HttpResponse, PageE
     };
     Ok(html_response(
         StatusCode::OK,
-        layout("Live logs", Some(&session), &["/static/logs.js"], body),
+        layout_in(
+            Nav::AdminPart,
+            "Live logs",
+            Some(&session),
+            &["/static/logs.js"],
+            body,
+        ),
     ))
 }
 
@@ -297,12 +361,26 @@ fn action(method: &str, url: &str, label: &str, confirm: Option<&str>) -> Markup
     }
 }
 
-/// The operations that apply to a job in `state`.
+/// The job's book by its title, linked to all the jobs of its workflow (the book's steps).
+fn book_link(job: &jobs::JobSummary) -> Markup {
+    html! {
+        @if let Some(book) = &job.book {
+            a href={ "/admin/jobs?workflow=" (book) } title={ "Book " (book) } {
+                (job.book_title.as_deref().unwrap_or("(deleted book)"))
+            }
+        }
+    }
+}
+
+/// The operations that apply to a job in `state`. A discarded job said it cannot succeed (a
+/// refused manuscript, a webhook told to stop): running it again would say so again, so the
+/// page offers no Retry (the API and `bindery jobs retry` still can, for an operator who has
+/// changed what it depends on).
 fn job_actions(id: i64, state: JobState) -> Markup {
     let url = |op: &str| format!("/api/v1/admin/jobs/{id}/{op}");
     html! {
         span.actions {
-            @if state.is_retryable() {
+            @if state.is_retryable() && state != JobState::Discarded {
                 (action("POST", &url("retry"), "Retry", None))
             }
             @if !state.is_terminal() {
@@ -320,6 +398,7 @@ fn next_page(query: &jobs::ListQuery, next: &str) -> String {
         ("queue", &query.queue),
         ("tenant", &query.tenant),
         ("kind", &query.kind),
+        ("workflow", &query.workflow),
     ] {
         if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
             url.append_pair(key, v);

@@ -6,10 +6,11 @@ use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::{PageError, Visitor, html_response, layout};
+use super::{Nav, PageError, Visitor, html_response, layout_in};
+use crate::manuscript::naming;
 use crate::pipeline::books::{self, BookStatus};
 use crate::pipeline::progress::{self, StepState};
-use crate::report::Report;
+use crate::report::{Report, Warning};
 use crate::web::AppState;
 use crate::web::api::book_log::{self, BookLogLine};
 use crate::web::api::books::{BookView, own_book, view};
@@ -62,12 +63,16 @@ async fn list(
             ul.books {
                 @for book in &views {
                     li {
-                        a href={ "/books/" (book.id) } { (display_title(book)) }
-                        " "
-                        (status_badge(book.status))
-                        span.meta {
-                            @if !book.authors.is_empty() { (book.authors.join(", ")) " · " }
-                            (book.file_name) " · " (readable_time(book.created_at))
+                        (cover_thumbnail(book))
+                        div.book-text {
+                            a.book-title href={ "/books/" (book.id) } { (display_title(book)) }
+                            " "
+                            (status_badge(book.status))
+                            span.meta {
+                                @if !book.authors.is_empty() { (book.authors.join(", ")) " · " }
+                                (book.file_name) " · " (readable_time(book.created_at))
+                            }
+                            (book_actions(book, true))
                         }
                     }
                 }
@@ -79,7 +84,7 @@ async fn list(
     };
     Ok(html_response(
         actix_web::http::StatusCode::OK,
-        layout("Books", Some(&session), &[], body),
+        layout_in(Nav::Books, "Books", Some(&session), &[], body),
     ))
 }
 
@@ -91,7 +96,7 @@ async fn upload(
     let limit = bytesize::ByteSize::b(state.limits.max_manuscript_bytes)
         .display()
         .iec();
-    let language = &state.config.default_language;
+    let default_language = &state.config.default_language;
     let body = html! {
         h1 { "Upload a manuscript" }
         form #upload.stack method="post" action="/api/v1/books" enctype="multipart/form-data" novalidate {
@@ -109,7 +114,9 @@ async fn upload(
                 p.hint { "Leave a field empty to use what the manuscript says (its title page, front matter or document properties)." }
                 (text_field("title", "Title", "text", ""))
                 (text_field("author", "Author", "text", ""))
-                (text_field("language", "Language", "text", language))
+                label for="language" { "Language" }
+                input #language type="text" name="language" autocomplete="off" aria-describedby="language-hint";
+                p.hint #language-hint { "A language tag such as en-GB or fr. Empty: the manuscript's, or " code { (default_language) } " when it names none." }
                 details {
                     summary { "More details" }
                     (text_field("subtitle", "Subtitle", "text", ""))
@@ -143,7 +150,13 @@ async fn upload(
     };
     Ok(html_response(
         actix_web::http::StatusCode::OK,
-        layout("Upload", Some(&session), &["/static/upload.js"], body),
+        layout_in(
+            Nav::Upload,
+            "Upload",
+            Some(&session),
+            &["/static/upload.js"],
+            body,
+        ),
     ))
 }
 
@@ -168,25 +181,42 @@ async fn show(
         .clone()
         .and_then(|r| serde_json::from_value(r).ok());
     let processing = book.status == BookStatus::Processing;
+    let mismatches: Vec<&Warning> = report
+        .iter()
+        .flat_map(|r| &r.warnings)
+        .filter(|w| w.code == naming::WARNING)
+        .collect();
     let body = html! {
         article #book data-book=(book.id) data-status=(book.status) {
-            div.heading {
-                h1 { (display_title(&book)) }
-                (status_badge(book.status))
+            div.book-head {
+                (cover_thumbnail(&book))
+                div {
+                    div.heading {
+                        h1 { (display_title(&book)) }
+                        (status_badge(book.status))
+                    }
+                    @if !book.authors.is_empty() { p.byline { "by " (book.authors.join(", ")) } }
+                    p.meta { (book.file_name) @if let Some(format) = &book.format { " · " (format) } " · uploaded " (readable_time(book.created_at)) }
+                }
             }
-            @if !book.authors.is_empty() { p.byline { "by " (book.authors.join(", ")) } }
-            p.meta { (book.file_name) @if let Some(format) = &book.format { " · " (format) } " · uploaded " (readable_time(book.created_at)) }
+
+            @if !mismatches.is_empty() {
+                section.notice aria-labelledby="notice-title" {
+                    h2 #notice-title { "Check the file" }
+                    @for warning in &mismatches { p { (warning.message) } }
+                }
+            }
 
             @if let Some(error) = &book.error {
                 section.failure aria-labelledby="failure-title" {
                     h2 #failure-title { "What went wrong" }
+                    // The message says what to do; the page only offers the way to do it.
                     p { (error.message) }
-                    p.hint { (what_to_do(&error.code)) }
                     @if error.code == progress::STEP_FAILED {
                         form data-api="POST" data-url={ "/api/v1/books/" (book.id) "/retry" } data-then="reload" {
                             button type="submit" { "Retry" }
                         }
-                    } @else {
+                    } @else if error.code != INTERNAL_ERROR {
                         p { a.button href="/books/new" { "Upload a corrected manuscript" } }
                     }
                     p.error role="alert" hidden {}
@@ -196,39 +226,53 @@ async fn show(
             @if book.status == BookStatus::Ready {
                 section.downloads aria-labelledby="downloads-title" {
                     h2 #downloads-title { "Your book" }
-                    p.actions {
-                        @if let Some(epub) = &book.links.epub {
-                            a.button #download-epub href=(epub.trim_start_matches("/api/v1")) download { "Download EPUB" }
-                        }
-                        @if let Some(reader) = &book.links.reader {
-                            a.button.secondary #open-reader href=(reader) { "Open the web reader" }
-                        }
-                    }
+                    (book_actions(&book, false))
                 }
             }
 
             @if let Some(progress) = &book.progress {
                 section.progress aria-labelledby="progress-title" {
                     h2 #progress-title { "Conversion" }
-                    div.progress-row {
-                        label for="overall" { "Overall" }
-                        progress #overall max="100" value=(progress.percent) {}
-                        span #overall-percent { (progress.percent) "%" }
-                    }
-                    ol.steps {
-                        @for step in &progress.steps {
-                            li data-step=(step.step.name) data-state=(step.state.as_str()) {
-                                label for={ "step-" (step.step.name) } { (step.step.label) }
-                                progress id={ "step-" (step.step.name) } max="100" value=(step.percent) {}
-                                span.step-state { (step_state_text(step.state, step.done, step.total, step.message.as_deref())) }
+                    @if book.status == BookStatus::Ready {
+                        // Done is one line; the steps stay a click away.
+                        details.steps-done {
+                            summary { (finished_summary(&book, progress.steps.len())) }
+                            (steps_list(progress))
+                        }
+                    } @else {
+                        // A failed book has no "overall" to speak of: its steps say where it stopped.
+                        @if processing {
+                            div.progress-row {
+                                label for="overall" { "Overall" }
+                                progress #overall max="100" value=(progress.percent) {}
+                                span #overall-percent { (progress.percent) "%" }
                             }
                         }
+                        (steps_list(progress))
+                        @if processing { p.hint #live aria-live="polite" { "Updating live." } }
                     }
-                    @if processing { p.hint #live aria-live="polite" { "Updating live." } }
                 }
             }
 
             @if let Some(report) = &report {
+                @if !report.metadata.is_empty() {
+                    section.about aria-labelledby="about-title" {
+                        h2 #about-title { "About the book" }
+                        p.hint { "What the book says about itself, and where each value came from." }
+                        dl.stats {
+                            @for value in &report.metadata {
+                                dt { (field_label(&value.field)) }
+                                dd {
+                                    (value.value)
+                                    " " span.meta { "· " (source_label(&value.source)) }
+                                    @if let Some(said) = &value.manuscript {
+                                        " " span.meta { "(the manuscript said " q { (said) } ")" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
                 section.report aria-labelledby="report-title" {
                     h2 #report-title { "Report" }
                     dl.stats {
@@ -245,7 +289,7 @@ async fn show(
                         h3 { (report.warnings.len()) " warning" @if report.warnings.len() != 1 { "s" } }
                         ul.warnings {
                             @for warning in &report.warnings {
-                                li {
+                                li data-code=(warning.code) {
                                     (warning.message)
                                     @if let Some(location) = &warning.location { " " span.meta { "(" (location) ")" } }
                                 }
@@ -284,7 +328,13 @@ async fn show(
     let title = display_title(&book);
     Ok(html_response(
         actix_web::http::StatusCode::OK,
-        layout(&title, Some(&session), &["/static/book.js"], body),
+        layout_in(
+            Nav::Book,
+            &title,
+            Some(&session),
+            &["/static/book.js"],
+            body,
+        ),
     ))
 }
 
@@ -372,6 +422,7 @@ fn step_state_text(state: StepState, done: usize, total: usize, message: Option<
         StepState::Queued if total > 1 => format!("queued: {done} of {total} done"),
         StepState::Queued => "queued".to_owned(),
         StepState::Pending => "waiting".to_owned(),
+        StepState::Skipped => "skipped".to_owned(),
     };
     match message {
         Some(m) if state == StepState::Running => format!("{base}: {m}"),
@@ -379,28 +430,95 @@ fn step_state_text(state: StepState, done: usize, total: usize, message: Option<
     }
 }
 
-/// What a person can do about a failure, by its code.
-fn what_to_do(code: &str) -> &'static str {
-    match code {
-        progress::STEP_FAILED => progress::RETRY_ADVICE,
-        "internal_error" => {
-            "This is a fault in Bindery, not in your manuscript. Please tell the operator; retrying will not help."
+/// The code of a book Bindery itself damaged: no upload or retry mends it.
+const INTERNAL_ERROR: &str = "internal_error";
+
+/// The book's cover, small, or a blank of the same size while it has none.
+fn cover_thumbnail(book: &BookView) -> Markup {
+    html! {
+        @if let Some(cover) = &book.links.cover {
+            img.cover-thumb src=(cover) alt="" width="80" height="120" loading="lazy";
+        } @else {
+            span.cover-thumb.no-cover aria-hidden="true" {}
         }
-        "empty_manuscript" | "no_text" => {
-            "Check that you chose the right file, then upload it again."
+    }
+}
+
+/// Read and Download for a ready book; in the list, each names its book for screen readers.
+fn book_actions(book: &BookView, in_list: bool) -> Markup {
+    let title = display_title(book);
+    html! {
+        @if book.status == BookStatus::Ready {
+            p.actions {
+                @if let Some(reader) = &book.links.reader {
+                    a.button href=(reader) id=[(!in_list).then_some("open-reader")] {
+                        "Read" @if in_list { span.visually-hidden { " " (title) } } @else { " in the browser" }
+                    }
+                }
+                @if let Some(epub) = &book.links.epub {
+                    a.button.secondary href=(epub.trim_start_matches("/api/v1")) download id=[(!in_list).then_some("download-epub")] {
+                        "Download EPUB" @if in_list { span.visually-hidden { " of " (title) } }
+                    }
+                }
+            }
         }
-        "unsupported_format" | "not_docx" => {
-            "Save the manuscript as Markdown, DOCX or plain text, then upload it again."
+    }
+}
+
+fn steps_list(progress: &crate::web::api::books::Progress) -> Markup {
+    html! {
+        ol.steps {
+            @for step in &progress.steps {
+                li data-step=(step.step.name) data-state=(step.state.as_str()) {
+                    label for={ "step-" (step.step.name) } { (step.step.label) }
+                    progress id={ "step-" (step.step.name) } max="100" value=(step.percent) {}
+                    span.step-state { (step_state_text(step.state, step.done, step.total, step.message.as_deref())) }
+                }
+            }
         }
-        "bad_encoding" => "Save the file as UTF-8 text, then upload it again.",
-        "manuscript_too_large" | "image_too_large" | "too_many_entries" | "zip_bomb" => {
-            "Make the file smaller (or split the book), then upload it again."
-        }
-        "cover_format" | "bad_image" => "Use a JPEG or PNG image, then upload again.",
-        "bad_front_matter" | "bad_metadata" => {
-            "Correct the value named above (in the form or the front matter), then upload again."
-        }
-        _ => "Fix the manuscript as described, then upload it again.",
+    }
+}
+
+/// "All 8 steps done in 4 s": a ready book's conversion in one line.
+fn finished_summary(book: &BookView, steps: usize) -> String {
+    let took = book
+        .published_at
+        .map(|at| (at - book.created_at).num_milliseconds().max(0))
+        .map(|ms| {
+            let rounded =
+                std::time::Duration::from_secs(u64::try_from((ms + 999) / 1000).unwrap_or(0));
+            format!(" in {}", humantime::format_duration(rounded))
+        })
+        .unwrap_or_default();
+    format!("All {steps} steps done{took}")
+}
+
+/// A metadata field as the form names it.
+fn field_label(field: &str) -> &str {
+    match field {
+        "title" => "Title",
+        "subtitle" => "Subtitle",
+        "authors" => "Author",
+        "language" => "Language",
+        "isbn" => "ISBN",
+        "publisher" => "Publisher",
+        "date" => "Publication date",
+        "series" => "Series",
+        "series_number" => "Number in series",
+        "subjects" => "Subjects",
+        "rights" => "Rights",
+        other => other,
+    }
+}
+
+/// Where a metadata value came from, in words.
+fn source_label(source: &str) -> &str {
+    match source {
+        "manuscript" => "from the manuscript",
+        "upload" => "from the upload form",
+        "file_name" => "from the file name",
+        "default" => "the default",
+        other => other,
     }
 }
 

@@ -10,7 +10,10 @@ mod signin;
 use std::future::Future;
 use std::pin::Pin;
 
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{StatusCode, header};
+use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
 use maud::{DOCTYPE, Markup, html};
 
@@ -26,8 +29,48 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     admin::routes(cfg);
 }
 
+/// Where a page sits in the main navigation, which marks it (`aria-current`): the page itself
+/// (`page`), or a page within the section (`true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    None,
+    Books,
+    Book,
+    Upload,
+    Admin,
+    /// A page under `/admin`.
+    AdminPart,
+}
+
+impl Nav {
+    /// The `aria-current` of the link to `href`, if this page is it or is within it.
+    fn current(self, href: &str) -> Option<&'static str> {
+        match (self, href) {
+            (Nav::Books, "/books") | (Nav::Upload, "/books/new") | (Nav::Admin, "/admin") => {
+                Some("page")
+            }
+            (Nav::Book, "/books") | (Nav::AdminPart, "/admin") => Some("true"),
+            _ => None,
+        }
+    }
+}
+
 /// A page's frame: the header with navigation, and the page's own scripts.
 fn layout(title: &str, session: Option<&Session>, scripts: &[&str], body: Markup) -> Markup {
+    layout_in(Nav::None, title, session, scripts, body)
+}
+
+/// [`layout`] for a page of the main navigation, which marks where it is.
+fn layout_in(
+    nav: Nav,
+    title: &str,
+    session: Option<&Session>,
+    scripts: &[&str],
+    body: Markup,
+) -> Markup {
+    let link = |href: &'static str, label: &'static str| {
+        html! { a href=(href) aria-current=[nav.current(href)] { (label) } }
+    };
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -51,10 +94,10 @@ fn layout(title: &str, session: Option<&Session>, scripts: &[&str], body: Markup
                     a.brand href="/" { "Bindery" }
                     @if let Some(session) = session {
                         nav aria-label="Main" {
-                            a href="/books" { "Books" }
-                            a href="/books/new" { "Upload" }
+                            (link("/books", "Books"))
+                            (link("/books/new", "Upload"))
                             @if session.tenant.admin {
-                                a href="/admin" { "Admin" }
+                                (link("/admin", "Admin"))
                             }
                         }
                         form.signout method="post" action="/signout" {
@@ -156,29 +199,21 @@ impl ResponseError for PageError {
                     .insert_header((header::LOCATION, target))
                     .finish()
             }
-            PageError::NotFound => html_response(
+            PageError::NotFound => error_page(
                 StatusCode::NOT_FOUND,
-                layout(
-                    "Not found",
-                    None,
-                    &[],
-                    html! {
-                        h1 { "Not found" }
-                        p { "There is nothing here, or it belongs to someone else. " a href="/books" { "Back to your books" } "." }
-                    },
-                ),
+                "Not found",
+                html! {
+                    h1 { "Not found" }
+                    p { "There is nothing here, or it belongs to someone else. " a href="/books" { "Back to your books" } "." }
+                },
             ),
-            PageError::BadRequest(message) => html_response(
+            PageError::BadRequest(message) => error_page(
                 StatusCode::BAD_REQUEST,
-                layout(
-                    "Bad request",
-                    None,
-                    &[],
-                    html! {
-                        h1 { "Bindery cannot show this page" }
-                        p { (message) " " a href="/books" { "Back to your books" } "." }
-                    },
-                ),
+                "Bad request",
+                html! {
+                    h1 { "Bindery cannot show this page" }
+                    p { (message) " " a href="/books" { "Back to your books" } "." }
+                },
             ),
             PageError::Failed { fault, request_id } => {
                 let (title, why) = match fault {
@@ -219,6 +254,52 @@ impl ResponseError for PageError {
             }
         }
     }
+}
+
+/// An error page as rendered for anyone: [`with_navigation`] renders it again, with the
+/// navigation, for a person who is signed in, since an error has no session to hand.
+#[derive(Clone)]
+struct ErrorPage {
+    title: &'static str,
+    body: Markup,
+}
+
+fn error_page(status: StatusCode, title: &'static str, body: Markup) -> HttpResponse {
+    let mut response = html_response(status, layout(title, None, &[], body.clone()));
+    response.extensions_mut().insert(ErrorPage { title, body });
+    response
+}
+
+/// Middleware: an error page (a 404, a 400) shown to a signed-in person keeps the app's
+/// navigation. Pages that failed for want of storage are left as they are: looking the session
+/// up would wait on the same storage.
+pub async fn with_navigation(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let response = next.call(req).await?;
+    let Some(page) = response.response().extensions().get::<ErrorPage>().cloned() else {
+        return Ok(response.map_into_boxed_body());
+    };
+    let Some(state) = response.request().app_data::<web::Data<AppState>>() else {
+        return Ok(response.map_into_boxed_body());
+    };
+    // No session (or none to be read) is the page as it was: for anyone.
+    let Ok(Some(session)) = super::session::current(response.request(), &state.db).await else {
+        return Ok(response.map_into_boxed_body());
+    };
+    let html = layout(page.title, Some(&session), &[], page.body).into_string();
+    Ok(response.map_body(|_, _| BoxBody::new(html)))
+}
+
+/// What answers a path no route takes: the API's JSON error under `/api` (what a client of the
+/// API parses), the app's Not found page anywhere else.
+pub async fn unmatched(req: HttpRequest) -> HttpResponse {
+    let path = req.path();
+    if path == "/api" || path.starts_with("/api/") {
+        return ApiError::not_found("route", "There is no such API route.").error_response();
+    }
+    PageError::NotFound.error_response()
 }
 
 /// A signed-in person, for pages. Without a live session the page redirects to sign in.

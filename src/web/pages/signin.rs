@@ -58,8 +58,7 @@ fn signin_page(
     let csrf = sessions::random_hex();
     let body: Markup = html! {
         h1 { "Sign in" }
-        p.lede { "Sign in with an API token. An operator creates one with "
-            code { "bindery token create NAME" } "; it starts with " code { "bdy_" } "." }
+        p.lede { "Sign in with your API token: it starts with " code { "bdy_" } ". If you have none, ask the operator of this Bindery for one." }
         @if let Some(problem) = problem {
             p.error role="alert" #signin-error { (problem) }
         }

@@ -38,6 +38,8 @@ pub struct ListQuery {
     pub(crate) tenant: Option<String>,
     /// Only jobs of this type (`book.parse`, `catalog.refresh`, …).
     pub(crate) kind: Option<String>,
+    /// Only the jobs of this workflow: a book's steps, by the book's id.
+    pub(crate) workflow: Option<String>,
     /// The `next` of the previous page: jobs older than that one.
     #[param(value_type = Option<i64>, minimum = 1)]
     pub(crate) before: Option<String>,
@@ -91,6 +93,10 @@ pub(crate) struct JobSummary {
     pub(crate) unique_key: Option<String>,
     /// The workflow it belongs to: for a book's steps, the book's id.
     pub(crate) workflow: Option<String>,
+    /// The book it works on (a book's steps, its webhook deliveries), by id.
+    pub(crate) book: Option<String>,
+    /// That book's title, or its file name while it has none; absent once the book is deleted.
+    pub(crate) book_title: Option<String>,
     /// The newest entry of its error history, unless it completed.
     pub(crate) last_error: Option<String>,
     /// This job in full.
@@ -116,6 +122,10 @@ impl From<&JobRecord> for JobSummary {
             progress_message: job.progress_message.clone(),
             unique_key: job.unique_key.clone(),
             workflow: job.workflow.clone(),
+            book: serde_json::from_str::<Value>(&job.payload)
+                .ok()
+                .and_then(|p| p.get("book").and_then(Value::as_str).map(str::to_owned)),
+            book_title: None,
             last_error: (job.state != JobState::Completed)
                 .then(|| job.last_error())
                 .flatten(),
@@ -252,6 +262,7 @@ pub(crate) async fn page(state: &AppState, query: &ListQuery) -> Result<Page, Ap
         queue: given(&query.queue).map(str::to_owned),
         tenant: given(&query.tenant).map(str::to_owned),
         kind: given(&query.kind).map(str::to_owned),
+        workflow: given(&query.workflow).map(str::to_owned),
         before_id,
         limit,
     };
@@ -259,10 +270,22 @@ pub(crate) async fn page(state: &AppState, query: &ListQuery) -> Result<Page, Ap
     let next = (jobs.len() as i64 == limit)
         .then(|| jobs.last().map(|j| j.id.to_string()))
         .flatten();
-    Ok(Page {
-        jobs: jobs.iter().map(JobSummary::from).collect(),
-        next,
-    })
+    let mut jobs: Vec<JobSummary> = jobs.iter().map(JobSummary::from).collect();
+    name_books(state, &mut jobs).await?;
+    Ok(Page { jobs, next })
+}
+
+/// Fills in the title of each job's book, in one query for the page.
+async fn name_books(state: &AppState, jobs: &mut [JobSummary]) -> Result<(), ApiError> {
+    let ids: Vec<String> = jobs.iter().filter_map(|j| j.book.clone()).collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let names = crate::pipeline::books::names(&state.db, &ids).await?;
+    for job in jobs {
+        job.book_title = job.book.as_ref().and_then(|id| names.get(id).cloned());
+    }
+    Ok(())
 }
 
 /// Show a job
@@ -293,7 +316,9 @@ pub async fn show(
 
 /// One job in full, as the API shows it (and the admin pages).
 pub(crate) async fn detail(state: &AppState, id: &str) -> Result<JobDetail, ApiError> {
-    Ok(JobDetail::from(&find(state, id).await?))
+    let mut job = JobDetail::from(&find(state, id).await?);
+    name_books(state, std::slice::from_mut(&mut job.summary)).await?;
+    Ok(job)
 }
 
 /// Why a job was cancelled or discarded.

@@ -1,0 +1,272 @@
+// An author's way through Bindery in the system's headless Chromium, on a desktop and on a
+// phone: sign in, upload the novel and its cover through the form (leaving the language to
+// the manuscript), follow it to ready, then the books list with covers and actions; a
+// plain-text file named .docx (read, and warned about), a web page named .docx (refused, the
+// steps after it skipped), an empty file (refused by the browser, never sent); an unknown
+// address; and the reader on a phone: mid-chapter, the bar that comes and goes, the position,
+// the contents, and the way back to the book's page. axe-core checks every page, the reader
+// included; every page is photographed.
+//
+//   node author.mjs <base url> <screenshot dir>
+//   env: BINDERY_TOKEN   a token to sign in with
+//        BINDERY_NOVEL   the novel (Markdown whose front matter says language: en-GB)
+//        BINDERY_COVER   its cover (JPEG)
+//        BINDERY_NOTES   plain text in a file named notes.docx
+//        BINDERY_PAGE    a saved web page in a file named chapter.docx
+//        BINDERY_EMPTY   an empty file
+//
+// Prints `BOOKS {json}` (the ids it made, for the API's side of the test) and ends with OK;
+// exits 1 with a "FAIL: …" line otherwise. Nothing is downloaded: the browser is
+// /usr/bin/chromium (or $CHROMIUM).
+
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import process from 'node:process';
+import { chromium } from 'playwright-core';
+import { audit } from './axe.mjs';
+
+const [base, shotDir] = process.argv.slice(2);
+const env = process.env;
+const files = {
+  novel: env.BINDERY_NOVEL, cover: env.BINDERY_COVER, notes: env.BINDERY_NOTES,
+  page: env.BINDERY_PAGE, empty: env.BINDERY_EMPTY,
+};
+if (!base || !shotDir || !env.BINDERY_TOKEN || Object.values(files).some((f) => !f)) {
+  console.error('usage: see the header of author.mjs');
+  process.exit(2);
+}
+const url = (p) => new URL(p, base).href;
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const DESKTOP = { viewport: { width: 1280, height: 900 } };
+const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+const ID = /\/books\/([0-9a-f-]{36})$/;
+
+class CheckFailed extends Error {}
+function check(condition, message) {
+  if (!condition) throw new CheckFailed(message);
+}
+const step = (name) => console.log(`- ${name}`);
+
+const problems = [];
+function watch(page, label) {
+  page.on('console', (msg) => {
+    // The browser reports a 404 answer as an error of its own; the test asks for those.
+    if (msg.type() === 'error' && !/status of 404/.test(msg.text())) {
+      problems.push(`${label}: console error: ${msg.text()}`);
+    }
+  });
+  page.on('pageerror', (error) => problems.push(`${label}: uncaught: ${error.message}`));
+  page.on('dialog', async (dialog) => {
+    problems.push(`${label}: a ${dialog.type()} opened: ${dialog.message()}`);
+    await dialog.dismiss();
+  });
+}
+
+/** Photographs the page and runs axe on it; violations are collected, and fail the run. */
+const audited = [];
+async function look(page, name, { full = true } = {}) {
+  const file = path.join(shotDir, name);
+  await page.screenshot({ path: file, fullPage: full });
+  const violations = await audit(page);
+  audited.push(`${name} ${new URL(page.url()).pathname}`);
+  for (const v of violations) problems.push(`axe on ${name} (${page.url()}): ${v}`);
+  console.log(`  ${name}: ${violations.length} axe violations`);
+}
+
+async function signIn(page) {
+  await page.goto(url('/signin'));
+  await page.fill('#token', env.BINDERY_TOKEN);
+  await Promise.all([page.waitForURL(/\/books$/), page.click('main button[type=submit]')]);
+}
+
+/** Uploads through the form and returns the new book's id, on its page. */
+async function upload(page, manuscript, cover) {
+  await page.goto(url('/books/new'));
+  await page.setInputFiles('#manuscript', manuscript);
+  if (cover) await page.setInputFiles('#cover', cover);
+  await Promise.all([page.waitForURL(ID, { timeout: 60000 }), page.click('#upload button[type=submit]')]);
+  return ID.exec(new URL(page.url()).pathname)[1];
+}
+
+async function main() {
+  await mkdir(shotDir, { recursive: true });
+  const browser = await chromium.launch({ executablePath: env.CHROMIUM || '/usr/bin/chromium', args: ARGS, headless: true });
+  const books = {};
+  try {
+    const desktop = await browser.newContext(DESKTOP);
+    desktop.setDefaultTimeout(20000);
+    const page = await desktop.newPage();
+    watch(page, 'desktop');
+
+    step('sign in; the list is empty and says what to do');
+    await page.goto(url('/signin'));
+    await look(page, 'desktop-signin.png');
+    const help = await page.locator('.lede').innerText();
+    check(!/bindery token create/.test(help), `the sign-in help tells an author to run a command: ${help}`);
+    await signIn(page);
+    check((await page.locator('header nav a[aria-current=page]').innerText()) === 'Books', 'the navigation does not mark Books');
+    await look(page, 'desktop-books-empty.png');
+
+    step('the upload form: no default over the manuscript; an empty file is refused before sending');
+    await page.goto(url('/books/new'));
+    check((await page.locator('#language').inputValue()) === '', 'the language field is pre-filled');
+    await look(page, 'desktop-upload.png');
+    const posts = [];
+    const onRequest = (request) => { if (request.method() === 'POST') posts.push(request.url()); };
+    page.on('request', onRequest);
+    await page.setInputFiles('#manuscript', files.empty);
+    await page.click('#upload button[type=submit]');
+    const refusal = await page.locator('#upload-error').innerText();
+    check(/empty \(0 bytes\)/.test(refusal), `an empty file was not refused in the browser: ${refusal}`);
+    check(posts.length === 0, `an empty file was sent: ${posts}`);
+    check((await page.locator('#manuscript').getAttribute('aria-invalid')) === 'true', 'the empty file field is not marked');
+    page.off('request', onRequest);
+    await look(page, 'desktop-upload-empty-refused.png');
+
+    step('upload the novel with its cover, language left empty; follow it to ready');
+    books.novel = await upload(page, files.novel, files.cover);
+    await page.locator('#download-epub').waitFor({ timeout: 90000 });
+    const cover = page.locator('.book-head img.cover-thumb');
+    await cover.waitFor();
+    check(await cover.evaluate((img) => img.complete && img.naturalWidth > 0), 'the cover thumbnail did not load');
+    const folded = page.locator('section.progress details.steps-done');
+    check((await folded.count()) === 1 && !(await folded.evaluate((d) => d.open)), 'the finished progress is not folded');
+    check(/All 8 steps done/.test(await folded.locator('summary').innerText()), 'the folded progress does not say it is done');
+    const language = await page.locator('section.about dt', { hasText: 'Language' }).locator('xpath=following-sibling::dd[1]').innerText();
+    check(/en-GB/.test(language) && /from the manuscript/.test(language), `the manuscript's language was not kept, or not said: ${language}`);
+    check((await page.locator('section.notice').count()) === 0, 'a well-named file got a mismatch notice');
+    await look(page, 'desktop-book-ready.png');
+
+    step('the list shows the cover, Read and Download');
+    await page.goto(url('/books'));
+    const item = page.locator('.books li').first();
+    check(await item.locator('img.cover-thumb').evaluate((img) => img.complete && img.naturalWidth > 0), 'no cover in the list');
+    check((await item.locator('a', { hasText: 'Read' }).getAttribute('href')) === `/books/${books.novel}/reader/`, 'no Read in the list');
+    check((await item.locator('a', { hasText: 'Download EPUB' }).getAttribute('href')) === `/books/${books.novel}/epub`, 'no Download in the list');
+    await look(page, 'desktop-books.png');
+
+    step('plain text named notes.docx: read as text, and the page says so');
+    books.notes = await upload(page, files.notes);
+    await page.locator('#download-epub').waitFor({ timeout: 90000 });
+    const notice = await page.locator('section.notice').innerText();
+    check(/“notes\.docx” is named as a Word document \(\.docx\) but is plain text/.test(notice), `no mismatch notice: ${notice}`);
+    check((await page.locator('.warnings li[data-code=format_mismatch]').count()) === 1, 'the report does not list the mismatch');
+    await look(page, 'desktop-book-mismatch.png');
+
+    step('a web page named chapter.docx: refused, the steps after it skipped, the advice once');
+    books.page = await upload(page, files.page);
+    await page.locator('section.failure').waitFor({ timeout: 60000 });
+    const failure = await page.locator('section.failure').innerText();
+    check(/“chapter\.docx” is not a Word document \(\.docx\), as its name says: it is a web page/.test(failure), `no mismatch failure: ${failure}`);
+    const advice = 'Download or export the manuscript again';
+    check(failure.split(advice).length === 2, `the advice is not given exactly once: ${failure}`);
+    const states = await page.locator('.steps li').evaluateAll((items) => items.map((li) => `${li.dataset.step}=${li.dataset.state}:${li.querySelector('.step-state').textContent}`));
+    check(states[0] === 'ingest=failed:failed', `ingest is not failed: ${states}`);
+    check(states.slice(1).every((s) => s.endsWith('=skipped:skipped')), `later steps are not skipped: ${states}`);
+    // The log ends with the reason, in the words of the page (`reason=…`).
+    const last = await page.locator('.log-lines li').last().innerText();
+    check(/reason=“chapter\.docx” is not a Word document/.test(last), `the log does not end with the reason in words: ${last}`);
+    await look(page, 'desktop-book-refused.png');
+
+    step('an unknown address: the app\'s own page, with the navigation; the API answers JSON');
+    const missing = await page.goto(url('/no/such/page'));
+    check(missing.status() === 404, `an unknown page answered ${missing.status()}`);
+    check((await page.locator('h1').innerText()) === 'Not found', 'not the app\'s Not found page');
+    check((await page.locator('header nav a[href="/books/new"]').count()) === 1, 'the Not found page has no navigation');
+    await look(page, 'desktop-not-found.png');
+    for (const p of ['/api/v1/no-such-route', '/api/nothing']) {
+      const answer = await page.request.get(url(p));
+      const body = await answer.json();
+      check(answer.status() === 404 && body.error && body.error.code === 'not_found', `${p} answered ${answer.status()} ${JSON.stringify(body)}`);
+    }
+
+    step('the reader on a desktop: the way back, the EPUB, chapters with their subtitles');
+    await page.goto(url(`/books/${books.novel}/reader/`));
+    check((await page.locator('.book-links a.book-page').getAttribute('href')) === `/books/${books.novel}`, 'the reader has no link to the book\'s page');
+    check((await page.locator('.book-links a.download').getAttribute('href')) === `/books/${books.novel}/epub`, 'the reader has no EPUB download');
+    const toc = await page.locator('.toc a').allInnerTexts();
+    check(toc.some((t) => /^I\s*:?\s*A Letter with a Postscript$/.test(t.replace(/\s+/g, ' ').trim())), `the contents have no subtitles: ${toc.slice(0, 4)}`);
+    await look(page, 'desktop-reader-contents.png');
+    await page.locator('.toc a').nth(3).click();
+    await page.waitForLoadState('load');
+    await look(page, 'desktop-reader-chapter.png', { full: false });
+    const epub = await page.request.get(url(`/books/${books.novel}/epub`));
+    check(epub.status() === 200 && epub.headers()['content-type'] === 'application/epub+zip', `the reader's EPUB link answered ${epub.status()}`);
+    await desktop.close();
+
+    const phone = await browser.newContext(PHONE);
+    phone.setDefaultTimeout(20000);
+    const small = await phone.newPage();
+    watch(small, 'phone');
+
+    step('on a phone: the list, the book, the upload form');
+    await signIn(small);
+    await look(small, 'phone-books.png');
+    await small.goto(url(`/books/${books.novel}`));
+    const progressHeight = await small.locator('section.progress').evaluate((s) => s.getBoundingClientRect().height);
+    check(progressHeight < 200, `the finished progress takes ${progressHeight}px of the phone's screen`);
+    await look(small, 'phone-book-ready.png');
+    await small.goto(url(`/books/${books.page}`));
+    await look(small, 'phone-book-refused.png');
+    await small.goto(url(`/books/${books.notes}`));
+    await look(small, 'phone-book-mismatch.png');
+    await small.goto(url('/books/new'));
+    await look(small, 'phone-upload.png');
+    for (const p of ['/books', `/books/${books.novel}`, '/books/new']) {
+      await small.goto(url(p));
+      const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      check(overflow <= 0, `${p} scrolls sideways on a phone by ${overflow}px`);
+    }
+    const missingOnPhone = await small.goto(url('/books/00000000-0000-4000-8000-000000000000'));
+    check(missingOnPhone.status() === 404, 'another book is not a 404');
+    check((await small.locator('header nav a[href="/books"]').count()) === 1, 'the Not found page has no navigation on a phone');
+    await look(small, 'phone-not-found.png');
+
+    step('the reader on a phone, mid-chapter: the bar goes, comes back, and leads out');
+    await small.goto(url(`/books/${books.novel}/reader/`));
+    await look(small, 'phone-reader-contents.png');
+    const chapters = await small.locator('.toc a').count();
+    await Promise.all([small.waitForURL(/chapter-\d+\.html$/), small.locator('.toc a').nth(6).tap()]);
+    await small.waitForLoadState('load');
+    const bar = small.locator('header.bar');
+    const position = async () => (await small.locator('.bar-position').innerText()).replace(/\s+/g, ' ').trim();
+    check(new RegExp(`^(Chapter )?7 of ${chapters}$`).test(await position()), `the bar does not say where the chapter is: ${await position()}`);
+    // Reading on: the page moves under the reader's finger (a wheel here), and the bar steps aside.
+    for (let i = 0; i < 6; i += 1) await small.mouse.wheel(0, 400);
+    await small.waitForFunction(() => document.querySelector('header.bar').classList.contains('bar-away'));
+    check(/ · \d+%$/.test(await position()), `the bar does not say how far through the chapter: ${await position()}`);
+    await look(small, 'phone-reader-reading.png', { full: false });
+    // Back up a little: the bar returns, with the position.
+    await small.mouse.wheel(0, -150);
+    await small.waitForFunction(() => !document.querySelector('header.bar').classList.contains('bar-away'));
+    // Once it has slid back (a fifth of a second), it sits at the top of the screen.
+    await small.waitForFunction(() => Math.abs(document.querySelector('header.bar').getBoundingClientRect().top) <= 1)
+      .catch(async () => {
+        throw new CheckFailed(`the returned bar is not at the top of the screen (${await bar.evaluate((b) => b.getBoundingClientRect().top)}px)`);
+      });
+    await look(small, 'phone-reader-bar.png', { full: false });
+    // A tap on the text (mid-screen, where the page does not move) puts it away, another
+    // brings it back.
+    await small.touchscreen.tap(195, 560);
+    await small.waitForFunction(() => document.querySelector('header.bar').classList.contains('bar-away'));
+    await small.touchscreen.tap(195, 560);
+    await small.waitForFunction(() => !document.querySelector('header.bar').classList.contains('bar-away'));
+    // From here to the contents, and from there to the book's page.
+    await Promise.all([small.waitForURL(/\/reader\/index\.html$/), small.locator('.bar-home').tap()]);
+    await Promise.all([small.waitForURL(ID), small.locator('.book-links a.book-page').tap()]);
+    check(ID.exec(new URL(small.url()).pathname)[1] === books.novel, `the way out led to ${small.url()}`);
+    await phone.close();
+
+    check(problems.length === 0, `problems while browsing:\n  ${problems.join('\n  ')}`);
+    console.log(`axe found no violation on ${audited.length} pages`);
+    console.log(`BOOKS ${JSON.stringify(books)}`);
+    console.log('OK');
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((error) => {
+  console.log(`FAIL: ${error instanceof CheckFailed ? error.message : error.stack}`);
+  process.exit(1);
+});
