@@ -672,17 +672,18 @@ async fn fail_for_good(
     step_failed(cx, book, job, &error.to_string()).await
 }
 
-/// Fails the book because step `job` kept failing with `error`: the API's message names the
-/// step and the error, the author's log line the step's label and what to do.
+/// Fails the book because step `job` kept failing with `error`. The book (its API, its page,
+/// its `book.failed` event) and its author's log say which step and what to do; the error
+/// itself, which can name the server's paths, storage and hosts, only the operator's log.
 async fn step_failed(cx: &Cx, book: &str, job: &str, error: &str) -> anyhow::Result<()> {
-    let message = progress::kept_failing(job, error);
-    let reason = progress::stopped_at(job);
+    tracing::warn!(book.id = %book, step = job, error, "a step kept failing; the book fails");
+    let message = progress::stopped_at(job);
     mark_failed(
         cx.app(),
         book,
         progress::STEP_FAILED,
         &message,
-        Some(&reason),
+        Some(&message),
     )
     .await
 }

@@ -403,10 +403,22 @@ async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
     stop(w);
     assert_eq!(book.status, "failed", "{book:?}");
     assert_eq!(book.error_code.as_deref(), Some("step_failed"), "{book:?}");
+    // The book names the step and what to do; why it kept failing is the operator's to read
+    // (a server's error can name its paths and hosts), in the job's history.
     let error = book.error.unwrap_or_default();
+    let label = bindery::pipeline::steps::by_job("book.parse")
+        .map(|s| s.label)
+        .expect("a step");
+    assert!(error.contains(label), "the book says which step: {error}");
+    let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
+    let history = jobs
+        .iter()
+        .find(|j| j.kind == "book.parse")
+        .and_then(|j| j.last_error())
+        .unwrap_or_default();
     assert!(
-        error.contains("died or froze"),
-        "the book says why: {error}"
+        history.contains("died or froze"),
+        "the operator reads why: {history}"
     );
 }
 
