@@ -68,10 +68,18 @@ async function signInWithKeyboard(page) {
   await page.goto(url('/'));
   check(new URL(page.url()).pathname === '/signin', `/ did not lead to sign-in: ${page.url()}`);
   // The token field has focus on arrival: type and press Enter, no mouse.
+  await page.waitForFunction(() => document.activeElement?.id === 'token');
   await page.keyboard.type('bdy_mistyped');
-  await Promise.all([page.waitForLoadState('load'), page.keyboard.press('Enter')]);
+  // The answer is a new page: wait for it, not for the one already loaded.
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/signin'),
+    page.keyboard.press('Enter'),
+  ]);
+  await page.waitForLoadState('load');
   const error = await page.locator('[role=alert]').innerText();
   check(/not valid/.test(error), `a wrong token did not say so: ${error}`);
+  // Keys typed before the new page has put the focus in its field would be lost.
+  await page.waitForFunction(() => document.activeElement?.id === 'token');
   await page.keyboard.type(token);
   await Promise.all([page.waitForURL(/\/books$/), page.keyboard.press('Enter')]);
 }

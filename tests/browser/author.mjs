@@ -64,6 +64,13 @@ function watch(page, label) {
 
 /** Photographs the page and runs axe on it; violations are collected, and fail the run. */
 const audited = [];
+/** Whether the image `locator` finds has loaded, once it has finished one way or the other:
+ * visible is not loaded. */
+async function imageLoaded(locator) {
+  return locator.evaluate((img) => img.decode().then(() => true, () => false)
+    .then((decoded) => decoded && img.naturalWidth > 0));
+}
+
 async function look(page, name, { full = true } = {}) {
   const file = path.join(shotDir, name);
   await page.screenshot({ path: file, fullPage: full });
@@ -128,7 +135,7 @@ async function main() {
     await page.locator('#download-epub').waitFor({ timeout: 90000 });
     const cover = page.locator('.book-head img.cover-thumb');
     await cover.waitFor();
-    check(await cover.evaluate((img) => img.complete && img.naturalWidth > 0), 'the cover thumbnail did not load');
+    check(await imageLoaded(cover), 'the cover thumbnail did not load');
     const folded = page.locator('section.progress details.steps-done');
     check((await folded.count()) === 1 && !(await folded.evaluate((d) => d.open)), 'the finished progress is not folded');
     check(/All 8 steps done/.test(await folded.locator('summary').innerText()), 'the folded progress does not say it is done');
@@ -140,7 +147,7 @@ async function main() {
     step('the list shows the cover, Read and Download');
     await page.goto(url('/books'));
     const item = page.locator('.books li').first();
-    check(await item.locator('img.cover-thumb').evaluate((img) => img.complete && img.naturalWidth > 0), 'no cover in the list');
+    check(await imageLoaded(item.locator('img.cover-thumb')), 'no cover in the list');
     check((await item.locator('a', { hasText: 'Read' }).getAttribute('href')) === `/books/${books.novel}/reader/`, 'no Read in the list');
     check((await item.locator('a', { hasText: 'Download EPUB' }).getAttribute('href')) === `/books/${books.novel}/epub`, 'no Download in the list');
     await look(page, 'desktop-books.png');
