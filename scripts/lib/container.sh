@@ -9,12 +9,13 @@
 #                             netbase, passwd/group with nonroot (65532), no shell, no package
 #                             manager; USER 65532 like distroless's :nonroot
 #
-# Both come from one debootstrap of this machine's Debian release from the mirror its apt
-# sources name, kept in $CONTAINER_WORK (under target/).
+# Both come from one debootstrap of Debian 13 (trixie, the release of the Dockerfile's bases;
+# BASE_SUITE names another) from the mirror this machine's apt sources name, kept in
+# $CONTAINER_WORK (under target/).
 
 : "${CONTAINER_WORK:?}"
 
-debian_suite() { . /etc/os-release && printf '%s\n' "${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}"; }
+debian_suite() { printf '%s\n' "${BASE_SUITE:-trixie}"; }
 
 # The first Debian (not -security) mirror in this machine's apt sources.
 debian_mirror() {

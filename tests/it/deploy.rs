@@ -4,6 +4,7 @@
 
 mod budget;
 mod disks;
+mod manifests;
 mod procfile;
 mod readiness;
 mod tls;
