@@ -4,6 +4,7 @@
 
 mod budget;
 mod disks;
+mod guides;
 mod manifests;
 mod procfile;
 mod readiness;
