@@ -42,7 +42,11 @@ fn every_command_in_the_guides_says_where_it_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut tested = 0;
     for guide in guides() {
-        let name = guide.strip_prefix(root).expect("in the repository").display().to_string();
+        let name = guide
+            .strip_prefix(root)
+            .expect("in the repository")
+            .display()
+            .to_string();
         let text = std::fs::read_to_string(&guide).expect("read the guide");
         for (info, lines) in blocks(&text) {
             let language = info.split_whitespace().next().unwrap_or("");
@@ -56,7 +60,10 @@ fn every_command_in_the_guides_says_where_it_runs() {
             }
             let first = lines.first().map(String::as_str).unwrap_or("");
             if let Some(runner) = first.strip_prefix("# tested: ") {
-                assert!(RUNNERS.contains(&runner), "{name}: unknown runner {runner:?}");
+                assert!(
+                    RUNNERS.contains(&runner),
+                    "{name}: unknown runner {runner:?}"
+                );
                 let script = std::fs::read_to_string(root.join(runner)).expect("the runner");
                 assert!(
                     script.contains(&name) && script.contains("# tested: scripts/container"),
