@@ -397,3 +397,46 @@ fn the_tokens_page_lists_tokens_for_an_admin_only() {
             .any(|l| message(l, None, GENERATED))
     );
 }
+
+/// The Tokens page in a real browser (headless Chromium): a first admin signed in with
+/// `BINDERY_ADMIN_TOKEN` creates a token with the form, sees it once, and revokes it.
+/// Screenshots are kept in `target/tmp/screenshots/tokens/`.
+#[test]
+fn the_tokens_page_creates_and_revokes_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
+    let server = start(tempfile::tempdir().expect("tempdir"), None, CHOSEN);
+    first_admin_line(&server);
+    let shots = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/tokens");
+    let script =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/tokens.mjs");
+    let out = Command::new("node")
+        .arg(&script)
+        .arg(server.url("/"))
+        .arg(&shots)
+        .env("BINDERY_TOKEN", CHOSEN)
+        .output()
+        .expect("node is not installed: run the suite through scripts/test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("OK"),
+        "the browser test failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The token the page showed was kobo-alice's, and is revoked now.
+    let shown = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("TOKEN "))
+        .expect("the page's token");
+    assert_eq!(
+        get(&server, shown, "/api/v1/books").status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let listed = tokens(&server, CHOSEN);
+    let kobo = listed
+        .iter()
+        .find(|t| t["name"] == "kobo-alice")
+        .expect("kobo-alice is listed");
+    assert!(kobo["revoked_at"].is_string(), "{kobo}");
+}
