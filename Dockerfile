@@ -1,28 +1,39 @@
 # Bindery in a container: one binary on a distroless base (glibc, libgcc, CA certificates, no
-# shell), running as a non-root user, with its data in the volume /data.
+# shell), running as a non-root user, with its data in /data.
 #
 #   docker build -t bindery .            # or: podman build --format docker -t bindery .
 #   docker run -p 8080:8080 -v bindery-data:/data bindery
 #
-# RUN --mount needs BuildKit (Docker's default builder since 23.0) or podman/buildah.
+# Plain Dockerfile syntax only: no BuildKit features (RUN --mount, heredocs), so every host's
+# builder takes it as it is: Docker with or without BuildKit, `az acr build`, podman/buildah,
+# Heroku, Railway, Render and Fly.io. Dependencies are compiled in a layer of their own, which
+# any builder's layer cache keeps until Cargo.toml or Cargo.lock change.
+#
 # The base images are build arguments, so a registry mirror or a local base can stand in:
-#   --build-arg RUST_IMAGE=mirror.example.com/library/rust:1.95-slim-bookworm
-#   --build-arg RUNTIME_IMAGE=mirror.example.com/distroless/cc-debian12:nonroot
-# The runtime base must be a glibc system at least as new as the build base's (Debian 12 here).
-# scripts/container builds both bases from Debian's packages when no registry is reachable.
+#   --build-arg RUST_IMAGE=mirror.example.com/library/rust:1.95.0-slim-trixie
+#   --build-arg RUNTIME_IMAGE=mirror.example.com/distroless/cc-debian13:nonroot
+# The runtime base must be a glibc system at least as new as the build base's (Debian 13 here).
+# The Rust release matches rust-toolchain.toml. scripts/container builds both bases from
+# Debian's packages when no registry is reachable.
 
-ARG RUST_IMAGE=docker.io/library/rust:1.95-slim-bookworm
-ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot
+ARG RUST_IMAGE=docker.io/library/rust:1.95.0-slim-trixie
+ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian13:nonroot
 
 FROM ${RUST_IMAGE} AS build
 WORKDIR /src
+# The dependencies first, built against an empty crate of the same name: this layer is only
+# built again when the manifest or the lock file change, so a code change compiles Bindery alone.
+COPY Cargo.toml Cargo.lock rust-toolchain.toml ./
+RUN mkdir -p src benches \
+ && echo 'fn main() {}' > src/main.rs \
+ && touch src/lib.rs benches/queue.rs benches/pipeline.rs \
+ && cargo build --release --locked \
+ && rm -rf src benches
 COPY . .
-# The registry and target directories are build caches (BuildKit and Buildah keep them between
-# builds), so a rebuild after a code change compiles only Bindery itself. The binary is copied
-# out of the cache in the same step. /out/data becomes the non-root user's data directory.
-RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
-    --mount=type=cache,target=/src/target,sharing=locked \
-    cargo build --release --locked \
+# COPY keeps the files' own times, which can be older than the empty crate's build: touch them
+# so cargo builds the real one. /out/data becomes the non-root user's data directory.
+RUN touch src/main.rs src/lib.rs \
+ && cargo build --release --locked \
  && install -D -m 0755 target/release/bindery /out/bindery \
  && mkdir -p /out/data
 
@@ -39,13 +50,16 @@ COPY --from=build --chown=65532:65532 /out/data /data
 ARG RUN_AS=65532:65532
 USER ${RUN_AS}
 # DATA_DIR's default, ./data, is /data from here. It is left unset so that the app's own
-# per-host defaults still apply (on Azure App Service, /home/bindery on the kept share), and the
-# working directory stays off the volume: a volume that holds the working directory does not
-# count as one where Bindery checks that its data outlives a restart (Fly.io, Render, ...).
+# per-host defaults still apply (on Azure App Service with its storage on, /home/bindery on the
+# kept share), and the working directory stays off the volume: a volume that holds the working
+# directory does not count as one where Bindery checks that its data outlives a restart.
+# No VOLUME instruction: some hosts' builders refuse it (Railway) and others ignore it
+# (Heroku); mount a volume at /data where data should be kept (docker-compose.yml does).
 WORKDIR /
-ENV PORT=8080 \
+# `bindery` is on PATH, for hosts that run a command without the ENTRYPOINT.
+ENV PATH=/usr/local/bin:/usr/bin:/bin \
+    PORT=8080 \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
-VOLUME ["/data"]
 EXPOSE 8080
 
 # No shell or curl here: the binary itself asks http://127.0.0.1:$PORT/healthz.
@@ -56,5 +70,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # SIGTERM drains requests and jobs for up to SHUTDOWN_TIMEOUT (25s), then exits 0; give
 # `docker stop` longer than that (docker stop -t 30) or it is killed after its default 10 s.
 STOPSIGNAL SIGTERM
+# The one image contract: the ENTRYPOINT is the binary, and the command is its arguments.
+# Hosts replace only the command, with `migrate` or with `bindery migrate` as people write it
+# by habit; the binary takes its own name as a first argument and drops it, so both work.
 ENTRYPOINT ["/usr/local/bin/bindery"]
 CMD ["serve"]

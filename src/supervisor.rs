@@ -51,6 +51,7 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
     let blobs = BlobStore::open(&config.blob, &config.azure)?;
     // Migrates, and refuses a database and a blob store of two different installations.
     installation::at_start(&db, &blobs, true).await?;
+    crate::tokens::first_admin_at_start(&db, config).await;
     let logbook = crate::logbook::Writer::start(db.clone());
     let app = Application::build(
         config,

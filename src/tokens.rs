@@ -10,6 +10,7 @@
 //! in hex). That one is kept in clear, because Bindery signs with it; it can be read again (by
 //! the tenant through the API, by an operator with `bindery token secret`) and is never logged.
 
+use anyhow::Context;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::FromRow;
@@ -329,6 +330,201 @@ pub async fn tenant_of(db: &Database, name: &str) -> anyhow::Result<Option<Strin
     Ok(found.map(|(tenant,)| tenant))
 }
 
+/// The names `BINDERY_ADMIN_TOKEN`'s admin takes, in order: the first one free.
+const FIRST_ADMIN_NAMES: [&str; 4] = ["admin", "admin-2", "admin-3", "admin-4"];
+
+/// What `BINDERY_ADMIN_TOKEN` did at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FirstAdmin {
+    /// No admin token was live: the value became the admin token of this name.
+    Made { name: String },
+    /// The value is already the live admin token of this name (a restart before it was
+    /// rotated away).
+    Live { name: String },
+    /// Another admin token is live, so the value is not used.
+    Ignored,
+    /// The value is the token of this name, revoked (or never an admin's): it is never made
+    /// an admin, nor brought back.
+    Refused { name: String, revoked: bool },
+}
+
+/// Makes `token` (the value of `BINDERY_ADMIN_TOKEN`) the first admin token, stored hashed like
+/// every token, while no admin token is live; says what it did. Safe to run from any number of
+/// processes at once: the insert happens only while no live admin exists, and the unique hash
+/// lets one of two concurrent starts win.
+#[tracing::instrument(skip_all)]
+pub async fn ensure_first_admin(
+    db: &Database,
+    token: &Secret<String>,
+) -> anyhow::Result<FirstAdmin> {
+    let hash = hash(token.expose());
+    for name in FIRST_ADMIN_NAMES {
+        if let Some(found) = holder_of(db, &hash).await? {
+            return Ok(found);
+        }
+        let webhook_secret = generate_webhook_secret();
+        let inserted = on_pool!(db, |pool, d| {
+            sqlx::query(sql!(
+                d,
+                "INSERT INTO tokens (name, tenant, hash, admin, created_at, webhook_secret)
+                 SELECT $1, $1, $2, $3, {now}, $4
+                 WHERE NOT EXISTS (SELECT 1 FROM tokens WHERE admin AND revoked_at IS NULL)
+                 ON CONFLICT DO NOTHING"
+            ))
+            .bind(name)
+            .bind(&hash)
+            .bind(true)
+            .bind(webhook_secret.expose())
+            .execute(pool)
+            .await
+            .context("storing the first admin token")?
+            .rows_affected()
+        });
+        if inserted == 1 {
+            return Ok(FirstAdmin::Made {
+                name: name.to_owned(),
+            });
+        }
+        if live_admin_exists(db).await? {
+            // Made by another process starting at the same time, with this value or not.
+            return Ok(holder_of(db, &hash).await?.unwrap_or(FirstAdmin::Ignored));
+        }
+        // The name is taken by a tenant's token: the next one.
+    }
+    anyhow::bail!(
+        "BINDERY_ADMIN_TOKEN could not make the first admin: the names {} are all taken by other tokens",
+        FIRST_ADMIN_NAMES.join(", ")
+    )
+}
+
+/// What the token with this hash is, if there is one.
+async fn holder_of(db: &Database, hash: &str) -> anyhow::Result<Option<FirstAdmin>> {
+    let found: Option<(String, bool, bool)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT name, admin, revoked_at IS NOT NULL FROM tokens WHERE hash = $1"
+        ))
+        .bind(hash)
+        .fetch_optional(pool)
+        .await?
+    });
+    Ok(found.map(|(name, admin, revoked)| match (admin, revoked) {
+        (true, false) => FirstAdmin::Live { name },
+        _ => FirstAdmin::Refused { name, revoked },
+    }))
+}
+
+async fn live_admin_exists(db: &Database) -> anyhow::Result<bool> {
+    let (live,): (i64,) = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT COUNT(*) FROM tokens WHERE admin AND revoked_at IS NULL"
+        ))
+        .fetch_one(pool)
+        .await?
+    });
+    Ok(live > 0)
+}
+
+/// Runs [`ensure_first_admin`] when `BINDERY_ADMIN_TOKEN` is set, and logs what it did and
+/// what to do next (never the token). A failure is logged, not returned: the service runs on
+/// without a first admin rather than not at all.
+pub async fn first_admin_at_start(db: &Database, config: &crate::config::Config) {
+    let Some(token) = &config.admin_token else {
+        return;
+    };
+    let outcome = match ensure_first_admin(db, token).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "BINDERY_ADMIN_TOKEN could not make the first admin");
+            return;
+        }
+    };
+    match outcome {
+        FirstAdmin::Made { name } => tracing::warn!(
+            token.name = %name,
+            "BINDERY_ADMIN_TOKEN is now the admin token {name:?}: sign in with it, make an admin token of your own on the Tokens page, revoke {name:?} and unset BINDERY_ADMIN_TOKEN"
+        ),
+        FirstAdmin::Live { name } => tracing::warn!(
+            token.name = %name,
+            "BINDERY_ADMIN_TOKEN is still the live admin token {name:?}; once you have an admin token of your own, revoke {name:?} and unset BINDERY_ADMIN_TOKEN"
+        ),
+        FirstAdmin::Ignored => {
+            tracing::warn!("BINDERY_ADMIN_TOKEN is ignored: admin tokens exist already; unset it")
+        }
+        FirstAdmin::Refused {
+            name,
+            revoked: true,
+        } => tracing::warn!(
+            token.name = %name,
+            "BINDERY_ADMIN_TOKEN is the revoked token {name:?}, which is never brought back; unset it (or, with no admin token left, set a new value to make a new first admin)"
+        ),
+        FirstAdmin::Refused {
+            name,
+            revoked: false,
+        } => tracing::warn!(
+            token.name = %name,
+            "BINDERY_ADMIN_TOKEN is the token of {name:?}, which is not an admin's, and is left as it is; unset it"
+        ),
+    }
+}
+
+/// Why an admin could not revoke a token through the API.
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeError {
+    #[error("there is no token named {0:?}")]
+    NotFound(String),
+    #[error(
+        "{0:?} is the last live admin token: create another admin token first, or nobody could reach the admin pages again"
+    )]
+    LastAdmin(String),
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+/// Revokes the token named `name`, unless it is the last live admin token (which would leave a
+/// host without a shell with no way back in). Revoking a revoked token changes nothing. Two
+/// admins revoking each other's tokens at the same moment on PostgreSQL could both pass the
+/// check; `BINDERY_ADMIN_TOKEN` with a new value is the way back then.
+#[tracing::instrument(skip(db))]
+pub async fn revoke_unless_last_admin(db: &Database, name: &str) -> Result<TokenInfo, RevokeError> {
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE tokens SET revoked_at = COALESCE(revoked_at, {now})
+             WHERE name = $1
+               AND (NOT admin OR revoked_at IS NOT NULL OR EXISTS (
+                    SELECT 1 FROM tokens other
+                    WHERE other.admin AND other.revoked_at IS NULL AND other.name <> $1))"
+        ))
+        .bind(name)
+        .execute(pool)
+        .await
+        .context("revoking a token")?;
+    });
+    let Some(info) = info(db, name).await? else {
+        return Err(RevokeError::NotFound(name.to_owned()));
+    };
+    if info.revoked_at.is_none() {
+        return Err(RevokeError::LastAdmin(name.to_owned()));
+    }
+    Ok(info)
+}
+
+/// One token as listed, revoked or not.
+pub async fn info(db: &Database, name: &str) -> anyhow::Result<Option<TokenInfo>> {
+    Ok(on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT name, admin, created_at, last_used_at, revoked_at
+             FROM tokens WHERE name = $1"
+        ))
+        .bind(name)
+        .fetch_optional(pool)
+        .await?
+    }))
+}
+
 /// A new webhook signing secret, made like a token.
 fn generate_webhook_secret() -> Secret<String> {
     let mut secret = [0u8; SECRET_BYTES];
@@ -349,8 +545,14 @@ pub(crate) fn hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// Whether `token` has the shape of one this module makes.
+/// Whether `token` has the shape of one this module makes, or of a first admin's chosen in
+/// `BINDERY_ADMIN_TOKEN`.
 fn well_formed(token: &str) -> bool {
+    made_here(token) || crate::config::variables::chosen_token_shape(token)
+}
+
+/// Whether `token` has the shape of one this module makes.
+fn made_here(token: &str) -> bool {
     token.strip_prefix(PREFIX).is_some_and(|secret| {
         secret.len() == SECRET_BYTES * 2
             && secret
@@ -376,8 +578,8 @@ mod tests {
         let b = generate();
         assert_eq!(a.len(), PREFIX.len() + 64);
         assert!(a.starts_with("bdy_"), "{a}");
-        assert!(well_formed(&a), "{a}");
-        assert!(well_formed(&b), "{b}");
+        assert!(made_here(&a), "{a}");
+        assert!(made_here(&b), "{b}");
         assert_ne!(a, b);
     }
 
@@ -387,7 +589,7 @@ mod tests {
         let b = generate_webhook_secret();
         assert_eq!(a.expose().len(), WEBHOOK_SECRET_PREFIX.len() + 64);
         assert!(a.expose().starts_with("whsec_"));
-        assert!(!well_formed(a.expose()));
+        assert!(!made_here(a.expose()));
         assert_ne!(a.expose(), b.expose());
         assert_eq!(format!("{a:?}"), "[redacted]");
     }
@@ -395,7 +597,7 @@ mod tests {
     #[test]
     fn malformed_tokens_are_refused() {
         let good = format!("bdy_{}", "0123456789abcdef".repeat(4));
-        assert!(well_formed(&good));
+        assert!(made_here(&good));
         for bad in [
             String::new(),
             "bdy_".to_owned(),
@@ -410,7 +612,27 @@ mod tests {
             // A multi-byte character where a hex digit should be, with the same byte length.
             format!("{}é", &good[..good.len() - 2]),
         ] {
-            assert!(!well_formed(&bad), "{bad:?} passed");
+            assert!(!made_here(&bad), "{bad:?} passed");
+        }
+    }
+
+    #[test]
+    fn a_chosen_admin_token_reaches_the_lookup_and_junk_does_not() {
+        // BINDERY_ADMIN_TOKEN's value is looked up as it is, whatever its alphabet.
+        assert!(well_formed(&"0123456789abcdef".repeat(4)));
+        assert!(well_formed("q3Zx8+Rk2mP/0vT6yHc1nW4bJ9eL5sA7dF2gK8uQ1oE="));
+        let made = generate();
+        for junk in [
+            "",
+            "short",
+            &format!("Bearer {}", "a".repeat(40)),
+            &"a".repeat(257),
+            // A token Bindery made, mangled: never a chosen one.
+            &made.to_uppercase(),
+            &made[..made.len() - 1],
+            &format!("{made}0"),
+        ] {
+            assert!(!well_formed(junk), "{junk:?} passed");
         }
     }
 

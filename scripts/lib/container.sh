@@ -8,13 +8,17 @@
 #   local_runtime_base NAME   a distroless cc-style base: glibc, libgcc, the CA bundle, tzdata,
 #                             netbase, passwd/group with nonroot (65532), no shell, no package
 #                             manager; USER 65532 like distroless's :nonroot
+#   local_postgres_image NAME a stand-in for the official postgres image (scripts/lib/
+#                             postgres-image): Debian's PostgreSQL on the same Debian, for the
+#                             compose run
 #
-# Both come from one debootstrap of this machine's Debian release from the mirror its apt
-# sources name, kept in $CONTAINER_WORK (under target/).
+# Both come from one debootstrap of Debian 13 (trixie, the release of the Dockerfile's bases;
+# BASE_SUITE names another) from the mirror this machine's apt sources name, kept in
+# $CONTAINER_WORK (under target/).
 
 : "${CONTAINER_WORK:?}"
 
-debian_suite() { . /etc/os-release && printf '%s\n' "${VERSION_CODENAME:?no VERSION_CODENAME in /etc/os-release}"; }
+debian_suite() { printf '%s\n' "${BASE_SUITE:-trixie}"; }
 
 # The first Debian (not -security) mirror in this machine's apt sources.
 debian_mirror() {
@@ -129,4 +133,19 @@ EOF
     --change 'WORKDIR /home/nonroot' \
     - "$name" >/dev/null
   rm -rf "$stage"
+}
+
+local_postgres_image() {
+  local name=$1 rootfs base
+  rootfs=$(debian_rootfs)
+  base="localhost/bindery-base/debian:$(debian_suite)"
+  if ! podman image exists "$base"; then
+    printf 'scripts/container: making %s (Debian %s, minbase)\n' "$base" "$(debian_suite)" >&2
+    tar --numeric-owner -C "$rootfs" --exclude=./.complete -cf - . | podman import -q \
+      --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+      --change 'CMD ["bash"]' - "$base" >/dev/null
+  fi
+  printf 'scripts/container: making %s (Debian %s + postgresql)\n' "$name" "$(debian_suite)" >&2
+  podman build -q --network host --build-arg BASE="$base" -t "$name" \
+    "$(dirname "${BASH_SOURCE[0]}")/postgres-image" >/dev/null
 }

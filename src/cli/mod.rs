@@ -7,6 +7,8 @@ mod logs;
 mod storage;
 mod token;
 
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -104,7 +106,7 @@ fn variables_help() -> String {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(host_argv(std::env::args_os()));
     let command = cli.command.unwrap_or(Command::Serve);
 
     // A supervised worker binds its life to the web process before anything else can fail or
@@ -265,6 +267,38 @@ pub fn main() -> ExitCode {
     code
 }
 
+/// The arguments as a host hands them over, made into the ones `bindery` parses.
+///
+/// The image's ENTRYPOINT is the binary, and most hosts replace only its CMD with the command
+/// their manifest names (Fly.io's `release_command`, heroku.yml's `release`, `dokku run`,
+/// compose's `command:`), which people write as a whole command line, by habit: `bindery
+/// migrate`. So a first argument that names this program (`bindery`, or a path ending in
+/// `/bindery`) is dropped, and `bindery bindery migrate` runs `bindery migrate`. A host that
+/// hands over a whole command line as one argument (`["bindery migrate"]`) gets it split at its
+/// spaces. No subcommand is called `bindery` and no subcommand has a space in it, so neither
+/// changes the meaning of anything that worked before.
+fn host_argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    if args.len() == 2
+        && let Some(line) = args[1].to_str()
+        && line.trim().contains(char::is_whitespace)
+    {
+        let words: Vec<OsString> = line.split_whitespace().map(OsString::from).collect();
+        args.truncate(1);
+        args.extend(words);
+    }
+    if args.get(1).is_some_and(|first| names_this_program(first)) {
+        args.remove(1);
+    }
+    args
+}
+
+/// Whether `arg` is this program's name: `bindery`, or a path to a file named so.
+fn names_this_program(arg: &OsStr) -> bool {
+    Path::new(arg).file_name() == Some(OsStr::new("bindery"))
+        && !arg.to_string_lossy().ends_with('/')
+}
+
 fn config_error(e: &ConfigError) -> ExitCode {
     eprintln!("bindery: configuration error: {e}");
     ExitCode::from(EXIT_CONFIG)
@@ -284,7 +318,89 @@ async fn migrate(config: &Config) -> anyhow::Result<ExitCode> {
     // A new database beside another installation's blob store is refused before anything is
     // created in it; otherwise migrated, and the installation id recorded or compared.
     let checked = crate::storage::installation::at_start(&db, &blobs, true).await;
+    if checked.is_ok() {
+        crate::tokens::first_admin_at_start(&db, config).await;
+    }
     db.close().await;
     checked?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(args: &[&str]) -> Vec<String> {
+        host_argv(args.iter().map(OsString::from))
+            .into_iter()
+            .map(|a| a.into_string().unwrap_or_default())
+            .collect()
+    }
+
+    /// `Cli` parses what a host's command line becomes, to the subcommand it names.
+    fn parses(args: &[&str]) -> String {
+        let cli = Cli::try_parse_from(host_argv(args.iter().map(OsString::from)))
+            .unwrap_or_else(|e| panic!("{args:?} does not parse: {e}"));
+        format!("{:?}", cli.command)
+    }
+
+    #[test]
+    fn a_command_line_that_repeats_the_program_name_runs_its_subcommand() {
+        let entrypoint = "/usr/local/bin/bindery";
+        // Fly.io's release_command, heroku.yml's release, dokku run, compose's command:
+        // the host keeps the ENTRYPOINT and puts the manifest's words after it.
+        assert_eq!(parses(&[entrypoint, "bindery", "migrate"]), "Some(Migrate)");
+        assert_eq!(parses(&[entrypoint, "migrate"]), "Some(Migrate)");
+        assert_eq!(
+            parses(&[entrypoint, "/usr/local/bin/bindery", "migrate"]),
+            "Some(Migrate)"
+        );
+        assert_eq!(
+            parses(&[entrypoint, "./target/release/bindery", "serve"]),
+            "Some(Serve)"
+        );
+        assert_eq!(parses(&[entrypoint, "bindery"]), "None");
+        assert_eq!(
+            argv(&[entrypoint, "bindery", "token", "create", "alice", "--admin"]),
+            [entrypoint, "token", "create", "alice", "--admin"]
+        );
+        // Without the ENTRYPOINT (a host that runs the command itself, bindery on PATH).
+        assert_eq!(parses(&["bindery", "migrate"]), "Some(Migrate)");
+    }
+
+    #[test]
+    fn a_whole_command_line_in_one_argument_is_split_at_its_spaces() {
+        assert_eq!(
+            argv(&["bindery", "bindery migrate"]),
+            ["bindery", "migrate"]
+        );
+        assert_eq!(
+            argv(&["bindery", " token  create\talice "]),
+            ["bindery", "token", "create", "alice"]
+        );
+        assert_eq!(parses(&["bindery", "bindery migrate"]), "Some(Migrate)");
+        assert_eq!(parses(&["bindery", "migrate"]), "Some(Migrate)");
+    }
+
+    #[test]
+    fn only_the_first_argument_is_taken_for_the_program_name() {
+        // A manuscript called bindery, or a tenant called bindery, stays an argument.
+        assert_eq!(
+            argv(&["bindery", "convert", "bindery"]),
+            ["bindery", "convert", "bindery"]
+        );
+        assert_eq!(
+            argv(&["bindery", "token", "create", "bindery"]),
+            ["bindery", "token", "create", "bindery"]
+        );
+        // Not the program's name: another program, a directory, a longer name.
+        for other in ["bindery-old", "binder", "bindery/", "--bindery"] {
+            assert_eq!(argv(&["bindery", other]), ["bindery", other], "{other}");
+        }
+        // Two arguments are never joined or split, whatever they hold.
+        assert_eq!(
+            argv(&["bindery", "convert", "my book.md"]),
+            ["bindery", "convert", "my book.md"]
+        );
+    }
 }

@@ -38,10 +38,11 @@ pub use variables::{Settings, VARIABLES};
 use variables::{
     APP_URL, DATA_DIR, KEEPALIVE_URL, LOG_DIR, MAX_BOOK_ELEMENTS, MAX_BOOK_WORDS,
     MAX_CHAPTER_WORDS, MAX_IMAGE_PIXELS, MAX_INFLATED_SIZE, MAX_MANUSCRIPT_SIZE, MAX_ZIP_ENTRIES,
-    WEBSITE_HOSTNAME,
+    WEBSITE_HOSTNAME, WEBSITES_ENABLE_APP_SERVICE_STORAGE,
 };
 
-/// `DATA_DIR`'s default on Azure App Service: under the `/home` share, the one directory kept
+/// `DATA_DIR`'s default on Azure App Service with its storage on
+/// (`WEBSITES_ENABLE_APP_SERVICE_STORAGE=true`): under the `/home` share, the one directory kept
 /// across restarts.
 pub const AZURE_DATA_DIR: &str = "/home/bindery";
 
@@ -103,9 +104,14 @@ impl Config {
         let settings = Settings::read(&env)?;
 
         let host_platform = crate::config::platform::Host::detect(|name| env.is_set(name));
-        // App Service keeps only its /home share across restarts.
+        // App Service keeps only its /home share across restarts, and mounts it in a custom
+        // container only with its storage setting on. Off, /home is the container's own disk,
+        // which the image's user cannot write, and the image's ./data is the better default
+        // (with PostgreSQL and Azure Blob only the log files go there).
+        let app_service_storage = WEBSITES_ENABLE_APP_SERVICE_STORAGE.read(&env)?;
         let data_dir = if env.raw(&DATA_DIR.variable).is_none()
             && host_platform == Some(crate::config::platform::Host::AzureAppService)
+            && app_service_storage
         {
             PathBuf::from(AZURE_DATA_DIR)
         } else {

@@ -165,12 +165,32 @@ fn deploy_settings() {
         .config;
     assert_eq!(c.host_platform, Some(crate::config::platform::Host::Heroku));
     assert_eq!(c.persistent_disk, Some(true));
-    let c = parse(&[("WEBSITE_SITE_NAME", "b")]).expect("ok").config;
+    // App Service keeps /home only with its storage on; a container made by `az webapp create`
+    // has it off, and its /home is neither kept nor writable by the image's user.
+    let storage_on = [
+        ("WEBSITE_SITE_NAME", "b"),
+        ("WEBSITES_ENABLE_APP_SERVICE_STORAGE", "true"),
+    ];
+    let c = parse(&storage_on).expect("ok").config;
     assert_eq!(c.data_dir, PathBuf::from(AZURE_DATA_DIR));
+    for storage_off in [
+        &[("WEBSITE_SITE_NAME", "b")][..],
+        &[
+            ("WEBSITE_SITE_NAME", "b"),
+            ("WEBSITES_ENABLE_APP_SERVICE_STORAGE", "false"),
+        ],
+    ] {
+        let c = parse(storage_off).expect("ok").config;
+        assert_eq!(c.data_dir, PathBuf::from("./data"), "{storage_off:?}");
+    }
     let c = parse(&[("WEBSITE_SITE_NAME", "b"), ("DATA_DIR", "/srv")])
         .expect("ok")
         .config;
     assert_eq!(c.data_dir, PathBuf::from("/srv"));
+    assert_eq!(
+        error(&[("WEBSITES_ENABLE_APP_SERVICE_STORAGE", "maybe")]).name,
+        "WEBSITES_ENABLE_APP_SERVICE_STORAGE"
+    );
 }
 
 #[test]
@@ -847,10 +867,15 @@ fn every_variable_is_described_but_those_only_telling_the_host() {
     for v in VARIABLES {
         // libpq's variables show in DATABASE_URL, Azure's host name in APP_URL and
         // KEEPALIVE_URL; the others only tell which host this is.
-        let folded = matches!(v.name, "WEBSITE_HOSTNAME" | "PGSSLMODE" | "PGSSLROOTCERT")
-            || crate::config::platform::Host::MARKERS
-                .iter()
-                .any(|(name, _)| *name == v.name);
+        let folded = matches!(
+            v.name,
+            "WEBSITE_HOSTNAME"
+                | "PGSSLMODE"
+                | "PGSSLROOTCERT"
+                | "WEBSITES_ENABLE_APP_SERVICE_STORAGE"
+        ) || crate::config::platform::Host::MARKERS
+            .iter()
+            .any(|(name, _)| *name == v.name);
         assert_eq!(
             described.contains(&v.name),
             !folded,
@@ -887,4 +912,40 @@ fn every_documented_default_parses() {
         c.rate_limit_writes.map(|r| r.to_string()).as_deref(),
         Some("60/min")
     );
+}
+
+#[test]
+fn the_admin_token_is_long_plain_and_never_shown() {
+    let hex = "9f2c6d1e0b7a4c3f8e5d2a1b6c9f0e3d7a4b1c8e5f2d9a6b3c0e7f4a1d8b5c2e";
+    // What hosts generate: hex (openssl, Heroku), base64 (Render's generateValue).
+    for good in [
+        hex,
+        "q3Zx8+Rk2mP/0vT6yHc1nW4bJ9eL5sA7dF2gK8uQ1oE=",
+        &"x".repeat(256),
+    ] {
+        let c = parse(&[("BINDERY_ADMIN_TOKEN", good)]).expect(good).config;
+        assert_eq!(
+            c.admin_token.as_ref().map(|t| t.expose().as_str()),
+            Some(good)
+        );
+        let shown = c.describe();
+        assert!(
+            shown.contains(&("BINDERY_ADMIN_TOKEN", "[redacted]".to_owned())),
+            "{shown:?}"
+        );
+    }
+    assert!(parse(&[]).expect("unset").config.admin_token.is_none());
+    for (bad, says) in [
+        ("hunter2hunter2", "at least 32 characters"),
+        (&format!("{hex} {hex}")[..], "without spaces"),
+        (&"x".repeat(257)[..], "longer than 256"),
+        (&format!("bdy_{hex}")[..], "only tokens Bindery makes"),
+    ] {
+        let e = error(&[("BINDERY_ADMIN_TOKEN", bad)]);
+        assert_eq!(e.name, "BINDERY_ADMIN_TOKEN");
+        let line = e.to_string();
+        assert!(line.contains(says), "{line}");
+        assert!(line.contains("openssl rand -hex 32"), "{line}");
+        assert!(!line.contains(bad), "the secret is echoed: {line}");
+    }
 }

@@ -243,6 +243,14 @@ variables! {
     /// and counts, no book data). At least 16 characters.
     secret METRICS_TOKEN: Secret<String> = unset, example "3f9c1b7e5a2d4c6b8e0f1a3c5e7b9d2f",
         parse metrics_token, {field metrics_token};
+    /// The first admin's API token, for hosts where no shell can run `bindery token create
+    /// --admin`: at start, while no admin token is live, this value becomes one (named `admin`),
+    /// stored hashed like every token. At least 32 characters without spaces (`openssl rand -hex
+    /// 32`, or the host's generated secret). Sign in with it, make an admin token of your own,
+    /// revoke `admin` and unset this; a revoked value never comes back.
+    secret BINDERY_ADMIN_TOKEN: Secret<String> = unset,
+        example "9f2c6d1e0b7a4c3f8e5d2a1b6c9f0e3d7a4b1c8e5f2d9a6b3c0e7f4a1d8b5c2e",
+        parse admin_token, {field admin_token};
     /// Let webhooks reach loopback, private, link-local and other non-public addresses (off by
     /// default, so a callback URL cannot probe the host's network).
     var WEBHOOK_ALLOW_PRIVATE: bool = value("false"), example "true",
@@ -278,10 +286,16 @@ variables! {
     /// PERSISTENT_DISK).
     var FLY_APP_NAME: String = unset, example "bindery",
         parse values::text, {hidden};
-    /// Set by Azure App Service: DATA_DIR defaults to /home/bindery, the share kept across
-    /// restarts (see PERSISTENT_DISK).
+    /// Set by Azure App Service: the local disk is thrown away at restarts; with
+    /// WEBSITES_ENABLE_APP_SERVICE_STORAGE=true, DATA_DIR defaults to /home/bindery, on the share
+    /// kept across restarts (see PERSISTENT_DISK).
     var WEBSITE_SITE_NAME: String = unset, example "bindery",
         parse values::text, {hidden};
+    /// An App Service setting: `true` mounts the kept `/home` share in a custom container, and
+    /// DATA_DIR then defaults to /home/bindery. `az webapp create` sets it `false` for a
+    /// container, and /home is then neither kept nor writable by the image's user.
+    var WEBSITES_ENABLE_APP_SERVICE_STORAGE: bool = value("false"), example "true",
+        parse values::boolean, {hidden};
     /// Set by Azure App Service; `https://$WEBSITE_HOSTNAME` stands in for APP_URL when that is
     /// unset.
     var WEBSITE_HOSTNAME: String = unset, example "bindery.azurewebsites.net",
@@ -328,6 +342,47 @@ fn job_lease(value: &str) -> Result<Duration, String> {
 fn metrics_token(value: &str) -> Result<Secret<String>, String> {
     if value.chars().count() < 16 {
         return Err("is too short to keep anyone out: use at least 16 characters, e.g. the output of `openssl rand -hex 32`".to_owned());
+    }
+    Ok(Secret::new(value.to_owned()))
+}
+
+/// Shortest value `BINDERY_ADMIN_TOKEN` may have: as hard to guess as a made token.
+pub const ADMIN_TOKEN_MIN_LEN: usize = 32;
+/// Longest value it may have.
+pub const ADMIN_TOKEN_MAX_LEN: usize = 256;
+
+/// Whether `value` has the shape a chosen admin token must have: 32 to 256 printable ASCII
+/// characters without spaces, so that a host's secret generator (hex, base64) fits and a bearer
+/// header carries it as it is; and not starting with `bdy_`, which only tokens Bindery makes
+/// do (so a mangled one of those is still refused without a database query).
+pub fn chosen_token_shape(value: &str) -> bool {
+    (ADMIN_TOKEN_MIN_LEN..=ADMIN_TOKEN_MAX_LEN).contains(&value.len())
+        && value.bytes().all(|b| b.is_ascii_graphic())
+        && !made_token_prefix(value)
+}
+
+fn made_token_prefix(value: &str) -> bool {
+    value
+        .get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("bdy_"))
+}
+
+fn admin_token(value: &str) -> Result<Secret<String>, String> {
+    if made_token_prefix(value) {
+        return Err("starts with bdy_, which only tokens Bindery makes do: choose your own value, e.g. the output of `openssl rand -hex 32`".to_owned());
+    }
+    if value.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err("must be printable ASCII without spaces, as a bearer token is sent: use e.g. the output of `openssl rand -hex 32`".to_owned());
+    }
+    if value.len() < ADMIN_TOKEN_MIN_LEN {
+        return Err(format!(
+            "is too short to keep anyone out: use at least {ADMIN_TOKEN_MIN_LEN} characters, e.g. the output of `openssl rand -hex 32`"
+        ));
+    }
+    if value.len() > ADMIN_TOKEN_MAX_LEN {
+        return Err(format!(
+            "is longer than {ADMIN_TOKEN_MAX_LEN} characters: use e.g. the output of `openssl rand -hex 32`"
+        ));
     }
     Ok(Secret::new(value.to_owned()))
 }

@@ -4,6 +4,8 @@
 
 mod budget;
 mod disks;
+mod guides;
+mod manifests;
 mod procfile;
 mod readiness;
 mod tls;

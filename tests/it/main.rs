@@ -17,6 +17,7 @@ mod crash;
 mod deploy;
 mod fairness;
 mod faults;
+mod first_admin;
 mod hardening;
 mod http;
 mod installation;

@@ -237,6 +237,15 @@ fn every_documented_operation_is_served_as_documented() {
             tenant_owned: false,
         },
     );
+    // A token for the admin's revoke to take: not Bob's, whose requests must keep working.
+    token(&server, "carol", false);
+    paths.insert(
+        "tokens/{name}".to_owned(),
+        PathFixture {
+            value: "carol".to_owned(),
+            tenant_owned: false,
+        },
+    );
     let session = sign_in(&server, &alice);
     let world = World {
         server,

@@ -22,13 +22,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(logs);
 }
 
-fn admin_nav(current: &str) -> Markup {
+pub(super) fn admin_nav(current: &str) -> Markup {
     let links = [
         ("/admin", "Overview"),
         ("/admin/workers", "Workers"),
         ("/admin/jobs", "Jobs"),
         ("/admin/jobs?state=dead", "Dead jobs"),
         ("/admin/logs", "Live logs"),
+        ("/admin/tokens", "Tokens"),
     ];
     html! {
         nav.subnav aria-label="Admin" {
@@ -353,7 +354,7 @@ async fn logs(AdminVisitor(session): AdminVisitor) -> Result<HttpResponse, PageE
 }
 
 /// A button that calls the admin API (with the session's CSRF token) and reloads the page.
-fn action(method: &str, url: &str, label: &str, confirm: Option<&str>) -> Markup {
+pub(super) fn action(method: &str, url: &str, label: &str, confirm: Option<&str>) -> Markup {
     html! {
         form.inline data-api=(method) data-url=(url) data-then="reload" data-confirm=[confirm] {
             button.secondary type="submit" { (label) }
@@ -423,7 +424,7 @@ fn age(ms: i64) -> String {
     .to_string()
 }
 
-fn readable(rfc3339: &str) -> String {
+pub(super) fn readable(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
         .unwrap_or_else(|_| rfc3339.to_owned())

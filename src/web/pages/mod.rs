@@ -4,6 +4,7 @@
 //! token, so there is one implementation of every action.
 
 mod admin;
+mod admin_tokens;
 mod books;
 mod signin;
 
@@ -27,6 +28,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     signin::routes(cfg);
     books::routes(cfg);
     admin::routes(cfg);
+    admin_tokens::routes(cfg);
 }
 
 /// Where a page sits in the main navigation, which marks it (`aria-current`): the page itself

@@ -58,7 +58,8 @@ fn signin_page(
     let csrf = sessions::random_hex();
     let body: Markup = html! {
         h1 { "Sign in" }
-        p.lede { "Sign in with your API token: it starts with " code { "bdy_" } ". If you have none, ask the operator of this Bindery for one." }
+        p.lede { "Sign in with your API token: it starts with " code { "bdy_" } ". If you have none, ask the operator of this Bindery for one. "
+            "(The operator's first one is the server's " code { "BINDERY_ADMIN_TOKEN" } ".)" }
         @if let Some(problem) = problem {
             p.error role="alert" #signin-error { (problem) }
         }

@@ -144,11 +144,12 @@ fn a_mounted_volume_at_the_data_directory_is_kept() {
 }
 
 #[test]
-fn azure_app_service_keeps_data_under_home() {
+fn azure_app_service_keeps_data_under_home_when_its_storage_is_on() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = command(dir.path())
         .env_remove("DATA_DIR")
         .env("WEBSITE_SITE_NAME", "books")
+        .env("WEBSITES_ENABLE_APP_SERVICE_STORAGE", "true")
         .arg("config")
         .output()
         .expect("run");
@@ -160,5 +161,42 @@ fn azure_app_service_keeps_data_under_home() {
     assert!(
         warned.contains("safe for one instance only"),
         "SQLite on the share is flagged: {warned}"
+    );
+}
+
+/// `az webapp create` with a container turns App Service's storage off: /home is then the
+/// container's own disk, which the image's user (uid 65532) cannot even create a directory in.
+/// DATA_DIR stays the image's ./data there, so a deployment on PostgreSQL and Azure Blob starts
+/// (only its log files are local), and one on the SQLite default is refused with the setting
+/// that keeps /home named, rather than failing on a directory it cannot create.
+#[test]
+fn azure_app_service_with_its_storage_off_keeps_data_dir_off_home() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let storage_off = [
+        ("WEBSITE_SITE_NAME", "books"),
+        ("WEBSITES_ENABLE_APP_SERVICE_STORAGE", "false"),
+    ];
+    let mut cmd = command(dir.path());
+    cmd.env_remove("DATA_DIR");
+    for (k, v) in storage_off {
+        cmd.env(k, v);
+    }
+    let out = cmd.arg("config").output().expect("run");
+    assert!(out.status.success());
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("DATA_DIR=./data\n"), "{shown}");
+    assert!(!shown.contains("/home"), "{shown}");
+
+    let mut cmd = command(dir.path());
+    cmd.env_remove("DATA_DIR");
+    for (k, v) in storage_off {
+        cmd.env(k, v);
+    }
+    let out = cmd.arg("migrate").output().expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", one_line(&out));
+    let line = one_line(&out);
+    assert!(
+        line.contains("DATABASE_URL") && line.contains("WEBSITES_ENABLE_APP_SERVICE_STORAGE=true"),
+        "{line}"
     );
 }

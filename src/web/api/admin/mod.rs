@@ -10,6 +10,7 @@ pub(crate) mod jobs;
 mod logs;
 pub(crate) mod queues;
 pub(crate) mod schedules;
+pub(crate) mod tokens;
 pub(crate) mod workers;
 
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -43,6 +44,9 @@ pub fn scope() -> Scope<
         .service(workers::list)
         .service(schedules::list)
         .service(logs::stream)
+        .service(tokens::list)
+        .service(tokens::create)
+        .service(tokens::revoke)
         // A nested scope does not inherit the API's JSON 404.
         .default_service(web::to(super::not_found))
 }
