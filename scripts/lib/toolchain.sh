@@ -1,9 +1,10 @@
 # Sourced by .ci/run and scripts/test before any cargo command: rust-toolchain.toml pins a
 # release (1.95.0), and rustup would try to download it on a machine where that same release
 # is installed only under another name (`stable`), which fails without the internet. There it
-# names the installed toolchain for the pinned release, as a link; anywhere else it does
-# nothing (rustup absent, the release already known, or a different release installed, which
-# rustup then reports itself).
+# names the installed toolchain for the pinned release, as a link. Where only another release
+# is installed (a machine image whose Rust moved on), it names that one, saying so loudly:
+# with no internet, building with the Rust there is is better than not building at all.
+# Anywhere else (rustup absent, the release already known) it does nothing.
 pin_toolchain_alias() {
   command -v rustup >/dev/null 2>&1 || return 0
   local root pinned home stable sysroot
@@ -21,5 +22,15 @@ pin_toolchain_alias() {
       return 0
     fi
   done
+  # No installed toolchain is the pinned release. If rustup can fetch it, it will; if it
+  # cannot (no internet), use what is installed rather than fail every command.
+  if ! timeout 20 rustup toolchain install "$pinned" --profile minimal >/dev/null 2>&1; then
+    stable=$(RUSTUP_TOOLCHAIN= rustup default 2>/dev/null | awk '{ print $1 }') || return 0
+    [ -n "$stable" ] || return 0
+    sysroot=$(RUSTUP_TOOLCHAIN="$stable" rustc --print sysroot) || return 0
+    printf 'WARNING: Rust %s (rust-toolchain.toml) cannot be installed here; building with %s instead\n' \
+      "$pinned" "$(RUSTUP_TOOLCHAIN="$stable" rustc --version)" >&2
+    ln -s "$sysroot" "$home/toolchains/$pinned-$(basename "$sysroot" | sed 's/^[^-]*-//')"
+  fi
 }
 pin_toolchain_alias
