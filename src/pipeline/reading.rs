@@ -63,8 +63,8 @@ impl Reply {
 /// Runs the child and waits for it. `Err` is a failure worth retrying (the child could not
 /// start, or died in a way no limit explains); a limit that stopped it is a `Refused`.
 pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result<Reply> {
-    let exe = std::env::current_exe().context("finding this executable to read the manuscript")?;
-    let mut child = tokio::process::Command::new(&exe)
+    let mut child = crate::executable::command()
+        .context("finding this executable to read the manuscript")?
         .arg(SUBCOMMAND)
         // On stdin, not as an argument: the book's options (a long description) could pass
         // the kernel's limit on one argument's length.
@@ -74,7 +74,7 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
         // A job cancelled or a worker stopping takes its reading with it.
         .kill_on_drop(true)
         .spawn()
-        .with_context(|| format!("starting {} {SUBCOMMAND}", exe.display()))?;
+        .with_context(|| format!("starting bindery {SUBCOMMAND}"))?;
     let pid = child.id().unwrap_or(0);
     tracing::debug!(book.id = %request.book, child.pid = pid, "reading the manuscript in a child process");
     let mut stdin = child.stdin.take().context("the child has no stdin")?;
