@@ -28,20 +28,21 @@ const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
 
 /// Runs `attempt` until it succeeds, fails in a way `again` does not forgive, or
 /// [`CONNECT_PATIENCE`] has passed: how a starting process waits for storage that is
-/// restarting. The pause between tries doubles from 100 ms to 1 s.
+/// restarting. The pauses between tries are the running loops' (`storage::backoff`).
 pub(crate) async fn patiently<T, E: std::fmt::Display>(
     what: &str,
     again: impl Fn(&E) -> bool,
     mut attempt: impl AsyncFnMut() -> Result<T, E>,
 ) -> Result<T, E> {
     let started = Instant::now();
-    let mut pause = Duration::from_millis(100);
+    let mut failures = 0;
     loop {
+        failures += 1;
+        let pause = super::backoff::pause_after(failures);
         match attempt().await {
             Err(e) if again(&e) && started.elapsed() + pause < CONNECT_PATIENCE => {
                 tracing::warn!(error = %format!("{e:#}"), retry_in = ?pause, "{what}; trying again");
                 tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(1));
             }
             done => return done,
         }
@@ -641,11 +642,22 @@ where
                 Ok(())
             }
             Err(e) => {
-                tracing::warn!(
-                    statement,
-                    error = %e,
-                    "a transaction could not be ended; closing its connection so the next one starts clean"
-                );
+                // The caller hears of the failure and reports it; storage that is full or out
+                // of reach is a failure its loops pace and report once (`storage::backoff`),
+                // so only anything else is worth a warning of its own here.
+                if fault::of_sqlx(&e) == fault::Fault::Bug {
+                    tracing::warn!(
+                        statement,
+                        error = %e,
+                        "a transaction could not be ended; closing its connection so the next one starts clean"
+                    );
+                } else {
+                    tracing::debug!(
+                        statement,
+                        error = %e,
+                        "a transaction could not be ended; closing its connection so the next one starts clean"
+                    );
+                }
                 // `open` stays true: dropping `self` closes the connection.
                 Err(e)
             }
