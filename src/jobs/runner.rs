@@ -1025,35 +1025,62 @@ async fn wake_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
 /// count a lost worker each time. A lease later, every live worker has beaten (a beat comes
 /// three times a lease) and only the jobs of workers that really died are left to rescue. A
 /// worker that starts rescues at once: what it finds expired was left by a worker before it.
+///
+/// The same holds after this process itself stood still (stopped with SIGSTOP, or its whole
+/// machine paused): the other workers on that machine stood still too, and a lease may have
+/// run out under each of them. And a worker never rescues its own jobs (`rescue_expired`):
+/// while it lives its heartbeat renews them, and a worker that froze past its lease and comes
+/// back keeps them, unless another worker took them meanwhile.
 async fn rescue_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
     let lease = Duration::from_millis(u64::try_from(shared.lease_ms).unwrap_or(u64::MAX));
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let every = Duration::from_secs(1);
+    let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut answering_since = Some(Instant::now());
     let mut grace = Duration::ZERO;
+    let mut rescues = Backoff::new("rescuing expired leases");
     loop {
+        // Timed from the end of the last turn, so that a slow statement is not taken for it.
+        let waiting = Instant::now();
         tick.tick().await;
+        // Long enough for a lease to run out under a worker that stood still with this one (a
+        // beat comes three times a lease); and well past what a busy runtime delays a tick.
+        let stood_still = waiting.elapsed() > (every * 3).max(lease / 2);
+        if stood_still && answering_since.is_some() {
+            tracing::info!(
+                "this process stood still for a while; rescuing no leases for a whole lease, so that live workers renew theirs first"
+            );
+            answering_since = Some(Instant::now());
+            grace = lease;
+        }
         // A write, not a read: a SQLite file locked by someone else still answers reads.
         let Some(since) = answering_since else {
-            if shared.db.probe_write().await.is_ok() {
-                answering_since = Some(Instant::now());
+            match shared.db.probe_write().await {
+                Ok(()) => answering_since = Some(Instant::now()),
+                Err(e) => {
+                    rescues.failed(&e);
+                }
             }
             continue;
         };
         if since.elapsed() < grace {
-            if shared.db.probe_write().await.is_err() {
+            if let Err(e) = shared.db.probe_write().await {
+                rescues.failed(&e);
                 answering_since = None;
             }
             continue;
         }
-        match store::rescue_expired(&shared.db).await {
-            Ok(0) => {}
+        match store::rescue_expired(&shared.db, &shared.worker).await {
             Ok(n) => {
-                tracing::warn!(jobs = n, "rescued jobs whose worker stopped heartbeating");
-                shared.wake.notify_one();
+                rescues.succeeded();
+                if n > 0 {
+                    tracing::warn!(jobs = n, "rescued jobs whose worker stopped heartbeating");
+                    shared.wake.notify_one();
+                }
             }
             Err(e) => {
-                tracing::warn!(error = %e, "rescuing expired leases failed; not again until the database has answered for a lease");
+                // Not again until the database has answered for a lease.
+                rescues.failed(&e.into());
                 answering_since = None;
                 grace = lease;
             }
