@@ -48,6 +48,9 @@ const LOCAL_QUEUE_TTL: Duration = Duration::from_millis(500);
 /// How soon a paused queue stops being claimed from.
 pub const PAUSE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
+/// How long a stopping worker tries to commit what finished before it gives up on it.
+const COMMIT_WITHIN: Duration = Duration::from_secs(2);
+
 /// How long a job that found storage full or out of reach waits before it may be claimed again
 /// (with the usual jitter).
 const STORAGE_WAIT: Duration = Duration::from_millis(250);
@@ -336,8 +339,20 @@ impl RunnerHandle {
                 }
             }
         };
-        // Every job task is gone now, so the pump commits what they reported and ends.
-        let _ = self.pump.await;
+        // Every job task is gone now, so the pump commits what they reported and ends; but while
+        // storage refuses the commits it would try for ever, and a stopping worker must end (an
+        // orphan, its web process gone, has nobody left to stop it). What it could not commit
+        // in time runs again once its leases run out.
+        let mut pump = self.pump;
+        if tokio::time::timeout(COMMIT_WITHIN, &mut pump)
+            .await
+            .is_err()
+        {
+            pump.abort();
+            tracing::warn!(
+                "could not commit the jobs that finished before stopping; they run again once their leases run out"
+            );
+        }
         for task in &self.background {
             task.abort();
         }

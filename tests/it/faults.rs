@@ -607,6 +607,43 @@ fn postgres_on_a_disk_full_for_a_moment_stops_nothing_for_good() {
     assert_eq!(exit.code(), Some(0), "log:\n{}", disk.log_text());
 }
 
+/// The web process dying while the disk is full (its host kills it) takes its worker with it,
+/// although the worker cannot commit what it has finished: one that waited for the disk before
+/// it stopped outlived its web for good, holding its jobs and the disk (found as orphans of this
+/// file's tests, still running an hour after their test had failed).
+#[test]
+fn a_worker_whose_web_dies_on_a_full_disk_stops() {
+    /// Kills the worker if the test fails with it still running.
+    struct Orphan(i32);
+    impl Drop for Orphan {
+        fn drop(&mut self) {
+            if !process_gone(self.0) {
+                common::signal_pid(self.0, Signal::SIGKILL);
+            }
+        }
+    }
+    let _heavy = common::heavy();
+    let disk = SmallDisk::start(20);
+    disk.server.wait_ready(Duration::from_secs(30));
+    let worker = Orphan(disk.server.worker_pid());
+    disk.fill("filler", 400 * KB);
+    assert_eq!(disk.upload(&novel(10)).status(), StatusCode::ACCEPTED);
+    disk.server.process.logs.wait_for(
+        "the worker failing to commit for want of space",
+        Duration::from_secs(60),
+        |l| {
+            l["role"] == "worker"
+                && l["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("committing or claiming jobs failed"))
+        },
+    );
+    disk.fill("filler-rest", 0);
+    disk.server.process.signal(Signal::SIGKILL);
+    let took = common::wait_gone(worker.0, Duration::from_secs(15));
+    eprintln!("the worker stopped {took:?} after its web process was killed");
+}
+
 #[test]
 fn readiness_fails_without_the_blob_directory() {
     let disk = SmallDisk::start(20);
