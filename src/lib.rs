@@ -71,6 +71,7 @@ pub mod config;
 pub mod convert;
 pub mod document;
 pub mod ebook;
+pub mod executable;
 pub mod jobs;
 pub mod keepalive;
 pub mod logbook;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use nix::sys::signal::{self, Signal};
 use nix::unistd::Pid;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::task::JoinHandle;
 
 use crate::config::{Config, DatabaseUrl};
@@ -180,9 +180,9 @@ struct WorkerChild {
 
 impl WorkerChild {
     fn spawn() -> anyhow::Result<Self> {
-        let exe = std::env::current_exe().context("finding this executable to start the worker")?;
         let id = uuid::Uuid::new_v4().to_string();
-        let child = Command::new(&exe)
+        let child = crate::executable::command()
+            .context("finding this executable to start the worker")?
             .arg("worker")
             .arg("--supervised-by")
             .arg(std::process::id().to_string())
@@ -195,7 +195,7 @@ impl WorkerChild {
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .with_context(|| format!("starting the worker process {}", exe.display()))?;
+            .context("starting the worker process")?;
         let pid = child
             .id()
             .and_then(|p| i32::try_from(p).ok())

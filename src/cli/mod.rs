@@ -106,6 +106,7 @@ fn variables_help() -> String {
 }
 
 pub fn main() -> ExitCode {
+    crate::executable::name_this_process();
     let cli = Cli::parse_from(host_argv(std::env::args_os()));
     let command = cli.command.unwrap_or(Command::Serve);
 

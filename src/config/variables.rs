@@ -141,6 +141,11 @@ variables! {
     /// give each process its share of the plan's limit.
     var DATABASE_MAX_CONNECTIONS: u32 = value("20"), example "18",
         parse database_max_connections, {field database_max_connections};
+    /// Threads serving HTTP in a web process. Each holds about 1.4 MB even idle, and the web
+    /// mostly waits on storage; unset, half the machine's cores (at least one), the other half
+    /// being the worker's under `serve`.
+    var HTTP_WORKERS: NonZeroUsize = unset, example "4",
+        parse values::positive, {field http_workers};
     /// Longest a `POST /api/v1/books?wait=` request is held before it answers 202; under the 30 s
     /// that Heroku's and most routers allow.
     var MAX_WAIT: Duration = value("25s"), example "25s",

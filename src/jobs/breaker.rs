@@ -1,14 +1,15 @@
-//! The worker's breaker for storage that is out of reach.
+//! The worker's breaker for storage that is out of reach or full.
 //!
-//! When a job fails because the database or the blob store cannot be reached, every job
+//! When a job fails because the database or the blob store cannot be reached, or is full, every job
 //! claimed after it would fail the same way, each holding an executor and a lease through its
 //! client's retries. A worker killed meanwhile (a host's restart, an out-of-memory kill) would
 //! then take all of them down with it, and count that lost worker against each: enough such
 //! losses stop a job as one that kills its workers. So the pump stops claiming: while the
 //! breaker is tripped it claims one job at a time, after a pause that doubles from 250 ms to
 //! 2 s, as a probe. The first job that completes closes the breaker, so claiming resumes
-//! within 2 s of the storage's return. Jobs already claimed run on; the ones that fail for
-//! storage wait without spending an attempt (see the runner), and are not held meanwhile.
+//! within 2 s of the storage's return (or of space). Jobs already claimed run on; the ones that
+//! fail for storage wait without spending an attempt (see the runner), and are not held
+//! meanwhile.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -33,13 +34,13 @@ impl StorageBreaker {
         self.tripped.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A job found storage out of reach.
+    /// A job found storage out of reach or full.
     pub(crate) fn trip(&self) {
         let mut state = self.state();
         let pause = state.map_or(FIRST_PAUSE, |t| (t.pause * 2).min(LONGEST_PAUSE));
         if state.is_none() {
             tracing::warn!(
-                "storage is out of reach: claiming one job at a time until a job gets through"
+                "storage is out of reach or full: claiming one job at a time until a job gets through"
             );
         }
         *state = Some(Tripped {

@@ -29,6 +29,7 @@ use tokio::sync::{oneshot, watch};
 use super::store;
 use crate::config::DatabaseUrl;
 use crate::storage::Database;
+use crate::storage::backoff::Backoff;
 use crate::storage::workers::{self, WorkerIdentity};
 
 /// How often to beat: four beats per stall timeout and three per lease, so one slow write never
@@ -38,9 +39,6 @@ pub fn interval_for(stall_timeout: Duration, lease: Duration) -> Duration {
         .min(lease / 3)
         .clamp(Duration::from_millis(100), Duration::from_secs(5))
 }
-
-/// How soon a beat is tried again after one failed.
-const RETRY_AFTER_FAILED_BEAT: Duration = Duration::from_millis(500);
 
 /// How often a withheld heartbeat looks whether the engine commits again: a reading of a
 /// mutex, so often, since readiness returns only with the next beat.
@@ -133,9 +131,11 @@ impl Heartbeat {
                         return;
                     }
                     let mut withheld = false;
-                    // After a failed write, the next comes sooner: when the database is back,
-                    // the worker is seen alive (and its leases held) within half a second,
-                    // not a whole interval later.
+                    // After a failed write, the next may come sooner (by the one rule for
+                    // failing storage, at most a second later): when the database is back, the
+                    // worker is seen alive (and its leases held) within a second, not a whole
+                    // interval later.
+                    let mut beats = Backoff::new("writing the worker's heartbeat");
                     let mut next = interval;
                     loop {
                         tokio::select! {
@@ -166,19 +166,23 @@ impl Heartbeat {
                         }
                         if let Err(e) = workers::record_heartbeat(&db, &identity).await {
                             // The supervisor notices a missing heartbeat; keep trying meanwhile.
-                            tracing::warn!(error = %e, "worker heartbeat write failed");
-                            next = interval.min(RETRY_AFTER_FAILED_BEAT);
+                            let e = anyhow::Error::new(e).context("recording the heartbeat");
+                            next = interval.min(beats.failed(&e));
                             continue;
                         }
                         let at = Instant::now();
                         match store::extend_leases(&db, &identity.id, lease_ms).await {
                             Ok(ids) => {
+                                beats.succeeded();
                                 let _ = held.send(Some(HeldLeases {
                                     at,
                                     ids: ids.into_iter().collect(),
                                 }));
                             }
-                            Err(e) => tracing::warn!(error = %e, "extending job leases failed"),
+                            Err(e) => {
+                                let e = anyhow::Error::new(e).context("extending job leases");
+                                next = interval.min(beats.failed(&e));
+                            }
                         }
                     }
                     db.close().await;

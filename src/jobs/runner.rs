@@ -29,7 +29,8 @@ use super::store::{self, ClaimedRow, Finish, Finished, Successors};
 use super::wake::{self, CHANNEL_JOBS, listen};
 use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff};
 use crate::config::DatabaseUrl;
-use crate::storage::fault;
+use crate::storage::backoff::Backoff;
+use crate::storage::fault::{self, Fault};
 use crate::storage::workers::{self, WorkerIdentity};
 use crate::storage::{Database, Durability, Plans};
 
@@ -47,10 +48,12 @@ const LOCAL_QUEUE_TTL: Duration = Duration::from_millis(500);
 /// How soon a paused queue stops being claimed from.
 pub const PAUSE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
-/// The longest pause between the pump's tries while the database fails it. Short, because the
-/// pump must be claiming again within 2 s of the database's return, and because a try against
-/// an unreachable server already takes up to the pool's acquire timeout before failing.
-const MAX_STORAGE_PAUSE: Duration = Duration::from_secs(1);
+/// How long a stopping worker tries to commit what finished before it gives up on it.
+const COMMIT_WITHIN: Duration = Duration::from_secs(2);
+
+/// How long a job that found storage full or out of reach waits before it may be claimed again
+/// (with the usual jitter).
+const STORAGE_WAIT: Duration = Duration::from_millis(250);
 
 /// How a runner runs.
 #[derive(Debug, Clone)]
@@ -336,8 +339,20 @@ impl RunnerHandle {
                 }
             }
         };
-        // Every job task is gone now, so the pump commits what they reported and ends.
-        let _ = self.pump.await;
+        // Every job task is gone now, so the pump commits what they reported and ends; but while
+        // storage refuses the commits it would try for ever, and a stopping worker must end (an
+        // orphan, its web process gone, has nobody left to stop it). What it could not commit
+        // in time runs again once its leases run out.
+        let mut pump = self.pump;
+        if tokio::time::timeout(COMMIT_WITHIN, &mut pump)
+            .await
+            .is_err()
+        {
+            pump.abort();
+            tracing::warn!(
+                "could not commit the jobs that finished before stopping; they run again once their leases run out"
+            );
+        }
         for task in &self.background {
             task.abort();
         }
@@ -378,7 +393,11 @@ async fn pump<C: Send + Sync + 'static>(
     let mut queues = all_queues.clone();
     let mut paused_checked: Option<Instant> = None;
     let mut promoted: Option<Instant> = None;
-    let mut failures = 0u32;
+    // While storage fails the pump, each of its statements waits (and logs) by the one rule:
+    // a full disk once had it promote, fail and log every 20 ms.
+    let mut exchanges = Backoff::new("committing or claiming jobs");
+    let mut promotions = Backoff::new("promoting due jobs");
+    let mut pause_reads = Backoff::new("reading paused queues");
     // Finished jobs for the next statement, and those that finish while it is in flight.
     let mut batch: Vec<Finished> = Vec::new();
     let mut later: Vec<Finished> = Vec::new();
@@ -463,7 +482,11 @@ async fn pump<C: Send + Sync + 'static>(
                 continue;
             }
             let nap = if idle {
-                next_nap(&shared, poll_interval).await
+                // A job that is due but could not be promoted is not due before promotion may
+                // be tried again.
+                next_nap(&shared, poll_interval)
+                    .await
+                    .max(promotions.wait())
             } else {
                 poll_interval
             };
@@ -490,25 +513,35 @@ async fn pump<C: Send + Sync + 'static>(
         if wanted > 0 {
             // Paused queues are read at most every 100 ms (a pause takes effect within that):
             // checking them inside every claim statement costs PostgreSQL several percent.
-            if paused_checked.is_none_or(|t| t.elapsed() >= PAUSE_CHECK_INTERVAL) {
+            if paused_checked.is_none_or(|t| t.elapsed() >= PAUSE_CHECK_INTERVAL)
+                && pause_reads.ready()
+            {
                 paused_checked = Some(Instant::now());
                 match store::paused_queues(&shared.pump_db).await {
                     Ok(paused) => {
+                        pause_reads.succeeded();
                         queues = all_queues
                             .iter()
                             .filter(|q| !paused.contains(q))
                             .cloned()
                             .collect();
                     }
-                    Err(e) => tracing::warn!(error = %e, "could not read paused queues"),
+                    Err(e) => {
+                        pause_reads.failed(&e.into());
+                    }
                 }
             }
             // Scheduled jobs whose time has come join the claimable set; at most every 20 ms,
             // so a busy loop does not pay for it on every claim.
-            if promoted.is_none_or(|t| t.elapsed() >= Duration::from_millis(20)) {
+            if promoted.is_none_or(|t| t.elapsed() >= Duration::from_millis(20))
+                && promotions.ready()
+            {
                 promoted = Some(Instant::now());
-                if let Err(e) = store::promote_due(&shared.pump_db).await {
-                    tracing::warn!(error = %e, "promoting due jobs failed");
+                match store::promote_due(&shared.pump_db).await {
+                    Ok(_) => promotions.succeeded(),
+                    Err(e) => {
+                        promotions.failed(&e.into());
+                    }
                 }
             }
         }
@@ -542,7 +575,7 @@ async fn pump<C: Send + Sync + 'static>(
         batch.append(&mut later);
         match exchanged.claimed {
             Ok(rows) => {
-                failures = 0;
+                exchanges.succeeded();
                 shared.commits.succeeded();
                 let (rows, over) = shared.admission().admit(rows);
                 give_back(&shared, over.iter().map(|r| r.id).collect()).await;
@@ -565,11 +598,8 @@ async fn pump<C: Send + Sync + 'static>(
             Err(e) => {
                 // Finished jobs keep their leases while we retry; if the database stays away
                 // longer than a lease, they are rescued and run again (at least once).
-                failures += 1;
                 shared.commits.failed();
-                let pause =
-                    Duration::from_millis(50 * 2u64.pow(failures.min(6))).min(MAX_STORAGE_PAUSE);
-                tracing::warn!(error = %e, retry_in = ?pause, pending = batch.len(), "committing or claiming jobs failed");
+                let pause = exchanges.failed(&e.into());
                 held.clear();
                 tokio::select! {
                     () = tokio::time::sleep(pause) => {}
@@ -857,9 +887,9 @@ fn spawn_job<C: Send + Sync + 'static>(
             if let Some(failpoint) = &task_shared.failpoint {
                 failpoint.check(Moment::BeforeCommit, &row.kind);
             }
-            let out_of_reach = matches!(&outcome, Err(e) if fault::storage_out_of_reach(e));
+            let storage_trouble = matches!(&outcome, Err(e) if fault::of_storage(e).is_some());
             let finish = to_finish(outcome, &row, started.elapsed(), task_shared.retry_base);
-            if out_of_reach {
+            if storage_trouble {
                 task_shared.storage.trip();
             } else if matches!(finish, Finish::Complete { .. }) {
                 task_shared.storage.close();
@@ -947,12 +977,21 @@ fn to_finish(
                 error: error_entry(row.attempt, &format!("cancelled: {message}"), Vec::new()),
             }
         }
-        Err(error) if fault::storage_out_of_reach(&error) => {
-            // Storage out of reach is the service's trouble, not the job's: the job waits and
-            // tries again without spending an attempt, so an outage of any length kills no
-            // book. (The pump backs off by itself if the database is what went.)
-            let delay = backoff::retry_delay(row.attempt, retry_base);
-            tracing::warn!(for_author = true, duration_ms, error = %format!("{error:#}"), retry_in = ?delay, "job could not reach storage; will try again without spending an attempt");
+        Err(error) if fault::of_storage(&error).is_some() => {
+            // Storage out of reach or full is the service's trouble, not the job's: the job
+            // waits and tries again without spending an attempt, so an outage or a full disk of
+            // any length kills no book. Its wait is short, a quarter of a second: the breaker
+            // (tripped by this failure) paces this worker's claims meanwhile, and the job must
+            // run again moments after storage returns. (The pump backs off by itself if the
+            // database is what fails it.)
+            let delay = backoff::retry_delay(1, STORAGE_WAIT);
+            let full = fault::of_storage(&error) == Some(Fault::OutOfSpace);
+            let error = format!("{error:#}");
+            if full {
+                tracing::warn!(for_author = true, duration_ms, error, retry_in = ?delay, "job found storage full; will try again without spending an attempt");
+            } else {
+                tracing::warn!(for_author = true, duration_ms, error, retry_in = ?delay, "job could not reach storage; will try again without spending an attempt");
+            }
             Finish::Snooze {
                 delay_ms: i64::try_from(delay.as_millis()).unwrap_or(i64::MAX),
             }
@@ -1001,35 +1040,62 @@ async fn wake_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
 /// count a lost worker each time. A lease later, every live worker has beaten (a beat comes
 /// three times a lease) and only the jobs of workers that really died are left to rescue. A
 /// worker that starts rescues at once: what it finds expired was left by a worker before it.
+///
+/// The same holds after this process itself stood still (stopped with SIGSTOP, or its whole
+/// machine paused): the other workers on that machine stood still too, and a lease may have
+/// run out under each of them. And a worker never rescues its own jobs (`rescue_expired`):
+/// while it lives its heartbeat renews them, and a worker that froze past its lease and comes
+/// back keeps them, unless another worker took them meanwhile.
 async fn rescue_loop<C: Send + Sync + 'static>(shared: Arc<Shared<C>>) {
     let lease = Duration::from_millis(u64::try_from(shared.lease_ms).unwrap_or(u64::MAX));
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let every = Duration::from_secs(1);
+    let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut answering_since = Some(Instant::now());
     let mut grace = Duration::ZERO;
+    let mut rescues = Backoff::new("rescuing expired leases");
     loop {
+        // Timed from the end of the last turn, so that a slow statement is not taken for it.
+        let waiting = Instant::now();
         tick.tick().await;
+        // Long enough for a lease to run out under a worker that stood still with this one (a
+        // beat comes three times a lease); and well past what a busy runtime delays a tick.
+        let stood_still = waiting.elapsed() > (every * 3).max(lease / 2);
+        if stood_still && answering_since.is_some() {
+            tracing::info!(
+                "this process stood still for a while; rescuing no leases for a whole lease, so that live workers renew theirs first"
+            );
+            answering_since = Some(Instant::now());
+            grace = lease;
+        }
         // A write, not a read: a SQLite file locked by someone else still answers reads.
         let Some(since) = answering_since else {
-            if shared.db.probe_write().await.is_ok() {
-                answering_since = Some(Instant::now());
+            match shared.db.probe_write().await {
+                Ok(()) => answering_since = Some(Instant::now()),
+                Err(e) => {
+                    rescues.failed(&e);
+                }
             }
             continue;
         };
         if since.elapsed() < grace {
-            if shared.db.probe_write().await.is_err() {
+            if let Err(e) = shared.db.probe_write().await {
+                rescues.failed(&e);
                 answering_since = None;
             }
             continue;
         }
-        match store::rescue_expired(&shared.db).await {
-            Ok(0) => {}
+        match store::rescue_expired(&shared.db, &shared.worker).await {
             Ok(n) => {
-                tracing::warn!(jobs = n, "rescued jobs whose worker stopped heartbeating");
-                shared.wake.notify_one();
+                rescues.succeeded();
+                if n > 0 {
+                    tracing::warn!(jobs = n, "rescued jobs whose worker stopped heartbeating");
+                    shared.wake.notify_one();
+                }
             }
             Err(e) => {
-                tracing::warn!(error = %e, "rescuing expired leases failed; not again until the database has answered for a lease");
+                // Not again until the database has answered for a lease.
+                rescues.failed(&e.into());
                 answering_since = None;
                 grace = lease;
             }

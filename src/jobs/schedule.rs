@@ -2,6 +2,8 @@
 //! a unique key for its slot (`schedule:NAME:UNIX_SECONDS`), so however many workers run the
 //! same schedule, each slot becomes exactly one job, run once by whichever worker claims it.
 
+use std::sync::{Arc, Mutex};
+
 use anyhow::Context;
 use chrono::Utc;
 use croner::Cron;
@@ -9,6 +11,7 @@ use croner::parser::{CronParser, Seconds};
 use tokio_cron_scheduler::{Job as CronJob, JobScheduler};
 
 use super::{JobQueue, NewJob};
+use crate::storage::backoff::Backoff;
 
 /// A recurring job: its name, its cron expression, and the job to enqueue each slot.
 #[derive(Debug, Clone)]
@@ -76,21 +79,44 @@ pub async fn start(queue: JobQueue, schedules: Vec<Schedule>) -> anyhow::Result<
         let queue = queue.clone();
         let name = schedule.name;
         let template = schedule.job.clone();
+        // The cron expression paces the tries; this says so once per run of failures, not
+        // at every firing (a firing every second is allowed).
+        let failures = Arc::new(Mutex::new(Backoff::new("enqueueing a scheduled job")));
         let job = CronJob::new_async(six_fields.as_str(), move |_id, _scheduler| {
             let queue = queue.clone();
             let template = template.clone();
             let cron = cron.clone();
+            let failures = failures.clone();
             Box::pin(async move {
                 let Some(slot) = slot_of(&cron, Utc::now()) else {
                     return;
                 };
                 let job = template.unique_key(slot_key(name, slot));
-                match queue.enqueue(job).await {
+                let enqueued = queue.enqueue(job).await;
+                let mut failures = failures.lock().unwrap_or_else(|e| e.into_inner());
+                match enqueued {
                     Ok(e) if e.inserted => {
-                        tracing::info!(schedule = name, slot, job.id = e.id, "scheduled job enqueued");
+                        failures.succeeded();
+                        tracing::info!(
+                            schedule = name,
+                            slot,
+                            job.id = e.id,
+                            "scheduled job enqueued"
+                        );
                     }
-                    Ok(_) => tracing::debug!(schedule = name, slot, "slot already enqueued by another worker"),
-                    Err(e) => tracing::warn!(schedule = name, slot, error = %format!("{e:#}"), "could not enqueue a scheduled job"),
+                    Ok(_) => {
+                        failures.succeeded();
+                        tracing::debug!(
+                            schedule = name,
+                            slot,
+                            "slot already enqueued by another worker"
+                        );
+                    }
+                    Err(e) => {
+                        let _span =
+                            tracing::info_span!("schedule", schedule = name, slot).entered();
+                        failures.failed(&e);
+                    }
                 }
             })
         })

@@ -669,8 +669,9 @@ pub const MAX_LOST_WORKERS: i32 = 3;
 /// attempt they were on: a job that kills its worker every time must end up dead, not loop,
 /// and after [`MAX_LOST_WORKERS`] such attempts it is dead whatever attempts it has left.
 /// A job made dead gets a burial in the same transaction, for its type's `on_dead` (see
-/// `burial`).
-pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
+/// `burial`). `rescuer`'s own jobs are left alone: a worker that rescues is alive, and its
+/// heartbeat renews them (after it froze past its lease, say).
+pub(crate) async fn rescue_expired(db: &Database, rescuer: &str) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
     let rescued: Vec<Rescued> = on_tx!(&mut tx, |conn, d| {
         let lost = "lease expired: the worker running this job stopped heartbeating";
@@ -694,7 +695,7 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
                         'worker', locked_by)),
                     lost_workers = lost_workers + 1,
                     locked_by = NULL, locked_until = NULL
-                 WHERE state = 'running' AND locked_until < {now}
+                 WHERE state = 'running' AND locked_until < {now} AND locked_by <> $4
                  RETURNING id, join_id, state, queue, tenant, workflow"
             )),
             Dialect::Postgres => sqlx::query_as(sql!(
@@ -712,13 +713,14 @@ pub(crate) async fn rescue_expired(db: &Database) -> sqlx::Result<u64> {
                         'worker', locked_by)))::text,
                     lost_workers = lost_workers + 1,
                     locked_by = NULL, locked_until = NULL
-                 WHERE state = 'running' AND locked_until < {now}
+                 WHERE state = 'running' AND locked_until < {now} AND locked_by <> $4
                  RETURNING id, join_id, state, queue, tenant, workflow"
             )),
         }
         .bind(lost)
         .bind(stopped)
         .bind(MAX_LOST_WORKERS)
+        .bind(rescuer)
         .fetch_all(&mut *conn)
         .await?
     });

@@ -16,6 +16,7 @@ use sqlx::SqlitePool;
 use tokio::io::unix::AsyncFd;
 
 use crate::storage::Tx;
+use crate::storage::backoff::Backoff;
 
 /// PostgreSQL channels: new work for workers, and finished work for waiters.
 pub(crate) const CHANNEL_JOBS: &str = "bindery_jobs";
@@ -95,12 +96,14 @@ pub(crate) async fn sqlite_commits(pool: SqlitePool, database: &Path, wake: impl
             None
         }
     };
+    let mut failures = Backoff::new("watching the database for new jobs");
     loop {
         let result: anyhow::Result<()> = async {
             let mut conn = pool.acquire().await?;
             let mut last: i64 = sqlx::query_scalar("PRAGMA data_version")
                 .fetch_one(&mut *conn)
                 .await?;
+            failures.succeeded();
             loop {
                 match &watch {
                     Some(w) => {
@@ -121,10 +124,11 @@ pub(crate) async fn sqlite_commits(pool: SqlitePool, database: &Path, wake: impl
             }
         }
         .await;
-        if let Err(e) = result {
-            tracing::warn!(error = %e, "watching for new jobs failed; retrying");
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        let pause = match result {
+            Err(e) => failures.failed(&e),
+            Ok(()) => Duration::ZERO,
+        };
+        tokio::time::sleep(pause.max(Duration::from_millis(100))).await;
     }
 }
 
@@ -147,10 +151,12 @@ pub(crate) async fn listen(
     channel: &'static str,
     on_notify: impl Fn() + Send + 'static,
 ) {
+    let mut failures = Backoff::new("listening for wake-ups");
     loop {
         let result: anyhow::Result<()> = async {
             let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await?;
             listener.listen(channel).await?;
+            failures.succeeded();
             // Anything that happened while we were not listening is covered by one wake-up.
             on_notify();
             loop {
@@ -159,9 +165,13 @@ pub(crate) async fn listen(
             }
         }
         .await;
-        if let Err(e) = result {
-            tracing::warn!(channel, error = %e, "lost the LISTEN connection; reconnecting");
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        let pause = match result {
+            Err(e) => {
+                let _channel = tracing::info_span!("listen", channel).entered();
+                failures.failed(&e)
+            }
+            Ok(()) => Duration::ZERO,
+        };
+        tokio::time::sleep(pause.max(Duration::from_millis(100))).await;
     }
 }

@@ -8,6 +8,7 @@ use tokio::task::JoinHandle;
 use super::capture::{OWN_TARGET, Origin, count_dropped, dropped, take_receiver};
 use super::{Level, Line, store};
 use crate::storage::Database;
+use crate::storage::backoff::Backoff;
 
 /// Most lines in one insert.
 const BATCH: usize = 1_000;
@@ -53,7 +54,9 @@ async fn run(
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut reported = dropped();
-    let mut failing = false;
+    // Paced like every loop that storage fails (a full disk, a database away), but silent: its
+    // own lines below say what matters, and must not be captured.
+    let mut backoff = Backoff::unlogged();
     loop {
         // A dropped `Writer` stops it too (`changed` fails).
         let stopping = *stop.borrow()
@@ -81,8 +84,8 @@ async fn run(
         }
         match store::insert(&db, &batch).await {
             Ok(()) => {
-                if failing {
-                    failing = false;
+                if backoff.failing() {
+                    backoff.succeeded();
                     tracing::info!("storing log lines again");
                 }
             }
@@ -90,19 +93,28 @@ async fn run(
                 // The lines are still on stdout and in the files; only the stream loses them.
                 count_dropped(batch.len());
                 reported = dropped();
-                if !failing {
-                    failing = true;
+                if !backoff.failing() {
                     tracing::warn!(error = %e, lines = batch.len(), "could not store log lines; dropping them until the database takes them again");
                 }
+                // Meanwhile lines wait in the channel, and past its capacity are dropped and
+                // counted as they come.
+                backoff.failed(&e.into());
             }
         }
         batch.clear();
         if stopping {
             return;
         }
-        if receiver.len() < BATCH {
+        let wait = if backoff.failing() {
+            backoff.wait()
+        } else if receiver.len() < BATCH {
+            GATHER
+        } else {
+            Duration::ZERO
+        };
+        if !wait.is_zero() {
             tokio::select! {
-                () = tokio::time::sleep(GATHER) => {}
+                () = tokio::time::sleep(wait) => {}
                 // Seen at the top, where the rest is stored.
                 _ = stop.changed() => {}
             }

@@ -27,7 +27,7 @@ use crate::config::Config;
 use crate::convert;
 use crate::manuscript::{Format, Ingested, InputError};
 use crate::storage::BlobStore;
-use crate::storage::fault::{self, OutOfReach};
+use crate::storage::fault::{self, Fault, OutOfReach, StorageFull};
 
 /// The hidden subcommand the worker runs.
 pub const SUBCOMMAND: &str = "read-manuscript";
@@ -63,8 +63,8 @@ impl Reply {
 /// Runs the child and waits for it. `Err` is a failure worth retrying (the child could not
 /// start, or died in a way no limit explains); a limit that stopped it is a `Refused`.
 pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result<Reply> {
-    let exe = std::env::current_exe().context("finding this executable to read the manuscript")?;
-    let mut child = tokio::process::Command::new(&exe)
+    let mut child = crate::executable::command()
+        .context("finding this executable to read the manuscript")?
         .arg(SUBCOMMAND)
         // On stdin, not as an argument: the book's options (a long description) could pass
         // the kernel's limit on one argument's length.
@@ -74,7 +74,7 @@ pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result
         // A job cancelled or a worker stopping takes its reading with it.
         .kill_on_drop(true)
         .spawn()
-        .with_context(|| format!("starting {} {SUBCOMMAND}", exe.display()))?;
+        .with_context(|| format!("starting bindery {SUBCOMMAND}"))?;
     let pid = child.id().unwrap_or(0);
     tracing::debug!(book.id = %request.book, child.pid = pid, "reading the manuscript in a child process");
     let mut stdin = child.stdin.take().context("the child has no stdin")?;
@@ -140,6 +140,11 @@ fn interpret(
             "the process reading the manuscript could not reach the blob store".into(),
         )));
     }
+    if status.code() == Some(i32::from(StorageFull::EXIT_CODE)) {
+        return Err(anyhow::Error::new(StorageFull(
+            "the process reading the manuscript found the blob store full".into(),
+        )));
+    }
     if !status.success() {
         anyhow::bail!("the process reading the manuscript ended with {status}");
     }
@@ -149,7 +154,8 @@ fn interpret(
 
 /// The child: limits itself, reads its [`Request`] from stdin, then reads and stores. Exits 0
 /// with a [`Reply`] on stdout, or with the reason on stderr: [`OutOfReach::EXIT_CODE`] when the
-/// blob store could not be reached (the job waits for it without spending an attempt), else 1.
+/// blob store could not be reached and [`StorageFull::EXIT_CODE`] when it is full (the job
+/// waits for either without spending an attempt), else 1.
 pub fn child_main(config: &Config) -> ExitCode {
     if let Err(e) = limit_self(config.worker_memory_budget, config.step_cpu_limit) {
         eprintln!("bindery {SUBCOMMAND}: {e:#}");
@@ -172,10 +178,10 @@ pub fn child_main(config: &Config) -> ExitCode {
         }
         Err(e) => {
             eprintln!("bindery {SUBCOMMAND}: {e:#}");
-            if fault::storage_out_of_reach(&e) {
-                ExitCode::from(OutOfReach::EXIT_CODE)
-            } else {
-                ExitCode::FAILURE
+            match fault::of_storage(&e) {
+                Some(Fault::Unavailable) => ExitCode::from(OutOfReach::EXIT_CODE),
+                Some(Fault::OutOfSpace) => ExitCode::from(StorageFull::EXIT_CODE),
+                _ => ExitCode::FAILURE,
             }
         }
     }
@@ -267,7 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn a_child_that_could_not_reach_the_blob_store_spends_no_attempt() {
+    fn a_child_that_could_not_reach_the_blob_store_or_found_it_full_spends_no_attempt() {
         let config = Config::from_vars(std::iter::empty())
             .expect("config")
             .config;
@@ -281,8 +287,21 @@ mod tests {
         )
         .expect_err("a failure");
         assert!(fault::storage_out_of_reach(&unreachable), "{unreachable:#}");
+        let full = interpret(
+            &config,
+            &request(),
+            exit(i32::from(StorageFull::EXIT_CODE)),
+            false,
+            "",
+        )
+        .expect_err("a failure");
+        assert_eq!(
+            fault::of_storage(&full),
+            Some(Fault::OutOfSpace),
+            "{full:#}"
+        );
         // Any other failure of the child is the job's, and spends an attempt.
         let other = interpret(&config, &request(), exit(1), false, "").expect_err("a failure");
-        assert!(!fault::storage_out_of_reach(&other), "{other:#}");
+        assert_eq!(fault::of_storage(&other), None, "{other:#}");
     }
 }

@@ -28,20 +28,21 @@ const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
 
 /// Runs `attempt` until it succeeds, fails in a way `again` does not forgive, or
 /// [`CONNECT_PATIENCE`] has passed: how a starting process waits for storage that is
-/// restarting. The pause between tries doubles from 100 ms to 1 s.
+/// restarting. The pauses between tries are the running loops' (`storage::backoff`).
 pub(crate) async fn patiently<T, E: std::fmt::Display>(
     what: &str,
     again: impl Fn(&E) -> bool,
     mut attempt: impl AsyncFnMut() -> Result<T, E>,
 ) -> Result<T, E> {
     let started = Instant::now();
-    let mut pause = Duration::from_millis(100);
+    let mut failures = 0;
     loop {
+        failures += 1;
+        let pause = super::backoff::pause_after(failures);
         match attempt().await {
             Err(e) if again(&e) && started.elapsed() + pause < CONNECT_PATIENCE => {
                 tracing::warn!(error = %format!("{e:#}"), retry_in = ?pause, "{what}; trying again");
                 tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(1));
             }
             done => return done,
         }
@@ -132,9 +133,7 @@ impl Database {
                 // every call: with a million jobs waiting, ~120 ms a claim and 208 jobs/s
                 // instead of ~25,000. Managed services differ in their default, so it is set
                 // here, not left to the server.
-                let mut options = postgres_options(url.expose())?
-                    .application_name("bindery")
-                    .options([("jit", "off")]);
+                let mut options = postgres_options(url.expose())?.options([("jit", "off")]);
                 if durability == Durability::Relaxed {
                     options = options.options([("synchronous_commit", "off")]);
                 }
@@ -272,6 +271,9 @@ impl Database {
     }
 }
 
+/// What Bindery's PostgreSQL connections are called when `DATABASE_URL` names them nothing.
+pub const APPLICATION_NAME: &str = "bindery";
+
 /// `DATABASE_URL` as sqlx's connect options. libpq's `sslrootcert=system` (the system's CA
 /// roots, for a managed PostgreSQL whose certificate chains to a public CA) is what sqlx does
 /// when no root file is named, so it is taken out; as in libpq, it makes `verify-full` the
@@ -297,6 +299,12 @@ fn postgres_options(url: &url::Url) -> anyhow::Result<PgConnectOptions> {
     })?;
     if system_roots && !url.query_pairs().any(|(k, _)| k == "sslmode") {
         options = options.ssl_mode(PgSslMode::VerifyFull);
+    }
+    // Connections say whose they are in `pg_stat_activity` and the server's log: `bindery`,
+    // unless the user named them (`?application_name=` in the URL, or libpq's `PGAPPNAME`),
+    // to tell apart deployments or roles sharing a server.
+    if options.get_application_name().is_none() {
+        options = options.application_name(APPLICATION_NAME);
     }
     Ok(options)
 }
@@ -634,11 +642,22 @@ where
                 Ok(())
             }
             Err(e) => {
-                tracing::warn!(
-                    statement,
-                    error = %e,
-                    "a transaction could not be ended; closing its connection so the next one starts clean"
-                );
+                // The caller hears of the failure and reports it; storage that is full or out
+                // of reach is a failure its loops pace and report once (`storage::backoff`),
+                // so only anything else is worth a warning of its own here.
+                if fault::of_sqlx(&e) == fault::Fault::Bug {
+                    tracing::warn!(
+                        statement,
+                        error = %e,
+                        "a transaction could not be ended; closing its connection so the next one starts clean"
+                    );
+                } else {
+                    tracing::debug!(
+                        statement,
+                        error = %e,
+                        "a transaction could not be ended; closing its connection so the next one starts clean"
+                    );
+                }
                 // `open` stays true: dropping `self` closes the connection.
                 Err(e)
             }
@@ -677,6 +696,29 @@ impl<DB: sqlx::Database> std::ops::DerefMut for TxConn<DB> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connections_are_called_bindery_unless_the_url_names_them() {
+        if std::env::var_os("PGAPPNAME").is_some() {
+            // libpq's variable names them too, as the user asked.
+            return;
+        }
+        let name = |url: &str| {
+            postgres_options(&url.parse().expect("URL"))
+                .expect("options")
+                .get_application_name()
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            name("postgres://u@db.example/books").as_deref(),
+            Some(APPLICATION_NAME)
+        );
+        assert_eq!(
+            name("postgres://u@db.example/books?application_name=books-worker&sslmode=require")
+                .as_deref(),
+            Some("books-worker")
+        );
+    }
 
     #[test]
     fn the_sqlite_lock_file_sits_beside_the_database() {

@@ -34,14 +34,37 @@ impl Fault {
     }
 }
 
-/// Whether `error` is Bindery's own storage (the database or the blob store) out of reach, as
-/// opposed to anything else that could not be reached (a webhook's receiver, say), which
-/// [`Fault::of`] also calls unavailable.
-pub fn storage_out_of_reach(error: &anyhow::Error) -> bool {
+/// What `error` says of Bindery's own storage (the database or the blob store): full, or out
+/// of reach; `None` for anything else, a bug or another service that could not be reached (a
+/// webhook's receiver, say, which [`Fault::of`] also calls unavailable). Either is the
+/// service's trouble, not a job's: a job that meets it waits without spending an attempt.
+pub fn of_storage(error: &anyhow::Error) -> Option<Fault> {
     let from_storage = error.chain().any(|cause| {
-        cause.is::<sqlx::Error>() || cause.is::<object_store::Error>() || cause.is::<OutOfReach>()
+        cause.is::<sqlx::Error>()
+            || cause.is::<object_store::Error>()
+            || cause.is::<OutOfReach>()
+            || cause.is::<StorageFull>()
     });
-    from_storage && Fault::of(error) == Fault::Unavailable
+    match Fault::of(error) {
+        Fault::Bug => None,
+        fault => from_storage.then_some(fault),
+    }
+}
+
+/// What a database error means, as [`Fault::of`] would read it.
+pub fn of_sqlx(e: &sqlx::Error) -> Fault {
+    if out_of_space(e) {
+        Fault::OutOfSpace
+    } else if sqlx_unreachable(e) {
+        Fault::Unavailable
+    } else {
+        Fault::Bug
+    }
+}
+
+/// Whether `error` is Bindery's own storage out of reach (see [`of_storage`]).
+pub fn storage_out_of_reach(error: &anyhow::Error) -> bool {
+    of_storage(error) == Some(Fault::Unavailable)
 }
 
 /// Storage out of reach, as another process found it: a child process that could not reach
@@ -56,9 +79,23 @@ impl OutOfReach {
     pub const EXIT_CODE: u8 = 75;
 }
 
+/// Storage full, as another process found it: the manuscript reader's way of saying it could
+/// not write its outputs for want of space ([`StorageFull::EXIT_CODE`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StorageFull(pub String);
+
+impl StorageFull {
+    /// `EX_CANTCREAT` of `sysexits.h`: an output file could not be created.
+    pub const EXIT_CODE: u8 = 73;
+}
+
 /// Whether an error comes from a full disk (or quota): `ENOSPC`/`EDQUOT` from the file system
 /// (the blob store's writes), SQLite's `SQLITE_FULL`, or PostgreSQL's `disk_full` (53100).
 fn out_of_space(cause: &(dyn StdError + 'static)) -> bool {
+    if cause.is::<StorageFull>() {
+        return true;
+    }
     if let Some(io) = cause.downcast_ref::<io::Error>() {
         return io.kind() == io::ErrorKind::StorageFull
             || matches!(
@@ -81,13 +118,19 @@ const SQLITE_LOCKED: i32 = 6;
 /// waiting for a connection, lost one, or the server refused it for now (PostgreSQL's
 /// connection exceptions, class 08, its shutdown and start-up states and too many connections);
 /// SQLite stayed busy or locked past its timeout; an object store's request could not connect,
-/// timed out or was cut off; or a socket said so.
+/// timed out or was cut off, or the store answered that it cannot serve it now; or a socket
+/// said so.
 fn unreachable(cause: &(dyn StdError + 'static)) -> bool {
     if cause.is::<OutOfReach>() {
         return true;
     }
     if let Some(e) = cause.downcast_ref::<sqlx::Error>() {
         return sqlx_unreachable(e);
+    }
+    if let Some(e) = cause.downcast_ref::<object_store::Error>()
+        && store_cannot_serve_now(e)
+    {
+        return true;
     }
     if let Some(e) = cause.downcast_ref::<HttpError>() {
         return matches!(
@@ -112,6 +155,29 @@ fn unreachable(cause: &(dyn StdError + 'static)) -> bool {
                 | NetworkUnreachable
                 | NetworkDown
         );
+    }
+    false
+}
+
+/// Whether an object store's request failed on an answer that says "not now" once
+/// object_store's own retries ran out: a server error (500, 502, 503, 504: a store that is
+/// overloaded, failing over, or behind a proxy that lost it), throttling (429) or a request
+/// timeout (408), the answers object_store itself retries. Not 501 or 505, which no wait mends.
+///
+/// object_store keeps the status in an error type it does not export, so it is read from the
+/// error's text, which the unit tests below pin against a real store's client.
+fn store_cannot_serve_now(e: &object_store::Error) -> bool {
+    const STATUS: &str = "Server returned non-2xx status code: ";
+    let mut cause: Option<&(dyn StdError + 'static)> = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if let Some(at) = text.find(STATUS) {
+            let code = text[at + STATUS.len()..]
+                .get(..3)
+                .and_then(|c| c.parse().ok());
+            return matches!(code, Some(500 | 502 | 503 | 504 | 429 | 408));
+        }
+        cause = c.source();
     }
     false
 }
@@ -261,6 +327,85 @@ mod tests {
         assert_eq!(Fault::of(&sqlx(syntax)), Fault::Bug);
         let missing = sqlite_error("SELECT x FROM no_such_table").await;
         assert_eq!(Fault::of(&sqlx(missing)), Fault::Bug);
+    }
+
+    /// The error a real store's client makes of an answer with `status`, from a server that
+    /// gives it to every request (as a proxy in front of a store in trouble does).
+    async fn store_answering(status: &'static str) -> anyhow::Error {
+        use object_store::ObjectStoreExt as _;
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let server = tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = vec![0u8; 16 * 1024];
+                let _ = socket.read(&mut request).await;
+                let answer =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        let store = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name("books")
+            .with_region("us-east-1")
+            .with_access_key_id("key")
+            .with_secret_access_key("secret")
+            .with_endpoint(format!("http://{addr}"))
+            .with_allow_http(true)
+            .with_retry(object_store::RetryConfig {
+                max_retries: 0,
+                ..object_store::RetryConfig::default()
+            })
+            .build()
+            .expect("store");
+        let error = store
+            .get(&object_store::path::Path::from("books/1/manuscript"))
+            .await
+            .expect_err("the store refuses");
+        server.abort();
+        anyhow::Error::new(error).context("reading the manuscript")
+    }
+
+    #[tokio::test]
+    async fn a_store_that_cannot_serve_now_is_unavailable_and_one_that_never_will_is_a_bug() {
+        for status in [
+            "500 Internal Server Error",
+            "502 Bad Gateway",
+            "503 Service Unavailable",
+            "504 Gateway Timeout",
+            "429 Too Many Requests",
+        ] {
+            let error = store_answering(status).await;
+            assert_eq!(Fault::of(&error), Fault::Unavailable, "{status}: {error:#}");
+            assert!(storage_out_of_reach(&error), "{status}");
+        }
+        for status in ["501 Not Implemented", "400 Bad Request"] {
+            let error = store_answering(status).await;
+            assert_eq!(Fault::of(&error), Fault::Bug, "{status}: {error:#}");
+        }
+    }
+
+    #[test]
+    fn a_child_that_found_storage_full_or_out_of_reach_is_storage_trouble() {
+        let full = anyhow::Error::new(StorageFull("the reader's disk is full".into()))
+            .context("reading the manuscript");
+        assert_eq!(of_storage(&full), Some(Fault::OutOfSpace));
+        let away = anyhow::Error::new(OutOfReach("no blob store".into()));
+        assert_eq!(of_storage(&away), Some(Fault::Unavailable));
+        // A full disk under a blob write is the store's; a bug is nobody's storage.
+        let blob = object_store::Error::Generic {
+            store: "LocalFileSystem",
+            source: Box::new(io::Error::from_raw_os_error(
+                nix::errno::Errno::ENOSPC as i32,
+            )),
+        };
+        assert_eq!(
+            of_storage(&anyhow::Error::new(blob)),
+            Some(Fault::OutOfSpace)
+        );
+        assert_eq!(of_storage(&anyhow::anyhow!("no such chapter")), None);
     }
 
     #[test]

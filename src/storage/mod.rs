@@ -1,6 +1,7 @@
 //! Everything Bindery keeps: the database and the blob store. They are the only channel between
 //! the web and worker processes.
 
+pub mod backoff;
 pub mod blob;
 pub mod budget;
 pub mod database;

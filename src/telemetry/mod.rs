@@ -102,12 +102,16 @@ pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
     Ok(TelemetryGuard { _guards: guards })
 }
 
-/// A background writer whose queue is small enough to stay out of the memory budget (the
-/// default pre-allocates 128k slots, several MiB per writer) and that blocks rather than
-/// drops lines when the queue is full: a lost log line is worse than a briefly slower request.
+/// A background writer whose queue is small enough to stay out of the memory budget and that
+/// blocks rather than drops lines when the queue is full: a lost log line is worse than a
+/// briefly slower request. The queue is allocated whole at start, 32 bytes a line: the
+/// default's 128k lines took several MiB per writer, and 8192 still took a quarter of every
+/// idle process's heap (two writers each, 1 MiB of the idle `serve` pair's 42 MB, per
+/// `scripts/bench-startup`). A thousand lines is more than a burst needs while the writer
+/// thread copies them to a pipe or a file.
 fn writer(thread: &str) -> NonBlockingBuilder {
     NonBlockingBuilder::default()
-        .buffered_lines_limit(8192)
+        .buffered_lines_limit(1024)
         .lossy(false)
         .thread_name(thread)
 }

@@ -9,18 +9,17 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use crate::pipeline::books;
 use crate::storage::Database;
+use crate::storage::backoff::Backoff;
 
 /// How often the followed books are read: how late a change can reach a stream.
 const TICK: Duration = Duration::from_millis(250);
-/// The longest pause between reads while the database fails.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// The books the process's event streams follow (app state; cloning shares it).
 #[derive(Clone)]
@@ -161,9 +160,9 @@ async fn read(shared: Arc<Shared>) {
         shared: &shared,
         ended_itself: false,
     };
-    let mut pause = TICK;
-    // Since when, and how many times in a row, reading has failed.
-    let mut failing: Option<(Instant, u32)> = None;
+    // While the database fails the reads, the streams stay open, and reading waits (and logs)
+    // by the one rule for failing storage.
+    let mut failures = Backoff::new("reading the books event streams follow");
     loop {
         let ids: Vec<String> = {
             let mut state = shared.lock();
@@ -176,17 +175,9 @@ async fn read(shared: Arc<Shared>) {
             }
             state.books.keys().cloned().collect()
         };
-        match books::stamps(&shared.db, &ids).await {
+        let pause = match books::stamps(&shared.db, &ids).await {
             Ok(stamps) => {
-                if let Some((since, failures)) = failing.take() {
-                    tracing::info!(
-                        books = ids.len(),
-                        failures,
-                        failing_for = ?since.elapsed(),
-                        "reading the books event streams follow works again"
-                    );
-                }
-                pause = TICK;
+                failures.succeeded();
                 let mut state = shared.lock();
                 // Only the ids read: a book followed since then is read next tick.
                 for id in &ids {
@@ -200,21 +191,10 @@ async fn read(shared: Arc<Shared>) {
                         tracing::debug!(book.id = %id, streams = followed.streams, "book changed; waking its event streams");
                     }
                 }
+                TICK
             }
-            Err(e) => {
-                let (_, failures) = failing.get_or_insert((Instant::now(), 0));
-                *failures += 1;
-                // Once per streak: a database that is down would otherwise log every tick.
-                if *failures == 1 {
-                    tracing::warn!(
-                        books = ids.len(),
-                        error = %format!("{e:#}"),
-                        "reading the books event streams follow failed; the streams stay open, and reading is retried with backoff"
-                    );
-                }
-                pause = (pause * 2).min(MAX_BACKOFF);
-            }
-        }
+            Err(e) => failures.failed(&e).max(TICK),
+        };
         tokio::time::sleep(pause).await;
     }
 }
@@ -223,6 +203,7 @@ async fn read(shared: Arc<Shared>) {
 mod tests {
     use super::*;
     use crate::config::DatabaseUrl;
+    use std::time::Instant;
 
     async fn run(db: &Database, sql: &'static str) {
         let Database::Sqlite(pool) = db else {

@@ -29,15 +29,19 @@ impl Fault {
 
     /// Classifies `error` and logs it once, in full, under `what` failed (the request's span
     /// adds its id). Returns the fault and the id for the answer to name.
+    ///
+    /// Storage that is full or out of reach is an outage the service handles (the client is
+    /// told to come back, nothing is lost, and the worker waits it out): a warning. ERROR is
+    /// for bugs, so that an alert on it means one.
     pub fn report(error: &anyhow::Error, what: &str) -> (Self, Option<RequestId>) {
         let fault = Self::of(error);
         let error = format!("{error:#}");
         match fault {
             Fault::OutOfSpace => {
-                tracing::error!(error, "{what} failed: storage is out of space");
+                tracing::warn!(error, "{what} failed: storage is out of space");
             }
             Fault::Unavailable => {
-                tracing::error!(error, "{what} failed: storage is unavailable");
+                tracing::warn!(error, "{what} failed: storage is unavailable");
             }
             Fault::Bug => tracing::error!(error, "{what} failed"),
         }

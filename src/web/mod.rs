@@ -101,6 +101,22 @@ impl Stopping {
     }
 }
 
+/// How many threads serve HTTP: `HTTP_WORKERS`, else half the cores, at least one. actix-web's
+/// own default is one per core, and each builds the whole application and keeps about 1.4 MB
+/// (measured by `scripts/bench-startup`: 1.35 MB between one and two), so an idle web process
+/// grew with the machine it landed on; and the web waits on storage far more than it computes
+/// (one thread served as many requests as two in `scripts/bench-api` on two cores).
+fn http_workers(config: &Config) -> usize {
+    config.http_workers.map_or_else(
+        || {
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZeroUsize::get)
+                .div_ceil(2)
+        },
+        std::num::NonZeroUsize::get,
+    )
+}
+
 impl Application {
     pub fn build(config: &Config, state: AppState) -> anyhow::Result<Self> {
         let listener = TcpListener::bind((config.host, config.port))
@@ -144,6 +160,7 @@ impl Application {
                 .configure(metrics::routes)
                 .default_service(web::to(pages::unmatched))
         })
+        .workers(http_workers(config))
         .disable_signals()
         .shutdown_timeout(config.shutdown_timeout.as_secs().max(1))
         .listen(listener)

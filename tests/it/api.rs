@@ -1140,7 +1140,8 @@ fn a_bug_answers_500_with_the_request_id_of_its_log_line() {
     }
 }
 
-/// A database that has gone away is storage that is unavailable: 503, worth retrying, not 500.
+/// A database that has gone away is storage that is unavailable: 503, worth retrying, not 500,
+/// and a warning in the log, not an error.
 /// The web process alone: under `serve` its worker may lose the database first and take the
 /// pair down, which is another promise's business.
 #[test]
@@ -1172,4 +1173,13 @@ fn a_stopped_database_answers_503() {
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     let body = json(response);
     assert_eq!(body["error"]["code"], "unavailable", "{body}");
+    // An outage the service handles is a warning in its log; ERROR is for bugs.
+    let line =
+        server
+            .process
+            .logs
+            .wait_for("the failure's log line", Duration::from_secs(10), |l| {
+                l.to_string().contains("failed: storage is unavailable")
+            });
+    assert_eq!(line["level"], "WARN", "{line}");
 }

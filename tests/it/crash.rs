@@ -81,6 +81,61 @@ async fn a_long_job_keeps_its_lease_while_its_worker_lives(shared: Shared) {
     assert!(done.error_history().is_empty());
 }
 
+/// A worker frozen (SIGSTOP) for three leases that comes back before another worker took its
+/// job keeps it: the job is not charged a lost worker, runs once, and spends no attempt. (The
+/// worker's own rescue, waking with its heartbeat, used to find its own leases expired and
+/// rescue them from under itself.)
+async fn a_frozen_worker_that_comes_back_keeps_its_jobs(shared: Shared) {
+    let queue = shared.queue().await;
+    let env = [("JOB_LEASE", "1s"), ("WORKER_CONCURRENCY", "1")];
+    let worker = shared.worker(&env);
+    let job = queue
+        .enqueue(NewJob::of(&Sleep { millis: 2000 }))
+        .await
+        .expect("enqueue");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let record = queue.job(job.id).await.expect("read").expect("job");
+        if record.state == JobState::Running && record.progress.unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job never started: {record:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    worker.signal(Signal::SIGSTOP);
+    // The fault itself: the worker stands still past its lease, three times over.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    worker.signal(Signal::SIGCONT);
+    let done = wait_job(&queue, job.id).await;
+    assert_eq!(done.state, JobState::Completed, "{done:?}");
+    assert_eq!(done.attempt, 1, "the job ran again: {done:?}");
+    assert!(
+        done.error_history().is_empty(),
+        "the job was charged: {:?}",
+        done.error_history()
+    );
+    let result = done.result_json().expect("result");
+    assert_eq!(
+        result["worker_pid"],
+        worker.pid(),
+        "completed by its worker"
+    );
+    assert!(
+        worker
+            .logs
+            .find(|l| common::message(
+                l,
+                Some("worker"),
+                "rescued jobs whose worker stopped heartbeating"
+            ))
+            .is_none(),
+        "the worker rescued its own job"
+    );
+}
+
 /// A claim that committed but whose answer never reached the worker (the connection cut at
 /// that moment): the database says the worker holds the job, and its heartbeat renews the
 /// lease, but nothing runs it. The worker gives the lease back after a whole lease unused.
@@ -289,6 +344,7 @@ macro_rules! on_both_backends {
 on_both_backends!(
     a_worker_killed_mid_job_loses_nothing,
     a_long_job_keeps_its_lease_while_its_worker_lives,
+    a_frozen_worker_that_comes_back_keeps_its_jobs,
     a_claim_whose_answer_was_lost_is_given_back,
     kills_during_claims_and_commits_lose_and_duplicate_nothing,
     serialization_keys_hold_across_two_worker_processes,

@@ -1,6 +1,7 @@
 //! Deploying the way users deploy: to an app host with a managed PostgreSQL over TLS, a
 //! connection budget, a disk that may be thrown away, a router that cuts long requests, and
-//! `web` processes that stay in the balancer while workers come and go.
+//! `web` processes that stay in the balancer while workers come and go, and a binary replaced
+//! in place under a running service.
 
 mod budget;
 mod disks;
@@ -9,6 +10,7 @@ mod manifests;
 mod procfile;
 mod readiness;
 mod tls;
+mod upgrade;
 
 use std::process::Output;
 

@@ -1,6 +1,7 @@
 //! Storage faults: a disk that fills up under a running `bindery serve` and is freed again, and
-//! commits that fail on PostgreSQL. The service must come back by itself once space returns,
-//! say honestly while it cannot write, and never wedge a connection.
+//! commits that fail on PostgreSQL. The service must wait calmly while the disk is full (no
+//! loop that spins, a few log lines a second at most), come back by itself within seconds once
+//! space returns, say honestly while it cannot write, and never wedge a connection.
 //!
 //! The full disk is a 20 MB tmpfs at `DATA_DIR`, mounted in a mount namespace of the server's
 //! own (`unshare`; as root, or in a user namespace otherwise), so nothing outlives the test's
@@ -26,7 +27,11 @@ use bindery::config::{DatabaseUrl, Secret};
 use bindery::storage::{Database, Tx};
 use common::{BIN, Running, Server, client, message, process_gone};
 
-const MB: u64 = 1024 * 1024;
+const KB: u64 = 1024;
+/// The most log lines a second a service on a full disk may write (issue #24: "a few").
+const CALM_LINES_A_SECOND: f64 = 3.0;
+/// How soon after space returns a book caught by the full disk must be ready (issue #24).
+const READY_AFTER_SPACE: Duration = Duration::from_secs(5);
 
 /// `bindery serve` with `DATA_DIR` on a tmpfs of `size_mb` that only its processes see, and a
 /// token made on it before the server started.
@@ -136,6 +141,8 @@ impl SmallDisk {
             .env("RUST_LOG", "info,bindery=debug")
             // `/readyz` names what failed to an operator.
             .env("METRICS_TOKEN", common::METRICS_TOKEN)
+            // Webhooks to this machine, for a receiver that is down.
+            .env("WEBHOOK_ALLOW_PRIVATE", "true")
             .current_dir(dir.path());
         if let Some((bin, port)) = &postgres {
             cmd.arg(bin).arg(port.to_string());
@@ -218,6 +225,42 @@ impl SmallDisk {
         took
     }
 
+    /// Keeps the disk full for `window` and watches the service meanwhile: it must back off, not
+    /// spin. A full disk once had the worker try, fail and log a promotion of due jobs every
+    /// 20 ms (242 lines in two seconds); now every loop storage fails waits by one rule and says
+    /// so once, then every 10 s. So at most [`CALM_LINES_A_SECOND`] lines a second, of any level
+    /// but debug, from both processes.
+    fn assert_calm_while_full(&self, window: Duration) {
+        self.fill("filler-rest", 0);
+        let before = self.server.process.logs.all().len();
+        let started = Instant::now();
+        while started.elapsed() < window {
+            std::thread::sleep(Duration::from_millis(200));
+            // Whatever a failed write gave back is taken again.
+            self.fill("filler-rest", 0);
+        }
+        let lines: Vec<Value> = self.server.process.logs.all()[before..]
+            .iter()
+            .filter(|l| !matches!(l["level"].as_str(), Some("DEBUG" | "TRACE")))
+            .cloned()
+            .collect();
+        let per_second = lines.len() as f64 / started.elapsed().as_secs_f64();
+        eprintln!(
+            "{} lines in {:?} while the disk was full ({per_second:.1} a second)",
+            lines.len(),
+            started.elapsed()
+        );
+        assert!(
+            per_second <= CALM_LINES_A_SECOND,
+            "{per_second:.1} lines a second while the disk was full:\n{}",
+            lines
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+
     fn free_bytes(&self) -> u64 {
         let stat = nix::sys::statvfs::statvfs(&self.view).expect("statvfs");
         stat.blocks_available() * stat.fragment_size()
@@ -246,6 +289,33 @@ impl SmallDisk {
         }
         file.sync_all().ok();
         path
+    }
+
+    fn upload_with_callback(&self, manuscript: &[u8], callback_url: &str) -> String {
+        let form = Form::new()
+            .part(
+                "manuscript",
+                Part::bytes(manuscript.to_vec()).file_name("novel.md"),
+            )
+            .text("callback_url", callback_url.to_owned());
+        let accepted = client()
+            .post(self.server.url("/api/v1/books"))
+            .bearer_auth(&self.token)
+            .multipart(form)
+            .send()
+            .expect("POST /api/v1/books");
+        assert_eq!(accepted.status(), StatusCode::ACCEPTED);
+        let accepted: Value = accepted.json().expect("book JSON");
+        accepted["id"].as_str().expect("id").to_owned()
+    }
+
+    /// Waits for book `id` to leave `processing`; it must end `status`.
+    fn wait_book(&self, id: &str, status: &str) {
+        let ended = common::eventually("the book to finish", Duration::from_secs(60), || {
+            let status = self.book_status(id);
+            (status != "processing").then_some(status)
+        });
+        assert_eq!(ended, status, "log:\n{}", self.log_text());
     }
 
     fn upload(&self, manuscript: &[u8]) -> reqwest::blocking::Response {
@@ -373,6 +443,12 @@ fn novel(chapters: usize) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// A loopback port nothing listens on: a webhook receiver that is down.
+fn closed_port() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("address")
+}
+
 fn out_of_space(line: &Value) -> bool {
     let text = line.to_string();
     text.contains("No space left on device") || text.contains("database or disk is full")
@@ -384,11 +460,22 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
     let disk = SmallDisk::start(20);
     disk.server.wait_ready(Duration::from_secs(30));
     let worker = disk.server.worker_pid();
-    let manuscript = novel(30);
-    assert!(manuscript.len() > 350_000, "{} bytes", manuscript.len());
+    // A short novel, whose conversion takes moments once space returns.
+    let manuscript = novel(10);
+    assert!(manuscript.len() > 120_000, "{} bytes", manuscript.len());
 
-    // About 1 MB free: the upload fits, its conversion does not.
-    let filler = disk.fill("filler", MB);
+    // A book whose webhook receiver is down: its delivery is tried again after 1, 2, 4 and 8 s.
+    let down = disk.upload_with_callback(&novel(1), &format!("http://{}/hook", closed_port()));
+    disk.wait_book(&down, "ready");
+    // The disk fills with nothing running: a retry of the delivery falls due while it is full,
+    // and promoting it fails. A worker that did not back off tried that, and logged it, every
+    // 20 ms.
+    let filler = disk.fill("filler", 0);
+    disk.assert_calm_while_full(Duration::from_secs(6));
+
+    // About 400 KB free: the upload fits, its conversion does not.
+    std::fs::remove_file(&filler).expect("free");
+    let filler = disk.fill("filler", 400 * KB);
     let accepted = disk.upload(&manuscript);
     assert_eq!(accepted.status(), StatusCode::ACCEPTED);
     let accepted: Value = accepted.json().expect("book JSON");
@@ -402,6 +489,8 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
     let rest = disk.fill("filler-rest", 0);
     assert_eq!(disk.free_bytes(), 0);
     assert_eq!(disk.book_status(&id), "processing");
+    // And with a book caught mid-way, the service waits as calmly for space.
+    disk.assert_calm_while_full(Duration::from_secs(4));
 
     // Readiness says so, naming the store that cannot write. (Each check first takes whatever
     // space the service may have given back meanwhile.)
@@ -444,10 +533,11 @@ fn a_disk_full_for_a_moment_stops_nothing_for_good() {
         "the refused upload left blobs behind: {left:?}"
     );
 
-    // Space returns: the book finishes, by the same worker, and readiness recovers.
+    // Space returns: the book finishes soon, by the same worker, and readiness recovers.
     std::fs::remove_file(&rest).expect("free");
     std::fs::remove_file(&filler).expect("free");
-    disk.ready_after_space_returns(&id);
+    let took = disk.ready_after_space_returns(&id);
+    assert!(took < READY_AFTER_SPACE, "{took:?}");
     common::eventually("/readyz to answer 200", Duration::from_secs(10), || {
         (disk.readyz().0 == StatusCode::OK).then_some(())
     });
@@ -502,10 +592,12 @@ fn postgres_on_a_disk_full_for_a_moment_stops_nothing_for_good() {
         |l| out_of_space(l) && l["level"] != "INFO",
     );
     assert_eq!(disk.book_status(&id), "processing");
+    disk.assert_calm_while_full(Duration::from_secs(6));
 
     std::fs::remove_file(&filler).expect("free");
+    std::fs::remove_file(disk.view.join("filler-rest")).ok();
     let took = disk.ready_after_space_returns(&id);
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(took < READY_AFTER_SPACE, "{took:?}");
     assert!(!process_gone(worker), "the worker was restarted");
     assert!(disk.postmaster.is_some());
 
@@ -513,6 +605,43 @@ fn postgres_on_a_disk_full_for_a_moment_stops_nothing_for_good() {
     disk.server.process.signal(Signal::SIGTERM);
     let (exit, _) = disk.server.process.wait_exit(Duration::from_secs(30));
     assert_eq!(exit.code(), Some(0), "log:\n{}", disk.log_text());
+}
+
+/// The web process dying while the disk is full (its host kills it) takes its worker with it,
+/// although the worker cannot commit what it has finished: one that waited for the disk before
+/// it stopped outlived its web for good, holding its jobs and the disk (found as orphans of this
+/// file's tests, still running an hour after their test had failed).
+#[test]
+fn a_worker_whose_web_dies_on_a_full_disk_stops() {
+    /// Kills the worker if the test fails with it still running.
+    struct Orphan(i32);
+    impl Drop for Orphan {
+        fn drop(&mut self) {
+            if !process_gone(self.0) {
+                common::signal_pid(self.0, Signal::SIGKILL);
+            }
+        }
+    }
+    let _heavy = common::heavy();
+    let disk = SmallDisk::start(20);
+    disk.server.wait_ready(Duration::from_secs(30));
+    let worker = Orphan(disk.server.worker_pid());
+    disk.fill("filler", 400 * KB);
+    assert_eq!(disk.upload(&novel(10)).status(), StatusCode::ACCEPTED);
+    disk.server.process.logs.wait_for(
+        "the worker failing to commit for want of space",
+        Duration::from_secs(60),
+        |l| {
+            l["role"] == "worker"
+                && l["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("committing or claiming jobs failed"))
+        },
+    );
+    disk.fill("filler-rest", 0);
+    disk.server.process.signal(Signal::SIGKILL);
+    let took = common::wait_gone(worker.0, Duration::from_secs(15));
+    eprintln!("the worker stopped {took:?} after its web process was killed");
 }
 
 #[test]

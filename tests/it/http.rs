@@ -142,3 +142,33 @@ fn a_failing_keepalive_never_takes_the_app_down() {
     assert!(status.success());
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+/// HTTP threads of a web process, by their name.
+fn http_threads(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("tasks")
+        .filter_map(Result::ok)
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.starts_with("actix-server wo"))
+        })
+        .count()
+}
+
+/// Each HTTP thread builds the whole application and keeps about 1.4 MB even idle, and the web
+/// waits on storage far more than it computes: a web process serves on half the cores (at
+/// least one), not on all of them, unless `HTTP_WORKERS` says how many.
+#[test]
+fn a_web_process_serves_http_on_half_the_cores_unless_told() {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let server = Server::start(&["web"], &[]);
+    server.wait_ready(Duration::from_secs(20));
+    assert_eq!(
+        http_threads(server.process.pid()),
+        cores.div_ceil(2),
+        "{cores} cores"
+    );
+    let told = Server::start(&["web"], &[("HTTP_WORKERS", "3")]);
+    told.wait_ready(Duration::from_secs(20));
+    assert_eq!(http_threads(told.process.pid()), 3);
+}

@@ -159,6 +159,79 @@ fn serve_rides_out_a_blob_store_outage() {
     }
 }
 
+/// What Azure answers when it is overloaded; a load balancer that lost its store answers alike.
+const SERVER_BUSY: &str = "HTTP/1.1 503 Service Unavailable\r\n\
+    content-type: application/xml\r\n\
+    x-ms-error-code: ServerBusy\r\n\
+    content-length: 160\r\n\
+    connection: close\r\n\r\n\
+    <?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>ServerBusy</Code>\
+    <Message>The server is currently unable to receive requests. Please retry.</Message></Error>";
+
+/// A blob store that answers but cannot serve (Azure's 503 Server Busy): storage out of reach,
+/// like one that does not answer at all. An upload is refused with 503 and `Retry-After` (not a
+/// 500, which says retrying will not help), and logged as the handled outage it is, a warning
+/// (ERROR is for bugs); as soon as the store serves again, so does the service.
+#[test]
+fn a_blob_store_answering_5xx_is_out_of_reach_not_a_bug() {
+    if !common::need::azurite() {
+        return;
+    }
+    assert_eq!(
+        SERVER_BUSY.split("\r\n\r\n").nth(1).map(str::len),
+        Some(160),
+        "content-length"
+    );
+    let container = crate::azure::new_container();
+    let (proxy, proxied) = Proxy::to_url(&crate::azure::endpoint());
+    let mut env = crate::azure::azure_env(&container);
+    for (name, value) in &mut env {
+        if *name == "AZURE_STORAGE_ENDPOINT" {
+            *value = proxied.to_string();
+        }
+    }
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let server = Server::start(&["serve"], &env);
+    server.wait_ready(Duration::from_secs(30));
+    let mut cli = command(&server.data_dir());
+    cli.envs(env.iter().copied());
+    let token = common::web::create_token(cli, "alice", false);
+    let api = Api {
+        server: &server,
+        token: &token,
+    };
+
+    proxy.answer_with(Some(SERVER_BUSY));
+    let refused = api.upload("busy");
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        refused.headers().get("retry-after").is_some(),
+        "{:?}",
+        refused.headers()
+    );
+    let body: Value = refused.json().expect("error JSON");
+    assert_eq!(body["error"]["code"], "unavailable", "{body}");
+    let line =
+        server
+            .process
+            .logs
+            .wait_for("the refused upload's line", Duration::from_secs(10), |l| {
+                l.to_string().contains("failed: storage is unavailable")
+            });
+    assert_eq!(line["level"], "WARN", "{line}");
+    assert!(
+        line["error"].as_str().is_some_and(|e| e.contains("503")),
+        "the line says what the store answered: {line}"
+    );
+
+    proxy.answer_with(None);
+    let accepted = common::eventually("the upload again", Duration::from_secs(10), || {
+        let response = api.upload("busy");
+        (response.status() == StatusCode::ACCEPTED).then(|| id_of(response))
+    });
+    api.wait_ready_book(&accepted, Duration::from_secs(60));
+}
+
 /// The longest outage the service promises to ride out, on the split roles.
 #[test]
 fn web_and_worker_ride_out_a_minute_without_postgres() {

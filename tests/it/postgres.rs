@@ -27,6 +27,46 @@ fn serve_on_postgres_migrates_heartbeats_and_stops_cleanly() {
     assert!(status.success());
 }
 
+/// Every connection is called what `DATABASE_URL` says (`?application_name=`), so that a shared
+/// server's `pg_stat_activity` and log tell deployments and roles apart. (`bindery` when the
+/// URL names none: `storage::database`'s unit tests.)
+#[test]
+fn connections_keep_the_application_name_the_url_gives() {
+    if !common::need::postgres() {
+        return;
+    }
+    let database = common::postgres_database();
+    let mut named = url::Url::parse(&database).expect("URL");
+    named
+        .query_pairs_mut()
+        .append_pair("application_name", "books-web");
+    let mut server = Server::start(&["serve"], &[("DATABASE_URL", named.as_str())]);
+    server.wait_ready(Duration::from_secs(10));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let names: Vec<String> = runtime.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&database)
+            .await
+            .expect("connect");
+        let names = sqlx::query_scalar(
+            "SELECT DISTINCT application_name FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .expect("pg_stat_activity");
+        conn.close().await.expect("close");
+        names
+    });
+    assert_eq!(names, ["books-web"], "the server's connections");
+    server.process.signal(Signal::SIGTERM);
+    let (status, _) = server.process.wait_exit(Duration::from_secs(10));
+    assert!(status.success());
+}
+
 #[test]
 fn a_stuck_worker_is_caught_on_postgres_too() {
     if !common::need::postgres() {

@@ -1,7 +1,9 @@
 //! A TCP proxy in front of a server (PostgreSQL, Azurite) that can be stopped and started again
 //! on the same port, as a dependency that goes away and comes back is: while stopped, every
 //! open connection is cut and new ones are refused. It can also cut each new connection as soon
-//! as it is made, as a server that is shutting down or starting up does.
+//! as it is made, as a server that is shutting down or starting up does, or answer every HTTP
+//! request itself with an error status, as a store that is overloaded (or a load balancer that
+//! lost it) does.
 
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +15,7 @@ pub struct Proxy {
     target: SocketAddr,
     stopped: Arc<AtomicBool>,
     cutting: Arc<AtomicBool>,
+    answering: Arc<Mutex<Option<&'static str>>>,
     sockets: Arc<Mutex<Vec<TcpStream>>>,
     accepting: Option<JoinHandle<()>>,
 }
@@ -26,6 +29,7 @@ impl Proxy {
             target,
             stopped: Arc::default(),
             cutting: Arc::default(),
+            answering: Arc::default(),
             sockets: Arc::default(),
             accepting: None,
         };
@@ -67,6 +71,19 @@ impl Proxy {
         self.cutting.store(on, Ordering::SeqCst);
     }
 
+    /// While `Some`, answers every HTTP request on a new connection with this response (a
+    /// whole response: status line, headers with `connection: close`, and body) instead of
+    /// passing it on, and cuts the open connections now, so that clients' pooled connections
+    /// come back through it.
+    pub fn answer_with(&self, response: Option<&'static str>) {
+        *self.answering.lock().expect("answering") = response;
+        if response.is_some() {
+            for socket in self.sockets.lock().expect("sockets").drain(..) {
+                let _ = socket.shutdown(Shutdown::Both);
+            }
+        }
+    }
+
     /// Listens again on the same port, after [`Proxy::stop`].
     pub fn resume(&mut self) {
         assert!(self.accepting.is_none(), "the proxy is running");
@@ -78,6 +95,7 @@ impl Proxy {
 
     fn accept(&mut self, listener: TcpListener) {
         let (stop, cutting) = (self.stopped.clone(), self.cutting.clone());
+        let answering = self.answering.clone();
         let (open, target) = (self.sockets.clone(), self.target);
         self.accepting = Some(std::thread::spawn(move || {
             for client in listener.incoming() {
@@ -85,6 +103,12 @@ impl Proxy {
                     return;
                 }
                 if cutting.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let answer = *answering.lock().expect("answering");
+                if let (Some(response), Ok(client)) = (answer, &client) {
+                    let client = client.try_clone().expect("clone");
+                    std::thread::spawn(move || answer_once(client, response));
                     continue;
                 }
                 let (Ok(client), Ok(server)) = (client, TcpStream::connect(target)) else {
@@ -106,6 +130,38 @@ impl Proxy {
             }
         }));
     }
+}
+
+/// Answers the request on `client` with `response` (which says `connection: close`) once the
+/// client has sent it (a request and any body: until it pauses), and closes the connection.
+fn answer_once(mut client: TcpStream, response: &'static str) {
+    use std::io::{Read, Write};
+    let _ = client.set_read_timeout(Some(std::time::Duration::from_millis(50)));
+    let mut buffer = [0u8; 64 * 1024];
+    let mut read = false;
+    loop {
+        match client.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(_) => read = true,
+            Err(e)
+                if read
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+            {
+                break;
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+    let _ = client.write_all(response.as_bytes());
+    let _ = client.shutdown(Shutdown::Both);
 }
 
 impl Drop for Proxy {
