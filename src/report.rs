@@ -58,7 +58,7 @@ pub struct Report {
     /// The book's metadata, each value with where it came from (the manuscript, the upload's
     /// fields, a default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub metadata: Vec<crate::ebook::metadata::Source>,
+    pub metadata: Vec<MetadataSource>,
 }
 
 impl Report {
@@ -84,3 +84,19 @@ impl Report {
 }
 
 const MAX_WARNINGS_PER_CODE: usize = 20;
+
+/// One value of the book's metadata and where it came from (see `ebook::metadata::sources`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetadataSource {
+    /// `title`, `subtitle`, `authors` (joined with `; `), `language`, `isbn`, `publisher`,
+    /// `date`, `series`, `series_number`, `subjects` or `rights`.
+    pub field: String,
+    /// The value the book has.
+    pub value: String,
+    /// `manuscript`, `upload` (a field of the upload), `file_name` (a title made from it) or
+    /// `default` (the service's `DEFAULT_LANGUAGE`, or "Untitled").
+    pub source: String,
+    /// What the manuscript said, when the book has something else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manuscript: Option<String>,
+}

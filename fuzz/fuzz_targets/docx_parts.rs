@@ -2,5 +2,5 @@
 
 // The call path lives in the library so the corpus replay test runs the same code.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = bindery::manuscript::fuzzing::docx_parts(data);
+    let _ = bindery::fuzzing::docx_parts(data);
 });

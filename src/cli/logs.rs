@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use crate::config::{Config, DatabaseUrl};
 use crate::logbook::{self, Filter, Follow};
+use crate::logs::text::escape;
 use crate::logs::{LogLine, Tail};
 use crate::storage::Database;
-use crate::telemetry::{Role, escape};
+use crate::telemetry::Role;
 
 /// How often `--follow` looks for new lines in files, and in a database that cannot wake it.
 const POLL: Duration = Duration::from_millis(250);

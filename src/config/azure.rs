@@ -5,12 +5,7 @@ use std::collections::BTreeMap;
 
 use url::Url;
 
-use super::variable::{Env, Variable};
-use super::variables::{
-    AZURE_CLIENT_ID, AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_ACCOUNT_NAME,
-    AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_ENDPOINT, AZURE_STORAGE_SAS_TOKEN,
-    AZURE_STORAGE_USE_EMULATOR, AZURE_STORAGE_USE_MANAGED_IDENTITY, IDENTITY_ENDPOINT,
-};
+use super::variable::Variable;
 use super::{ConfigError, Secret};
 
 /// Credentials for `az://` blob URLs. Kept here so that nothing else reads the environment.
@@ -77,121 +72,12 @@ pub(super) const AZURITE_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 const AZURITE_ENDPOINT: &str = "http://127.0.0.1:10000/devstoreaccount1";
 
-/// The `AZURE_*` variables. Those that pick a credential are only read for `az://` blob URLs
-/// (`used`), since other software on the host may set them for its own use; for `az://` there
-/// must be an account and exactly one credential, or the emulator.
-pub(super) fn read(env: &Env, used: bool) -> Result<AzureConfig, ConfigError> {
-    let mut azure = AzureConfig {
-        account: AZURE_STORAGE_ACCOUNT_NAME.read(env)?,
-        access_key: AZURE_STORAGE_ACCOUNT_KEY.read(env)?,
-        use_emulator: AZURE_STORAGE_USE_EMULATOR.read(env)?,
-        endpoint: AZURE_STORAGE_ENDPOINT.read(env)?,
-        ..AzureConfig::default()
-    };
-    if !used {
-        return Ok(azure);
-    }
-    let managed = AZURE_STORAGE_USE_MANAGED_IDENTITY.read(env)?;
-    let raw = |variable: &Variable| env.raw(variable).unwrap_or_default().to_owned();
-    let credentials: Vec<&'static Variable> = [
-        &AZURE_STORAGE_ACCOUNT_KEY.variable,
-        &AZURE_STORAGE_SAS_TOKEN.variable,
-        &AZURE_STORAGE_CONNECTION_STRING.variable,
-    ]
-    .into_iter()
-    .filter(|variable| env.raw(variable).is_some())
-    .chain(managed.then_some(&AZURE_STORAGE_USE_MANAGED_IDENTITY.variable))
-    .collect();
-    if let [first, second, ..] = credentials[..] {
-        return Err(ConfigError::new(
-            second,
-            &raw(second),
-            format!(
-                "cannot be used together with {}: az://… takes one credential, so unset one of them",
-                first.name
-            ),
-        ));
-    }
-    let credential = credentials.first().copied();
-    if azure.use_emulator
-        && let Some(variable) = credential
-        && matches!(
-            variable.name,
-            "AZURE_STORAGE_CONNECTION_STRING" | "AZURE_STORAGE_USE_MANAGED_IDENTITY"
-        )
-    {
-        return Err(ConfigError::new(
-            variable,
-            &raw(variable),
-            "cannot be used together with AZURE_STORAGE_USE_EMULATOR=true: the emulator takes its well-known key, AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN",
-        ));
-    }
-    match credential.map(|variable| variable.name) {
-        Some("AZURE_STORAGE_ACCOUNT_KEY") => {
-            let key = raw(&AZURE_STORAGE_ACCOUNT_KEY.variable);
-            check_account_key(&AZURE_STORAGE_ACCOUNT_KEY.variable, &key, "is not")?;
-        }
-        Some("AZURE_STORAGE_SAS_TOKEN") => {
-            let token = raw(&AZURE_STORAGE_SAS_TOKEN.variable);
-            azure.sas_token = Some(Secret::new(parse_sas(
-                &AZURE_STORAGE_SAS_TOKEN.variable,
-                &token,
-            )?));
-        }
-        Some("AZURE_STORAGE_CONNECTION_STRING") => {
-            let parsed = parse_connection_string(&raw(&AZURE_STORAGE_CONNECTION_STRING.variable))?;
-            if let (Some(named), Some(account)) = (&azure.account, &parsed.account)
-                && named != account
-            {
-                return Err(ConfigError::new(
-                    &AZURE_STORAGE_ACCOUNT_NAME.variable,
-                    named,
-                    "names another account than AZURE_STORAGE_CONNECTION_STRING's AccountName: unset AZURE_STORAGE_ACCOUNT_NAME",
-                ));
-            }
-            match (&azure.endpoint, parsed.sets_endpoint) {
-                (Some(endpoint), true) => {
-                    return Err(ConfigError::new(
-                        &AZURE_STORAGE_ENDPOINT.variable,
-                        endpoint.as_str(),
-                        "cannot be used together with AZURE_STORAGE_CONNECTION_STRING's BlobEndpoint or EndpointSuffix: keep one",
-                    ));
-                }
-                (Some(_), false) => {}
-                (None, _) => azure.endpoint = parsed.endpoint,
-            }
-            azure.account = parsed.account.or(azure.account);
-            azure.access_key = parsed.key.map(Secret::new);
-            azure.sas_token = parsed.sas.map(Secret::new);
-            azure.from_connection_string = true;
-        }
-        Some(_) => {
-            azure.managed_identity = Some(ManagedIdentity {
-                client_id: AZURE_CLIENT_ID.read(env)?,
-                token_endpoint: IDENTITY_ENDPOINT.read(env)?,
-            });
-        }
-        None => {}
-    }
-    if azure.account.is_none() && !azure.use_emulator {
-        return Err(ConfigError::new(
-            &AZURE_STORAGE_ACCOUNT_NAME.variable,
-            "",
-            "must be set when BLOB_URL is az://… (or come from AZURE_STORAGE_CONNECTION_STRING, or set AZURE_STORAGE_USE_EMULATOR=true)",
-        ));
-    }
-    if credential.is_none() && !azure.use_emulator {
-        return Err(ConfigError::new(
-            &AZURE_STORAGE_ACCOUNT_KEY.variable,
-            "",
-            "must be set when BLOB_URL is az://…, or another credential: AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_USE_MANAGED_IDENTITY=true (or AZURE_STORAGE_USE_EMULATOR=true for Azurite)",
-        ));
-    }
-    Ok(azure)
-}
-
 /// An account key is base64 (the portal's key1 or key2).
-fn check_account_key(variable: &Variable, key: &str, subject: &str) -> Result<(), ConfigError> {
+pub(super) fn check_account_key(
+    variable: &Variable,
+    key: &str,
+    subject: &str,
+) -> Result<(), ConfigError> {
     use base64::Engine as _;
     match base64::engine::general_purpose::STANDARD.decode(key) {
         Ok(bytes) if !bytes.is_empty() => Ok(()),
@@ -206,7 +92,7 @@ fn check_account_key(variable: &Variable, key: &str, subject: &str) -> Result<()
 }
 
 /// A SAS token without its leading `?`: `key=value` pairs joined by `&`, one of them `sig`.
-fn parse_sas(variable: &Variable, value: &str) -> Result<String, ConfigError> {
+pub(super) fn parse_sas(variable: &Variable, value: &str) -> Result<String, ConfigError> {
     let token = value.trim().trim_start_matches('?');
     let pairs: Vec<&str> = token.split('&').filter(|p| !p.is_empty()).collect();
     if pairs.iter().all(|p| p.contains('=')) && pairs.iter().any(|p| p.starts_with("sig=")) {
@@ -222,20 +108,22 @@ fn parse_sas(variable: &Variable, value: &str) -> Result<String, ConfigError> {
 
 /// What an Azure Storage connection string says about the blob service.
 #[derive(Debug, PartialEq, Eq)]
-struct ConnectionString {
-    account: Option<String>,
-    key: Option<String>,
-    sas: Option<String>,
-    endpoint: Option<Url>,
+pub(super) struct ConnectionString {
+    pub account: Option<String>,
+    pub key: Option<String>,
+    pub sas: Option<String>,
+    pub endpoint: Option<Url>,
     /// It names the endpoint (`BlobEndpoint` or `EndpointSuffix`), rather than leaving it to
     /// the account's default (or Azurite's, for `UseDevelopmentStorage=true`).
-    sets_endpoint: bool,
+    pub sets_endpoint: bool,
 }
 
 /// Parses `Key=value;Key=value` (values may contain `=`; keys are case-insensitive; other
 /// services' endpoints are ignored). Errors name what is missing, never a value.
-fn parse_connection_string(value: &str) -> Result<ConnectionString, ConfigError> {
-    let variable = &AZURE_STORAGE_CONNECTION_STRING.variable;
+pub(super) fn parse_connection_string(
+    variable: &Variable,
+    value: &str,
+) -> Result<ConnectionString, ConfigError> {
     let fail = |problem: &str| ConfigError::new(variable, value, problem);
     let mut fields = BTreeMap::new();
     for part in value.split(';').map(str::trim).filter(|p| !p.is_empty()) {

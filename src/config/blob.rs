@@ -5,12 +5,7 @@ use std::path::PathBuf;
 
 use url::Url;
 
-use super::variable::Env;
-use super::variables::{
-    AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_REGION, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
-    BLOB_URL,
-};
-use super::{ConfigError, Secret};
+use super::Secret;
 
 /// Where blobs (uploads, intermediate documents, EPUBs) live.
 #[derive(Debug, Clone)]
@@ -49,6 +44,9 @@ impl fmt::Display for BlobUrl {
     }
 }
 
+/// `AWS_REGION` when unset.
+pub(super) const DEFAULT_REGION: &str = "us-east-1";
+
 /// How to reach an `s3://` bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Config {
@@ -67,22 +65,10 @@ impl Default for S3Config {
             access_key_id: None,
             secret_access_key: None,
             session_token: None,
-            region: AWS_REGION.variable.default.to_owned(),
+            region: DEFAULT_REGION.to_owned(),
             endpoint: None,
         }
     }
-}
-
-/// The blob store: `BLOB_URL`, or a directory in `data_dir`, with an `s3://` store's
-/// credentials.
-pub(super) fn read(env: &Env, data_dir: &std::path::Path) -> Result<BlobUrl, ConfigError> {
-    let mut blob = BLOB_URL.read(env)?.unwrap_or_else(|| BlobUrl::File {
-        root: data_dir.join("blobs"),
-    });
-    if let BlobUrl::S3 { s3, .. } = &mut blob {
-        **s3 = read_s3(env)?;
-    }
-    Ok(blob)
 }
 
 pub(super) fn parse_url(value: &str) -> Result<BlobUrl, String> {
@@ -164,44 +150,4 @@ pub(super) fn parse_endpoint(value: &str) -> Result<Url, String> {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
         _ => Err("is not the http(s) URL of an S3-compatible service".to_owned()),
     }
-}
-
-/// The `AWS_*` variables, for an `s3://` blob URL.
-fn read_s3(env: &Env) -> Result<S3Config, ConfigError> {
-    let region = AWS_REGION.read(env)?;
-    let endpoint = AWS_ENDPOINT_URL.read(env)?;
-    let id = AWS_ACCESS_KEY_ID.read(env)?;
-    let secret = AWS_SECRET_ACCESS_KEY.read(env)?;
-    let token = AWS_SESSION_TOKEN.read(env)?;
-    match (&id, &secret) {
-        (Some(_), None) => {
-            return Err(ConfigError::new(
-                &AWS_SECRET_ACCESS_KEY.variable,
-                "",
-                "must be set with AWS_ACCESS_KEY_ID (or unset both to use the instance's role)",
-            ));
-        }
-        (None, Some(_)) => {
-            return Err(ConfigError::new(
-                &AWS_ACCESS_KEY_ID.variable,
-                "",
-                "must be set with AWS_SECRET_ACCESS_KEY (or unset both to use the instance's role)",
-            ));
-        }
-        (None, None) if token.is_some() => {
-            return Err(ConfigError::new(
-                &AWS_SESSION_TOKEN.variable,
-                env.raw(&AWS_SESSION_TOKEN.variable).unwrap_or_default(),
-                "needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: temporary credentials are all three",
-            ));
-        }
-        _ => {}
-    }
-    Ok(S3Config {
-        access_key_id: id,
-        secret_access_key: secret,
-        session_token: token,
-        region,
-        endpoint,
-    })
 }

@@ -4,9 +4,7 @@ use std::path::PathBuf;
 
 use url::Url;
 
-use super::variable::Env;
-use super::variables::{DATABASE_URL, PGSSLMODE, PGSSLROOTCERT};
-use super::{ConfigError, Secret, redact_url};
+use super::{Secret, redact_url};
 
 /// Where the database lives.
 #[derive(Debug, Clone)]
@@ -36,17 +34,6 @@ const SSL_MODES: &[&str] = &[
     "verify-ca",
     "verify-full",
 ];
-
-/// The database: `DATABASE_URL`, or SQLite in `data_dir`, with `PGSSLMODE` and `PGSSLROOTCERT`
-/// applied to PostgreSQL.
-pub(super) fn read(env: &Env, data_dir: &std::path::Path) -> Result<DatabaseUrl, ConfigError> {
-    let database = DATABASE_URL
-        .read(env)?
-        .unwrap_or_else(|| DatabaseUrl::Sqlite {
-            path: data_dir.join("bindery.db"),
-        });
-    with_libpq_tls_defaults(database, PGSSLMODE.read(env)?, PGSSLROOTCERT.read(env)?)
-}
 
 pub(super) fn parse_url(value: &str) -> Result<DatabaseUrl, String> {
     let problem = "has an unknown scheme: use sqlite://PATH or postgres://USER:PASSWORD@HOST/DB";
@@ -95,7 +82,7 @@ pub(super) fn ssl_mode(value: &str) -> Result<&'static str, String> {
 
 /// libpq's TLS options in a PostgreSQL URL: a known `sslmode`, and an `sslrootcert` that can be
 /// read now rather than at the first connection.
-fn check_tls_options(url: &Url) -> Result<(), String> {
+pub(super) fn check_tls_options(url: &Url) -> Result<(), String> {
     let mut mode = None;
     for (key, v) in url.query_pairs() {
         match &*key {
@@ -126,7 +113,7 @@ fn check_tls_options(url: &Url) -> Result<(), String> {
 
 /// Why a CA file named by `sslrootcert` cannot be used, read now rather than at the first
 /// connection; `None` when it can (or when it is `system`).
-fn root_cert_problem(path: &str) -> Option<String> {
+pub(super) fn root_cert_problem(path: &str) -> Option<String> {
     if path == SYSTEM_ROOTS {
         return None;
     }
@@ -140,38 +127,4 @@ fn root_cert_problem(path: &str) -> Option<String> {
     Some(format!(
         "{problem}: point it at the PEM file of the CA that issued the server's certificate, or use sslrootcert=system"
     ))
-}
-
-/// libpq's `PGSSLMODE` and `PGSSLROOTCERT` fill in what `DATABASE_URL` leaves out, for hosts
-/// that own `DATABASE_URL` and rewrite it (Heroku rotates its credentials).
-fn with_libpq_tls_defaults(
-    database: DatabaseUrl,
-    mode: Option<&str>,
-    root: Option<String>,
-) -> Result<DatabaseUrl, ConfigError> {
-    let DatabaseUrl::Postgres { url } = database else {
-        return Ok(database);
-    };
-    let mut url = url.expose().clone();
-    let has = |url: &Url, key: &str| url.query_pairs().any(|(k, _)| k == key);
-    if let Some(mode) = mode
-        && !has(&url, "sslmode")
-    {
-        url.query_pairs_mut().append_pair("sslmode", mode);
-    }
-    if let Some(root) = &root
-        && !has(&url, "sslrootcert")
-    {
-        url.query_pairs_mut().append_pair("sslrootcert", root);
-    }
-    if let Some(root) = &root
-        && let Some(problem) = root_cert_problem(root)
-    {
-        return Err(ConfigError::new(&PGSSLROOTCERT.variable, root, problem));
-    }
-    check_tls_options(&url)
-        .map_err(|problem| ConfigError::new(&DATABASE_URL.variable, url.as_str(), problem))?;
-    Ok(DatabaseUrl::Postgres {
-        url: Secret::new(url),
-    })
 }

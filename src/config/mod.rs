@@ -12,8 +12,10 @@
 
 mod azure;
 mod blob;
+mod combined;
 mod database;
 mod error;
+mod limits;
 pub mod platform;
 #[cfg(test)]
 mod readme;
@@ -30,6 +32,7 @@ pub use azure::{AzureConfig, ManagedIdentity};
 pub use blob::{BlobUrl, S3Config};
 pub use database::{DatabaseUrl, SYSTEM_ROOTS};
 pub use error::ConfigError;
+pub use limits::Limits;
 pub use secret::{Secret, redact_url, redact_urls};
 pub use values::{LogFormat, RateLimit};
 pub use variable::{Env, Var, Variable};
@@ -63,7 +66,7 @@ pub struct Config {
     /// Where users reach this app (`APP_URL`, or Azure's `WEBSITE_HOSTNAME`): the base of the
     /// links that leave it (webhook events).
     pub public_url: Option<Url>,
-    pub limits: crate::manuscript::Limits,
+    pub limits: Limits,
 }
 
 impl std::ops::Deref for Config {
@@ -117,9 +120,9 @@ impl Config {
         } else {
             DATA_DIR.read(&env)?
         };
-        let database = database::read(&env, &data_dir)?;
-        let blob = blob::read(&env, &data_dir)?;
-        let azure = azure::read(&env, matches!(blob, BlobUrl::Azure { .. }))?;
+        let database = combined::database(&env, &data_dir)?;
+        let blob = combined::blob(&env, &data_dir)?;
+        let azure = combined::azure(&env, matches!(blob, BlobUrl::Azure { .. }))?;
         // Blank counts as unset for every other variable; here it is how files are turned off.
         let log_dir = match env.given_blank(&LOG_DIR.variable) {
             true => None,
@@ -137,7 +140,7 @@ impl Config {
             (None, None) => None,
         };
         let keepalive_url = KEEPALIVE_URL.read(&env)?.or_else(|| public_url.clone());
-        let limits = crate::manuscript::Limits {
+        let limits = Limits {
             max_manuscript_bytes: MAX_MANUSCRIPT_SIZE.read(&env)?,
             max_inflated_bytes: MAX_INFLATED_SIZE.read(&env)?,
             max_zip_entries: MAX_ZIP_ENTRIES.read(&env)?,

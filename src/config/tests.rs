@@ -857,7 +857,7 @@ fn unwritable_data_dir_is_refused() {
 #[test]
 fn the_default_language_is_the_books_default() {
     let c = parse(&[]).expect("defaults").config;
-    assert_eq!(c.default_language, crate::ebook::metadata::DEFAULT_LANGUAGE);
+    assert_eq!(c.default_language, crate::language::DEFAULT_LANGUAGE);
 }
 
 #[test]

@@ -194,8 +194,7 @@ pub fn log_filter(value: &str) -> Parsed<String> {
 }
 
 pub fn language(value: &str) -> Parsed<String> {
-    crate::ebook::metadata::normalize_language(value)
-        .ok_or_else(|| "is not a BCP 47 language tag".to_owned())
+    crate::language::normalize(value).ok_or_else(|| "is not a BCP 47 language tag".to_owned())
 }
 
 pub fn failpoint(value: &str) -> Parsed<crate::jobs::Failpoint> {

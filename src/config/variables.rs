@@ -98,7 +98,7 @@ variables! {
     secret AWS_SESSION_TOKEN: Secret<String> = unset, example "IQoJb3JpZ2luX2VjE…",
         parse values::secret, {shown shown::aws_session_token};
     /// Region of the `s3://` bucket (`auto` for Cloudflare R2).
-    var AWS_REGION: String = value("us-east-1"), example "eu-west-1",
+    var AWS_REGION: String = value(blob::DEFAULT_REGION), example "eu-west-1",
         parse blob::parse_region, {shown shown::aws_region};
     /// S3-compatible service URL (MinIO, R2, B2, moto; http is allowed); buckets are addressed
     /// path-style, `$AWS_ENDPOINT_URL/BUCKET`. It must honour `If-None-Match: *` on uploads.
@@ -232,7 +232,7 @@ variables! {
     var MAX_CHAPTER_WORDS: u64 = value("500000"), example "200000",
         parse values::count64, {shown |c| c.limits.max_chapter_words.to_string()};
     /// BCP 47 language of books whose manuscript and upload name none.
-    var DEFAULT_LANGUAGE: String = value(crate::ebook::metadata::DEFAULT_LANGUAGE), example "en-GB",
+    var DEFAULT_LANGUAGE: String = value(crate::language::DEFAULT_LANGUAGE), example "en-GB",
         parse values::language, {field default_language};
     /// Uploads, deletes and retries allowed per API token (`N/s`, `N/min`, `N/h`, or `off`), per
     /// web process.

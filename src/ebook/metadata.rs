@@ -6,16 +6,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::language::{self, DEFAULT_LANGUAGE};
+use crate::report::MetadataSource;
 use chrono::Datelike;
 use serde::{Deserialize, Serialize};
 
 use crate::document::Metadata;
 use crate::manuscript::InputError;
 use crate::report::Warning;
-
-/// Language used when neither the manuscript nor the user names one; also the default of the
-/// `DEFAULT_LANGUAGE` variable, whose declaration reads it from here.
-pub const DEFAULT_LANGUAGE: &str = "en";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BookMetadata {
@@ -110,7 +108,7 @@ pub fn resolve(
         .filter(|l| !l.is_empty())
     {
         None => default_language.to_owned(),
-        Some(tag) => match normalize_language(tag) {
+        Some(tag) => match language::normalize(tag) {
             Some(tag) => tag,
             None if user("language") => {
                 return Err(InputError::Metadata {
@@ -219,7 +217,11 @@ pub fn resolve(
 /// Where each value of the book's metadata came from, for the report: the author then sees
 /// what the manuscript said, and whether the upload's fields replaced it. Only values the
 /// book has are listed; the title and the language always are.
-pub fn sources(found: &Metadata, inputs: &MetadataInputs, book: &BookMetadata) -> Vec<Source> {
+pub fn sources(
+    found: &Metadata,
+    inputs: &MetadataInputs,
+    book: &BookMetadata,
+) -> Vec<MetadataSource> {
     let given = |keys: &[&str]| {
         inputs.overrides.iter().any(|(key, value)| {
             keys.contains(&key.to_ascii_lowercase().replace('-', "_").as_str())
@@ -326,7 +328,7 @@ pub fn sources(found: &Metadata, inputs: &MetadataInputs, book: &BookMetadata) -
             // The manuscript's value, made valid (a language tag normalised, a date in
             // W3CDTF), is the book's; one that was not valid was replaced.
             let kept = match (field, &manuscript) {
-                ("language", Some(tag)) => normalize_language(tag).as_deref() == Some(&value),
+                ("language", Some(tag)) => language::normalize(tag).as_deref() == Some(&value),
                 (_, Some(_)) => true,
                 (_, None) => false,
             };
@@ -337,7 +339,7 @@ pub fn sources(found: &Metadata, inputs: &MetadataInputs, book: &BookMetadata) -
             } else {
                 otherwise
             };
-            Some(Source {
+            Some(MetadataSource {
                 field: field.to_owned(),
                 source: source.to_owned(),
                 manuscript: manuscript.filter(|m| source != "manuscript" && *m != value),
@@ -356,22 +358,6 @@ type Field<'a> = (
     Option<String>,
     &'a str,
 );
-
-/// One value of the book's metadata and where it came from (see [`sources`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Source {
-    /// `title`, `subtitle`, `authors` (joined with `; `), `language`, `isbn`, `publisher`,
-    /// `date`, `series`, `series_number`, `subjects` or `rights`.
-    pub field: String,
-    /// The value the book has.
-    pub value: String,
-    /// `manuscript`, `upload` (a field of the upload), `file_name` (a title made from it) or
-    /// `default` (the service's `DEFAULT_LANGUAGE`, or "Untitled").
-    pub source: String,
-    /// What the manuscript said, when the book has something else.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub manuscript: Option<String>,
-}
 
 /// `dcterms:modified` when the caller has no meaningful time: reproducible builds' choice of
 /// a fixed instant over the clock.
@@ -434,25 +420,6 @@ pub fn title_from_file_name(name: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
-}
-
-/// A valid BCP 47 tag, or `None`. Accepts POSIX-style `en_US.UTF-8` by converting it.
-pub fn normalize_language(tag: &str) -> Option<String> {
-    let tag = tag
-        .split(['.', '@'])
-        .next()
-        .unwrap_or(tag)
-        .replace('_', "-");
-    if tag.eq_ignore_ascii_case("c") || tag.eq_ignore_ascii_case("posix") {
-        return None;
-    }
-    let parsed = oxilangtag::LanguageTag::parse(tag.as_str()).ok()?;
-    // A 5–8 letter primary subtag is reserved in BCP 47; reading systems would not know it.
-    let primary = parsed.primary_language();
-    if !(2..=3).contains(&primary.len()) {
-        return None;
-    }
-    Some(parsed.as_str().to_owned())
 }
 
 fn looks_like_isbn(s: &str) -> bool {
@@ -581,9 +548,9 @@ mod tests {
     #[test]
     fn posix_locales_never_become_the_language() {
         for bad in ["C", "POSIX", "c.UTF-8", "english", "e"] {
-            assert_eq!(normalize_language(bad), None, "{bad}");
+            assert_eq!(language::normalize(bad), None, "{bad}");
         }
-        assert_eq!(normalize_language("en_GB.UTF-8").as_deref(), Some("en-GB"));
+        assert_eq!(language::normalize("en_GB.UTF-8").as_deref(), Some("en-GB"));
         let found = Metadata {
             language: Some("C".into()),
             ..Default::default()

@@ -12,10 +12,10 @@ pub(crate) mod ids;
 use std::fmt::Write as _;
 
 use super::Book;
-use super::metadata::normalize_language;
 use crate::document::{
     Align, Block, Cell, Definition, Division, Image, Inline, LinkTarget, ListKind, Table,
 };
+use crate::language;
 use crate::report::Warning;
 use escape::{attr, collapse, text};
 use ids::IdPlan;
@@ -561,7 +561,7 @@ impl<'a> Renderer<'a> {
     }
 
     fn lang(&mut self, lang: &str, content: &'a [Inline]) {
-        match normalize_language(lang) {
+        match language::normalize(lang) {
             Some(tag) if tag.eq_ignore_ascii_case(&self.book.metadata.language) => {
                 self.inlines(content);
             }

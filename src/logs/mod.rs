@@ -7,6 +7,7 @@
 //! than [`MAX_LINE`] is cut.
 
 pub mod appender;
+pub mod text;
 
 use std::fs::File;
 use std::io;

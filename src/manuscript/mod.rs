@@ -8,11 +8,10 @@ mod docx;
 pub mod encoding;
 mod error;
 #[doc(hidden)]
-pub mod fuzzing;
 mod html;
 pub mod image;
 mod limits;
-mod markdown;
+pub(crate) mod markdown;
 pub mod naming;
 mod text;
 

@@ -2,7 +2,6 @@
 //! is the workflow id. See `steps` for the graph and the crash-safety rules each step keeps.
 
 pub mod books;
-pub mod cache;
 pub mod in_memory;
 pub mod keys;
 pub mod progress;
@@ -19,7 +18,6 @@ use crate::services::Services;
 use crate::storage::{BlobStore, Database};
 
 pub use books::{BookRow, BookStatus, StoredOptions};
-pub use cache::ModelCache;
 pub use sweep::SweepBlobs;
 
 /// Adds every pipeline step, and the sweep of their leftovers, to the worker's registry.

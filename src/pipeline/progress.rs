@@ -2,28 +2,8 @@
 //! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
 
 use super::books::{BookRow, BookStatus};
-use super::steps::{self, STEPS, Step};
+use super::steps::{STEP_FAILED, STEPS, Step, stopped_at};
 use crate::jobs::{JobQueue, JobState, StepCount};
-
-/// The error code of a book whose step failed (ran out of attempts, or a fan-out child did).
-pub const STEP_FAILED: &str = "step_failed";
-
-/// What a person can do about a step that failed.
-pub const RETRY_ADVICE: &str = "Retry the book; if it fails again, the operator's logs say why.";
-
-/// Why a book whose step `job` kept failing failed, for its tenant (the API, the page, the
-/// `book.failed` event and the author's log): the step by its label and what to do. Not the
-/// error, which can name the server's paths, storage and hosts: the operator's log and the
-/// job's history keep it.
-pub fn stopped_at(job: &str) -> String {
-    match steps::by_job(job) {
-        Some(step) => format!(
-            "The conversion stopped at “{}”, which kept failing. {RETRY_ADVICE}",
-            step.label
-        ),
-        None => format!("The conversion stopped: a step kept failing. {RETRY_ADVICE}"),
-    }
-}
 
 /// A book as it is now.
 #[derive(Debug)]
@@ -282,7 +262,7 @@ mod tests {
     #[test]
     fn a_step_that_kept_failing_is_named_by_its_label_without_the_error() {
         let said = stopped_at("book.package_epub");
-        let label = steps::by_job("book.package_epub")
+        let label = crate::pipeline::steps::by_job("book.package_epub")
             .map(|s| s.label)
             .expect("a step");
         assert!(said.contains(label), "{said}");

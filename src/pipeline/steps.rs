@@ -21,7 +21,7 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
 use super::books::{self, BookRow};
-use super::{keys, progress, reading};
+use super::{keys, reading};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
@@ -177,7 +177,7 @@ impl Job for RenderChapter {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = app.models.get(&app.blobs, &self.book).await?;
+        let planned = app.models.get(&app.blobs, &keys::model(&self.book)).await?;
         if self.chapter >= planned.book.document.chapters.len() {
             anyhow::bail!(
                 "chapter {} does not exist in the stored document",
@@ -406,7 +406,7 @@ impl Job for Publish {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = app.models.get(&app.blobs, &self.book).await?;
+        let planned = app.models.get(&app.blobs, &keys::model(&self.book)).await?;
         let book = &planned.book;
         let mut report: Report =
             serde_json::from_slice(&app.blobs.get(&keys::parse_report(&self.book)).await?)
@@ -677,15 +677,28 @@ async fn fail_for_good(
 /// itself, which can name the server's paths, storage and hosts, only the operator's log.
 async fn step_failed(cx: &Cx, book: &str, job: &str, error: &str) -> anyhow::Result<()> {
     tracing::warn!(book.id = %book, step = job, error, "a step kept failing; the book fails");
-    let message = progress::stopped_at(job);
-    mark_failed(
-        cx.app(),
-        book,
-        progress::STEP_FAILED,
-        &message,
-        Some(&message),
-    )
-    .await
+    let message = stopped_at(job);
+    mark_failed(cx.app(), book, STEP_FAILED, &message, Some(&message)).await
+}
+
+/// The error code of a book whose step failed (ran out of attempts, or a fan-out child did).
+pub const STEP_FAILED: &str = "step_failed";
+
+/// What a person can do about a step that failed.
+pub const RETRY_ADVICE: &str = "Retry the book; if it fails again, the operator's logs say why.";
+
+/// Why a book whose step `job` kept failing failed, for its tenant (the API, the page, the
+/// `book.failed` event and the author's log): the step by its label and what to do. Not the
+/// error, which can name the server's paths, storage and hosts: the operator's log and the
+/// job's history keep it.
+pub fn stopped_at(job: &str) -> String {
+    match by_job(job) {
+        Some(step) => format!(
+            "The conversion stopped at “{}”, which kept failing. {RETRY_ADVICE}",
+            step.label
+        ),
+        None => format!("The conversion stopped: a step kept failing. {RETRY_ADVICE}"),
+    }
 }
 
 /// For joins: if a child ended in anything but success, the book fails with its error.
@@ -715,7 +728,7 @@ async fn package_inputs(
     Vec<String>,
     Resources,
 )> {
-    let planned = app.models.get(&app.blobs, book).await?;
+    let planned = app.models.get(&app.blobs, &keys::model(book)).await?;
     let chapters = load_chapters(&app.blobs, book, &planned.book, target).await?;
     let resources = load_resources(&app.blobs, book).await?;
     Ok((planned, chapters, resources))

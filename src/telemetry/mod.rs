@@ -25,7 +25,6 @@ use crate::config::{Config, LogFormat, redact_urls};
 pub(crate) mod text;
 
 use text::TextFields;
-pub use text::escape;
 
 /// Which process is logging.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,52 +1,17 @@
-//! Text log lines that a terminal shows as they are. Every value a text line carries (an
-//! event's message, its fields, its spans' fields) can hold text from outside: a manuscript's
-//! title, a file name, a client's header. A control character in it could erase the line on a
-//! terminal, print a forged one, retitle the window, or turn the rest of the line around
-//! (bidirectional overrides). So every value is escaped where it is formatted, here, and no
-//! field can carry a raw control into stdout, the log files, `bindery logs` or the remote tail.
-//!
-//! JSON lines need none of this: JSON escapes what it must, and readers parse it.
+//! Text log lines that a terminal shows as they are: every value a text line carries (an
+//! event's message, its fields, its spans' fields) is escaped where it is formatted, here
+//! (`logs::text::escape` says why and what), so no field can carry a raw control into stdout
+//! or the log files.
 
-use std::borrow::Cow;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::marker::PhantomData;
 
 use tracing::field::{Field, Visit};
+
+use crate::logs::text::escape;
 use tracing_subscriber::field::RecordFields;
 use tracing_subscriber::fmt::FormatFields;
 use tracing_subscriber::fmt::format::Writer;
-
-/// Whether a character must not reach a terminal raw: the C0 and C1 controls (newline,
-/// carriage return and escape among them), DEL, the Unicode line and paragraph separators,
-/// and the marks and overrides that change the direction of text.
-pub fn is_unsafe(c: char) -> bool {
-    matches!(c,
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{61c}'
-        | '\u{200e}' | '\u{200f}'
-        | '\u{2028}' | '\u{2029}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}')
-}
-
-/// `text` with every unsafe character ([`is_unsafe`]) written as `\uXXXX`. That form is also a
-/// JSON escape, so a JSON line escaped for a terminal stays the same JSON. Text without such
-/// characters (almost every line) is returned as it is, without a copy.
-pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if is_unsafe(c) {
-            let _ = write!(out, "\\u{:04x}", u32::from(c));
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
 
 /// How a text line's fields are written: `message key=value key="text"`, as
 /// tracing-subscriber's default, with every value escaped.
@@ -130,37 +95,9 @@ impl Visit for Visitor<'_> {
 mod tests {
     use tracing_subscriber::layer::SubscriberExt;
 
+    use crate::logs::text::is_unsafe;
+
     use super::*;
-
-    #[test]
-    fn controls_separators_and_direction_marks_are_escaped_and_the_rest_kept() {
-        let forged = "\u{1b}[1G\u{1b}[2Kweb[1] 2026-01-01 ERROR forged line";
-        assert_eq!(
-            escape(forged),
-            "\\u001b[1G\\u001b[2Kweb[1] 2026-01-01 ERROR forged line"
-        );
-        assert_eq!(
-            escape("a\nb\r\tc\u{7f}\u{85}\u{9b}"),
-            "a\\u000ab\\u000d\\u0009c\\u007f\\u0085\\u009b"
-        );
-        assert_eq!(
-            escape("x\u{2028}y\u{2029}\u{202e}evil\u{2066}\u{200f}\u{61c}"),
-            "x\\u2028y\\u2029\\u202eevil\\u2066\\u200f\\u061c"
-        );
-        let kept = "Café — «Łódź» 東京 עברית العربية 🙂 \"q\" \\ ";
-        assert!(matches!(escape(kept), Cow::Borrowed(_)));
-        assert_eq!(escape(kept), kept);
-    }
-
-    #[test]
-    fn an_escaped_json_line_is_the_same_json() {
-        let raw = "{\"title\":\"a\u{2028}b\u{202e}c\"}";
-        let escaped = escape(raw);
-        let before: serde_json::Value = serde_json::from_str(raw).expect("json");
-        let after: serde_json::Value = serde_json::from_str(&escaped).expect("still json");
-        assert_eq!(before, after);
-        assert!(!escaped.chars().any(is_unsafe));
-    }
 
     /// Formats with two fmt layers, as the stream and the files are: a span field recorded
     /// after the span was made appears once in each.

@@ -1,4 +1,4 @@
-//! Sending one event: the `webhook.deliver` job (its HTTP client is `sender`).
+//! Sending one event: the `webhook.deliver` job (its HTTP client is `sender`'s, one a process).
 //!
 //! A 2xx answer delivers it. 410 Gone means the receiver wants no more: the job is discarded.
 //! Anything else (another status, a timeout, a refused connection) is an error, so the job
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::QUEUE;
 use super::deliveries::{self, DeliveryRow};
-use super::sender::Answer;
+use super::sender::{Answer, Sender};
 use crate::jobs::{Job, JobContext, Outcome};
 use crate::services::Services;
 use crate::tokens;
@@ -57,7 +57,8 @@ impl Job for Deliver {
                 row.tenant
             )));
         };
-        match app.webhooks.send(&row, &secrets.all()).await {
+        let sender = Sender::shared(app.config.webhook_allow_private)?;
+        match sender.send(&row, &secrets.all()).await {
             Answer::Delivered(status) => {
                 deliveries::mark_delivered(&app.db, &row.id, status).await?;
                 tracing::info!(

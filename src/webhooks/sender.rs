@@ -35,7 +35,21 @@ pub struct Sender {
     allow_private: bool,
 }
 
+/// The process's sender, made once: every delivery shares its connection pool.
+static SHARED: std::sync::OnceLock<Sender> = std::sync::OnceLock::new();
+
 impl Sender {
+    /// The process's sender, made on first use (the worker makes it at start, so that a client
+    /// that cannot be built stops the start, not a delivery). A process has one configuration,
+    /// so `allow_private` is the same on every call.
+    pub fn shared(allow_private: bool) -> anyhow::Result<&'static Sender> {
+        if let Some(sender) = SHARED.get() {
+            return Ok(sender);
+        }
+        let sender = Sender::new(allow_private)?;
+        Ok(SHARED.get_or_init(|| sender))
+    }
+
     pub fn new(allow_private: bool) -> anyhow::Result<Self> {
         let mut builder = reqwest::Client::builder()
             .timeout(TIMEOUT)

@@ -141,9 +141,9 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         blobs,
         queue: queue.clone(),
         config: Arc::new(config.clone()),
-        models: crate::pipeline::ModelCache::default(),
-        webhooks: crate::webhooks::Sender::new(config.webhook_allow_private)?,
+        models: crate::services::ModelCache::default(),
     };
+    crate::webhooks::Sender::shared(config.webhook_allow_private)?;
     let runner_config = RunnerConfig {
         worker_id: options.worker_id.clone(),
         concurrency,

@@ -4,13 +4,13 @@
 use std::fmt::Write as _;
 
 use crate::ebook::Book;
-use crate::ebook::metadata::{DEFAULT_LANGUAGE, normalize_language};
 use crate::ebook::xhtml::chapter_label;
 use crate::ebook::xhtml::escape::{collapse, escaped, escaped_attr};
+use crate::language::{self, DEFAULT_LANGUAGE};
 
 /// The book's language as a tag safe to write anywhere.
 pub fn book_language(book: &Book) -> String {
-    normalize_language(&book.metadata.language).unwrap_or_else(|| DEFAULT_LANGUAGE.to_owned())
+    language::normalize(&book.metadata.language).unwrap_or_else(|| DEFAULT_LANGUAGE.to_owned())
 }
 
 /// The book's title, never empty.

@@ -17,7 +17,7 @@ const MAX_DEPTH: usize = 32;
 
 /// Parses front matter into `metadata`. Unknown keys are ignored; a document that is not a
 /// mapping (a list, a bare string) has no metadata to take.
-pub(in crate::manuscript) fn parse(yaml: &str, metadata: &mut Metadata) -> Result<(), InputError> {
+pub(crate) fn parse(yaml: &str, metadata: &mut Metadata) -> Result<(), InputError> {
     let error = |detail: String| InputError::FrontMatter { detail };
     if yaml.len() > MAX_BYTES {
         return Err(error(format!(

@@ -6,7 +6,7 @@
 //! them, so a link either works in the book or is removed with its text kept.
 
 pub(super) mod builder;
-pub(super) mod front_matter;
+pub(crate) mod front_matter;
 mod ids;
 mod resources;
 

@@ -9,7 +9,8 @@ use serde::Deserialize;
 use super::{Nav, PageError, Visitor, html_response, layout_in};
 use crate::manuscript::naming;
 use crate::pipeline::books::{self, BookStatus};
-use crate::pipeline::progress::{self, StepState};
+use crate::pipeline::progress::StepState;
+use crate::pipeline::steps;
 use crate::report::{Report, Warning};
 use crate::web::AppState;
 use crate::web::api::book_log::{self, BookLogLine};
@@ -212,7 +213,7 @@ async fn show(
                     h2 #failure-title { "What went wrong" }
                     // The message says what to do; the page only offers the way to do it.
                     p { (error.message) }
-                    @if error.code == progress::STEP_FAILED {
+                    @if error.code == steps::STEP_FAILED {
                         form data-api="POST" data-url={ "/api/v1/books/" (book.id) "/retry" } data-then="reload" {
                             button type="submit" { "Retry" }
                         }

@@ -1,14 +1,15 @@
-//! The entry points of the fuzz targets in `fuzz/`, one per reader. They live here, not in
+//! The entry points of the fuzz targets in `fuzz/`, one per reader (the manuscript's, and the
+//! cover's, which is the ebook's). They live here, not in
 //! the targets, so the corpus replay below runs every saved input through exactly the code
 //! the fuzzer ran, and a change to the pipeline's call path changes both at once.
 //!
 //! Each takes arbitrary bytes and must return (`Ok` or `Err`): a panic, a hang or runaway
 //! memory on any input is a bug in a reader.
 
-use super::image::{probe, upright};
-use super::{Format, InputError, Limits, ReadOptions, read};
 use crate::document::Metadata;
 use crate::ebook::cover;
+use crate::manuscript::image::{probe, upright};
+use crate::manuscript::{Format, InputError, Limits, ReadOptions, read, sniff};
 
 /// The operator's limits, with inflation capped lower: a deflated entry grows about 1000
 /// times, so under the default 512 MiB an input of a few hundred KiB may legitimately take
@@ -97,14 +98,14 @@ pub fn front_matter(data: &[u8]) -> Result<(), InputError> {
     let Ok(yaml) = std::str::from_utf8(data) else {
         return Ok(());
     };
-    super::markdown::front_matter::parse(yaml, &mut Metadata::default())
+    crate::manuscript::markdown::front_matter::parse(yaml, &mut Metadata::default())
 }
 
 /// Sniffing and decoding as an upload with no named format, then the plain-text reader
 /// even when the sniff chose another one, so it sees every input.
 pub fn text(data: &[u8]) -> Result<(), InputError> {
     let sniffed = read_as(data, None, fuzz_limits());
-    if super::sniff(data).is_ok_and(|f| f == Format::Text) {
+    if sniff(data).is_ok_and(|f| f == Format::Text) {
         return sniffed;
     }
     read_as(data, Some(Format::Text), fuzz_limits())

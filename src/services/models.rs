@@ -1,6 +1,6 @@
-//! The worker's cache of parsed document models. A long book's chapters are rendered by
-//! hundreds of jobs, and each would otherwise read and parse the whole model and plan the
-//! book's ids again. The model blob of a book never changes once written (create-if-absent,
+//! The worker's cache of parsed document models, by the blob key each was stored at. A long
+//! book's chapters are rendered by hundreds of jobs, and each would otherwise read and parse
+//! the whole model and plan the book's ids again. The model blob of a book never changes once written (create-if-absent,
 //! deterministic), so a copy in memory can never be stale; this is a cache of storage, not
 //! a channel beside it.
 
@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
-use super::keys;
 use crate::ebook::Book;
 use crate::ebook::xhtml::PlannedBook;
 use crate::storage::BlobStore;
@@ -26,12 +25,12 @@ pub struct ModelCache {
 }
 
 impl ModelCache {
-    /// The book's model, from memory or from the blob store.
-    pub async fn get(&self, blobs: &BlobStore, book: &str) -> anyhow::Result<Arc<PlannedBook>> {
-        let cell = self.cell(book);
+    /// The model stored at `key`, from memory or from the blob store.
+    pub async fn get(&self, blobs: &BlobStore, key: &str) -> anyhow::Result<Arc<PlannedBook>> {
+        let cell = self.cell(key);
         let planned = cell
             .get_or_try_init(|| async {
-                let bytes = blobs.get(&keys::model(book)).await?;
+                let bytes = blobs.get(key).await?;
                 let planned =
                     tokio::task::spawn_blocking(move || -> anyhow::Result<PlannedBook> {
                         let model: Book = serde_json::from_slice(&bytes)
@@ -45,16 +44,16 @@ impl ModelCache {
         Ok(planned.clone())
     }
 
-    /// The book's cell, created (and the least recently used evicted) if need be.
-    fn cell(&self, book: &str) -> Cell {
+    /// The key's cell, created (and the least recently used evicted) if need be.
+    fn cell(&self, key: &str) -> Cell {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = match entries.iter().position(|(id, _)| id == book) {
+        let entry = match entries.iter().position(|(at, _)| at == key) {
             Some(at) => entries.remove(at),
             None => {
                 if entries.len() >= CAPACITY {
                     entries.remove(0);
                 }
-                (book.to_owned(), Cell::default())
+                (key.to_owned(), Cell::default())
             }
         };
         let cell = entry.1.clone();
