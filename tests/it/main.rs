@@ -8,6 +8,7 @@ mod admin;
 mod api;
 mod app;
 mod app_browser;
+mod architecture;
 mod azure;
 mod catalog;
 mod chaos;

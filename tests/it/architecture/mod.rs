@@ -1,0 +1,206 @@
+//! ARCHITECTURE.md cannot drift from the code: its "Layers" block is the one statement of the
+//! layer order, and these tests read it and every reference of `src/` to the crate's modules
+//! (`scan`), and fail, naming the file and line, where a module reaches one above it or two
+//! files reach each other.
+
+mod scan;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use scan::{ModulePath, Reference};
+
+/// Top-level modules outside the layers, and why.
+const OUTSIDE_THE_LAYERS: &[(&str, &str)] = &[(
+    "test_support",
+    "fixtures and tools for unit tests, compiled only under cfg(test), which any layer's tests use",
+)];
+
+/// References allowed against the layer order or as a pair of files reaching each other: (the
+/// file, the module it reaches, why). Meant to be empty: an entry needs its reason.
+const EXCEPTIONS: &[(&str, &str, &str)] = &[
+    ("src/catalog/jobs.rs", "pipeline::books", BOOKS_MOVE),
+    ("src/catalog/mod.rs", "pipeline::books", BOOKS_MOVE),
+    ("src/catalog/mod.rs", "pipeline::keys", BOOKS_MOVE),
+    ("src/storage/installation.rs", "pipeline::books", BOOKS_MOVE),
+    ("src/config/values.rs", "jobs", ENGINE_SPLIT),
+    ("src/config/values.rs", "jobs::schedule", ENGINE_SPLIT),
+    ("src/config/variables.rs", "jobs", ENGINE_SPLIT),
+    ("src/jobs/burial.rs", "jobs::store", ENGINE_SPLIT),
+    ("src/jobs/store.rs", "jobs::burial", ENGINE_SPLIT),
+];
+
+const BOOKS_MOVE: &str = "the books table moves out of the pipeline into books (#25, under way)";
+const ENGINE_SPLIT: &str = "the job engine's split moves these (#25, under way)";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The layers, lowest first, each the modules on one line of ARCHITECTURE.md's `layers`
+/// block (written top first, as a stack is drawn).
+fn layers() -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let start = text
+        .find("```layers\n")
+        .expect("ARCHITECTURE.md has a ```layers block, the layer order");
+    let block = &text[start + "```layers\n".len()..];
+    let block = &block[..block.find("```").expect("the layers block is closed")];
+    let mut layers: Vec<Vec<String>> = block
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or_default())
+        .map(|line| {
+            line.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter(|layer| !layer.is_empty())
+        .collect();
+    layers.reverse();
+    layers
+}
+
+fn layer_of(layers: &[Vec<String>]) -> BTreeMap<String, usize> {
+    let mut of = BTreeMap::new();
+    for (n, layer) in layers.iter().enumerate() {
+        for module in layer {
+            assert!(
+                of.insert(module.clone(), n).is_none(),
+                "{module} is in two layers"
+            );
+        }
+    }
+    of
+}
+
+fn top(module: &ModulePath) -> &str {
+    module.first().map(String::as_str).unwrap_or_default()
+}
+
+fn excepted(reference: &Reference) -> bool {
+    EXCEPTIONS.iter().any(|(file, module, reason)| {
+        assert!(
+            !reason.trim().is_empty(),
+            "the exception {file} -> {module} has no reason"
+        );
+        Path::new(file) == reference.file && reference.module.join("::") == *module
+    })
+}
+
+struct Crate {
+    modules: BTreeMap<ModulePath, PathBuf>,
+    references: Vec<Reference>,
+}
+
+fn scanned() -> Crate {
+    let modules = scan::modules(root());
+    let references = scan::references(root(), &modules);
+    assert!(
+        references.len() > 500,
+        "only {} references found",
+        references.len()
+    );
+    Crate {
+        modules,
+        references,
+    }
+}
+
+#[test]
+fn every_top_level_module_has_one_layer() {
+    let layers = layer_of(&layers());
+    let outside: BTreeSet<&str> = OUTSIDE_THE_LAYERS.iter().map(|(m, _)| *m).collect();
+    let modules: BTreeSet<String> = scanned()
+        .modules
+        .keys()
+        .filter(|m| !m.is_empty())
+        .map(|m| top(m).to_owned())
+        .collect();
+    let unplaced: Vec<&String> = modules
+        .iter()
+        .filter(|m| !layers.contains_key(*m) && !outside.contains(m.as_str()))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "top-level modules in no layer: {unplaced:?}; add each to ARCHITECTURE.md's layers block"
+    );
+    let gone: Vec<&String> = layers.keys().filter(|m| !modules.contains(*m)).collect();
+    assert!(
+        gone.is_empty(),
+        "the layers block names modules src/ does not have: {gone:?}"
+    );
+}
+
+#[test]
+fn modules_import_only_the_layers_below_them() {
+    let layers = layers();
+    let layer = layer_of(&layers);
+    let crate_ = scanned();
+    let mut wrong = BTreeSet::new();
+    for reference in &crate_.references {
+        let from = top(&scan::module_of(&reference.file)).to_owned();
+        let to = top(&reference.module).to_owned();
+        if from == to || from.is_empty() || excepted(reference) {
+            continue;
+        }
+        let (Some(&a), Some(&b)) = (layer.get(&from), layer.get(&to)) else {
+            continue; // outside the layers, or unplaced (the test above names those)
+        };
+        if b >= a {
+            let why = if a == b {
+                "beside it in the same layer"
+            } else {
+                "above it"
+            };
+            wrong.insert(format!(
+                "{}:{}: {from} reaches {} ({to} is {why})",
+                reference.file.display(),
+                reference.line,
+                reference.path
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} references against the layer order in ARCHITECTURE.md:\n{}",
+        wrong.len(),
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn no_two_files_import_each_other() {
+    let crate_ = scanned();
+    let mut reaches: BTreeMap<(&Path, &Path), &Reference> = BTreeMap::new();
+    for reference in &crate_.references {
+        if excepted(reference) {
+            continue;
+        }
+        let to = crate_.modules[&reference.module].as_path();
+        reaches
+            .entry((reference.file.as_path(), to))
+            .or_insert(reference);
+    }
+    let mut wrong = Vec::new();
+    for (&(a, b), there) in &reaches {
+        if a >= b || scan::is_parent(a, b) || scan::is_parent(b, a) {
+            continue;
+        }
+        if let Some(back) = reaches.get(&(b, a)) {
+            wrong.push(format!(
+                "{}:{} reaches {} and {}:{} reaches {}",
+                a.display(),
+                there.line,
+                there.path,
+                b.display(),
+                back.line,
+                back.path
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "files that import each other (move what both need below them):\n{}",
+        wrong.join("\n")
+    );
+}
