@@ -41,11 +41,12 @@ impl<T, S: Display> Polled for Result<T, S> {
     }
 }
 
-/// The first pause between checks; it grows to [`LONGEST_PAUSE`], so that a condition that
-/// comes at once is seen at once, and a long wait does not load the machine (some checks start
-/// a process or make a request).
+/// The first pause between checks; it doubles up to [`LONGEST_PAUSE`], so that a condition
+/// that comes at once is seen at once, and a long wait does not load the machine (some checks
+/// start a process or make a request). A test that times what it waited for (how soon a process
+/// exited) is late by at most the longest pause.
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
-const LONGEST_PAUSE: Duration = Duration::from_millis(100);
+const LONGEST_PAUSE: Duration = Duration::from_millis(50);
 
 /// Pauses between checks, and the deadline.
 struct Polling {
