@@ -114,6 +114,7 @@ async function layoutShift(page) {
         new PerformanceObserver((list) => {
           for (const entry of list.getEntries()) if (!entry.hadRecentInput) total += entry.value;
         }).observe({ type: 'layout-shift', buffered: true });
+        // A measurement window, not a wait for a condition: the shifts seen in it.
         setTimeout(() => resolve(total), 300);
       }),
   );
@@ -253,7 +254,14 @@ async function main() {
     await page.evaluate(() =>
       window.scrollTo(0, (document.documentElement.scrollHeight - window.innerHeight) / 2),
     );
-    await page.waitForTimeout(500);
+    // The reader saves the position a moment after the scroll stops: wait until it has.
+    await page.waitForFunction(() =>
+      Object.keys(localStorage).some(
+        (key) =>
+          key.startsWith('bindery-reader:position:') &&
+          Math.abs(JSON.parse(localStorage.getItem(key)).fraction - 0.5) < 0.05,
+      ),
+    );
     await page.goto(indexUrl);
     const resume = page.locator('#continue');
     check((await resume.getAttribute('href')) === 'chapter-003.html', 'Continue reading does not point at chapter 3');
@@ -262,7 +270,16 @@ async function main() {
     await resume.click();
     await page.waitForURL(/chapter-003\.html$/);
     await page.waitForLoadState('load');
-    await page.waitForTimeout(200);
+    // Restored at once, or again at load (late images): wait for it, and if it never comes,
+    // the check below says where the page is.
+    await page
+      .waitForFunction(
+        () =>
+          Math.abs(window.scrollY / (document.documentElement.scrollHeight - window.innerHeight) - 0.5) < 0.05,
+        null,
+        { timeout: 5000 },
+      )
+      .catch(() => {});
     const fraction = await page.evaluate(
       () => window.scrollY / (document.documentElement.scrollHeight - window.innerHeight),
     );

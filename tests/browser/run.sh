@@ -20,8 +20,14 @@ trap cleanup EXIT
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 python3 "$here/serve.py" "$port" "$site" >/dev/null 2>&1 &
 server=$!
+# Until the server answers (polled every 0.1 s, for 5 s at most); else say so and stop.
+ready=""
 for _ in $(seq 50); do
-  curl -fsS "http://127.0.0.1:$port/index.html" >/dev/null 2>&1 && break
+  if curl -fsS "http://127.0.0.1:$port/index.html" >/dev/null 2>&1; then ready=1; break; fi
   sleep 0.1
 done
+if [ -z "$ready" ]; then
+  echo "run.sh: the reader site's server did not answer on port $port within 5 s" >&2
+  exit 1
+fi
 node "$here/reader-offline.mjs" "http://127.0.0.1:$port/index.html" "$shots"

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bindery::jobs::NewJob;
 use bindery::pipeline::{StoredOptions, books, keys, steps};
@@ -103,18 +103,14 @@ impl Admin {
 
     /// Polls a job until `pred` holds.
     fn wait_job(&self, token: &str, id: i64, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let started = Instant::now();
-        loop {
+        common::eventually(&format!("job {id} {what}"), Duration::from_secs(30), || {
             let job = self.job(token, id);
             if pred(&job) {
-                return job;
+                Ok(job)
+            } else {
+                Err(format!("{job:#}"))
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "job {id} never {what}: {job:#}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        })
     }
 }
 
@@ -242,7 +238,8 @@ fn jobs_and_queues(postgres: bool) {
         message.contains("defualt") && message.contains("default"),
         "{message}"
     );
-    // The worker rereads paused queues every 100 ms, and says nothing when it does.
+    // Time passes, not a wait for a condition: the worker rereads paused queues every 100 ms,
+    // and says nothing when it does.
     std::thread::sleep(Duration::from_millis(300));
     let enqueue = |job: NewJob| rt.block_on(store.queue.enqueue(job)).expect("enqueue").id;
     let alice = [
@@ -257,19 +254,22 @@ fn jobs_and_queues(postgres: bool) {
     );
 
     // Held back for a second, more than the worker's poll interval.
-    let started = Instant::now();
-    loop {
-        let queue = admin.queue(&root, "default");
-        assert_eq!(queue["paused"], true);
-        assert_eq!(queue["depth"], 3, "{queue:#}");
-        assert_eq!(queue["counts"]["available"], 3);
-        assert_eq!(queue["counts"]["scheduled"], 1);
-        if queue["oldest_available_age_ms"].as_i64().expect("age") >= 1000 {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "{queue:#}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::eventually(
+        "the paused jobs to wait a second",
+        Duration::from_secs(10),
+        || {
+            let queue = admin.queue(&root, "default");
+            assert_eq!(queue["paused"], true);
+            assert_eq!(queue["depth"], 3, "{queue:#}");
+            assert_eq!(queue["counts"]["available"], 3);
+            assert_eq!(queue["counts"]["scheduled"], 1);
+            if queue["oldest_available_age_ms"].as_i64().expect("age") >= 1000 {
+                Ok(())
+            } else {
+                Err(format!("{queue:#}"))
+            }
+        },
+    );
     // Queues nobody has used yet are listed too.
     assert_eq!(admin.queue(&root, "books")["depth"], 0);
 
@@ -480,25 +480,25 @@ fn jobs_and_queues(postgres: bool) {
 fn a_schedule_shows_its_override_and_last_run() {
     let admin = Admin::start(false, &[("SCHEDULE_PRUNE_JOBS", "*/2 * * * * *")]);
     let root = admin.token("root", true);
-    let started = Instant::now();
-    let prune = loop {
-        let schedules = admin.json(&root, "/schedules");
-        let prune = schedules["schedules"]
-            .as_array()
-            .expect("schedules")
-            .iter()
-            .find(|s| s["name"] == "prune_jobs")
-            .cloned()
-            .expect("prune_jobs");
-        if prune["last_run"]["state"] == "completed" {
-            break prune;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no completed run: {prune:#}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let prune = common::eventually(
+        "a completed run of prune_jobs",
+        Duration::from_secs(20),
+        || {
+            let schedules = admin.json(&root, "/schedules");
+            let prune = schedules["schedules"]
+                .as_array()
+                .expect("schedules")
+                .iter()
+                .find(|s| s["name"] == "prune_jobs")
+                .cloned()
+                .expect("prune_jobs");
+            if prune["last_run"]["state"] == "completed" {
+                Ok(prune)
+            } else {
+                Err(format!("{prune:#}"))
+            }
+        },
+    );
     assert_eq!(prune["overridden"], true);
     assert_eq!(prune["cron"], "*/2 * * * * *");
     assert_eq!(prune["kind"], "bindery.prune_jobs");
@@ -644,6 +644,7 @@ fn the_log_stream_tails_both_roles_then_follows() {
         .unwrap_or_else(|| panic!("no timestamp: {ready}"));
     let old_enough = ready_at + chrono::Duration::milliseconds(700);
     if let Ok(left) = (old_enough - chrono::Utc::now()).to_std() {
+        // Time passes, not a wait for a condition: the history must age.
         std::thread::sleep(left);
     }
     let opened = chrono::Utc::now();

@@ -840,6 +840,7 @@ fn a_200_mb_upload_streams_through_flat_memory() {
             let mut peak = 0;
             while !done.load(std::sync::atomic::Ordering::SeqCst) {
                 peak = peak.max(rss_kib(web));
+                // The sampling pace, not a wait for a condition.
                 std::thread::sleep(Duration::from_millis(10));
             }
             peak

@@ -5,7 +5,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use bindery::jobs::{Job, JobFilter, JobState, NewJob, WaitTarget};
+use bindery::jobs::{Job, JobFilter, JobQueue, JobState, NewJob, WaitTarget};
 use bindery::worker::builtin::{Noop, Sleep};
 use common::shared::Shared;
 use common::{Running, all_jobs, wait_job};
@@ -20,18 +20,7 @@ async fn a_worker_killed_mid_job_loses_nothing(shared: Shared) {
         .enqueue(NewJob::of(&Sleep { millis: 2500 }))
         .await
         .expect("enqueue");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let record = queue.job(job.id).await.expect("read").expect("job");
-        if record.state == JobState::Running && record.progress.unwrap_or(0) > 0 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the job never started: {record:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_started(&queue, job.id).await;
     first.signal(Signal::SIGKILL);
     first.wait_exit(Duration::from_secs(5));
     let killed_at = Instant::now();
@@ -93,18 +82,7 @@ async fn a_frozen_worker_that_comes_back_keeps_its_jobs(shared: Shared) {
         .enqueue(NewJob::of(&Sleep { millis: 2000 }))
         .await
         .expect("enqueue");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let record = queue.job(job.id).await.expect("read").expect("job");
-        if record.state == JobState::Running && record.progress.unwrap_or(0) > 0 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the job never started: {record:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_started(&queue, job.id).await;
     worker.signal(Signal::SIGSTOP);
     // The fault itself: the worker stands still past its lease, three times over.
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -185,14 +163,14 @@ async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shar
     for _ in 0..8 {
         let mut worker = shared.worker(&env);
         let pause = rand::rng().random_range(20..150);
+        // Time passes, not a wait for a condition: the kill falls at a random point of the run.
         tokio::time::sleep(Duration::from_millis(pause)).await;
         worker.signal(Signal::SIGKILL);
         worker.wait_exit(Duration::from_secs(5));
         kills += 1;
     }
     let _last = shared.worker(&env);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    common::eventually_async("no job left open", Duration::from_secs(60), async || {
         let stats = queue.stats().await.expect("stats");
         let open: i64 = stats
             .rows
@@ -201,11 +179,12 @@ async fn kills_during_claims_and_commits_lose_and_duplicate_nothing(shared: Shar
             .map(|r| r.count)
             .sum();
         if open == 0 {
-            break;
+            Ok(())
+        } else {
+            Err(format!("{stats:?}"))
         }
-        assert!(Instant::now() < deadline, "jobs left open: {stats:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     for job in &all_jobs(&queue, JobFilter::default()).await {
         assert_eq!(job.state, JobState::Completed, "{job:?}");
     }
@@ -283,30 +262,33 @@ async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
     // A worker rescues the job a lease after the last one died, then claims it and dies.
     let mut worker: Option<Running> = None;
     let mut started = 0;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let dead = loop {
-        let record = queue.job(job.id).await.expect("read").expect("job");
-        if record.state == JobState::Dead {
-            break record;
-        }
-        assert!(Instant::now() < deadline, "never stopped: {record:?}");
-        if worker
-            .as_ref()
-            .is_none_or(|w| common::process_gone(w.pid()))
-        {
-            if let Some(mut gone) = worker.take() {
-                gone.wait_exit(Duration::from_secs(5));
+    let dead = common::eventually_async(
+        "the job to stop, dead",
+        Duration::from_secs(60),
+        async || {
+            let record = queue.job(job.id).await.expect("read").expect("job");
+            if record.state == JobState::Dead {
+                return Ok(record);
             }
-            assert!(
-                started <= bindery::jobs::MAX_LOST_WORKERS,
-                "{started} workers started: {record:?}"
-            );
-            // Not waiting for "worker ready": it may claim the job, and die, before saying so.
-            worker = Some(shared.spawn_worker(&env));
-            started += 1;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+            if worker
+                .as_ref()
+                .is_none_or(|w| common::process_gone(w.pid()))
+            {
+                if let Some(mut gone) = worker.take() {
+                    gone.wait_exit(Duration::from_secs(5));
+                }
+                assert!(
+                    started <= bindery::jobs::MAX_LOST_WORKERS,
+                    "{started} workers started: {record:?}"
+                );
+                // Not waiting for "worker ready": it may claim the job, and die, before saying so.
+                worker = Some(shared.spawn_worker(&env));
+                started += 1;
+            }
+            Err(format!("{record:?}"))
+        },
+    )
+    .await;
     assert_eq!(
         dead.attempt,
         bindery::jobs::MAX_LOST_WORKERS,
@@ -350,3 +332,16 @@ on_both_backends!(
     serialization_keys_hold_across_two_worker_processes,
     a_job_that_keeps_killing_its_worker_is_stopped_early,
 );
+
+/// Waits until the job runs and has reported progress (its worker is inside it).
+async fn wait_started(queue: &JobQueue, id: i64) {
+    common::eventually_async("the job to start", Duration::from_secs(10), async || {
+        let record = queue.job(id).await.expect("read").expect("job");
+        if record.state == JobState::Running && record.progress.unwrap_or(0) > 0 {
+            Ok(())
+        } else {
+            Err(format!("{record:?}"))
+        }
+    })
+    .await;
+}

@@ -77,29 +77,31 @@ async fn behind_a_backlog(processes: usize) -> Waited {
         .collect();
     // Every process busy with the backlog before the book arrives.
     let started = Instant::now();
-    while started_steps(&queue).await < processes * CONCURRENCY * 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the backlog did not start: {:?}",
-            queue.stats().await.expect("stats").rows
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::eventually_async(
+        "the backlog to start",
+        Duration::from_secs(20),
+        async || {
+            if started_steps(&queue).await >= processes * CONCURRENCY * 2 {
+                Ok(())
+            } else {
+                Err(format!("{:?}", queue.stats().await.expect("stats").rows))
+            }
+        },
+    )
+    .await;
 
     let store = open(shared.data.path(), Some(&shared.env_url)).await;
     let manuscript = b"# One\n\nA small book from another tenant.\n".to_vec();
     let id = submit_as(&store, "indie-author", "small.md", manuscript, None).await;
-    let first = loop {
-        let jobs = queue.workflow(&id).await.expect("workflow").jobs;
-        if let Some(first) = jobs.iter().find(|j| j.started_at.is_some()) {
-            break first.clone();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the book's first step never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let first = common::eventually_async(
+        "the book's first step to start",
+        Duration::from_secs(60).saturating_sub(started.elapsed()),
+        async || {
+            let jobs = queue.workflow(&id).await.expect("workflow").jobs;
+            jobs.iter().find(|j| j.started_at.is_some()).cloned()
+        },
+    )
+    .await;
     assert!(
         started_steps(&queue).await < BACKLOG,
         "the backlog was over before the book's step started: the test measured nothing"

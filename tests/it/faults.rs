@@ -235,6 +235,7 @@ impl SmallDisk {
         let before = self.server.process.logs.all().len();
         let started = Instant::now();
         while started.elapsed() < window {
+            // Time passes, not a wait for a condition: the window the service must stay calm in.
             std::thread::sleep(Duration::from_millis(200));
             // Whatever a failed write gave back is taken again.
             self.fill("filler-rest", 0);

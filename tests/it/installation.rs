@@ -9,7 +9,7 @@ use crate::common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use bindery::jobs::JobState;
 use bindery::pipeline::{SweepBlobs, keys};
@@ -52,14 +52,16 @@ fn marker_id(blobs: &Path) -> String {
 fn refused(cmd: Command) -> String {
     let mut process = Running::start(cmd);
     let (status, _) = process.wait_exit(Duration::from_secs(30));
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let stderr = loop {
+    // Its last line read, or what was read in 5 s (the assertions below then say what is wrong).
+    let stderr = common::within(Duration::from_secs(5), Duration::from_millis(20), || {
         let text = process.stderr.lock().expect("stderr").clone();
-        if text.ends_with('\n') || Instant::now() > deadline {
-            break text;
+        if text.ends_with('\n') {
+            Ok(text)
+        } else {
+            Err(text)
         }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    })
+    .unwrap_or_else(|seen| seen.unwrap_or_default());
     assert_eq!(status.code(), Some(2), "exit code; stderr: {stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "one line on stderr: {stderr}");
@@ -172,16 +174,15 @@ fn an_emptied_database_file_is_refused_and_every_blob_kept_until_adopted() {
             message(l, Some("web"), "listening")
         });
     let base = format!("http://{}", listening["addr"].as_str().expect("addr"));
-    let started = Instant::now();
-    loop {
-        if let Ok(r) = client().get(format!("{base}/readyz")).send()
-            && r.status() == 200
-        {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "/readyz");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    common::eventually(
+        "/readyz to answer 200",
+        Duration::from_secs(30),
+        || match client().get(format!("{base}/readyz")).send() {
+            Ok(r) if r.status() == 200 => Ok(()),
+            Ok(r) => Err(r.status().to_string()),
+            Err(e) => Err(e.to_string()),
+        },
+    );
     // A new database: the old token is unknown.
     let old = client()
         .get(format!("{base}/api/v1/books"))

@@ -141,6 +141,7 @@ impl Job for Record {
     async fn run(self, cx: &JobContext<Log>) -> anyhow::Result<Outcome> {
         let started = Instant::now();
         if self.sleep_ms > 0 {
+            // The job's work: time passes for the runner under test.
             tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
         }
         cx.app().push(Event {
@@ -339,6 +340,7 @@ impl Job for Slow {
 
     async fn run(self, cx: &JobContext<Log>) -> anyhow::Result<Outcome> {
         cx.progress(10, "started").await?;
+        // The job's work: time passes for the runner under test.
         tokio::time::sleep(Duration::from_millis(self.millis)).await;
         cx.app().push(Event {
             key: "slow-finished".into(),
@@ -371,6 +373,7 @@ impl Job for Coalesce {
             ended: started,
             attempt: cx.attempt,
         });
+        // The job's work: time passes for the runner under test.
         tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
         cx.app().push(Event {
             key: "coalesced".into(),
@@ -402,14 +405,6 @@ async fn assert_runner_alive(queue: &JobQueue) {
         .await
         .expect("enqueue");
     assert_eq!(wait_job(queue, after.id).await.state, JobState::Completed);
-}
-
-async fn wait_until(what: &str, timeout: Duration, mut check: impl AsyncFnMut() -> bool) {
-    let started = Instant::now();
-    while !check().await {
-        assert!(started.elapsed() < timeout, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 // ----- the suite -------------------------------------------------------------------------------
@@ -488,8 +483,13 @@ async fn serialization_keys_never_overlap_and_keep_order(b: Backend) {
     // Two workers with their own pools, 16 executors between them.
     let one = b.runner(&log, 8).await;
     let two = b.runner_on(b.another_pool().await, &log, 8).await;
-    wait_until("all 40 jobs", Duration::from_secs(30), async || {
-        log.events().len() == 40
+    common::eventually_async("all 40 jobs", Duration::from_secs(30), async || {
+        let ran = log.events().len();
+        if ran == 40 {
+            Ok(())
+        } else {
+            Err(format!("{ran} ran"))
+        }
     })
     .await;
     one.shutdown(Duration::from_secs(5)).await;
@@ -528,14 +528,24 @@ async fn jobs_claimed_ahead_go_back_for_an_idle_worker(b: Backend) {
     queue.enqueue_bulk(&jobs).await.expect("bulk");
     let first_log = Log::default();
     let first = b.runner(&first_log, 2).await;
-    wait_until("the short jobs", Duration::from_secs(60), async || {
-        first_log.count("short") == 3000
+    common::eventually_async("the short jobs", Duration::from_secs(60), async || {
+        let ran = first_log.count("short");
+        if ran == 3000 {
+            Ok(())
+        } else {
+            Err(format!("{ran} ran"))
+        }
     })
     .await;
     let second_log = Log::default();
     let second = b.runner_on(b.another_pool().await, &second_log, 2).await;
-    wait_until("the long jobs", Duration::from_secs(30), async || {
-        first_log.count("long") + second_log.count("long") == 6
+    common::eventually_async("the long jobs", Duration::from_secs(30), async || {
+        let ran = first_log.count("long") + second_log.count("long");
+        if ran == 6 {
+            Ok(())
+        } else {
+            Err(format!("{ran} ran"))
+        }
     })
     .await;
     first.shutdown(Duration::from_secs(5)).await;
@@ -571,8 +581,13 @@ async fn a_jobs_run_time_leaves_out_its_wait_in_the_local_queue(b: Backend) {
     queue.enqueue_bulk(&jobs).await.expect("bulk");
     let log = Log::default();
     let runner = b.runner(&log, 2).await;
-    wait_until("the long jobs", Duration::from_secs(60), async || {
-        log.count("long") == 6
+    common::eventually_async("the long jobs", Duration::from_secs(60), async || {
+        let ran = log.count("long");
+        if ran == 6 {
+            Ok(())
+        } else {
+            Err(format!("{ran} ran"))
+        }
     })
     .await;
     runner.shutdown(Duration::from_secs(5)).await;
@@ -611,10 +626,17 @@ async fn tenants_are_served_round_robin(b: Backend) {
         .collect();
     queue.enqueue_bulk(&backlog).await.expect("bulk");
     let runner = b.runner(&log, concurrency).await;
-    wait_until(
+    common::eventually_async(
         "the backlog to start",
         Duration::from_secs(10),
-        async || log.count("big") >= 20,
+        async || {
+            let ran = log.count("big");
+            if ran >= 20 {
+                Ok(())
+            } else {
+                Err(format!("{ran} ran"))
+            }
+        },
     )
     .await;
 
@@ -723,16 +745,12 @@ async fn failures_retry_with_backoff_then_die_with_their_history(b: Backend) {
 
     // A person retries the dead job: it runs again with fresh attempts and keeps its history.
     assert!(queue.retry(doomed.id).await.expect("retry"));
-    wait_until(
+    common::eventually_async(
         "the retried job to die again",
         Duration::from_secs(10),
-        async || {
-            queue
-                .job(doomed.id)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|j| j.state == JobState::Dead && j.error_history().len() == 6)
+        async || match queue.job(doomed.id).await {
+            Ok(Some(j)) if j.state == JobState::Dead && j.error_history().len() == 6 => Ok(()),
+            seen => Err(format!("{seen:?}")),
         },
     )
     .await;
@@ -817,16 +835,12 @@ async fn cancel_stops_queued_and_running_jobs(b: Backend) {
         .enqueue(NewJob::of(&Slow { millis: 30_000 }))
         .await
         .expect("enqueue");
-    wait_until(
+    common::eventually_async(
         "the slow job to report progress",
         Duration::from_secs(10),
-        async || {
-            queue
-                .job(slow.id)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|j| j.progress == Some(10))
+        async || match queue.job(slow.id).await {
+            Ok(Some(j)) if j.progress == Some(10) => Ok(()),
+            seen => Err(format!("{seen:?}")),
         },
     )
     .await;
@@ -1042,18 +1056,19 @@ async fn schedules_enqueue_each_slot_once_across_schedulers(b: Backend) {
         );
     }
     // Until three slots have come: the schedulers all fire at the start of each second.
-    let started = Instant::now();
-    loop {
-        let per_slot = jobs_per_slot(&b.queue()).await;
-        if per_slot.len() >= 3 {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "expected 3 slots of a schedule every second within 10 s, got {per_slot:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::eventually_async(
+        "3 slots of a schedule every second",
+        Duration::from_secs(10),
+        async || {
+            let per_slot = jobs_per_slot(&b.queue()).await;
+            if per_slot.len() >= 3 {
+                Ok(())
+            } else {
+                Err(format!("{per_slot:?}"))
+            }
+        },
+    )
+    .await;
     for s in schedulers {
         s.shutdown().await;
     }
@@ -1114,6 +1129,8 @@ async fn priority_delay_pause_and_stats(b: Backend) {
 
     queue.pause("default").await.expect("pause");
     let runner = b.runner(&log, 1).await;
+    // Time passes, not a wait for a condition: a window in which the runner, which claims at
+    // once what it may, must run nothing, and which ages the due jobs for `oldest_due` below.
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(log.events().len(), 0, "a paused queue ran jobs");
     assert_eq!(
@@ -1133,8 +1150,13 @@ async fn priority_delay_pause_and_stats(b: Backend) {
     let later = wait_job(&queue, later.id).await;
     assert_eq!(later.state, JobState::Completed);
     // `later` (priority 0) may overtake `low` (priority 5) once due; wait for all four.
-    wait_until("all four jobs", Duration::from_secs(10), async || {
-        log.events().len() == 4
+    common::eventually_async("all four jobs", Duration::from_secs(10), async || {
+        let ran = log.events().len();
+        if ran == 4 {
+            Ok(())
+        } else {
+            Err(format!("{ran} ran"))
+        }
     })
     .await;
     let order: Vec<String> = log
@@ -1185,8 +1207,13 @@ async fn bulk_enqueue_then_drain(b: Backend) {
         .collect();
     assert_eq!(queue.enqueue_bulk(&unique).await.expect("bulk"), 5);
     let runner = b.runner(&log, 32).await;
-    wait_until("3005 jobs", Duration::from_secs(60), async || {
-        log.events().len() == 3005
+    common::eventually_async("3005 jobs", Duration::from_secs(60), async || {
+        let ran = log.events().len();
+        if ran == 3005 {
+            Ok(())
+        } else {
+            Err(format!("{ran} ran"))
+        }
     })
     .await;
     runner.shutdown(Duration::from_secs(1)).await;
@@ -1224,7 +1251,7 @@ async fn a_released_unique_key_coalesces_only_while_queued(b: Backend) {
     );
 
     let runner = b.runner(&log, 4).await;
-    wait_until(
+    common::eventually_async(
         "the first run to release its key",
         Duration::from_secs(10),
         async || log.count("released") == 1,

@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Server;
 
@@ -33,23 +33,23 @@ fn an_operator_pings_the_worker_and_manages_jobs() {
         .unwrap_or_else(|| panic!("{stdout}"));
 
     // The supervised worker runs it.
-    let started = Instant::now();
-    loop {
-        let out = jobs(&server, &["list", "--state", "completed"]);
-        let listing = String::from_utf8_lossy(&out.stdout).into_owned();
-        if listing
-            .lines()
-            .any(|l| l.split_whitespace().next() == Some(&id.to_string()))
-        {
-            assert!(listing.contains("bindery.noop"), "{listing}");
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "never completed:\n{listing}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let listing = common::eventually(
+        &format!("job {id} to complete"),
+        Duration::from_secs(10),
+        || {
+            let out = jobs(&server, &["list", "--state", "completed"]);
+            let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+            if listing
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&id.to_string()))
+            {
+                Ok(listing)
+            } else {
+                Err(format!("\n{listing}"))
+            }
+        },
+    );
+    assert!(listing.contains("bindery.noop"), "{listing}");
 
     // Finished jobs are counted only on request (that reads the whole history).
     let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
@@ -69,12 +69,14 @@ fn an_operator_pings_the_worker_and_manages_jobs() {
 
     // Pausing a queue holds new jobs back; resuming lets them run.
     assert!(jobs(&server, &["pause", "default"]).status.success());
-    // A pause takes effect within 100 ms.
+    // Time passes, not a wait for a condition: a pause takes effect within 100 ms (the worker
+    // reads paused queues at most that often, and shows nothing of it), so a job enqueued
+    // later than that must not run.
     std::thread::sleep(Duration::from_millis(300));
     let out = jobs(&server, &["ping", "--millis", "10"]);
     assert!(out.status.success());
-    // A window for the job to be wrongly run: an idle worker on SQLite hears of a commit at
-    // once (inotify), or within 250 ms by its poll.
+    // Time passes, not a wait for a condition: a window for the job to be wrongly run. An idle
+    // worker on SQLite hears of a commit at once (inotify), or within 250 ms by its poll.
     std::thread::sleep(Duration::from_millis(600));
     let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
     assert!(stats.contains("paused: default"), "{stats}");
@@ -85,15 +87,18 @@ fn an_operator_pings_the_worker_and_manages_jobs() {
         "{stats}"
     );
     assert!(jobs(&server, &["resume", "default"]).status.success());
-    let started = Instant::now();
-    loop {
-        let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
-        if !stats.lines().any(|l| l.contains("available")) {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "{stats}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::eventually(
+        "no job available after the resume",
+        Duration::from_secs(10),
+        || {
+            let stats = String::from_utf8_lossy(&jobs(&server, &["stats"]).stdout).into_owned();
+            if stats.lines().any(|l| l.contains("available")) {
+                Err(format!("\n{stats}"))
+            } else {
+                Ok(())
+            }
+        },
+    );
 
     // Mistakes get a clear answer and a failing exit code.
     let out = jobs(&server, &["retry", &id.to_string()]);

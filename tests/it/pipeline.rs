@@ -382,19 +382,19 @@ async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
             .map(|j| j.state)
     };
     let mut platform = Platform::new(bindery::jobs::MAX_LOST_WORKERS + 1);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
-        if parse(&jobs) == Some(JobState::Dead) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the parse never stopped: {jobs:#?}"
-        );
-        platform.restart_if_gone(|| worker(data.path(), &doomed, false));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::eventually_async(
+        "the parse to stop, dead",
+        Duration::from_secs(60),
+        async || {
+            let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
+            if parse(&jobs) == Some(JobState::Dead) {
+                return Ok(());
+            }
+            platform.restart_if_gone(|| worker(data.path(), &doomed, false));
+            Err(format!("{jobs:#?}"))
+        },
+    )
+    .await;
     // The worker that made it dead, or the next one, fails the book.
     let w = platform
         .alive()
@@ -462,22 +462,22 @@ async fn neighbours_survive_a_job_that_kills_its_worker(database: Option<String>
     };
     // The guilty job's three deaths, and one worker for the rest.
     let mut platform = Platform::new(bindery::jobs::MAX_LOST_WORKERS + 2);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let mut settled = state(guilty).await == JobState::Dead;
+    common::eventually_async("the jobs to settle", Duration::from_secs(60), async || {
+        let guilty_state = state(guilty).await;
+        let mut settled = guilty_state == JobState::Dead;
+        let mut seen = format!("guilty {guilty_state}");
         for &id in &innocent {
-            settled &= matches!(state(id).await, JobState::Completed | JobState::Dead);
+            let innocent_state = state(id).await;
+            settled &= matches!(innocent_state, JobState::Completed | JobState::Dead);
+            seen.push_str(&format!(", {id} {innocent_state}"));
         }
         if settled {
-            break;
+            return Ok(());
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the jobs never settled"
-        );
         platform.restart_if_gone(|| worker(data.path(), &doomed, false));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err(seen)
+    })
+    .await;
     if let Some(w) = platform.alive() {
         stop(w);
     }
@@ -809,8 +809,7 @@ async fn a_tenants_heavy_books_leave_room_for_another_tenants_book() {
         .await;
     }
     // Wait until the heavy tenant's readings hold the worker.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    common::eventually_async("a reading to start", Duration::from_secs(60), async || {
         let running = all_jobs(
             &store.queue,
             JobFilter {
@@ -819,12 +818,9 @@ async fn a_tenants_heavy_books_leave_room_for_another_tenants_book() {
             },
         )
         .await;
-        if running.iter().any(|j| j.kind == "book.parse") {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "no reading started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        running.iter().any(|j| j.kind == "book.parse")
+    })
+    .await;
     let small = common::books::submit_as(
         &store,
         "small",

@@ -203,21 +203,18 @@ fn a_worker_stopped_in_the_middle_of_a_write_counts_as_dead() {
     // Freeze it the moment it is seen writing; if the write ended in between, let it go on
     // and try again. It writes its heartbeat, its jobs' state and its log lines.
     // Its writes are short, so the lock table is read as fast as it can be.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the worker was never seen holding the write lock"
-        );
+    common::within(Duration::from_secs(20), Duration::ZERO, || {
         if !db.write_locked_by(pid) {
-            continue;
+            return false;
         }
         signal_pid(worker_pid, Signal::SIGSTOP);
         if db.write_locked_by(pid) {
-            break;
+            return true;
         }
         signal_pid(worker_pid, Signal::SIGCONT);
-    }
+        false
+    })
+    .unwrap_or_else(|_| panic!("the worker was never seen holding the write lock in 20 s"));
     let (status, took) = server.process.wait_exit(stall + Duration::from_secs(5));
     assert!(!status.success(), "web must exit non-zero, got {status}");
     assert!(
@@ -243,15 +240,18 @@ fn readyz_reports_a_stale_heartbeat() {
             ("METRICS_TOKEN", common::METRICS_TOKEN),
         ],
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let (status, body) = loop {
-        let (status, body) = common::readiness(&web);
-        if body["worker"]["ok"] == false {
-            break (status, body);
-        }
-        assert!(std::time::Instant::now() < deadline, "never stale: {body}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (status, body) = common::eventually(
+        "the heartbeat reported stale",
+        Duration::from_secs(10),
+        || {
+            let (status, body) = common::readiness(&web);
+            if body["worker"]["ok"] == false {
+                Ok((status, body))
+            } else {
+                Err(body)
+            }
+        },
+    );
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["status"], "ready");
     assert_eq!(body["database"]["ok"], true);

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::StatusCode;
@@ -77,18 +77,18 @@ fn get_json(server: &Server, token: &str, path: &str) -> Value {
 
 /// Polls the book until its first delivery reaches `state`, and returns the book.
 fn wait_delivery_state(server: &Server, token: &str, id: &str, state: &str) -> Value {
-    let started = Instant::now();
-    loop {
-        let book = get_json(server, token, &format!("/api/v1/books/{id}"));
-        if book["deliveries"][0]["state"] == state {
-            return book;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the delivery never became {state}: {book:#}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::eventually(
+        &format!("the delivery to become {state}"),
+        Duration::from_secs(20),
+        || {
+            let book = get_json(server, token, &format!("/api/v1/books/{id}"));
+            if book["deliveries"][0]["state"] == state {
+                Ok(book)
+            } else {
+                Err(format!("{book:#}"))
+            }
+        },
+    )
 }
 
 /// Checks `Bindery-Signature` as a receiver would, with its own HMAC, not Bindery's code.

@@ -12,6 +12,7 @@ use nix::sys::signal::Signal;
 
 use super::fleet::{self, Fleet, Role};
 use super::services::{Azurite, Postgres};
+use crate::common;
 
 /// When each fault happens, as offsets from the start of the faulty phase.
 #[derive(Clone, Debug)]
@@ -76,6 +77,8 @@ pub fn inject(
     let record = Arc::new(Mutex::new(Record::default()));
     let started = Instant::now();
     let until = started + schedule.length;
+    // Each thread sleeps until its fault is due and holds it as long as the schedule says: these
+    // sleeps let time pass for the faults under test, none waits for a condition.
     std::thread::scope(|scope| {
         scope.spawn(|| kill_workers(schedule, fleet, &record, until, seed));
         scope.spawn(|| kill_webs(schedule, fleet, &record, until, uploading, seed ^ 0x5eed));
@@ -149,6 +152,7 @@ fn kill_workers(
 ) {
     let mut rng = StdRng::seed_from_u64(seed);
     loop {
+        // Time passes until the next kill is due.
         std::thread::sleep(between(&mut rng, schedule.worker_kills));
         if Instant::now() >= until {
             return;
@@ -164,6 +168,7 @@ fn kill_workers(
             kill(&mut fleet, victim, record);
             victim
         };
+        // Time passes, not a wait for a condition: the killed worker stays down a second.
         std::thread::sleep(Duration::from_secs(1));
         fleet.lock().expect("fleet").start(victim);
         let mut r = record.lock().expect("record");
@@ -182,24 +187,24 @@ fn kill_webs(
 ) {
     let mut rng = StdRng::seed_from_u64(seed);
     loop {
+        // Time passes until the next kill is due.
         std::thread::sleep(between(&mut rng, schedule.web_kills));
         if Instant::now() >= until {
             return;
         }
         let ports = fleet.lock().expect("fleet").web_ports();
-        let deadline = Instant::now() + Duration::from_secs(2);
-        let busy = loop {
-            if let Some(&port) = ports.iter().find(|&&p| uploading(p)) {
-                // Somewhere in the upload: before its files are stored, between them and its
-                // book, or after the book and before the answer.
-                std::thread::sleep(Duration::from_millis(rng.random_range(0..100)));
-                break Some(port);
-            }
-            if Instant::now() >= deadline {
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        };
+        // A web process in the middle of an upload, if one comes within 2 s (else any): checked
+        // every millisecond, for an upload is short.
+        let busy = common::within(Duration::from_secs(2), Duration::from_millis(1), || {
+            ports.iter().copied().find(|&p| uploading(p))
+        })
+        .ok();
+        if busy.is_some() {
+            // Time passes, not a wait for a condition: somewhere in the upload, before its
+            // files are stored, between them and its book, or after the book and before the
+            // answer.
+            std::thread::sleep(Duration::from_millis(rng.random_range(0..100)));
+        }
         let mut fleet = fleet.lock().expect("fleet");
         let webs = fleet.of(Role::Web);
         let victim = busy
@@ -233,6 +238,7 @@ fn stop_a_worker(schedule: &Schedule, fleet: &Mutex<Fleet>, record: &Mutex<Recor
         fleet.signal(victim, Signal::SIGSTOP);
         victim
     };
+    // Time passes, not a wait for a condition: the stopped worker's leases run out.
     std::thread::sleep(schedule.lease * 2);
     let mut fleet = fleet.lock().expect("fleet");
     fleet.signal(victim, Signal::SIGCONT);
@@ -271,26 +277,28 @@ fn recovery(fleet: &Mutex<Fleet>, database_url: &str, back: Instant) -> Recovery
         .enable_all()
         .build()
         .expect("runtime");
-    loop {
-        let state = runtime.block_on(async {
-            use sqlx::Connection;
-            let mut conn = sqlx::PgConnection::connect(database_url).await.ok()?;
-            sqlx::query_scalar::<_, String>("SELECT state FROM jobs WHERE id = $1")
-                .bind(job)
-                .fetch_one(&mut conn)
-                .await
-                .ok()
-        });
-        if state.as_deref() == Some("completed") {
-            return Recovery {
-                ready,
-                job_done: back.elapsed(),
-            };
-        }
-        assert!(
-            back.elapsed() < Duration::from_secs(60),
-            "the job enqueued after PostgreSQL's restart was not done within 60 s: {state:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+    common::eventually(
+        "the job enqueued after PostgreSQL's restart to be done",
+        Duration::from_secs(60).saturating_sub(back.elapsed()),
+        || {
+            let state = runtime.block_on(async {
+                use sqlx::Connection;
+                let mut conn = sqlx::PgConnection::connect(database_url).await.ok()?;
+                sqlx::query_scalar::<_, String>("SELECT state FROM jobs WHERE id = $1")
+                    .bind(job)
+                    .fetch_one(&mut conn)
+                    .await
+                    .ok()
+            });
+            if state.as_deref() == Some("completed") {
+                Ok(())
+            } else {
+                Err(format!("{state:?}"))
+            }
+        },
+    );
+    Recovery {
+        ready,
+        job_done: back.elapsed(),
     }
 }

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use crate::common;
+
 /// The two roles of the Procfile's split form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -236,18 +238,14 @@ pub fn wait_ready(port: u16, timeout: Duration) -> Duration {
         .timeout(Duration::from_secs(2))
         .build()
         .expect("client");
-    loop {
-        if client
-            .get(format!("http://127.0.0.1:{port}/readyz"))
-            .send()
-            .is_ok_and(|r| r.status() == 200)
-        {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "the web process on port {port} was not ready within {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::eventually(
+        &format!("the web process on port {port} to be ready"),
+        timeout,
+        || match client.get(format!("http://127.0.0.1:{port}/readyz")).send() {
+            Ok(r) if r.status() == 200 => Ok(()),
+            Ok(r) => Err(r.status().to_string()),
+            Err(e) => Err(e.to_string()),
+        },
+    );
+    started.elapsed()
 }

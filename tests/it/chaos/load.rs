@@ -288,6 +288,7 @@ impl Uploader {
                 ));
                 return done;
             }
+            // Time passes, not a wait for a condition: a careful client's back-off.
             std::thread::sleep(wait + Duration::from_millis(rng.random_range(0..100)));
             backoff = (backoff * 2).min(Duration::from_secs(2));
         }
@@ -340,6 +341,7 @@ pub fn submit_all(
                         Duration::from_secs(120),
                     );
                     results.lock().expect("results").push(done);
+                    // The load's pace, not a wait for a condition.
                     std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 }
             })

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::{self, need};
 
@@ -145,6 +145,7 @@ impl Postgres {
     /// connections again.
     pub fn restart_immediate(&self, down: Duration) {
         self.stop_server();
+        // Time passes, not a wait for a condition: the outage's length.
         std::thread::sleep(down);
         self.start_server();
     }
@@ -289,9 +290,7 @@ impl Azurite {
             .expect("start azurite");
         self.child = Some(child);
         common::eventually("Azurite answers", Duration::from_secs(30), || {
-            std::net::TcpStream::connect(("127.0.0.1", self.port))
-                .is_ok()
-                .then_some(())
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())
         });
     }
 
@@ -300,12 +299,13 @@ impl Azurite {
         if let Some(mut child) = self.child.take() {
             let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-            let started = Instant::now();
-            while child.try_wait().expect("try_wait").is_none() {
-                if started.elapsed() > Duration::from_secs(10) {
-                    let _ = child.kill();
-                }
-                std::thread::sleep(Duration::from_millis(20));
+            let stopped =
+                common::within(Duration::from_secs(10), Duration::from_millis(20), || {
+                    child.try_wait().expect("try_wait").is_some()
+                });
+            if stopped.is_err() {
+                let _ = child.kill();
+                let _ = child.wait();
             }
         }
     }

@@ -15,7 +15,7 @@ use super::fleet::Fleet;
 use super::load::{self, Expect, Manuscript, Submitted, Uploader};
 use super::{Plan, faults::Record, say};
 use crate::common::receiver::Receiver;
-use crate::common::succeed;
+use crate::common::{self, succeed};
 
 /// A book as stored.
 #[derive(Debug, Clone)]
@@ -192,50 +192,17 @@ impl Checker {
 
     /// Waits until no book is processing and no job is unfinished, or fails naming them.
     pub fn wait_settled(&self, deadline: Instant, what: &str) {
-        let books = "SELECT count(*) FROM books WHERE status = 'processing'";
-        let jobs = format!("SELECT count(*) FROM jobs WHERE {UNFINISHED}");
-        loop {
-            if self.count(books) == 0 && self.count(&jobs) == 0 {
-                return;
-            }
-            if Instant::now() >= deadline {
-                let stuck: Vec<String> = self
-                    .runtime
-                    .block_on(
-                        sqlx::query(sqlx::AssertSqlSafe(format!(
-                            "SELECT j.id, j.kind, j.state, j.attempt, j.workflow, j.errors,
-                                    COALESCE(w.pid, 0), j.locked_until - {now}
-                             FROM jobs j LEFT JOIN workers w ON w.id = j.locked_by
-                             WHERE {UNFINISHED} ORDER BY j.id LIMIT 20",
-                            now = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
-                        )))
-                        .fetch_all(&self.pool),
-                    )
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|r| {
-                        format!(
-                            "job {} {} {} attempt {} book {:?}, held by worker pid {} for {:?} ms more: {}",
-                            r.get::<i64, _>(0),
-                            r.get::<String, _>(1),
-                            r.get::<String, _>(2),
-                            r.get::<i32, _>(3),
-                            r.get::<Option<String>, _>(4),
-                            r.get::<i64, _>(6),
-                            r.get::<Option<i64>, _>(7),
-                            r.get::<String, _>(5)
-                        )
-                    })
-                    .collect();
-                panic!(
-                    "{what} had not settled in time: {} books processing, {} jobs unfinished:\n{}",
-                    self.count(books),
-                    self.count(&jobs),
-                    stuck.join("\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
+        common::eventually(
+            &format!("{what} to settle"),
+            deadline.saturating_duration_since(Instant::now()),
+            || {
+                if self.count(BOOKS_PROCESSING) == 0 && self.count(&unfinished_jobs()) == 0 {
+                    Ok(())
+                } else {
+                    Err(Unsettled(self))
+                }
+            },
+        );
     }
 
     fn books(&self) -> BTreeMap<String, Book> {
@@ -356,7 +323,7 @@ impl Checker {
 
     /// No job is unfinished, and only hostile books' steps are dead.
     fn jobs_finished(&self, results: &mut Results) {
-        let unfinished = self.count(&format!("SELECT count(*) FROM jobs WHERE {UNFINISHED}"));
+        let unfinished = self.count(&unfinished_jobs());
         if unfinished != 0 {
             results.fail(format!("{unfinished} jobs unfinished"));
         }
@@ -732,5 +699,55 @@ pub fn report(
         say("every check held");
     } else {
         say(&format!("{} checks failed", results.failures.len()));
+    }
+}
+
+const BOOKS_PROCESSING: &str = "SELECT count(*) FROM books WHERE status = 'processing'";
+
+fn unfinished_jobs() -> String {
+    format!("SELECT count(*) FROM jobs WHERE {UNFINISHED}")
+}
+
+/// What has not settled: read only when a wait for it fails.
+struct Unsettled<'a>(&'a Checker);
+
+impl std::fmt::Display for Unsettled<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let check = self.0;
+        let stuck: Vec<String> = check
+            .runtime
+            .block_on(
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT j.id, j.kind, j.state, j.attempt, j.workflow, j.errors,
+                            COALESCE(w.pid, 0), j.locked_until - {now}
+                     FROM jobs j LEFT JOIN workers w ON w.id = j.locked_by
+                     WHERE {UNFINISHED} ORDER BY j.id LIMIT 20",
+                    now = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+                )))
+                .fetch_all(&check.pool),
+            )
+            .unwrap_or_default()
+            .iter()
+            .map(|r| {
+                format!(
+                    "job {} {} {} attempt {} book {:?}, held by worker pid {} for {:?} ms more: {}",
+                    r.get::<i64, _>(0),
+                    r.get::<String, _>(1),
+                    r.get::<String, _>(2),
+                    r.get::<i32, _>(3),
+                    r.get::<Option<String>, _>(4),
+                    r.get::<i64, _>(6),
+                    r.get::<Option<i64>, _>(7),
+                    r.get::<String, _>(5)
+                )
+            })
+            .collect();
+        write!(
+            f,
+            "{} books processing, {} jobs unfinished:\n{}",
+            check.count(BOOKS_PROCESSING),
+            check.count(&unfinished_jobs()),
+            stuck.join("\n")
+        )
     }
 }

@@ -2,7 +2,7 @@
 //! processes use, so tests can submit uploads and read results without the HTTP API.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bindery::config::{AzureConfig, BlobUrl, DatabaseUrl};
 use bindery::convert::Options;
@@ -89,24 +89,26 @@ pub async fn submit_as(
 
 /// Polls until the book leaves `processing`.
 pub async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
-    let started = Instant::now();
-    loop {
-        let book = books::get(&store.db, id)
-            .await
-            .expect("read")
-            .expect("book exists");
-        if book.status != books::BookStatus::Processing {
-            return book;
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "book {id} still processing after {timeout:?}; jobs: {:#?}",
-            store.queue.workflow(id).await.map(|w| w
-                .jobs
-                .iter()
-                .map(|j| format!("{} {} attempt {} {}", j.kind, j.state, j.attempt, j.errors))
-                .collect::<Vec<_>>())
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    super::eventually_async(
+        &format!("book {id} to leave processing"),
+        timeout,
+        async || {
+            let book = books::get(&store.db, id)
+                .await
+                .expect("read")
+                .expect("book exists");
+            if book.status != books::BookStatus::Processing {
+                return Ok(book);
+            }
+            Err(format!(
+                "jobs: {:#?}",
+                store.queue.workflow(id).await.map(|w| w
+                    .jobs
+                    .iter()
+                    .map(|j| format!("{} {} attempt {} {}", j.kind, j.state, j.attempt, j.errors))
+                    .collect::<Vec<_>>())
+            ))
+        },
+    )
+    .await
 }

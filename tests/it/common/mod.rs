@@ -13,7 +13,10 @@ pub mod need;
 pub mod proxy;
 pub mod receiver;
 pub mod shared;
+pub mod wait;
 pub mod web;
+
+pub use wait::{eventually, eventually_async, throughout, within};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -58,21 +61,6 @@ impl Drop for Heavy {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = false;
         cvar.notify_one();
-    }
-}
-
-/// Polls `check` every 20 ms until it returns `Some`, or fails the test naming `what`.
-pub fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(found) = check() {
-            return found;
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "{what}: not within {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -168,6 +156,15 @@ impl LogStream {
         }
     }
 
+    /// Every line so far, one a line, for a failing test's message.
+    pub fn dump(&self) -> String {
+        self.all()
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     pub fn find(&self, pred: impl Fn(&Value) -> bool) -> Option<Value> {
         self.lines
             .0
@@ -180,6 +177,13 @@ impl LogStream {
 
     pub fn all(&self) -> Vec<Value> {
         self.lines.0.lock().expect("log lock").clone()
+    }
+}
+
+/// The log so far, as a failed wait's "last seen".
+impl std::fmt::Display for LogStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "log so far:\n{}", self.dump())
     }
 }
 
@@ -242,25 +246,13 @@ impl Running {
     /// Waits for exit, failing the test if it takes longer than `timeout`.
     pub fn wait_exit(&mut self, timeout: Duration) -> (ExitStatus, Duration) {
         let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                let took = started.elapsed();
-                // Read what it printed last (its worker child may hold the pipe a moment longer).
-                self.logs.wait_closed(Duration::from_secs(3));
-                return (status, took);
-            }
-            assert!(
-                started.elapsed() < timeout,
-                "bindery did not exit within {timeout:?}; log so far:\n{}",
-                self.logs
-                    .all()
-                    .iter()
-                    .map(Value::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let status = eventually("bindery to exit", timeout, || {
+            self.child.try_wait().expect("try_wait").ok_or(&self.logs)
+        });
+        let took = started.elapsed();
+        // Read what it printed last (its worker child may hold the pipe a moment longer).
+        self.logs.wait_closed(Duration::from_secs(3));
+        (status, took)
     }
 }
 
@@ -316,18 +308,14 @@ impl Server {
     pub fn wait_ready(&self, timeout: Duration) -> Duration {
         let started = Instant::now();
         let client = client();
-        loop {
-            if let Ok(r) = client.get(self.url("/readyz")).send()
-                && r.status() == 200
-            {
-                return started.elapsed();
+        eventually("/readyz to answer 200", timeout, || {
+            match client.get(self.url("/readyz")).send() {
+                Ok(r) if r.status() == 200 => Ok(()),
+                Ok(r) => Err(r.status().to_string()),
+                Err(e) => Err(e.to_string()),
             }
-            assert!(
-                started.elapsed() < timeout,
-                "/readyz not 200 within {timeout:?}"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        });
+        started.elapsed()
     }
 
     /// The worker child's pid, from its "worker process started" line.
@@ -384,13 +372,9 @@ pub fn process_gone(pid: i32) -> bool {
 /// Waits until `pid` has exited; returns how long that took.
 pub fn wait_gone(pid: i32, timeout: Duration) -> Duration {
     let started = Instant::now();
-    while !process_gone(pid) {
-        assert!(
-            started.elapsed() < timeout,
-            "process {pid} still running after {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    eventually(&format!("process {pid} to exit"), timeout, || {
+        process_gone(pid)
+    });
     started.elapsed()
 }
 

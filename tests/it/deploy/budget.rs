@@ -87,28 +87,25 @@ fn a_serve_never_holds_more_connections_than_its_budget_under_load() {
                 // their server processes may still be exiting, seen under load: counted, they
                 // would pass for the server's. Sampling starts once they are gone.
                 let started = Instant::now();
-                let deadline = started + Duration::from_secs(30);
                 let mut lingering = 0;
-                loop {
-                    let (n,): (i64,) = sqlx::query_as(count)
-                        .bind(&database)
-                        .fetch_one(&mut conn)
-                        .await
-                        .expect("pg_stat_activity");
-                    lingering = lingering.max(n);
-                    if n == 0 {
-                        eprintln!(
-                            "{lingering} set-up connections closed {:?} after the set-up",
-                            started.elapsed()
-                        );
-                        break;
-                    }
-                    assert!(
-                        Instant::now() < deadline,
-                        "{n} set-up connections never closed"
-                    );
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
+                common::eventually_async(
+                    "the set-up connections to close",
+                    Duration::from_secs(30),
+                    async || {
+                        let (n,): (i64,) = sqlx::query_as(count)
+                            .bind(&database)
+                            .fetch_one(&mut conn)
+                            .await
+                            .expect("pg_stat_activity");
+                        lingering = lingering.max(n);
+                        if n == 0 { Ok(()) } else { Err(format!("{n} open")) }
+                    },
+                )
+                .await;
+                eprintln!(
+                    "{lingering} set-up connections closed {:?} after the set-up",
+                    started.elapsed()
+                );
                 let _ = clear_tx.send(());
                 let mut samples = 0u64;
                 while !stop.load(Ordering::Relaxed) {
@@ -132,6 +129,7 @@ fn a_serve_never_holds_more_connections_than_its_budget_under_load() {
                     }
                     most.fetch_max(u64::try_from(n).unwrap_or(0), Ordering::Relaxed);
                     samples += 1;
+                    // The sampling pace, not a wait for a condition.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
                 samples
@@ -156,6 +154,7 @@ fn a_serve_never_holds_more_connections_than_its_budget_under_load() {
     // API load while the worker drains: reads, event streams, uploads held with ?wait=.
     let failures = Arc::new(AtomicU64::new(0));
     let requests = Arc::new(AtomicU64::new(0));
+    // The load's length, not a deadline to wait for something by.
     let load_until = Instant::now() + Duration::from_secs(6);
     let mut clients = Vec::new();
     for i in 0..8 {
@@ -211,20 +210,16 @@ fn a_serve_never_holds_more_connections_than_its_budget_under_load() {
         let mut db = sqlx::PgConnection::connect(&probe_url(&url))
             .await
             .expect("connect");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+        common::eventually_async("the backlog to drain", Duration::from_secs(60), async || {
             let (left,): (i64,) = sqlx::query_as(
                 "SELECT count(*) FROM jobs WHERE kind IN ('bindery.noop', 'bindery.sleep') AND state NOT IN ('completed')",
             )
             .fetch_one(&mut db)
             .await
             .expect("count");
-            if left == 0 {
-                break;
-            }
-            assert!(Instant::now() < deadline, "{left} jobs still not done");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            if left == 0 { Ok(()) } else { Err(format!("{left} jobs still not done")) }
+        })
+        .await;
         db.close().await.expect("close");
     });
     stop.store(true, Ordering::Relaxed);

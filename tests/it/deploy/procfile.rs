@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 
-use crate::common::{BIN, client, process_gone};
+use crate::common::{self, BIN, client, process_gone};
 
 /// How many rounds of simultaneous `migrate` processes, and how many processes per round.
 const ROUNDS: usize = 5;
@@ -172,6 +172,20 @@ struct Line {
 /// that reads them.
 type Transcript = Arc<(Mutex<(Vec<Line>, bool)>, Condvar)>;
 
+/// What honcho printed so far, for a failed wait's message.
+struct Printed<'a>(&'a Transcript);
+
+impl std::fmt::Display for Printed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.0.0.lock().expect("lines lock");
+        writeln!(f, "honcho printed:")?;
+        for line in &state.0 {
+            writeln!(f, "{} | {}", line.name, line.text)?;
+        }
+        Ok(())
+    }
+}
+
 /// `honcho start …` in an app directory, its output read line by line. Dropping it kills honcho
 /// and every process it started, even after a failed assertion.
 struct Honcho {
@@ -261,17 +275,10 @@ impl Honcho {
     /// Waits for honcho to exit and for all it printed; fails the test past `timeout`.
     fn wait_exit(&mut self, timeout: Duration) -> (ExitStatus, Duration) {
         let started = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                break status;
-            }
-            assert!(
-                started.elapsed() < timeout,
-                "honcho did not exit within {timeout:?}; it printed:\n{}",
-                self.transcript()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = common::eventually("honcho to exit", timeout, || {
+            let printed = Printed(&self.lines);
+            self.child.try_wait().expect("try_wait").ok_or(printed)
+        });
         let took = started.elapsed();
         let (lock, cvar) = &*self.lines;
         let state = lock.lock().expect("lines lock");
@@ -435,20 +442,14 @@ fn the_procfile_runs_under_honcho_release_then_web_then_sigterm() {
 
     let base = format!("http://127.0.0.1:{port}");
     let http = client();
-    let started = Instant::now();
-    loop {
-        if let Ok(r) = http.get(format!("{base}/readyz")).send()
-            && r.status() == StatusCode::OK
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "/readyz not 200 within 30 s; honcho printed:\n{}",
-            web.transcript()
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    common::eventually(
+        "/readyz to answer 200",
+        Duration::from_secs(30),
+        || match http.get(format!("{base}/readyz")).send() {
+            Ok(r) if r.status() == StatusCode::OK => Ok(()),
+            _ => Err(Printed(&web.lines)),
+        },
+    );
 
     // A book, through the API, to ready.
     let form = Form::new().part(
@@ -468,8 +469,7 @@ fn the_procfile_runs_under_honcho_release_then_web_then_sigterm() {
     );
     let book: Value = created.json().expect("json");
     let id = book["id"].as_str().expect("id").to_owned();
-    let started = Instant::now();
-    loop {
+    common::eventually("the book to be ready", Duration::from_secs(60), || {
         let book: Value = http
             .get(format!("{base}/api/v1/books/{id}"))
             .bearer_auth(&token)
@@ -478,16 +478,11 @@ fn the_procfile_runs_under_honcho_release_then_web_then_sigterm() {
             .json()
             .expect("json");
         match book["status"].as_str() {
-            Some("ready") => break,
+            Some("ready") => Ok(()),
             Some("failed") => panic!("the book failed: {book}"),
-            _ => {}
+            _ => Err(book),
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the book is not ready within 60 s: {book}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
     let epub = http
         .get(format!("{base}/api/v1/books/{id}/epub"))
         .bearer_auth(&token)

@@ -30,15 +30,14 @@ fn metric(server: &Server, name: &str) -> Option<f64> {
 
 /// Polls until `pred` holds for the `/readyz` body.
 fn wait_readyz(server: &Server, what: &str, pred: impl Fn(&Value) -> bool) -> (StatusCode, Value) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    common::eventually(what, Duration::from_secs(20), || {
         let (status, body) = readyz(server);
         if pred(&body) {
-            return (status, body);
+            Ok((status, body))
+        } else {
+            Err(body)
         }
-        assert!(Instant::now() < deadline, "{what}: {body}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    })
 }
 
 #[test]
@@ -105,30 +104,32 @@ fn serve_still_needs_its_worker_to_be_ready() {
     );
     server.wait_ready(Duration::from_secs(30));
     crate::common::signal_pid(server.worker_pid(), nix::sys::signal::Signal::SIGSTOP);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match client().get(server.url("/readyz")).send() {
+    // The unready body, or none when nothing listens any more.
+    let unready = common::eventually(
+        "/readyz to answer 503, or serve to go",
+        Duration::from_secs(20),
+        || match client().get(server.url("/readyz")).send() {
             Ok(response) if response.status() == StatusCode::SERVICE_UNAVAILABLE => {
-                let body: Value = response.json().expect("json");
-                assert_eq!(body["status"], "unavailable", "{body}");
-                break;
+                Ok(Some(response.json::<Value>().expect("json")))
             }
-            Ok(response) => assert!(Instant::now() < deadline, "{}", response.status()),
-            Err(_) => {
-                let (status, _) = server.process.wait_exit(Duration::from_secs(10));
-                assert!(!status.success(), "serve must exit non-zero: {status}");
-                assert!(
-                    server
-                        .process
-                        .logs
-                        .find(|l| message(l, Some("web"), "worker is stuck"))
-                        .is_some(),
-                    "serve left for its stuck worker"
-                );
-                break;
-            }
+            Ok(response) => Err(response.status()),
+            Err(_) => Ok(None),
+        },
+    );
+    match unready {
+        Some(body) => assert_eq!(body["status"], "unavailable", "{body}"),
+        None => {
+            let (status, _) = server.process.wait_exit(Duration::from_secs(10));
+            assert!(!status.success(), "serve must exit non-zero: {status}");
+            assert!(
+                server
+                    .process
+                    .logs
+                    .find(|l| message(l, Some("web"), "worker is stuck"))
+                    .is_some(),
+                "serve left for its stuck worker"
+            );
         }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

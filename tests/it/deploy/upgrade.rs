@@ -5,14 +5,14 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::blocking::multipart::{Form, Part};
 use serde_json::Value;
 
 use super::BOOK;
-use crate::common::{BIN, Running, Server, client, message};
+use crate::common::{self, BIN, Running, Server, client, message};
 
 /// A file of its own that is the bindery binary: a hard link where the file system allows one
 /// (the test's build is large), else a copy.
@@ -78,25 +78,27 @@ fn a_binary_replaced_in_place_still_reads_manuscripts() {
     assert_eq!(created.status(), StatusCode::ACCEPTED);
     let created: Value = created.json().expect("json");
     let id = created["id"].as_str().expect("id").to_owned();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let book = loop {
-        let book: Value = client()
-            .get(server.url(&format!("/api/v1/books/{id}")))
-            .bearer_auth(&token)
-            .send()
-            .expect("GET book")
-            .json()
-            .expect("json");
-        let failed_step = server
-            .process
-            .logs
-            .find(|l| l.to_string().contains("read-manuscript") && l["level"] != "DEBUG");
-        if book["status"] != "processing" || failed_step.is_some() {
-            assert!(failed_step.is_none(), "reading failed: {failed_step:?}");
-            break book;
-        }
-        assert!(Instant::now() < deadline, "still processing: {book}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let book = common::eventually(
+        "the book to leave processing",
+        Duration::from_secs(60),
+        || {
+            let book: Value = client()
+                .get(server.url(&format!("/api/v1/books/{id}")))
+                .bearer_auth(&token)
+                .send()
+                .expect("GET book")
+                .json()
+                .expect("json");
+            let failed_step = server
+                .process
+                .logs
+                .find(|l| l.to_string().contains("read-manuscript") && l["level"] != "DEBUG");
+            if book["status"] != "processing" || failed_step.is_some() {
+                assert!(failed_step.is_none(), "reading failed: {failed_step:?}");
+                return Ok(book);
+            }
+            Err(book)
+        },
+    );
     assert_eq!(book["status"], "ready", "{book}");
 }
