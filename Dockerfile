@@ -21,6 +21,9 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian13:nonroot
 
 FROM ${RUST_IMAGE} AS build
 WORKDIR /src
+# Cargo reads it: `--build-arg CARGO_PROFILE_RELEASE_LTO=thin` on a builder with under 2 GB of
+# memory (the whole-program link of Cargo.toml's release profile takes about 1.9 GB).
+ARG CARGO_PROFILE_RELEASE_LTO
 # The dependencies first, built against an empty crate of the same name: this layer is only
 # built again when the manifest or the lock file change, so a code change compiles Bindery alone.
 COPY Cargo.toml Cargo.lock rust-toolchain.toml ./
