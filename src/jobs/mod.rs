@@ -36,7 +36,6 @@ use std::time::Duration;
 use serde::{Serialize, de::DeserializeOwned};
 
 pub use context::JobContext;
-pub use failpoint::{Failpoint, Moment};
 pub use queue::{JobQueue, QueueStats, WaitTarget};
 pub use registry::Registry;
 pub use runner::{Runner, RunnerConfig, RunnerHandle, ShutdownReport};

@@ -27,8 +27,8 @@ use super::breaker::StorageBreaker;
 use super::heartbeat::{self, CommitHealth, Heartbeat, HeldLeases};
 use super::store::{self, ClaimedRow, Finish, Finished, Successors};
 use super::wake::{self, CHANNEL_JOBS, listen};
-use super::{Failpoint, JobContext, Moment, Outcome, Registry, backoff};
-use crate::config::DatabaseUrl;
+use super::{JobContext, Outcome, Registry, backoff, failpoint};
+use crate::config::{DatabaseUrl, Failpoint, Moment};
 use crate::storage::backoff::Backoff;
 use crate::storage::fault::{self, Fault};
 use crate::storage::workers::{self, WorkerIdentity};
@@ -809,7 +809,7 @@ async fn give_back<C>(shared: &Shared<C>, ids: Vec<i64>) {
 fn after_commit<C>(shared: &Shared<C>, batch: &[Finished]) {
     if let Some(failpoint) = &shared.failpoint {
         for finished in batch {
-            failpoint.check(Moment::AfterCommit, &finished.kind);
+            failpoint::check(failpoint, Moment::AfterCommit, &finished.kind);
         }
     }
 }
@@ -885,7 +885,7 @@ fn spawn_job<C: Send + Sync + 'static>(
                     .unwrap_or_else(|panic| Err(anyhow::anyhow!("the job panicked: {}", panic_message(&panic)))),
             };
             if let Some(failpoint) = &task_shared.failpoint {
-                failpoint.check(Moment::BeforeCommit, &row.kind);
+                failpoint::check(failpoint, Moment::BeforeCommit, &row.kind);
             }
             let storage_trouble = matches!(&outcome, Err(e) if fault::of_storage(e).is_some());
             let finish = to_finish(outcome, &row, started.elapsed(), task_shared.retry_base);
