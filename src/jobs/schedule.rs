@@ -9,7 +9,8 @@ use chrono::Utc;
 use croner::Cron;
 use tokio_cron_scheduler::{Job as CronJob, JobScheduler};
 
-use super::{JobQueue, NewJob};
+use super::NewJob;
+use super::queue::JobQueue;
 use crate::config::cron::parse_cron;
 use crate::storage::backoff::Backoff;
 
