@@ -50,230 +50,321 @@ pub(crate) async fn pump<C: Send + Sync + 'static>(
     poll_interval: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
-    let (finished_tx, mut finished) = mpsc::unbounded_channel::<Finished>();
-    let mut finished_tx = Some(finished_tx);
-    let all_queues = shared.registry.queues();
-    let mut queues = all_queues.clone();
-    let mut paused_checked: Option<Instant> = None;
-    let mut promoted: Option<Instant> = None;
-    // While storage fails the pump, each of its statements waits (and logs) by the one rule:
-    // a full disk once had it promote, fail and log every 20 ms.
-    let mut exchanges = Backoff::new("committing or claiming jobs");
-    let mut promotions = Backoff::new("promoting due jobs");
-    let mut pause_reads = Backoff::new("reading paused queues");
-    // Finished jobs for the next statement, and those that finish while it is in flight.
-    let mut batch: Vec<Finished> = Vec::new();
-    let mut later: Vec<Finished> = Vec::new();
-    // Free executors this loop has reserved, and claimed jobs waiting for one.
-    let mut held: Vec<OwnedSemaphorePermit> = Vec::new();
-    let mut local = LocalQueue::default();
-    let mut prefetch = 0usize;
-    let mut idle = false;
-    // Suspects were claimed beyond the one a worker runs at a time, and given back.
-    let mut held_back_suspects = false;
+    let mut pump = Pump::new(shared, permits, concurrency, poll_interval);
     loop {
         let stopping = *stop.borrow();
-        if stopping && finished_tx.is_some() {
+        if stopping && pump.finished_tx.is_some() {
             // No new claims or starts; keep committing until every running job has reported.
-            finished_tx = None;
-            held.clear();
-            shared.give_back(local.take_ids()).await;
+            pump.finished_tx = None;
+            pump.held.clear();
+            pump.shared.give_back(pump.local.take_ids()).await;
         }
-        // Gather without waiting.
-        while batch.len() < 2048 {
-            match finished.try_recv() {
-                Ok(item) => batch.push(item),
-                Err(_) => break,
-            }
-        }
-        if let Some(tx) = &finished_tx {
-            while !local.is_empty() {
-                let permit = match held.pop() {
-                    Some(p) => p,
-                    None => match permits.clone().try_acquire_owned() {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
-                };
-                if let Some((row, waited)) = local.pop() {
-                    spawn_job(&shared, row, waited, permit, tx.clone());
-                }
-            }
-            if !idle {
-                while held.len() < concurrency {
-                    match permits.clone().try_acquire_owned() {
-                        Ok(p) => held.push(p),
-                        Err(_) => break,
-                    }
-                }
-            }
-            let stale = local.take_expired(LOCAL_QUEUE_TTL);
-            if !stale.is_empty() {
-                tracing::debug!(
-                    jobs = stale.len(),
-                    "claimed jobs waited too long for an executor"
-                );
-                shared.give_back(stale).await;
-                // These jobs are not short: claim for free executors only until they are again.
-                prefetch = 0;
-            }
-        }
+        pump.gather();
+        pump.start_claimed().await;
         // The suspect this worker ran has ended: another may be claimed now.
-        if held_back_suspects && batch.iter().any(|f| f.suspect) {
-            held_back_suspects = false;
-            idle = false;
+        if pump.held_back_suspects && pump.batch.iter().any(|f| f.suspect) {
+            pump.held_back_suspects = false;
+            pump.idle = false;
         }
-        let wanted = if stopping || idle {
-            0
-        } else {
-            let free = (held.len() + prefetch).saturating_sub(local.len());
-            // While the pump's own statements fail, they are the probe: the first that goes
-            // through claims as usual, and the heartbeat (which waits for a commit) resumes.
-            if shared.commits.failing_for().is_some() {
-                free
-            } else {
-                shared.storage.allow(free)
-            }
-        };
+        let wanted = pump.wanted(stopping);
         // Nothing to do: wait for a finished job, a free executor, a wake-up or a stop.
-        if batch.is_empty() && wanted == 0 {
+        if pump.batch.is_empty() && wanted == 0 {
             if stopping {
-                match finished.recv().await {
-                    Some(item) => batch.push(item),
+                match pump.finished.recv().await {
+                    Some(item) => pump.batch.push(item),
                     None => break,
                 }
                 continue;
             }
-            let nap = if idle {
-                // A job that is due but could not be promoted is not due before promotion may
-                // be tried again.
-                next_nap(&shared, poll_interval)
-                    .await
-                    .max(promotions.wait())
-            } else {
-                poll_interval
-            };
-            tokio::select! {
-                item = finished.recv() => {
-                    if let Some(item) = item {
-                        batch.push(item);
-                    }
-                }
-                permit = permits.clone().acquire_owned(), if !idle || !local.is_empty() => {
-                    if let Ok(p) = permit {
-                        held.push(p);
-                    }
-                }
-                () = shared.wake.notified(), if idle => idle = false,
-                () = tokio::time::sleep(nap), if idle => idle = false,
-                () = tokio::time::sleep_until(local.expires(LOCAL_QUEUE_TTL)), if !local.is_empty() => {}
-                () = sleep_until_probe(&shared.storage), if shared.storage.next_probe().is_some() => {}
-                _ = stop.changed() => {}
-            }
+            pump.wait_for_work(&mut stop).await;
             continue;
         }
-
         if wanted > 0 {
-            // Paused queues are read at most every 100 ms (a pause takes effect within that):
-            // checking them inside every claim statement costs PostgreSQL several percent.
-            if paused_checked.is_none_or(|t| t.elapsed() >= PAUSE_CHECK_INTERVAL)
-                && pause_reads.ready()
-            {
-                paused_checked = Some(Instant::now());
-                match records::paused_queues(&shared.pump_db).await {
-                    Ok(paused) => {
-                        pause_reads.succeeded();
-                        queues = all_queues
-                            .iter()
-                            .filter(|q| !paused.contains(q))
-                            .cloned()
-                            .collect();
-                    }
-                    Err(e) => {
-                        pause_reads.failed(&e.into());
-                    }
-                }
+            pump.read_paused_queues().await;
+            pump.promote_due().await;
+        }
+        if !pump.commit_and_claim(wanted, &mut stop).await {
+            continue;
+        }
+        // Let the jobs just spawned start (short ones finish) before counting free executors
+        // again: bigger claims, fewer round trips.
+        tokio::task::yield_now().await;
+    }
+}
+
+/// What the pump keeps from one turn to the next.
+struct Pump<C> {
+    shared: Arc<Shared<C>>,
+    permits: Arc<Semaphore>,
+    concurrency: usize,
+    poll_interval: Duration,
+    /// How the jobs it started ended; the senders are the running jobs', and `finished_tx`,
+    /// which it drops when stopping, so that the channel ends with the last of them.
+    finished: mpsc::UnboundedReceiver<Finished>,
+    finished_tx: Option<mpsc::UnboundedSender<Finished>>,
+    /// The queues of the registered types, and those of them not paused.
+    all_queues: Vec<String>,
+    queues: Vec<String>,
+    paused_checked: Option<Instant>,
+    promoted: Option<Instant>,
+    // While storage fails the pump, each of its statements waits (and logs) by the one rule:
+    // a full disk once had it promote, fail and log every 20 ms.
+    exchanges: Backoff,
+    promotions: Backoff,
+    pause_reads: Backoff,
+    /// Finished jobs for the next statement, and those that finish while it is in flight.
+    batch: Vec<Finished>,
+    later: Vec<Finished>,
+    /// Free executors this loop has reserved, and claimed jobs waiting for one.
+    held: Vec<OwnedSemaphorePermit>,
+    local: LocalQueue,
+    prefetch: usize,
+    idle: bool,
+    /// Suspects were claimed beyond the one a worker runs at a time, and given back.
+    held_back_suspects: bool,
+}
+
+impl<C: Send + Sync + 'static> Pump<C> {
+    fn new(
+        shared: Arc<Shared<C>>,
+        permits: Arc<Semaphore>,
+        concurrency: usize,
+        poll_interval: Duration,
+    ) -> Self {
+        let (finished_tx, finished) = mpsc::unbounded_channel::<Finished>();
+        let all_queues = shared.registry.queues();
+        Pump {
+            queues: all_queues.clone(),
+            all_queues,
+            shared,
+            permits,
+            concurrency,
+            poll_interval,
+            finished,
+            finished_tx: Some(finished_tx),
+            paused_checked: None,
+            promoted: None,
+            exchanges: Backoff::new("committing or claiming jobs"),
+            promotions: Backoff::new("promoting due jobs"),
+            pause_reads: Backoff::new("reading paused queues"),
+            batch: Vec::new(),
+            later: Vec::new(),
+            held: Vec::new(),
+            local: LocalQueue::default(),
+            prefetch: 0,
+            idle: false,
+            held_back_suspects: false,
+        }
+    }
+
+    /// Takes what finished into the batch, without waiting.
+    fn gather(&mut self) {
+        while self.batch.len() < 2048 {
+            match self.finished.try_recv() {
+                Ok(item) => self.batch.push(item),
+                Err(_) => break,
             }
-            // Scheduled jobs whose time has come join the claimable set; at most every 20 ms,
-            // so a busy loop does not pay for it on every claim.
-            if promoted.is_none_or(|t| t.elapsed() >= Duration::from_millis(20))
-                && promotions.ready()
-            {
-                promoted = Some(Instant::now());
-                match maintenance::promote_due(&shared.pump_db).await {
-                    Ok(_) => promotions.succeeded(),
-                    Err(e) => {
-                        promotions.failed(&e.into());
-                    }
+        }
+    }
+
+    /// Starts claimed jobs on free executors, reserves the executors still free (unless idle),
+    /// and gives back the claimed jobs that waited too long. Nothing when stopping.
+    async fn start_claimed(&mut self) {
+        let Some(tx) = &self.finished_tx else {
+            return;
+        };
+        while !self.local.is_empty() {
+            let permit = match self.held.pop() {
+                Some(p) => p,
+                None => match self.permits.clone().try_acquire_owned() {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+            };
+            if let Some((row, waited)) = self.local.pop() {
+                spawn_job(&self.shared, row, waited, permit, tx.clone());
+            }
+        }
+        if !self.idle {
+            while self.held.len() < self.concurrency {
+                match self.permits.clone().try_acquire_owned() {
+                    Ok(p) => self.held.push(p),
+                    Err(_) => break,
                 }
             }
         }
+        let stale = self.local.take_expired(LOCAL_QUEUE_TTL);
+        if !stale.is_empty() {
+            tracing::debug!(
+                jobs = stale.len(),
+                "claimed jobs waited too long for an executor"
+            );
+            self.shared.give_back(stale).await;
+            // These jobs are not short: claim for free executors only until they are again.
+            self.prefetch = 0;
+        }
+    }
 
+    /// How many jobs to claim this turn.
+    fn wanted(&self, stopping: bool) -> usize {
+        if stopping || self.idle {
+            return 0;
+        }
+        let free = (self.held.len() + self.prefetch).saturating_sub(self.local.len());
+        // While the pump's own statements fail, they are the probe: the first that goes
+        // through claims as usual, and the heartbeat (which waits for a commit) resumes.
+        if self.shared.commits.failing_for().is_some() {
+            free
+        } else {
+            self.shared.storage.allow(free)
+        }
+    }
+
+    /// Waits for a finished job, a free executor, a wake-up, the next due job or a stop.
+    async fn wait_for_work(&mut self, stop: &mut watch::Receiver<bool>) {
+        let nap = if self.idle {
+            // A job that is due but could not be promoted is not due before promotion may
+            // be tried again.
+            next_nap(&self.shared, self.poll_interval)
+                .await
+                .max(self.promotions.wait())
+        } else {
+            self.poll_interval
+        };
+        tokio::select! {
+            item = self.finished.recv() => {
+                if let Some(item) = item {
+                    self.batch.push(item);
+                }
+            }
+            permit = self.permits.clone().acquire_owned(), if !self.idle || !self.local.is_empty() => {
+                if let Ok(p) = permit {
+                    self.held.push(p);
+                }
+            }
+            () = self.shared.wake.notified(), if self.idle => self.idle = false,
+            () = tokio::time::sleep(nap), if self.idle => self.idle = false,
+            () = tokio::time::sleep_until(self.local.expires(LOCAL_QUEUE_TTL)), if !self.local.is_empty() => {}
+            () = sleep_until_probe(&self.shared.storage), if self.shared.storage.next_probe().is_some() => {}
+            _ = stop.changed() => {}
+        }
+    }
+
+    /// Paused queues are read at most every 100 ms (a pause takes effect within that):
+    /// checking them inside every claim statement costs PostgreSQL several percent.
+    async fn read_paused_queues(&mut self) {
+        if self
+            .paused_checked
+            .is_some_and(|t| t.elapsed() < PAUSE_CHECK_INTERVAL)
+            || !self.pause_reads.ready()
+        {
+            return;
+        }
+        self.paused_checked = Some(Instant::now());
+        match records::paused_queues(&self.shared.pump_db).await {
+            Ok(paused) => {
+                self.pause_reads.succeeded();
+                self.queues = self
+                    .all_queues
+                    .iter()
+                    .filter(|q| !paused.contains(q))
+                    .cloned()
+                    .collect();
+            }
+            Err(e) => {
+                self.pause_reads.failed(&e.into());
+            }
+        }
+    }
+
+    /// Scheduled jobs whose time has come join the claimable set; at most every 20 ms, so a
+    /// busy loop does not pay for it on every claim.
+    async fn promote_due(&mut self) {
+        if self
+            .promoted
+            .is_some_and(|t| t.elapsed() < Duration::from_millis(20))
+            || !self.promotions.ready()
+        {
+            return;
+        }
+        self.promoted = Some(Instant::now());
+        match maintenance::promote_due(&self.shared.pump_db).await {
+            Ok(_) => self.promotions.succeeded(),
+            Err(e) => {
+                self.promotions.failed(&e.into());
+            }
+        }
+    }
+
+    /// Commits the batch and claims up to `wanted` jobs, starting claimed jobs meanwhile.
+    /// False when the statement failed (after a pause).
+    async fn commit_and_claim(&mut self, wanted: usize, stop: &mut watch::Receiver<bool>) -> bool {
         let mut finished_in_flight = 0usize;
         // A suspect may be claimed only while this worker holds none (see
         // `claim::claim_and_complete`).
-        let suspects = !local.has_suspect() && !shared.running().values().any(|j| j.suspect);
+        let suspects =
+            !self.local.has_suspect() && !self.shared.running().values().any(|j| j.suspect);
         let exchanged = {
-            let statement = exchange(&shared, &queues, &batch, wanted, suspects);
+            let statement = exchange(&self.shared, &self.queues, &self.batch, wanted, suspects);
             tokio::pin!(statement);
             loop {
                 tokio::select! {
                     biased;
                     exchanged = &mut statement => break exchanged,
-                    Some(item) = finished.recv() => {
-                        later.push(item);
+                    Some(item) = self.finished.recv() => {
+                        self.later.push(item);
                         finished_in_flight += 1;
                     }
-                    permit = permits.clone().acquire_owned(), if !local.is_empty() && finished_tx.is_some() => {
-                        if let (Ok(permit), Some(tx), Some((row, waited))) = (permit, &finished_tx, local.pop()) {
-                            spawn_job(&shared, row, waited, permit, tx.clone());
+                    permit = self.permits.clone().acquire_owned(), if !self.local.is_empty() && self.finished_tx.is_some() => {
+                        if let (Ok(permit), Some(tx), Some((row, waited))) = (permit, &self.finished_tx, self.local.pop()) {
+                            spawn_job(&self.shared, row, waited, permit, tx.clone());
                         }
                     }
                 }
             }
         };
         if exchanged.committed {
-            batch.clear();
+            self.batch.clear();
         }
-        batch.append(&mut later);
+        self.batch.append(&mut self.later);
         match exchanged.claimed {
             Ok(rows) => {
-                exchanges.succeeded();
-                shared.commits.succeeded();
-                let (rows, over) = shared.admission().admit(rows);
-                shared.give_back(over.iter().map(|r| r.id).collect()).await;
+                self.exchanges.succeeded();
+                self.shared.commits.succeeded();
+                let (rows, over) = self.shared.admission().admit(rows);
+                self.shared
+                    .give_back(over.iter().map(|r| r.id).collect())
+                    .await;
                 let (rows, extra_suspects) = one_suspect(rows, suspects);
                 let got = rows.len();
-                local.extend(rows);
+                self.local.extend(rows);
                 // Fewer than asked for: nothing more is due, so wait for a wake-up before
                 // claiming again, and claim only for free executors then: the next jobs may
                 // not be as short as the last. Suspects given back are still due, but wait for
-                // the one kept: its end wakes the pump (below).
-                idle = wanted > 0 && got < wanted;
-                held_back_suspects |= !extra_suspects.is_empty();
-                shared.give_back(extra_suspects).await;
-                prefetch = if idle {
+                // the one kept: its end wakes the pump (in `pump`).
+                self.idle = wanted > 0 && got < wanted;
+                self.held_back_suspects |= !extra_suspects.is_empty();
+                self.shared.give_back(extra_suspects).await;
+                self.prefetch = if self.idle {
                     0
                 } else {
-                    finished_in_flight.min(concurrency * LOCAL_QUEUE_FACTOR)
+                    finished_in_flight.min(self.concurrency * LOCAL_QUEUE_FACTOR)
                 };
+                true
             }
             Err(e) => {
                 // Finished jobs keep their leases while we retry; if the database stays away
                 // longer than a lease, they are rescued and run again (at least once).
-                shared.commits.failed();
-                let pause = exchanges.failed(&e.into());
-                held.clear();
+                self.shared.commits.failed();
+                let pause = self.exchanges.failed(&e.into());
+                self.held.clear();
                 tokio::select! {
                     () = tokio::time::sleep(pause) => {}
                     _ = stop.changed() => {}
                 }
-                continue;
+                false
             }
         }
-        // Let the jobs just spawned start (short ones finish) before counting free executors
-        // again: bigger claims, fewer round trips.
-        tokio::task::yield_now().await;
     }
 }
 
