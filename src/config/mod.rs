@@ -13,8 +13,10 @@
 mod azure;
 mod blob;
 mod combined;
+pub mod cron;
 mod database;
 mod error;
+mod failpoint;
 mod limits;
 pub mod platform;
 #[cfg(test)]
@@ -32,6 +34,7 @@ pub use azure::{AzureConfig, ManagedIdentity};
 pub use blob::{BlobUrl, S3Config};
 pub use database::{DatabaseUrl, SYSTEM_ROOTS};
 pub use error::ConfigError;
+pub use failpoint::{Failpoint, Moment};
 pub use limits::Limits;
 pub use secret::{Secret, redact_url, redact_urls};
 pub use values::{LogFormat, RateLimit};

@@ -95,7 +95,7 @@ pub fn schedule(value: &str) -> Parsed<Option<String>> {
     if value.eq_ignore_ascii_case("off") {
         return Ok(None);
     }
-    crate::jobs::schedule::parse_cron(value)
+    super::cron::parse_cron(value)
         .map_err(|e| format!("is not a cron expression ({e}); or use `off`"))?;
     Ok(Some(value.to_owned()))
 }
@@ -197,11 +197,11 @@ pub fn language(value: &str) -> Parsed<String> {
     crate::language::normalize(value).ok_or_else(|| "is not a BCP 47 language tag".to_owned())
 }
 
-pub fn failpoint(value: &str) -> Parsed<crate::jobs::Failpoint> {
+pub fn failpoint(value: &str) -> Parsed<super::Failpoint> {
     value.parse()
 }
 
-impl super::variable::Show for crate::jobs::Failpoint {
+impl super::variable::Show for super::Failpoint {
     fn show(&self) -> String {
         self.to_string()
     }

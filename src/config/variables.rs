@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use url::Url;
 
+use super::Failpoint;
 use super::values::{self, LogFormat, RateLimit};
 use super::variable::variables;
 use super::{BlobUrl, DatabaseUrl, Secret, azure, blob, database};
-use crate::jobs::Failpoint;
 
 variables! {
     /// TCP port the web server listens on (0 picks a free port).

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::store::{ClaimedRow, Room};
+use super::claim::{ClaimedRow, Room};
 
 /// The share of the budget one tenant may hold.
 const TENANT_SHARE: (i64, i64) = (3, 4);

@@ -19,8 +19,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::store;
-use super::{JobContext, JobState, NewJob, Outcome};
+use super::context::JobContext;
+use super::records;
+use super::state::JobState;
+use super::{NewJob, Outcome};
 
 /// The burial job's type name.
 pub(crate) const KIND: &str = "bindery.bury";
@@ -68,7 +70,7 @@ pub(crate) async fn run<C: Send + Sync + 'static>(
             "a burial's payload names no job: {payload}"
         )));
     };
-    let Some(dead) = store::fetch_job(cx.db(), job)
+    let Some(dead) = records::fetch_job(cx.db(), job)
         .await
         .with_context(|| format!("reading dead job {job}"))?
     else {

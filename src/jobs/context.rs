@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::NewJob;
-use super::store::{self, ChildOutcome, Successors};
+use super::records::{self, ChildOutcome};
+use super::workflow::Successors;
 use crate::storage::Database;
 
 /// Progress writes closer together than this are skipped (except 100%): a chatty job should
@@ -93,7 +94,7 @@ impl<C> JobContext<C> {
             }
             *last = Some(Instant::now());
         }
-        store::set_progress(&self.db, self.id, &self.worker, percent, message).await?;
+        set_progress(&self.db, self.id, &self.worker, percent, message).await?;
         Ok(())
     }
 
@@ -103,7 +104,7 @@ impl<C> JobContext<C> {
     /// committed before a later enqueue is seen either by this run or by the new job.
     /// False if this run no longer holds the job (cancelled, or its lease lost).
     pub async fn release_unique_key(&self) -> anyhow::Result<bool> {
-        Ok(store::release_unique_key(&self.db, self.id, &self.worker).await?)
+        Ok(release_unique_key(&self.db, self.id, &self.worker).await?)
     }
 
     /// Enqueues `job` when, and only if, this job's completion commits. It inherits this job's
@@ -123,7 +124,7 @@ impl<C> JobContext<C> {
 
     /// For a join: how each of its children ended.
     pub async fn children(&self) -> anyhow::Result<Vec<ChildOutcome>> {
-        Ok(store::fetch_children(&self.db, self.id).await?)
+        Ok(records::fetch_children(&self.db, self.id).await?)
     }
 
     fn inherit(&self, mut job: NewJob) -> NewJob {
@@ -139,4 +140,46 @@ impl<C> JobContext<C> {
     fn lock_successors(&self) -> std::sync::MutexGuard<'_, Successors> {
         self.successors.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Records progress of a running job (only while `worker` holds it).
+async fn set_progress(
+    db: &Database,
+    id: i64,
+    worker: &str,
+    percent: i32,
+    message: &str,
+) -> sqlx::Result<()> {
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET progress = $3, progress_message = $4
+             WHERE id = $1 AND locked_by = $2 AND state = 'running'"
+        ))
+        .bind(id)
+        .bind(worker)
+        .bind(percent.clamp(0, 100))
+        .bind(message)
+        .execute(pool)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Clears a running job's unique key (only while `worker` holds it), so the same key can be
+/// enqueued again as a new job. Returns whether the job was still ours.
+async fn release_unique_key(db: &Database, id: i64, worker: &str) -> sqlx::Result<bool> {
+    let affected = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET unique_key = NULL
+             WHERE id = $1 AND locked_by = $2 AND state = 'running'"
+        ))
+        .bind(id)
+        .bind(worker)
+        .execute(pool)
+        .await?
+        .rows_affected()
+    });
+    Ok(affected == 1)
 }

@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use tokio::sync::{oneshot, watch};
 
-use super::store;
 use crate::config::DatabaseUrl;
 use crate::storage::Database;
 use crate::storage::backoff::Backoff;
@@ -171,7 +170,7 @@ impl Heartbeat {
                             continue;
                         }
                         let at = Instant::now();
-                        match store::extend_leases(&db, &identity.id, lease_ms).await {
+                        match extend_leases(&db, &identity.id, lease_ms).await {
                             Ok(ids) => {
                                 beats.succeeded();
                                 let _ = held.send(Some(HeldLeases {
@@ -207,6 +206,23 @@ impl Heartbeat {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
     }
+}
+
+/// Extends the leases of every job `worker` is running, and returns the ids it still holds.
+/// A job missing from the answer was cancelled or rescued from under us.
+async fn extend_leases(db: &Database, worker: &str, lease_ms: i64) -> sqlx::Result<Vec<i64>> {
+    on_pool!(db, |pool, d| {
+        sqlx::query_scalar(sql!(
+            d,
+            "UPDATE jobs SET locked_until = {now} + $2
+             WHERE state = 'running' AND locked_by = $1
+             RETURNING id"
+        ))
+        .bind(worker)
+        .bind(lease_ms)
+        .fetch_all(pool)
+        .await
+    })
 }
 
 #[cfg(test)]

@@ -20,31 +20,39 @@ mod admission;
 mod backoff;
 mod breaker;
 mod burial;
+mod claim;
+mod completer;
 mod context;
+mod enqueue;
+mod executor;
 mod failpoint;
 pub mod heartbeat;
+mod maintenance;
+mod producer;
 mod queue;
+mod records;
 mod registry;
+mod rescuer;
 mod runner;
 pub mod schedule;
+mod shared;
 mod state;
-mod store;
 mod wake;
+mod workflow;
 
 use std::time::Duration;
 
 use serde::{Serialize, de::DeserializeOwned};
 
 pub use context::JobContext;
-pub use failpoint::{Failpoint, Moment};
 pub use queue::{JobQueue, QueueStats, WaitTarget};
+pub use records::{
+    ChildOutcome, JobFilter, JobRecord, KindStats, QueueRow, StepCount, WorkflowState,
+};
 pub use registry::Registry;
+pub use rescuer::MAX_LOST_WORKERS;
 pub use runner::{Runner, RunnerConfig, RunnerHandle, ShutdownReport};
 pub use state::JobState;
-pub use store::{
-    ChildOutcome, JobFilter, JobRecord, KindStats, MAX_LOST_WORKERS, QueueRow, StepCount,
-    WorkflowState,
-};
 
 /// Queue used when a job type does not name one.
 pub const DEFAULT_QUEUE: &str = "default";

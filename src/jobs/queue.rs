@@ -8,9 +8,14 @@ use anyhow::Context;
 use serde::Serialize;
 use tokio::sync::{OnceCell, watch};
 
-use super::store::{self, JobFilter, JobRecord, QueueRow, WorkflowState};
+use super::enqueue::{insert_bulk, insert_jobs};
+use super::maintenance::{PRUNE_BATCH, prune_finished};
+use super::records::{self, JobFilter, JobRecord, KindStats, QueueRow, StepCount, WorkflowState};
+use super::state::JobState;
 use super::wake::{CHANNEL_DONE, CHANNEL_JOBS, listen, notify};
-use super::{Enqueued, JobState, NewJob};
+use super::workflow::release_joins;
+use super::{Enqueued, NewJob};
+use crate::storage::sql::Dialect;
 use crate::storage::{Database, Tx};
 
 /// What `wait_for` waits on.
@@ -74,7 +79,7 @@ impl JobQueue {
     /// Enqueues inside the caller's transaction, so the job exists if and only if the
     /// application rows written beside it do.
     pub async fn enqueue_in(&self, tx: &mut Tx, job: NewJob) -> anyhow::Result<Enqueued> {
-        let enqueued = store::insert_jobs(tx, std::slice::from_ref(&job), &Default::default())
+        let enqueued = insert_jobs(tx, std::slice::from_ref(&job), &Default::default())
             .await
             .context("inserting a job")?;
         notify(tx, CHANNEL_JOBS).await?;
@@ -86,31 +91,29 @@ impl JobQueue {
     #[tracing::instrument(skip_all, fields(count = jobs.len()))]
     pub async fn enqueue_bulk(&self, jobs: &[NewJob]) -> anyhow::Result<u64> {
         let mut tx = self.db.begin().await?;
-        let inserted = store::insert_bulk(&mut tx, jobs)
-            .await
-            .context("bulk insert")?;
+        let inserted = insert_bulk(&mut tx, jobs).await.context("bulk insert")?;
         notify(&mut tx, CHANNEL_JOBS).await?;
         tx.commit().await.context("committing a bulk enqueue")?;
         Ok(inserted)
     }
 
     pub async fn job(&self, id: i64) -> anyhow::Result<Option<JobRecord>> {
-        Ok(store::fetch_job(&self.db, id).await?)
+        Ok(records::fetch_job(&self.db, id).await?)
     }
 
     /// Every job of a workflow, in one query.
     pub async fn workflow(&self, workflow: &str) -> anyhow::Result<WorkflowState> {
-        Ok(store::fetch_workflow(&self.db, workflow).await?)
+        Ok(records::fetch_workflow(&self.db, workflow).await?)
     }
 
     /// Every retained job counted by kind and state, with attempts and run time (for metrics).
-    pub async fn kind_stats(&self) -> anyhow::Result<Vec<store::KindStats>> {
-        Ok(store::kind_stats(&self.db).await?)
+    pub async fn kind_stats(&self) -> anyhow::Result<Vec<KindStats>> {
+        Ok(records::kind_stats(&self.db).await?)
     }
 
     /// A workflow's jobs counted by kind and state (one small query, for progress displays).
-    pub async fn workflow_counts(&self, workflow: &str) -> anyhow::Result<Vec<store::StepCount>> {
-        Ok(store::count_workflow(&self.db, workflow).await?)
+    pub async fn workflow_counts(&self, workflow: &str) -> anyhow::Result<Vec<StepCount>> {
+        Ok(records::count_workflow(&self.db, workflow).await?)
     }
 
     pub async fn list(&self, filter: &JobFilter) -> anyhow::Result<Vec<JobRecord>> {
@@ -119,32 +122,32 @@ impl JobQueue {
         } else {
             100
         };
-        Ok(store::list_jobs(&self.db, filter, limit).await?)
+        Ok(records::list_jobs(&self.db, filter, limit).await?)
     }
 
     /// The newest job the schedule `name` enqueued, if one is still kept.
     pub async fn last_scheduled(&self, name: &str) -> anyhow::Result<Option<JobRecord>> {
-        Ok(store::last_scheduled(&self.db, name).await?)
+        Ok(records::last_scheduled(&self.db, name).await?)
     }
 
     pub async fn stats(&self) -> anyhow::Result<QueueStats> {
         Ok(QueueStats {
-            rows: store::queue_rows(&self.db).await?,
-            paused: store::paused_queues(&self.db).await?,
+            rows: records::queue_rows(&self.db).await?,
+            paused: records::paused_queues(&self.db).await?,
         })
     }
 
     /// Finished jobs still retained, per queue and state (reads the whole history).
     pub async fn finished_counts(&self) -> anyhow::Result<Vec<QueueRow>> {
-        Ok(store::finished_rows(&self.db).await?)
+        Ok(records::finished_rows(&self.db).await?)
     }
 
     pub async fn pause(&self, queue: &str) -> anyhow::Result<()> {
-        Ok(store::set_paused(&self.db, queue, true).await?)
+        Ok(set_paused(&self.db, queue, true).await?)
     }
 
     pub async fn resume(&self, queue: &str) -> anyhow::Result<()> {
-        store::set_paused(&self.db, queue, false).await?;
+        set_paused(&self.db, queue, false).await?;
         let mut tx = self.db.begin().await?;
         notify(&mut tx, CHANNEL_JOBS).await?;
         tx.commit().await?;
@@ -154,7 +157,7 @@ impl JobQueue {
     /// Runs a dead, discarded or cancelled job again, with fresh attempts. False if the job is
     /// not in one of those states.
     pub async fn retry(&self, id: i64) -> anyhow::Result<bool> {
-        let retried = store::retry_job(&self.db, id).await?;
+        let retried = retry_job(&self.db, id).await?;
         if retried {
             let mut tx = self.db.begin().await?;
             notify(&mut tx, CHANNEL_JOBS).await?;
@@ -175,7 +178,7 @@ impl JobQueue {
     }
 
     async fn end(&self, id: i64, state: JobState, reason: &str) -> anyhow::Result<bool> {
-        let ended = store::end_job(&self.db, id, state, reason).await?;
+        let ended = end_job(&self.db, id, state, reason).await?;
         if ended {
             let mut tx = self.db.begin().await?;
             notify(&mut tx, CHANNEL_DONE).await?;
@@ -186,17 +189,17 @@ impl JobQueue {
     }
 
     /// Deletes finished jobs older than `retention` (dead ones stay for a person to look at),
-    /// oldest first, in batches of [`store::PRUNE_BATCH`], each its own short transaction: ten
+    /// oldest first, in batches of [`PRUNE_BATCH`], each its own short transaction: ten
     /// million finished jobs are not one statement that holds its locks (and the WAL, and a
     /// worker's lease) for minutes, and an interrupted prune keeps what it did.
     pub async fn prune(&self, retention: Duration) -> anyhow::Result<u64> {
         let ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
         let (mut pruned, mut after) = (0, 0);
         loop {
-            let ids = store::prune_finished(&self.db, ms, after).await?;
+            let ids = prune_finished(&self.db, ms, after).await?;
             pruned += ids.len() as u64;
             match ids.iter().max() {
-                Some(&last) if ids.len() == store::PRUNE_BATCH as usize => after = last,
+                Some(&last) if ids.len() == PRUNE_BATCH as usize => after = last,
                 _ => return Ok(pruned),
             }
         }
@@ -237,10 +240,10 @@ impl JobQueue {
 
     async fn is_finished(&self, target: &WaitTarget) -> anyhow::Result<bool> {
         Ok(match target {
-            WaitTarget::Job(id) => store::fetch_job(&self.db, *id)
+            WaitTarget::Job(id) => records::fetch_job(&self.db, *id)
                 .await?
                 .is_none_or(|j| j.state.is_terminal()),
-            WaitTarget::Workflow(w) => store::fetch_workflow(&self.db, w).await?.finished(),
+            WaitTarget::Workflow(w) => records::fetch_workflow(&self.db, w).await?.finished(),
         })
     }
 
@@ -263,4 +266,77 @@ impl JobQueue {
             .await;
         Some(rx.clone())
     }
+}
+
+async fn set_paused(db: &Database, queue: &str, paused: bool) -> sqlx::Result<()> {
+    on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "INSERT INTO job_queues (name, paused, updated_at) VALUES ($1, $2, {now})
+             ON CONFLICT (name) DO UPDATE SET paused = excluded.paused,
+                                              updated_at = excluded.updated_at"
+        ))
+        .bind(queue)
+        .bind(paused)
+        .execute(pool)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Puts a finished job back in the queue with a fresh set of attempts; its history stays.
+async fn retry_job(db: &Database, id: i64) -> sqlx::Result<bool> {
+    let affected = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET state = 'available', attempt = 0, run_at = {now},
+                    finished_at = NULL, locked_by = NULL, locked_until = NULL
+             WHERE id = $1 AND state IN ('dead', 'discarded', 'cancelled')"
+        ))
+        .bind(id)
+        .execute(pool)
+        .await?
+        .rows_affected()
+    });
+    Ok(affected == 1)
+}
+
+/// Ends a job that has not finished: `cancelled` or `discarded`, with a reason in its history.
+/// A running job is taken from its worker, which notices at its next heartbeat and stops it.
+async fn end_job(db: &Database, id: i64, state: JobState, reason: &str) -> sqlx::Result<bool> {
+    let mut tx = db.begin().await?;
+    let join: Option<Option<i64>> = on_tx!(&mut tx, |conn, d| {
+        match d {
+            Dialect::Sqlite => sqlx::query_scalar(sql!(
+                d,
+                "UPDATE jobs SET state = $2, finished_at = {now}, locked_by = NULL,
+                        locked_until = NULL,
+                        errors = json_insert(errors, '$[#]', json_object(
+                            'attempt', attempt, 'at', {now}, 'error', $3))
+                 WHERE id = $1 AND state IN ('available', 'scheduled', 'waiting', 'running')
+                 RETURNING join_id"
+            )),
+            Dialect::Postgres => sqlx::query_scalar(sql!(
+                d,
+                "UPDATE jobs SET state = $2, finished_at = {now}, locked_by = NULL,
+                        locked_until = NULL,
+                        errors = (errors::jsonb || jsonb_build_array(jsonb_build_object(
+                            'attempt', attempt, 'at', {now}, 'error', $3::text)))::text
+                 WHERE id = $1 AND state IN ('available', 'scheduled', 'waiting', 'running')
+                 RETURNING join_id"
+            )),
+        }
+        .bind(id)
+        .bind(state)
+        .bind(reason)
+        .fetch_optional(&mut *conn)
+        .await?
+    });
+    let Some(join) = join else {
+        tx.rollback().await?;
+        return Ok(false);
+    };
+    release_joins(&mut tx, join.as_slice()).await?;
+    tx.commit().await?;
+    Ok(true)
 }

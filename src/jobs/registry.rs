@@ -6,7 +6,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::burial::{self, DeadFn, DeadFns};
-use super::{Job, JobContext, Outcome};
+use super::context::JobContext;
+use super::{Job, Outcome};
 
 type BoxFuture = Pin<Box<dyn Future<Output = anyhow::Result<Outcome>> + Send>>;
 type RunFn<C> = Arc<dyn Fn(&str, JobContext<C>) -> BoxFuture + Send + Sync>;

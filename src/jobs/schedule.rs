@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use chrono::Utc;
 use croner::Cron;
-use croner::parser::{CronParser, Seconds};
 use tokio_cron_scheduler::{Job as CronJob, JobScheduler};
 
-use super::{JobQueue, NewJob};
+use super::NewJob;
+use super::queue::JobQueue;
+use crate::config::cron::parse_cron;
 use crate::storage::backoff::Backoff;
 
 /// A recurring job: its name, its cron expression, and the job to enqueue each slot.
@@ -19,15 +20,6 @@ pub struct Schedule {
     pub name: &'static str,
     pub cron: String,
     pub job: NewJob,
-}
-
-/// Parses a cron expression with 5 fields (minute precision) or 6 (leading seconds).
-pub fn parse_cron(expression: &str) -> Result<Cron, String> {
-    CronParser::builder()
-        .seconds(Seconds::Optional)
-        .build()
-        .parse(expression)
-        .map_err(|e| e.to_string())
 }
 
 /// The slot a firing belongs to: the latest scheduled time not after now (plus a little, since
@@ -137,13 +129,6 @@ pub async fn start(queue: JobQueue, schedules: Vec<Schedule>) -> anyhow::Result<
 mod tests {
     use super::*;
     use chrono::TimeZone;
-
-    #[test]
-    fn five_and_six_field_expressions_parse() {
-        assert!(parse_cron("*/5 * * * *").is_ok());
-        assert!(parse_cron("0 17 * * * *").is_ok());
-        assert!(parse_cron("every tuesday").is_err());
-    }
 
     #[test]
     fn every_worker_computes_the_same_slot_for_one_firing() {

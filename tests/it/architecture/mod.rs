@@ -23,15 +23,9 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/catalog/mod.rs", "pipeline::books", BOOKS_MOVE),
     ("src/catalog/mod.rs", "pipeline::keys", BOOKS_MOVE),
     ("src/storage/installation.rs", "pipeline::books", BOOKS_MOVE),
-    ("src/config/values.rs", "jobs", ENGINE_SPLIT),
-    ("src/config/values.rs", "jobs::schedule", ENGINE_SPLIT),
-    ("src/config/variables.rs", "jobs", ENGINE_SPLIT),
-    ("src/jobs/burial.rs", "jobs::store", ENGINE_SPLIT),
-    ("src/jobs/store.rs", "jobs::burial", ENGINE_SPLIT),
 ];
 
 const BOOKS_MOVE: &str = "the books table moves out of the pipeline into books (#25, under way)";
-const ENGINE_SPLIT: &str = "the job engine's split moves these (#25, under way)";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

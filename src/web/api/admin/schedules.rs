@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::rfc3339;
 use crate::config::Config;
-use crate::jobs::schedule::parse_cron;
+use crate::config::cron::parse_cron;
 use crate::web::AppState;
 use crate::web::caller::Admin;
 use crate::web::error::ApiError;
