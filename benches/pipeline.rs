@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bindery::books;
 use bindery::config::{AzureConfig, BlobUrl, DatabaseUrl};
 use bindery::convert::Options;
 use bindery::jobs::JobQueue;
-use bindery::pipeline::{self, Submission, books};
+use bindery::pipeline::{self, Submission};
 use bindery::storage::{BlobStore, Database};
 
 /// The novel's directory: the committed fixtures, or `BINDERY_CORPUS` to measure another

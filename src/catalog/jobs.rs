@@ -1,40 +1,18 @@
-//! The jobs that keep catalogs current: `catalog.refresh` for one tenant, and
+//! The jobs that keep catalogs current: `catalog.refresh` for one tenant (declared with the
+//! book, `books::RefreshCatalog`, since a book's operations enqueue it), and
 //! `catalog.refresh_all` (the `catalog_refresh` schedule) that enqueues it for every tenant.
 
 use serde::{Deserialize, Serialize};
 
-use crate::jobs::{Job, JobContext, NewJob, Outcome};
-use crate::pipeline::books;
+use crate::books::{self, RefreshCatalog, refresh_catalog};
+use crate::jobs::{Job, JobContext, Outcome};
 use crate::services::Services;
 
 /// Catalog jobs have a queue of their own, so a backlog of conversions never delays them.
 const QUEUE: &str = "catalog";
 
-/// Rebuilds one tenant's stored catalog.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Refresh {
-    pub tenant: String,
-}
-
-/// A refresh of `tenant`'s catalog, to enqueue after anything that changes its list.
-///
-/// A burst of changes makes one job: the unique key holds only while the job is queued (it
-/// lets go of the key when it starts, before reading anything), so a change made while a
-/// refresh is already running enqueues a new one instead of being swallowed by it. The
-/// serialization key runs a tenant's refreshes one at a time, in order, so an older list never
-/// overwrites a newer one. Its own workflow keeps it out of the book's that published it.
-pub fn refresh_job(tenant: &str) -> NewJob {
-    let key = format!("catalog:{tenant}");
-    NewJob::of(&Refresh {
-        tenant: tenant.to_owned(),
-    })
-    .tenant(tenant)
-    .unique_key(format!("catalog.refresh:{tenant}"))
-    .serial_key(key.clone())
-    .workflow(key)
-}
-
-impl Job for Refresh {
+/// `books::refresh_catalog` enqueues it.
+impl Job for RefreshCatalog {
     const NAME: &'static str = "catalog.refresh";
     const QUEUE: &'static str = QUEUE;
     const MAX_ATTEMPTS: i32 = 5;
@@ -72,7 +50,7 @@ impl Job for RefreshAll {
         tenants.sort();
         tenants.dedup();
         for tenant in &tenants {
-            cx.then(refresh_job(tenant));
+            cx.then(refresh_catalog(tenant));
         }
         tracing::info!(tenants = tenants.len(), "catalog refreshes enqueued");
         Ok(Outcome::done_with(

@@ -16,81 +16,15 @@ use anyhow::Context;
 use futures_util::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
+use crate::books::{self, ReadyBook, Tenant, keys};
 use crate::ebook::Book;
-use crate::pipeline::books::{self, ReadyBook};
-use crate::pipeline::keys;
 use crate::storage::{BlobStore, Database};
 
-pub use jobs::{Refresh, RefreshAll, refresh_job};
+pub use crate::books::entry::{Cover, Entry};
+pub use jobs::RefreshAll;
 
 /// Entries read from the blob store at once while building a catalog.
 const CONCURRENT_READS: usize = 16;
-
-/// What a catalog says about one book. Fixed when the book is published, from its final
-/// metadata, and stored under [`keys::catalog_entry`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[schema(as = CatalogEntry)]
-pub struct Entry {
-    pub title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subtitle: Option<String>,
-    pub authors: Vec<String>,
-    /// BCP 47.
-    pub language: String,
-    /// The EPUB's own identifier (`urn:isbn:…` or `urn:uuid:…`).
-    pub identifier: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub publisher: Option<String>,
-    /// W3CDTF, as the manuscript or the upload gave it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub issued: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub subjects: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub series: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub series_number: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rights: Option<String>,
-    /// The cover, as the web reader serves it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cover: Option<Cover>,
-}
-
-/// A book's cover image.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[schema(as = CatalogCover)]
-pub struct Cover {
-    /// Its file name at the root of the web reader (`cover.jpg`, `cover.svg`).
-    pub file: String,
-    pub media_type: String,
-}
-
-impl Entry {
-    pub fn of(book: &Book) -> Self {
-        let m = &book.metadata;
-        Entry {
-            title: m.title.clone(),
-            subtitle: m.subtitle.clone(),
-            authors: m.authors.clone(),
-            language: m.language.clone(),
-            identifier: m.identifier.clone(),
-            description: m.description.clone(),
-            publisher: m.publisher.clone(),
-            issued: m.date.clone(),
-            subjects: m.subjects.clone(),
-            series: m.series.clone(),
-            series_number: m.series_number.clone(),
-            rights: m.rights.clone(),
-            cover: book.cover.as_ref().map(|c| Cover {
-                file: c.file_name.clone(),
-                media_type: c.media_type.clone(),
-            }),
-        }
-    }
-}
 
 /// One book as listed: its entry, when it was published and last changed, and its links.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -175,7 +109,11 @@ pub struct Refreshed {
 
 /// Rebuilds the tenant's stored catalog from its ready books. Unchanged content is not
 /// rewritten, so `updated` and the feed's ETag only move when the list does.
-pub async fn refresh(db: &Database, blobs: &BlobStore, tenant: &str) -> anyhow::Result<Refreshed> {
+pub async fn refresh(
+    db: &Database,
+    blobs: &BlobStore,
+    tenant: &Tenant,
+) -> anyhow::Result<Refreshed> {
     let books = listings(db, blobs, tenant).await?;
     let count = books.len();
     let stored_json = blobs.get_opt(&keys::catalog_json(tenant)).await?;
@@ -183,7 +121,7 @@ pub async fn refresh(db: &Database, blobs: &BlobStore, tenant: &str) -> anyhow::
         .as_deref()
         .and_then(|bytes| serde_json::from_slice::<Catalog>(bytes).ok());
     let mut catalog = Catalog {
-        tenant: tenant.to_owned(),
+        tenant: tenant.to_string(),
         updated: now(),
         books,
     };
@@ -218,7 +156,11 @@ pub async fn refresh(db: &Database, blobs: &BlobStore, tenant: &str) -> anyhow::
 }
 
 /// The tenant's ready books with their entries, most recently published first.
-async fn listings(db: &Database, blobs: &BlobStore, tenant: &str) -> anyhow::Result<Vec<Listing>> {
+async fn listings(
+    db: &Database,
+    blobs: &BlobStore,
+    tenant: &Tenant,
+) -> anyhow::Result<Vec<Listing>> {
     let ready = books::ready(db, tenant).await?;
     let listed: Vec<Option<Listing>> = futures_util::stream::iter(ready)
         .map(|book| async move { listing(blobs, book).await })
@@ -237,7 +179,7 @@ async fn listing(blobs: &BlobStore, book: ReadyBook) -> anyhow::Result<Option<Li
         links: Links::of(&book.id, &entry),
         published: timestamp(book.published_at.unwrap_or(book.updated_at)),
         updated: timestamp(book.updated_at),
-        id: book.id,
+        id: book.id.into(),
         entry,
     }))
 }
@@ -259,14 +201,14 @@ async fn entry(blobs: &BlobStore, book: &str) -> anyhow::Result<Option<Entry>> {
 }
 
 /// Tenants with a stored catalog, from the blob store's keys.
-pub async fn stored_tenants(blobs: &BlobStore) -> anyhow::Result<Vec<String>> {
-    let mut tenants: Vec<String> = blobs
+pub async fn stored_tenants(blobs: &BlobStore) -> anyhow::Result<Vec<Tenant>> {
+    let mut tenants: Vec<Tenant> = blobs
         .list(keys::CATALOGS_PREFIX)
         .await?
         .iter()
         .filter_map(|key| key.strip_prefix(keys::CATALOGS_PREFIX)?.split_once('/'))
         // The store escapes a segment that is a bare `.` or `..`; tenant names hold no `%`.
-        .map(|(tenant, _)| tenant.replace("%2E", "."))
+        .filter_map(|(tenant, _)| Tenant::parse(&tenant.replace("%2E", ".")))
         .collect();
     tenants.dedup();
     Ok(tenants)

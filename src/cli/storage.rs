@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
+use crate::books::{self, BookId};
 use crate::config::Config;
 use crate::storage::{BlobStore, Database, installation};
 
@@ -27,7 +28,12 @@ pub async fn run(config: &Config, command: StorageCommand) -> anyhow::Result<Exi
     let result = async {
         let blobs = BlobStore::open(&config.blob, &config.azure)?;
         db.migrate().await?;
-        let plan = installation::plan_adoption(&db, &blobs).await?;
+        let plan = installation::plan_adoption(&db, &blobs, async |folders: &[String]| {
+            let ids: Vec<BookId> = folders.iter().filter_map(|f| BookId::parse(f)).collect();
+            let known = books::existing(&db, &ids).await?;
+            Ok(known.into_iter().map(String::from).collect())
+        })
+        .await?;
         print!("{plan}");
         if plan.database.id.as_deref() == Some(plan.id.as_str()) && plan.marker.is_some() {
             return Ok(ExitCode::SUCCESS);

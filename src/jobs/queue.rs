@@ -157,11 +157,18 @@ impl JobQueue {
     /// Runs a dead, discarded or cancelled job again, with fresh attempts. False if the job is
     /// not in one of those states.
     pub async fn retry(&self, id: i64) -> anyhow::Result<bool> {
-        let retried = retry_job(&self.db, id).await?;
+        let mut tx = self.db.begin().await?;
+        let retried = self.retry_in(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(retried)
+    }
+
+    /// [`retry`](Self::retry) inside the caller's transaction, so the job runs again if and
+    /// only if what was written beside it commits (a book marked processing again).
+    pub async fn retry_in(&self, tx: &mut Tx, id: i64) -> anyhow::Result<bool> {
+        let retried = retry_job(tx, id).await?;
         if retried {
-            let mut tx = self.db.begin().await?;
-            notify(&mut tx, CHANNEL_JOBS).await?;
-            tx.commit().await?;
+            notify(tx, CHANNEL_JOBS).await?;
         }
         Ok(retried)
     }
@@ -285,8 +292,8 @@ async fn set_paused(db: &Database, queue: &str, paused: bool) -> sqlx::Result<()
 }
 
 /// Puts a finished job back in the queue with a fresh set of attempts; its history stays.
-async fn retry_job(db: &Database, id: i64) -> sqlx::Result<bool> {
-    let affected = on_pool!(db, |pool, d| {
+async fn retry_job(tx: &mut Tx, id: i64) -> sqlx::Result<bool> {
+    let affected = on_tx!(tx, |conn, d| {
         sqlx::query(sql!(
             d,
             "UPDATE jobs SET state = 'available', attempt = 0, run_at = {now},
@@ -294,7 +301,7 @@ async fn retry_job(db: &Database, id: i64) -> sqlx::Result<bool> {
              WHERE id = $1 AND state IN ('dead', 'discarded', 'cancelled')"
         ))
         .bind(id)
-        .execute(pool)
+        .execute(conn)
         .await?
         .rows_affected()
     });

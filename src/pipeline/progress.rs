@@ -1,9 +1,12 @@
 //! Where a book is: its status, why it failed, and how far each step of its pipeline is, from
 //! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
 
-use super::books::{BookRow, BookStatus};
 use super::steps::{STEP_FAILED, STEPS, Step, stopped_at};
+use crate::books::{BookRow, BookStatus};
 use crate::jobs::{JobQueue, JobState, StepCount};
+
+// Where a step is: part of the book's view, which the API and the pages show.
+pub use crate::books::StepState;
 
 /// A book as it is now.
 #[derive(Debug)]
@@ -44,32 +47,6 @@ pub struct StepProgress {
     pub total: usize,
     /// What the step is doing now, while it runs.
     pub message: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepState {
-    /// Not enqueued yet.
-    Pending,
-    /// Enqueued, waiting for a free worker (or a paused queue).
-    Queued,
-    Running,
-    Completed,
-    Failed,
-    /// It will not run: the book failed before it (or a step it waited for was cancelled).
-    Skipped,
-}
-
-impl StepState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepState::Pending => "pending",
-            StepState::Queued => "queued",
-            StepState::Running => "running",
-            StepState::Completed => "completed",
-            StepState::Failed => "failed",
-            StepState::Skipped => "skipped",
-        }
-    }
 }
 
 /// Where `book` is; with `detailed`, the progress of its steps too.

@@ -21,8 +21,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
-use super::StoredOptions;
-use super::keys;
+use crate::books::StoredOptions;
+use crate::books::keys;
 use crate::config::Config;
 use crate::convert;
 use crate::manuscript::{Format, Ingested, InputError};
@@ -35,7 +35,7 @@ pub const SUBCOMMAND: &str = "read-manuscript";
 /// What the child is asked to read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
-    pub book: String,
+    pub book: crate::books::BookId,
     pub format: Format,
     pub encoding: Option<String>,
     pub options: StoredOptions,
@@ -265,7 +265,7 @@ mod tests {
 
     fn request() -> Request {
         Request {
-            book: "b".into(),
+            book: crate::books::BookId::unchecked("b"),
             format: Format::Markdown,
             encoding: None,
             options: StoredOptions::default(),

@@ -20,8 +20,8 @@ use anyhow::Context;
 use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
-use super::books::{self, BookRow};
-use super::{keys, reading};
+use super::reading;
+use crate::books::{self, BookId, BookRow, keys};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
@@ -44,7 +44,7 @@ type Cx = JobContext<Services>;
 /// Sniff, enforce limits, decode text to UTF-8.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ingest {
-    pub book: String,
+    pub book: BookId,
 }
 
 impl Job for Ingest {
@@ -53,7 +53,7 @@ impl Job for Ingest {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -101,7 +101,7 @@ impl Job for Ingest {
 /// Read the manuscript into the document model, resolve metadata, prepare the cover.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Parse {
-    pub book: String,
+    pub book: BookId,
     pub format: Format,
     pub encoding: Option<String>,
 }
@@ -112,7 +112,7 @@ impl Job for Parse {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -162,7 +162,7 @@ impl Job for Parse {
 /// One chapter's EPUB and web bodies.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RenderChapter {
-    pub book: String,
+    pub book: BookId,
     pub chapter: usize,
 }
 
@@ -172,7 +172,7 @@ impl Job for RenderChapter {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -212,7 +212,7 @@ impl Job for RenderChapter {
 /// The join of the chapter renders: when all succeeded, start both packagers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Package {
-    pub book: String,
+    pub book: BookId,
 }
 
 impl Job for Package {
@@ -221,7 +221,7 @@ impl Job for Package {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -251,7 +251,7 @@ impl Job for Package {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageEpub {
-    pub book: String,
+    pub book: BookId,
 }
 
 impl Job for PackageEpub {
@@ -260,7 +260,7 @@ impl Job for PackageEpub {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -281,7 +281,7 @@ impl Job for PackageEpub {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageReader {
-    pub book: String,
+    pub book: BookId,
 }
 
 impl Job for PackageReader {
@@ -290,7 +290,7 @@ impl Job for PackageReader {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -332,7 +332,7 @@ pub fn reader_links(book: &str) -> crate::ebook::reader::Links {
 /// The join of both packagers: self-check what they produced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verify {
-    pub book: String,
+    pub book: BookId,
 }
 
 impl Job for Verify {
@@ -341,7 +341,7 @@ impl Job for Verify {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -389,10 +389,11 @@ impl Job for Verify {
     }
 }
 
-/// The book becomes ready, with its report, and its tenant's catalog is refreshed.
+/// The book becomes ready, with its report, and its tenant's catalog is refreshed
+/// (`books::publish`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Publish {
-    pub book: String,
+    pub book: BookId,
 }
 
 impl Job for Publish {
@@ -401,7 +402,7 @@ impl Job for Publish {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(&self.book)
+        Some(self.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
@@ -468,11 +469,13 @@ impl Job for Publish {
         app.blobs
             .put_if_absent(
                 &keys::catalog_entry(&self.book),
-                serde_json::to_vec(&crate::catalog::Entry::of(book))?,
+                serde_json::to_vec(&books::entry::Entry::of(book))?,
             )
             .await?;
-        books::mark_ready(
+        // Its tenant's catalog is refreshed by a job that commits with the publication.
+        books::publish(
             &app.db,
+            &app.queue,
             app.config.public_url.as_ref(),
             &self.book,
             &books::Published {
@@ -485,8 +488,6 @@ impl Job for Publish {
         )
         .await?;
         tracing::info!(for_author = true, book.id = %self.book, title = %book.metadata.title, "book published");
-        // Commits with this step: a published book always gets into its tenant's catalog.
-        cx.then(crate::catalog::refresh_job(&cx.tenant));
         Ok(Outcome::done())
     }
 
@@ -626,7 +627,7 @@ fn percent(done: usize, total: usize) -> i32 {
     i32::try_from(done * 100 / total.max(1)).unwrap_or(100)
 }
 
-async fn book_row(cx: &Cx, book: &str) -> anyhow::Result<Option<BookRow>> {
+async fn book_row(cx: &Cx, book: &BookId) -> anyhow::Result<Option<BookRow>> {
     books::get(&cx.app().db, book).await
 }
 
@@ -636,7 +637,7 @@ fn gone(book: &str) -> Outcome {
 }
 
 /// Bad input: the book fails with the reason, and the job is discarded (a retry cannot help).
-async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Result<Outcome> {
+async fn refuse(cx: &Cx, book: &BookId, code: &str, message: String) -> anyhow::Result<Outcome> {
     // The reason is the one the book shows its author (`error.message`).
     tracing::warn!(for_author = true, book.id = %book, code, reason = %message, "manuscript refused");
     mark_failed(cx.app(), book, code, &message, None).await?;
@@ -649,12 +650,13 @@ async fn refuse(cx: &Cx, book: &str, code: &str, message: String) -> anyhow::Res
 /// why already (`refuse`).
 async fn mark_failed(
     app: &Services,
-    book: &str,
+    book: &BookId,
     code: &str,
     message: &str,
     reason: Option<&str>,
 ) -> anyhow::Result<()> {
-    books::mark_failed(&app.db, app.config.public_url.as_ref(), book, code, message).await?;
+    let public_url = app.config.public_url.as_ref();
+    books::fail(&app.db, &app.queue, public_url, book, code, message).await?;
     if let Some(reason) = reason {
         tracing::warn!(for_author = true, book.id = %book, code, reason, "book failed");
     }
@@ -665,7 +667,7 @@ async fn mark_failed(
 /// fails the book itself, in the words the API uses for a dead step.
 async fn fail_for_good(
     cx: &Cx,
-    book: &str,
+    book: &BookId,
     job: &str,
     error: &anyhow::Error,
 ) -> anyhow::Result<()> {
@@ -675,7 +677,7 @@ async fn fail_for_good(
 /// Fails the book because step `job` kept failing with `error`. The book (its API, its page,
 /// its `book.failed` event) and its author's log say which step and what to do; the error
 /// itself, which can name the server's paths, storage and hosts, only the operator's log.
-async fn step_failed(cx: &Cx, book: &str, job: &str, error: &str) -> anyhow::Result<()> {
+async fn step_failed(cx: &Cx, book: &BookId, job: &str, error: &str) -> anyhow::Result<()> {
     tracing::warn!(book.id = %book, step = job, error, "a step kept failing; the book fails");
     let message = stopped_at(job);
     mark_failed(cx.app(), book, STEP_FAILED, &message, Some(&message)).await
@@ -702,7 +704,7 @@ pub fn stopped_at(job: &str) -> String {
 }
 
 /// For joins: if a child ended in anything but success, the book fails with its error.
-async fn fail_if_a_child_failed(cx: &Cx, book: &str) -> anyhow::Result<Option<Outcome>> {
+async fn fail_if_a_child_failed(cx: &Cx, book: &BookId) -> anyhow::Result<Option<Outcome>> {
     let children = cx.children().await?;
     let Some(failed) = children.iter().find(|c| !c.succeeded()) else {
         return Ok(None);
@@ -765,10 +767,8 @@ async fn load_resources(blobs: &BlobStore, book: &str) -> anyhow::Result<Resourc
 }
 
 /// Payload of `ingest` for a new book (used by `submit`).
-pub fn first_step(book: &str) -> NewJob {
-    NewJob::of(&Ingest {
-        book: book.to_owned(),
-    })
+pub fn first_step(book: &BookId) -> NewJob {
+    NewJob::of(&Ingest { book: book.clone() })
 }
 
 #[cfg(test)]

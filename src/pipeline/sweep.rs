@@ -10,7 +10,7 @@ use futures_util::TryStreamExt;
 use object_store::path::Path;
 use serde::{Deserialize, Serialize};
 
-use super::{books, keys};
+use crate::books::{self, BookId, keys};
 use crate::jobs::{Job, JobContext, Outcome};
 use crate::services::Services;
 use crate::storage::installation;
@@ -63,12 +63,11 @@ impl Job for SweepBlobs {
             .list_with_delimiter(Some(&Path::from("books")))
             .await
             .context("listing the books in the blob store")?;
-        let ids: Vec<String> = listing
+        let ids: Vec<BookId> = listing
             .common_prefixes
             .iter()
-            .filter_map(|p| p.filename().map(str::to_owned))
             // Only book ids: anything else under books/ is not ours to judge.
-            .filter(|id| uuid::Uuid::parse_str(id).is_ok())
+            .filter_map(|p| p.filename().and_then(BookId::parse))
             .collect();
         let limit = bound(ids.len());
         let cutoff = chrono::Utc::now()

@@ -301,14 +301,20 @@ impl fmt::Display for Adoption {
     }
 }
 
-/// Reads both sides for `bindery storage adopt` (after migrating), changing nothing.
-pub async fn plan_adoption(db: &Database, blobs: &BlobStore) -> anyhow::Result<Adoption> {
+/// Reads both sides for `bindery storage adopt` (after migrating), changing nothing. `known`
+/// says which of a page of the blob store's book folders are books the database lists: the
+/// books are a layer above storage, so their caller gives it.
+pub async fn plan_adoption(
+    db: &Database,
+    blobs: &BlobStore,
+    known: impl AsyncFn(&[String]) -> anyhow::Result<HashSet<String>>,
+) -> anyhow::Result<Adoption> {
     let database = database_state(db).await?;
     let marker = read_marker(blobs).await?;
     let ids = book_ids(blobs).await?;
     let mut unknown_books = 0;
     for page in ids.chunks(PAGE) {
-        let known = crate::pipeline::books::existing(db, page).await?;
+        let known = known(page).await?;
         unknown_books += page.iter().filter(|id| !known.contains(*id)).count();
     }
     let id = marker

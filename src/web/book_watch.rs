@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 
-use crate::pipeline::books;
+use crate::books;
 use crate::storage::Database;
 use crate::storage::backoff::Backoff;
 

@@ -11,7 +11,7 @@ use super::caller::Caller;
 use super::conditional::{self, Answer};
 use super::error::ApiError;
 use super::fault::Fault;
-use crate::pipeline::{books, keys};
+use crate::books::{self, BookId, keys};
 
 /// Strict enough that a script smuggled into a manuscript cannot run in the reader: the
 /// reader's own script and styles are files of the site, never inline.
@@ -152,15 +152,11 @@ async fn ready_book(
         Err(e) => return Err(e.error_response()),
     };
     // Only well-formed ids reach storage: a path like `../x` never becomes a blob key.
-    if uuid::Uuid::parse_str(id).is_err() {
+    let Some(id) = BookId::parse(id) else {
         return Err(not_found(req));
-    }
-    match books::get(&state.db, id).await {
-        Ok(Some(book))
-            if book.status == books::BookStatus::Ready && book.tenant == caller.0.tenant =>
-        {
-            Ok(book)
-        }
+    };
+    match books::of_tenant(&state.db, &caller.tenant(), &id).await {
+        Ok(Some(book)) if book.status == books::BookStatus::Ready => Ok(book),
         Ok(_) => Err(not_found(req)),
         Err(e) => Err(storage_error(&e)),
     }

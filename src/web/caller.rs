@@ -20,6 +20,13 @@ use crate::tokens::{self, Tenant};
 /// with any write its CSRF token.
 pub struct Caller(pub Tenant, pub Credential);
 
+impl Caller {
+    /// The tenant the request acts for, as the book layer names it.
+    pub fn tenant(&self) -> crate::books::Tenant {
+        crate::books::Tenant::of(&self.0)
+    }
+}
+
 /// A caller holding an admin token. Anyone else gets 404, as for anything they may not see.
 pub struct Admin(pub Tenant, pub Credential);
 

@@ -11,8 +11,8 @@ use super::caller::Caller;
 use super::conditional::{self, Answer};
 use super::error::ApiError;
 use super::error_responses::{Internal, Unauthorized, Unavailable};
-use crate::catalog::{self, Catalog, opds};
-use crate::pipeline::keys;
+use crate::books::{self, Tenant, keys};
+use crate::catalog::{Catalog, opds};
 
 /// E-reader apps prompt for a user name and password on this challenge; the password is the
 /// API token.
@@ -41,7 +41,7 @@ async fn opds_feed(
             return response;
         }
     };
-    let tenant = caller.0.tenant;
+    let tenant = caller.tenant();
     match serve(
         &req,
         &state,
@@ -102,7 +102,7 @@ pub async fn json_catalog(
     state: web::Data<AppState>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let tenant = caller.0.tenant;
+    let tenant = caller.tenant();
     let media_type = "application/json";
     match serve(
         &req,
@@ -123,14 +123,14 @@ pub async fn json_catalog(
 async fn serve(
     req: &HttpRequest,
     state: &AppState,
-    tenant: &str,
+    tenant: &Tenant,
     key: &str,
     media_type: &'static str,
 ) -> Result<Option<HttpResponse>, ApiError> {
     let Some(bytes) = state.blobs.get_opt(key).await? else {
         // A burst of requests makes one job: the refresh's unique key holds while it is queued.
-        if let Err(e) = state.queue.enqueue(catalog::refresh_job(tenant)).await {
-            tracing::warn!(tenant, error = %format!("{e:#}"), "could not enqueue a catalog refresh");
+        if let Err(e) = state.queue.enqueue(books::refresh_catalog(tenant)).await {
+            tracing::warn!(%tenant, error = %format!("{e:#}"), "could not enqueue a catalog refresh");
         }
         return Ok(None);
     };

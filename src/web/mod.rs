@@ -7,6 +7,7 @@
 pub mod api;
 mod assets;
 mod body;
+mod book_view;
 pub mod book_watch;
 mod books;
 mod caller;

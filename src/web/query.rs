@@ -60,6 +60,28 @@ fn parse<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     })
 }
 
+/// The `before` cursor of a paged list, the one rule for every route that takes it: absent (or
+/// empty) means the first page; otherwise it must be the `next` of an earlier page, which
+/// `cursor` recognises (`what` names its form for the message), or the request is a 400
+/// `invalid_parameter` naming `before` rather than a silently empty page.
+pub(crate) fn before<T>(
+    value: Option<&str>,
+    what: &str,
+    cursor: impl FnOnce(&str) -> Option<T>,
+) -> Result<Option<T>, ApiError> {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    match cursor(value) {
+        Some(cursor) => Ok(Some(cursor)),
+        None => Err(ApiError::bad_request(
+            "invalid_parameter",
+            format!("before must be the `next` of an earlier page ({what}); got {value:?}."),
+        )
+        .field("before")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;

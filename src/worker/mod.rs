@@ -32,7 +32,7 @@ pub fn registry() -> Registry<Services> {
         .register::<builtin::PruneJobs>()
         .register::<builtin::PruneLogs>()
         .register::<crate::webhooks::Deliver>()
-        .register::<crate::catalog::Refresh>()
+        .register::<crate::books::RefreshCatalog>()
         .register::<crate::catalog::RefreshAll>();
     crate::pipeline::register(registry)
 }

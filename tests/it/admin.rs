@@ -8,8 +8,9 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::Command;
 use std::time::Duration;
 
+use bindery::books::{self, BookId, NewBook, Tenant, keys};
 use bindery::jobs::NewJob;
-use bindery::pipeline::{StoredOptions, books, keys, steps};
+use bindery::pipeline::steps;
 use bindery::worker::builtin::Noop;
 use reqwest::StatusCode;
 use reqwest::blocking::Response;
@@ -375,31 +376,23 @@ fn jobs_and_queues(postgres: bool) {
     assert_eq!(status, StatusCode::CONFLICT);
 
     // A book whose upload went missing: its first step fails, and with one attempt it is dead.
-    let book = bindery::pipeline::new_book_id();
+    let book = BookId::new();
     let doomed = rt.block_on(async {
-        let mut tx = store.db.begin().await.expect("begin");
-        let options = StoredOptions {
-            convert: bindery::convert::Options {
-                file_name: Some("lost.md".into()),
-                ..Default::default()
-            },
+        let lost = NewBook {
+            id: book.clone(),
+            tenant: Tenant::parse("carol").expect("a tenant"),
+            file_name: "lost.md".into(),
+            options: bindery::convert::Options::default(),
             cover_name: None,
+            idempotency_key: None,
+            callback_url: None,
         };
-        books::insert(&mut tx, &book, "carol", "lost.md", &options, None, None)
+        let first = steps::first_step(&book).max_attempts(1);
+        books::submit(&store.db, &store.queue, &lost, first)
             .await
-            .expect("insert book");
-        let job = steps::first_step(&book)
-            .tenant("carol")
-            .workflow(book.clone())
-            .max_attempts(1);
-        let id = store
-            .queue
-            .enqueue_in(&mut tx, job)
-            .await
-            .expect("enqueue")
-            .id;
-        tx.commit().await.expect("commit");
-        id
+            .expect("submit");
+        let workflow = store.queue.workflow(&book).await.expect("workflow");
+        workflow.jobs[0].id
     });
     let dead = admin.wait_job(&root, doomed, "died", |j| j["state"] == "dead");
     assert_eq!(admin.ids(&root, "state=dead"), [doomed]);
@@ -421,7 +414,7 @@ fn jobs_and_queues(postgres: bool) {
         "the cause chain is kept: {dead:#}"
     );
     assert_eq!(dead["last_error"], message);
-    assert_eq!(dead["payload"]["book"], book);
+    assert_eq!(dead["payload"]["book"], book.as_str());
     assert_eq!(dead["tenant"], "carol");
 
     // Once the upload is back, a retry runs it again (and the history stays).

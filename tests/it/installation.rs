@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use bindery::books::keys;
 use bindery::jobs::JobState;
-use bindery::pipeline::{SweepBlobs, keys};
+use bindery::pipeline::SweepBlobs;
 use common::books::{open, submit_bytes, wait_book};
 use common::{Running, Server, client, command, message};
 use nix::sys::signal::Signal;

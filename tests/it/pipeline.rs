@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
+use bindery::books::{BookRow, keys};
 use bindery::jobs::{JobFilter, JobState};
 use bindery::manuscript::Limits;
 use bindery::pipeline::in_memory;
-use bindery::pipeline::{BookRow, keys};
 use common::books::{Store, open, submit, submit_bytes, wait_book};
 use common::docx::{document, docx_with, zip_of};
 use common::{Running, Server, all_jobs, command, corpus, process_gone};

@@ -5,21 +5,20 @@ use std::time::Duration;
 use actix_multipart::Multipart;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::upload::{self, Upload, UploadForm};
+use crate::books::{
+    self, BookId, BookRow, BookStatus, BookView, NewBook, RetryError, Submitted, Tenant, keys,
+};
 use crate::convert::Options;
 use crate::document::Metadata;
 use crate::ebook::metadata::{self, MetadataInputs};
-use crate::jobs::{JobRecord, JobState, WaitTarget};
+use crate::jobs::WaitTarget;
 use crate::manuscript::InputError;
-use crate::pipeline::books::{self, BookRow, BookStatus};
-use crate::pipeline::progress::{self, StepState};
-use crate::pipeline::steps::Step;
-use crate::pipeline::{self, NewBook, keys};
-use crate::web::AppState;
+use crate::pipeline::steps;
+use crate::web::book_view::{own_book, view};
 use crate::web::caller::Caller;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
@@ -27,7 +26,8 @@ use crate::web::error_responses::{
 };
 use crate::web::query::Query;
 use crate::web::streams::ENDED_EVENT;
-use crate::webhooks::{self, CallbackUrl, DeliveryStatus};
+use crate::web::{AppState, Stopping};
+use crate::webhooks::CallbackUrl;
 
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
@@ -109,24 +109,39 @@ pub async fn create(
     caller: Caller,
     query: Query<CreateQuery>,
     form: Multipart,
-    stopping: web::Data<crate::web::Stopping>,
+    stopping: web::Data<Stopping>,
 ) -> Result<HttpResponse, ApiError> {
     let stopping = stopping.get_ref().clone();
-    let tenant = caller.0.tenant;
-    let query = query.parsed()?;
-    let wait = parse_wait(query.wait.as_deref(), state.config.max_wait)?;
-    let limit = state.limits.max_manuscript_bytes;
+    let tenant = caller.tenant();
+    let wait = parse_wait(query.parsed()?.wait.as_deref(), state.config.max_wait)?;
     let idempotency_key = idempotency_key(&req)?;
     if let Some(key) = &idempotency_key
-        && let Some(book) = books::find_by_idempotency_key(&state.db, &tenant, key).await?
+        && let Some(book) = books::by_idempotency_key(&state.db, &tenant, key).await?
     {
         return respond(&state, book, wait, true, stopping).await;
     }
     // A replay creates nothing, so only new uploads spend the budget.
     check_write(&state, &tenant)?;
-    // A body that says up front it is too big is refused before a byte of it is read.
+    let id = BookId::new();
+    let upload = receive(&req, &state, form, &id, stopping.clone()).await?;
+    let id = submit(&state, id, tenant.clone(), upload, idempotency_key).await?;
+    let book = own_book(&state, &tenant, &id).await?;
+    respond(&state, book, wait, false, stopping).await
+}
+
+/// Streams the upload of book `id` into storage. A body that says up front it is too big is
+/// refused before a byte of it is read; a server told to stop does not wait for a slow upload
+/// to finish: it refuses it (503) and removes what was written, so that nothing half-written
+/// outlives the process.
+async fn receive(
+    req: &HttpRequest,
+    state: &AppState,
+    form: Multipart,
+    id: &BookId,
+    mut stopping: Stopping,
+) -> Result<Upload, ApiError> {
     let limits = upload::Limits {
-        manuscript: limit,
+        manuscript: state.limits.max_manuscript_bytes,
         cover: state.config.max_cover_size,
     };
     let declared = req
@@ -137,57 +152,62 @@ pub async fn create(
     if let Some(declared) = declared.filter(|len| *len > limits.body()) {
         return Err(upload::too_large_body(declared, &limits));
     }
-
-    let id = pipeline::new_book_id();
-    // A server told to stop does not wait for a slow upload to finish: it refuses it (503)
-    // and removes what was written, so that nothing half-written outlives the process.
-    let read = {
-        let mut stopping = stopping.clone();
-        tokio::select! {
-            read = upload::read(form, &state.blobs, &id, &limits) => Some(read),
-            () = stopping.wait() => None,
-        }
+    let read = tokio::select! {
+        read = upload::read(form, &state.blobs, id, &limits) => Some(read),
+        () = stopping.wait() => None,
     };
-    let form = match read {
-        Some(Ok(form)) => form,
+    match read {
+        Some(Ok(form)) => Ok(form),
         Some(Err(e)) => {
-            discard_uploads(&state, &id).await;
-            return Err(e);
+            discard_uploads(state, id).await;
+            Err(e)
         }
         None => {
-            discard_uploads(&state, &id).await;
+            discard_uploads(state, id).await;
             tracing::info!(book.id = %id, "upload refused: the server is stopping");
-            return Err(ApiError::new(
+            Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
                 "The server is stopping; nothing of the upload was kept. Send it again shortly.",
             )
-            .retry_after(STOPPING_RETRY_AFTER));
+            .retry_after(STOPPING_RETRY_AFTER))
         }
-    };
+    }
+}
+
+/// Checks what the form said and submits the book whose upload is stored under `id`; its
+/// uploads are removed if it is refused, or if the same upload was retried concurrently and
+/// the other request won (whose book it answers with).
+async fn submit(
+    state: &AppState,
+    id: BookId,
+    tenant: Tenant,
+    upload: Upload,
+    idempotency_key: Option<String>,
+) -> Result<BookId, ApiError> {
     let Upload {
         file_name,
         cover_name,
         metadata,
         format,
         callback_url,
-    } = form;
+    } = upload;
     let checked = check_metadata(&metadata).and_then(|()| {
         callback_url
             .as_deref()
-            .map(|url| parse_callback_url(&state, url))
+            .map(|url| parse_callback_url(state, url))
             .transpose()
     });
     let callback_url = match checked {
         Ok(url) => url,
         Err(e) => {
-            discard_uploads(&state, &id).await;
+            discard_uploads(state, &id).await;
             return Err(e);
         }
     };
     let book = NewBook {
         id: id.clone(),
-        tenant: tenant.clone(),
+        tenant,
         file_name,
         options: Options {
             metadata,
@@ -199,20 +219,17 @@ pub async fn create(
         idempotency_key,
         callback_url,
     };
-    let id = match pipeline::start(&state.db, &state.queue, &book).await {
-        Ok(None) => id,
-        Ok(Some(existing)) => {
-            // The same upload was retried concurrently and the other request won.
-            discard_uploads(&state, &id).await;
-            existing
+    match books::submit(&state.db, &state.queue, &book, steps::first_step(&id)).await {
+        Ok(Submitted::Created(id)) => Ok(id),
+        Ok(Submitted::Existing(existing)) => {
+            discard_uploads(state, &id).await;
+            Ok(existing)
         }
         Err(e) => {
-            discard_uploads(&state, &id).await;
-            return Err(e.into());
+            discard_uploads(state, &id).await;
+            Err(e.into())
         }
-    };
-    let book = own_book(&state, &tenant, &id).await?;
-    respond(&state, book, wait, false, stopping).await
+    }
 }
 
 /// `Retry-After` of an upload refused because the server is stopping: about as long as a
@@ -225,14 +242,14 @@ async fn respond(
     mut book: BookRow,
     wait: Option<Duration>,
     replayed: bool,
-    mut stopping: crate::web::Stopping,
+    mut stopping: Stopping,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(wait) = wait
         && book.status == BookStatus::Processing
     {
         // A stopping server answers at once what it would answer at the end of the wait (202
         // with `Location`), instead of holding the request until the shutdown timeout.
-        let target = WaitTarget::Workflow(book.id.clone());
+        let target = WaitTarget::Workflow(book.id.to_string());
         tokio::select! {
             waited = state.queue.wait_for(&target, wait) => {
                 waited?;
@@ -308,10 +325,10 @@ pub async fn list(
         )
         .field("limit"));
     }
-    let before = super::before(query.before.as_deref(), "a book id", super::book_cursor)?;
-    let rows = books::list(&state.db, &caller.0.tenant, before.as_deref(), limit).await?;
+    let before = crate::web::query::before(query.before.as_deref(), "a book id", BookId::parse)?;
+    let rows = books::list(&state.db, &caller.tenant(), before.as_ref(), limit).await?;
     let next = (rows.len() as i64 == limit)
-        .then(|| rows.last().map(|b| b.id.clone()))
+        .then(|| rows.last().map(|b| b.id.to_string()))
         .flatten();
     let mut views = Vec::with_capacity(rows.len());
     for row in &rows {
@@ -341,7 +358,7 @@ pub async fn show(
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    let book = own_book(&state, &caller.tenant(), &id).await?;
     Ok(HttpResponse::Ok().json(view(&state, &book, true).await?))
 }
 
@@ -377,11 +394,11 @@ const EVENT_RETRY: Duration = Duration::from_secs(1);
 #[get("/books/{id}/events")]
 pub async fn events(
     state: web::Data<AppState>,
-    stopping: web::Data<crate::web::Stopping>,
+    stopping: web::Data<Stopping>,
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    let book = own_book(&state, &caller.tenant(), &id).await?;
     let held = state.streams.open(&caller.1)?;
     // Followed before the first read: a change after that read wakes the stream.
     let follow = state.book_watch.follow(&book.id).await;
@@ -442,12 +459,12 @@ pub async fn events(
 /// One client's event stream: the book it follows and what it was last sent.
 struct Watch {
     state: web::Data<AppState>,
-    stopping: crate::web::Stopping,
+    stopping: Stopping,
     /// Wakes the stream when the process's watcher sees the book change.
     follow: crate::web::book_watch::Follow,
     /// Ends it when its credential ends.
     held: crate::web::streams::Stream,
-    id: String,
+    id: BookId,
     last: String,
     finished: bool,
     /// When to read the book next: now at first, then at each change, or a little after a
@@ -530,7 +547,7 @@ pub async fn epub(
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let book = own_book(&state, &caller.0.tenant, &id).await?;
+    let book = own_book(&state, &caller.tenant(), &id).await?;
     if book.status != BookStatus::Ready {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -578,22 +595,10 @@ pub async fn delete(
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    check_write(&state, &caller.0.tenant)?;
-    let book = own_book(&state, &caller.0.tenant, &id).await?;
-    // Row first: a step still running finds no book and stops; then the files. The catalog
-    // refresh commits with the row, so the book leaves the tenant's feed even if we stop here.
-    let mut tx = state.db.begin().await.map_err(anyhow::Error::from)?;
-    books::delete(&mut tx, &book.id).await?;
-    state
-        .queue
-        .enqueue_in(&mut tx, crate::catalog::refresh_job(&book.tenant))
-        .await?;
-    tx.commit().await.map_err(anyhow::Error::from)?;
-    let removed = state
-        .blobs
-        .delete_prefix(&keys::book_prefix(&book.id))
-        .await?;
-    tracing::info!(book.id = %book.id, blobs = removed, "book deleted");
+    let tenant = caller.tenant();
+    check_write(&state, &tenant)?;
+    let book = own_book(&state, &tenant, &id).await?;
+    books::delete(&state.db, &state.queue, &book, state.config.max_wait).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -623,59 +628,31 @@ pub async fn retry(
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    check_write(&state, &caller.0.tenant)?;
-    let book = own_book(&state, &caller.0.tenant, &id).await?;
-    let jobs = state.queue.workflow(&book.id).await?.jobs;
-    if jobs.iter().any(|j| j.state == JobState::Discarded) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "input_refused",
-            "The manuscript itself was refused; retrying cannot help. Fix it and upload it again.",
-        ));
-    }
-    let dead: Vec<&JobRecord> = jobs.iter().filter(|j| j.state == JobState::Dead).collect();
-    if dead.is_empty() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "nothing_to_retry",
-            format!(
-                "The book is {}; only a book whose steps ran out of attempts can be retried.",
-                book.status
-            ),
-        ));
-    }
-    books::mark_processing(&state.db, &book.id).await?;
-    for job in dead {
-        state.queue.retry(job.id).await?;
-    }
-    let book = own_book(&state, &caller.0.tenant, &book.id).await?;
+    let tenant = caller.tenant();
+    check_write(&state, &tenant)?;
+    let book = own_book(&state, &tenant, &id).await?;
+    books::retry(&state.db, &state.queue, &book).await?;
+    let book = own_book(&state, &tenant, &id).await?;
     Ok(HttpResponse::Accepted().json(view(&state, &book, true).await?))
 }
 
-/// The tenant's book, or 404 (also for another tenant's book: its existence is not revealed).
-pub(crate) async fn own_book(
-    state: &AppState,
-    tenant: &str,
-    id: &str,
-) -> Result<BookRow, ApiError> {
-    let missing = || ApiError::not_found("book", format!("No book {id:?} here."));
-    if uuid::Uuid::parse_str(id).is_err() {
-        return Err(missing());
-    }
-    match books::get(&state.db, id).await? {
-        Some(book) if book.tenant == tenant => Ok(book),
-        _ => Err(missing()),
+impl From<RetryError> for ApiError {
+    fn from(e: RetryError) -> Self {
+        match e {
+            RetryError::Unexpected(e) => e.into(),
+            refused => ApiError::new(StatusCode::CONFLICT, refused.code(), refused.to_string()),
+        }
     }
 }
 
-fn check_write(state: &AppState, tenant: &str) -> Result<(), ApiError> {
+fn check_write(state: &AppState, tenant: &Tenant) -> Result<(), ApiError> {
     match &state.writes {
         Some(limiter) => limiter.check(tenant),
         None => Ok(()),
     }
 }
 
-async fn discard_uploads(state: &AppState, id: &str) {
+async fn discard_uploads(state: &AppState, id: &BookId) {
     if let Err(e) = state.blobs.delete_prefix(&keys::book_prefix(id)).await {
         tracing::warn!(book.id = %id, error = %format!("{e:#}"), "could not remove a refused upload");
     }
@@ -754,204 +731,11 @@ fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result
     }
 }
 
-/// A book: its status, and once converted its report and links.
-#[derive(Serialize, ToSchema)]
-#[schema(as = Book)]
-pub(crate) struct BookView {
-    #[schema(format = Uuid)]
-    pub(crate) id: String,
-    /// `processing` until the book is `ready` or has `failed`.
-    #[serde(serialize_with = "status")]
-    #[schema(value_type = String, pattern = "^(processing|ready|failed)$")]
-    pub(crate) status: BookStatus,
-    /// Known once the manuscript is read, from it or from the uploaded `title`.
-    pub(crate) title: Option<String>,
-    pub(crate) authors: Vec<String>,
-    /// The manuscript's format (`markdown`, `docx`, `text`), once it is read.
-    pub(crate) format: Option<String>,
-    /// The uploaded manuscript's file name.
-    pub(crate) file_name: String,
-    #[serde(serialize_with = "time")]
-    #[schema(value_type = String, format = DateTime)]
-    pub(crate) created_at: DateTime<Utc>,
-    #[serde(serialize_with = "time")]
-    #[schema(value_type = String, format = DateTime)]
-    pub(crate) updated_at: DateTime<Utc>,
-    /// When the book became ready.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "some_time")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub(crate) published_at: Option<DateTime<Utc>>,
-    /// Why the book failed, in plain language.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) error: Option<ErrorView>,
-    /// Per-step progress (not in lists).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) progress: Option<Progress>,
-    /// The conversion's report: warnings and statistics (not in lists; once converted).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub(crate) report: Option<serde_json::Value>,
-    /// Where the book's webhook events go, if anywhere.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) callback_url: Option<String>,
-    /// Webhook deliveries, oldest first (in the detailed view of a book with a callback URL).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) deliveries: Option<Vec<DeliveryStatus>>,
-    pub(crate) links: Links,
-}
-
-/// Why a book failed.
-#[derive(Serialize, ToSchema)]
-#[schema(as = BookError)]
-pub(crate) struct ErrorView {
-    /// Stable, for programs (`step_failed`, or the refused input's code).
-    pub(crate) code: String,
-    /// For a person: what went wrong and what to do about it.
-    pub(crate) message: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Progress {
-    /// The whole conversion, 0 to 100.
-    #[schema(maximum = 100)]
-    pub(crate) percent: u32,
-    /// Every step of the pipeline, in order.
-    pub(crate) steps: Vec<StepView>,
-}
-
-/// One step of the pipeline and how far its jobs are.
-#[derive(Serialize, ToSchema)]
-#[schema(as = Step)]
-pub(crate) struct StepView {
-    /// The step's name (`ingest`, `parse`, `render_chapter`, …).
-    #[serde(serialize_with = "step_name")]
-    #[schema(value_type = String)]
-    pub(crate) step: &'static Step,
-    /// `pending` (not enqueued yet), `queued` (waiting for a worker), `running`, `completed`,
-    /// `failed`, or `skipped` (it will not run: the book failed before it).
-    #[serde(serialize_with = "step_state")]
-    #[schema(
-        value_type = String,
-        pattern = "^(pending|queued|running|completed|failed|skipped)$"
-    )]
-    pub(crate) state: StepState,
-    #[schema(maximum = 100)]
-    pub(crate) percent: u32,
-    /// Jobs of this step completed, of `total`.
-    pub(crate) done: usize,
-    pub(crate) total: usize,
-    /// What the step is doing now, while it runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) message: Option<String>,
-}
-
-/// Where to go next; `epub`, `reader` and `cover` once the book is ready.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Links {
-    /// This book's status URL.
-    #[serde(rename = "self")]
-    pub(crate) self_: String,
-    /// The EPUB download.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) epub: Option<String>,
-    /// The web reader (an HTML page, for people).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) reader: Option<String>,
-    /// The cover, small (a JPEG within 240×384, or the SVG of a generated cover).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) cover: Option<String>,
-}
-
 /// An EPUB 3 file.
 #[derive(ToSchema)]
 #[schema(value_type = String, content_media_type = "application/epub+zip")]
 #[allow(dead_code)] // a schema for the document, never built
 struct EpubFile(Vec<u8>);
-
-pub(crate) async fn view(
-    state: &AppState,
-    book: &BookRow,
-    detailed: bool,
-) -> Result<BookView, ApiError> {
-    let now = progress::of(&state.queue, book, detailed).await?;
-    let deliveries = match &book.callback_url {
-        Some(_) if detailed => Some(webhooks::statuses(&state.db, &state.queue, &book.id).await?),
-        _ => None,
-    };
-    let ready = now.status == BookStatus::Ready;
-    let self_ = format!("/api/v1/books/{}", book.id);
-    Ok(BookView {
-        id: book.id.clone(),
-        status: now.status,
-        title: book.title.clone(),
-        authors: book.authors.clone(),
-        format: book.format.clone(),
-        file_name: book.file_name.clone(),
-        created_at: book.created_at,
-        updated_at: book.updated_at,
-        published_at: book.published_at,
-        error: now.failure.map(|f| ErrorView {
-            code: f.code,
-            message: f.message,
-        }),
-        progress: now.steps.map(|p| Progress {
-            percent: p.percent,
-            steps: p
-                .steps
-                .into_iter()
-                .map(|s| StepView {
-                    step: s.step,
-                    state: s.state,
-                    percent: s.percent,
-                    done: s.done,
-                    total: s.total,
-                    message: s.message,
-                })
-                .collect(),
-        }),
-        report: if detailed {
-            book.report
-                .as_deref()
-                .and_then(|r| serde_json::from_str(r).ok())
-        } else {
-            None
-        },
-        callback_url: book.callback_url.clone(),
-        deliveries,
-        links: Links {
-            epub: ready.then(|| format!("{self_}/epub")),
-            reader: ready.then(|| format!("/books/{}/reader/", book.id)),
-            cover: ready.then(|| format!("/books/{}/cover", book.id)),
-            self_,
-        },
-    })
-}
-
-/// Times as the API writes them: RFC 3339 in UTC, to the millisecond.
-fn time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::Millis, true))
-}
-
-// serde hands `serialize_with` a reference to the field, so the signature is fixed.
-#[allow(clippy::ref_option)]
-fn some_time<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => time(t, s),
-        None => s.serialize_none(),
-    }
-}
-
-fn status<S: serde::Serializer>(status: &BookStatus, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(status.as_str())
-}
-
-fn step_name<S: serde::Serializer>(step: &&'static Step, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(step.name)
-}
-
-fn step_state<S: serde::Serializer>(state: &StepState, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(state.as_str())
-}
 
 #[cfg(test)]
 mod tests {

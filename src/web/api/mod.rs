@@ -90,33 +90,6 @@ async fn not_found() -> HttpResponse {
     ApiError::not_found("route", "There is no such API route.").error_response()
 }
 
-/// The `before` cursor of a paged list, the one rule for every route that takes it: absent (or
-/// empty) means the first page; otherwise it must be the `next` of an earlier page, which
-/// `cursor` recognises (`what` names its form for the message), or the request is a 400
-/// `invalid_parameter` naming `before` rather than a silently empty page.
-pub(crate) fn before<T>(
-    value: Option<&str>,
-    what: &str,
-    cursor: impl FnOnce(&str) -> Option<T>,
-) -> Result<Option<T>, ApiError> {
-    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
-        return Ok(None);
-    };
-    match cursor(value) {
-        Some(cursor) => Ok(Some(cursor)),
-        None => Err(ApiError::bad_request(
-            "invalid_parameter",
-            format!("before must be the `next` of an earlier page ({what}); got {value:?}."),
-        )
-        .field("before")),
-    }
-}
-
-/// A book list's cursor: a book id.
-pub(crate) fn book_cursor(value: &str) -> Option<String> {
-    uuid::Uuid::parse_str(value).ok().map(|_| value.to_owned())
-}
-
 /// A job list's cursor: a job id.
 pub(crate) fn job_cursor(value: &str) -> Option<i64> {
     value.parse::<i64>().ok().filter(|id| *id >= 1)

@@ -11,9 +11,9 @@ use object_store::path::Path;
 use object_store::{ObjectStoreExt, WriteMultipart};
 use utoipa::ToSchema;
 
+use crate::books::keys;
 use crate::ebook::metadata::KEYS;
 use crate::manuscript::Format;
-use crate::pipeline::keys;
 use crate::storage::BlobStore;
 use crate::web::error::ApiError;
 

@@ -7,14 +7,14 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::{Nav, PageError, Visitor, html_response, layout_in};
+use crate::books::log::{self as book_log, BookLogLine};
+use crate::books::view::Progress;
+use crate::books::{self, BookId, BookStatus, BookView, StepState, Tenant};
 use crate::manuscript::naming;
-use crate::pipeline::books::{self, BookStatus};
-use crate::pipeline::progress::StepState;
 use crate::pipeline::steps;
 use crate::report::{Report, Warning};
 use crate::web::AppState;
-use crate::web::api::book_log::{self, BookLogLine};
-use crate::web::api::books::{BookView, own_book, view};
+use crate::web::book_view::{own_book, view};
 
 const PAGE_SIZE: i64 = 50;
 
@@ -34,18 +34,9 @@ async fn list(
     Visitor(session): Visitor,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let before = crate::web::api::before(
-        query.before.as_deref(),
-        "a book id",
-        crate::web::api::book_cursor,
-    )?;
-    let rows = books::list(
-        &state.db,
-        &session.tenant.tenant,
-        before.as_deref(),
-        PAGE_SIZE,
-    )
-    .await?;
+    let before = crate::web::query::before(query.before.as_deref(), "a book id", BookId::parse)?;
+    let tenant = Tenant::of(&session.tenant);
+    let rows = books::list(&state.db, &tenant, before.as_ref(), PAGE_SIZE).await?;
     let mut views = Vec::with_capacity(rows.len());
     for row in &rows {
         views.push(view(&state, row, false).await?);
@@ -174,8 +165,8 @@ async fn show(
     Visitor(session): Visitor,
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    let book = own_book(&state, &session.tenant.tenant, &id).await?;
-    let log = book_log::lines(&state, &book.id, book_log::LINES_DEFAULT).await?;
+    let book = own_book(&state, &Tenant::of(&session.tenant), &id).await?;
+    let log = book_log::lines(&state.db, &book.id, book_log::LINES_DEFAULT).await?;
     let book = view(&state, &book, true).await?;
     let report: Option<Report> = book
         .report
@@ -466,13 +457,13 @@ fn book_actions(book: &BookView, in_list: bool) -> Markup {
     }
 }
 
-fn steps_list(progress: &crate::web::api::books::Progress) -> Markup {
+fn steps_list(progress: &Progress) -> Markup {
     html! {
         ol.steps {
             @for step in &progress.steps {
-                li data-step=(step.step.name) data-state=(step.state.as_str()) {
-                    label for={ "step-" (step.step.name) } { (step.step.label) }
-                    progress id={ "step-" (step.step.name) } max="100" value=(step.percent) {}
+                li data-step=(step.step) data-state=(step.state.as_str()) {
+                    label for={ "step-" (step.step) } { (step.label) }
+                    progress id={ "step-" (step.step) } max="100" value=(step.percent) {}
                     span.step-state { (step_state_text(step.state, step.done, step.total, step.message.as_deref())) }
                 }
             }

@@ -4,10 +4,11 @@
 use std::path::Path;
 use std::time::Duration;
 
+use bindery::books::{self, BookId, BookRow};
 use bindery::config::{AzureConfig, BlobUrl, DatabaseUrl};
 use bindery::convert::Options;
 use bindery::jobs::JobQueue;
-use bindery::pipeline::{self, BookRow, Submission, books};
+use bindery::pipeline::{self, Submission};
 use bindery::storage::{BlobStore, Database};
 
 pub struct Store {
@@ -85,6 +86,7 @@ pub async fn submit_as(
     )
     .await
     .expect("submit")
+    .into()
 }
 
 /// Polls until the book leaves `processing`.
@@ -93,7 +95,7 @@ pub async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
         &format!("book {id} to leave processing"),
         timeout,
         async || {
-            let book = books::get(&store.db, id)
+            let book = books::get(&store.db, &BookId::parse(id).expect("a book id"))
                 .await
                 .expect("read")
                 .expect("book exists");

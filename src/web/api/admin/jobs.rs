@@ -252,7 +252,7 @@ pub(crate) async fn page(state: &AppState, query: &ListQuery) -> Result<Page, Ap
         })?),
     };
     let limit = integer("limit", &query.limit, 1..=PAGE_MAX)?.unwrap_or(PAGE_DEFAULT);
-    let before_id = crate::web::api::before(
+    let before_id = crate::web::query::before(
         query.before.as_deref(),
         "a job id",
         crate::web::api::job_cursor,
@@ -281,7 +281,7 @@ async fn name_books(state: &AppState, jobs: &mut [JobSummary]) -> Result<(), Api
     if ids.is_empty() {
         return Ok(());
     }
-    let names = crate::pipeline::books::names(&state.db, &ids).await?;
+    let names = crate::books::names(&state.db, &ids).await?;
     for job in jobs {
         job.book_title = job.book.as_ref().and_then(|id| names.get(id).cloned());
     }

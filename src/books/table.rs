@@ -1,4 +1,6 @@
-//! The `books` table: one row per uploaded manuscript, its status, and its report.
+//! The `books` table: one row per uploaded manuscript, its status, and its report. Its
+//! statements, each taking the pool or the caller's transaction; the operations that combine
+//! them (`super`) are what the rest of the application calls.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -7,6 +9,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
+use super::{BookId, Tenant};
 use crate::convert::Options;
 use crate::jobs::JobQueue;
 use crate::storage::{Database, Tx};
@@ -15,8 +18,8 @@ use crate::webhooks::{self, BookEvent, Event};
 /// A book as stored.
 #[derive(Debug, Clone)]
 pub struct BookRow {
-    pub id: String,
-    pub tenant: String,
+    pub id: BookId,
+    pub tenant: Tenant,
     pub file_name: String,
     pub options: String,
     pub status: BookStatus,
@@ -85,8 +88,8 @@ impl PartialEq<&str> for BookStatus {
 /// A row as the database returns it; [`BookRow`] is what it means.
 #[derive(FromRow)]
 struct Stored {
-    id: String,
-    tenant: String,
+    id: BookId,
+    tenant: Tenant,
     file_name: String,
     options: String,
     status: String,
@@ -212,8 +215,8 @@ const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, a
 /// (a concurrent retry of the same upload won).
 pub async fn insert(
     tx: &mut Tx,
-    id: &str,
-    tenant: &str,
+    id: &BookId,
+    tenant: &Tenant,
     file_name: &str,
     options: &StoredOptions,
     idempotency_key: Option<&str>,
@@ -244,7 +247,7 @@ pub async fn insert(
 /// The tenant's book made by an upload with this idempotency key.
 pub async fn find_by_idempotency_key(
     db: &Database,
-    tenant: &str,
+    tenant: &Tenant,
     key: &str,
 ) -> anyhow::Result<Option<BookRow>> {
     let row: Option<Stored> = on_pool!(db, |pool, d| {
@@ -264,8 +267,8 @@ pub async fn find_by_idempotency_key(
 /// the previous page.
 pub async fn list(
     db: &Database,
-    tenant: &str,
-    before: Option<&str>,
+    tenant: &Tenant,
+    before: Option<&BookId>,
     limit: i64,
 ) -> anyhow::Result<Vec<BookRow>> {
     let rows: Vec<Stored> = on_pool!(db, |pool, d| {
@@ -317,7 +320,7 @@ pub async fn names(db: &Database, ids: &[String]) -> anyhow::Result<HashMap<Stri
 
 /// Removes a book's row, in the caller's transaction (so what must follow a deletion, such as
 /// refreshing the catalog, commits with it); its blobs and jobs are the caller's to clean.
-pub async fn delete(tx: &mut Tx, id: &str) -> anyhow::Result<bool> {
+pub async fn delete(tx: &mut Tx, id: &BookId) -> anyhow::Result<bool> {
     on_tx!(tx, |conn, d| {
         Ok(sqlx::query(sql!(d, "DELETE FROM books WHERE id = $1"))
             .bind(id)
@@ -331,14 +334,14 @@ pub async fn delete(tx: &mut Tx, id: &str) -> anyhow::Result<bool> {
 /// A ready book, as a catalog lists it (the columns it needs, not the report).
 #[derive(Debug, Clone, FromRow)]
 pub struct ReadyBook {
-    pub id: String,
+    pub id: BookId,
     pub title: Option<String>,
     pub updated_at: i64,
     pub published_at: Option<i64>,
 }
 
 /// A tenant's ready books, most recently published first.
-pub async fn ready(db: &Database, tenant: &str) -> anyhow::Result<Vec<ReadyBook>> {
+pub async fn ready(db: &Database, tenant: &Tenant) -> anyhow::Result<Vec<ReadyBook>> {
     on_pool!(db, |pool, d| {
         Ok(sqlx::query_as(sql!(
             d,
@@ -353,7 +356,7 @@ pub async fn ready(db: &Database, tenant: &str) -> anyhow::Result<Vec<ReadyBook>
 }
 
 /// Every tenant that has a book, in any state.
-pub async fn tenants(db: &Database) -> anyhow::Result<Vec<String>> {
+pub async fn tenants(db: &Database) -> anyhow::Result<Vec<Tenant>> {
     on_pool!(db, |pool, d| {
         Ok(
             sqlx::query_scalar(sql!(d, "SELECT DISTINCT tenant FROM books ORDER BY tenant"))
@@ -366,10 +369,10 @@ pub async fn tenants(db: &Database) -> anyhow::Result<Vec<String>> {
 /// Which of `ids` are books (one query for a whole page of ids).
 pub async fn existing(
     db: &Database,
-    ids: &[String],
-) -> anyhow::Result<std::collections::HashSet<String>> {
+    ids: &[BookId],
+) -> anyhow::Result<std::collections::HashSet<BookId>> {
     let ids = serde_json::to_string(ids)?;
-    let found: Vec<String> = on_pool!(db, |pool, d| {
+    let found: Vec<BookId> = on_pool!(db, |pool, d| {
         sqlx::query_scalar(sql!(d, "SELECT id FROM books WHERE id IN ({texts $1})"))
             .bind(ids)
             .fetch_all(pool)
@@ -423,9 +426,9 @@ pub async fn stamps(db: &Database, ids: &[String]) -> anyhow::Result<HashMap<Str
         .collect())
 }
 
-/// A failed book goes back to processing (for a retry).
-pub async fn mark_processing(db: &Database, id: &str) -> anyhow::Result<()> {
-    on_pool!(db, |pool, d| {
+/// A failed book goes back to processing (for a retry), in the caller's transaction.
+pub async fn mark_processing(tx: &mut Tx, id: &BookId) -> anyhow::Result<()> {
+    on_tx!(tx, |conn, d| {
         sqlx::query(sql!(
             d,
             "UPDATE books SET status = 'processing', error_code = NULL, error = NULL,
@@ -433,13 +436,13 @@ pub async fn mark_processing(db: &Database, id: &str) -> anyhow::Result<()> {
              WHERE id = $1"
         ))
         .bind(id)
-        .execute(pool)
+        .execute(conn)
         .await?;
     });
     Ok(())
 }
 
-pub async fn get(db: &Database, id: &str) -> anyhow::Result<Option<BookRow>> {
+pub async fn get(db: &Database, id: &BookId) -> anyhow::Result<Option<BookRow>> {
     let row: Option<Stored> = on_pool!(db, |pool, d| {
         sqlx::query_as(sql!(
             d,
@@ -452,18 +455,19 @@ pub async fn get(db: &Database, id: &str) -> anyhow::Result<Option<BookRow>> {
     row.map(BookRow::try_from).transpose()
 }
 
-/// Marks a book failed with a message for its author. Only a book still processing changes:
-/// a late failure report never overwrites a published book. The change and its `book.failed`
-/// webhook commit together, and a report that changes nothing sends nothing.
+/// Marks a book failed with a message for its author, in the caller's transaction. Only a
+/// book still processing changes: a late failure report never overwrites a published book.
+/// Its `book.failed` webhook is recorded in the same transaction, and a report that changes
+/// nothing sends nothing.
 pub async fn mark_failed(
-    db: &Database,
+    tx: &mut Tx,
+    queue: &JobQueue,
     public_url: Option<&url::Url>,
-    id: &str,
+    id: &BookId,
     code: &str,
     message: &str,
 ) -> anyhow::Result<()> {
-    let mut tx = db.begin().await?;
-    let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
+    let changed: Option<Changed> = on_tx!(tx, |conn, d| {
         sqlx::query_as(sql!(
             d,
             "UPDATE books SET status = 'failed', error_code = $2, error = $3, updated_at = {now}
@@ -486,14 +490,13 @@ pub async fn mark_failed(
             error: Some((code, message)),
             base: public_url,
         };
-        webhooks::record(&mut tx, &JobQueue::new(db.clone()), &event).await?;
+        webhooks::record(tx, queue, &event).await?;
     }
-    tx.commit().await?;
     Ok(())
 }
 
 /// What a status change returns: the book's tenant, title and callback URL.
-type Changed = (String, Option<String>, Option<String>);
+type Changed = (Tenant, Option<String>, Option<String>);
 
 /// What publishing records.
 pub struct Published<'a> {
@@ -504,19 +507,20 @@ pub struct Published<'a> {
     pub epub_bytes: i64,
 }
 
-/// The book is ready. Idempotent: publishing again changes nothing (the first publication
-/// stands), so its `book.ready` webhook, committed with the change, is recorded once.
+/// The book is ready, in the caller's transaction. Idempotent: publishing again changes
+/// nothing (the first publication stands), so its `book.ready` webhook, recorded in the same
+/// transaction, is recorded once. The book's tenant when it changed.
 pub async fn mark_ready(
-    db: &Database,
+    tx: &mut Tx,
+    queue: &JobQueue,
     public_url: Option<&url::Url>,
-    id: &str,
+    id: &BookId,
     p: &Published<'_>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<Tenant>> {
     // `authors` is still written for the previous release, which reads only it.
     let joined = p.authors.join(JOINED);
     let list = serde_json::to_string(p.authors)?;
-    let mut tx = db.begin().await?;
-    let changed: Option<Changed> = on_tx!(&mut tx, |conn, d| {
+    let changed: Option<Changed> = on_tx!(tx, |conn, d| {
         sqlx::query_as(sql!(
             d,
             "UPDATE books SET status = 'ready', title = $2, authors = $3, author_list = $7,
@@ -535,20 +539,22 @@ pub async fn mark_ready(
         .fetch_optional(conn)
         .await?
     });
-    if let Some((tenant, _, Some(url))) = &changed {
+    let Some((tenant, _, callback_url)) = changed else {
+        return Ok(None);
+    };
+    if let Some(url) = &callback_url {
         let event = BookEvent {
             event: Event::Ready,
             book_id: id,
-            tenant,
+            tenant: &tenant,
             callback_url: url,
             title: Some(p.title),
             error: None,
             base: public_url,
         };
-        webhooks::record(&mut tx, &JobQueue::new(db.clone()), &event).await?;
+        webhooks::record(tx, queue, &event).await?;
     }
-    tx.commit().await?;
-    Ok(())
+    Ok(Some(tenant))
 }
 
 #[cfg(test)]
@@ -612,7 +618,11 @@ mod tests {
     }
 
     async fn authors_of(db: &Database, id: &str) -> Vec<String> {
-        get(db, id).await.expect("read").expect("the book").authors
+        get(db, &BookId::unchecked(id))
+            .await
+            .expect("read")
+            .expect("the book")
+            .authors
     }
 
     #[tokio::test]
@@ -675,9 +685,12 @@ mod tests {
                 report: "{}",
                 epub_bytes: 1,
             };
-            mark_ready(&db, None, "b", &published)
+            let queue = JobQueue::new(db.clone());
+            let mut tx = db.begin().await.expect("begin");
+            mark_ready(&mut tx, &queue, None, &BookId::unchecked("b"), &published)
                 .await
                 .expect("publish");
+            tx.commit().await.expect("commit");
             assert_eq!(authors_of(&db, "b").await, authors, "{}", db.backend());
         }
     }
@@ -692,7 +705,9 @@ mod tests {
                  VALUES ('b', 't', 'a.md', 'archived', 1, 1)",
             )
             .await;
-            let error = get(&db, "b").await.expect_err("an unknown status");
+            let error = get(&db, &BookId::unchecked("b"))
+                .await
+                .expect_err("an unknown status");
             assert!(
                 format!("{error:#}").contains("unknown book status \"archived\""),
                 "{error:#}"

@@ -1,0 +1,251 @@
+//! The book, Bindery's domain: its names ([`BookId`], [`Tenant`]), its table, where its blobs
+//! live, how it looks to the API and the pages, and what can be done to it.
+//!
+//! The operations ([`submit`], [`delete`], [`retry`], [`publish`], [`fail`], and [`list`],
+//! [`ready`] and [`tenants`] for the catalog) are what the HTTP handlers, the pages, the CLI
+//! and the pipeline's steps call. Each runs as one transaction, and what must follow it (a
+//! book's files removed, its tenant's catalog refreshed, a webhook sent) is enqueued as a job in
+//! that same transaction: a process killed just after an operation leaves nothing half done.
+//!
+//! It sits above the job engine, storage and webhooks, and below the services, the catalog
+//! and the pipeline: it never knows how a book is converted or a catalog written. The jobs it
+//! enqueues are declared here ([`jobs`]) and run where what they need is reachable.
+
+pub mod entry;
+mod id;
+pub mod jobs;
+pub mod keys;
+pub mod log;
+mod table;
+pub mod view;
+
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::convert::Options;
+use crate::jobs::{JobQueue, JobState, NewJob, WaitTarget};
+use crate::storage::Database;
+use crate::webhooks::CallbackUrl;
+
+pub use id::{BookId, Tenant};
+pub use jobs::{RefreshCatalog, RemoveFiles, refresh_catalog};
+pub use table::{
+    BookRow, BookStatus, Published, ReadyBook, StoredOptions, existing, get, list, names, ready,
+    stamps, tenants,
+};
+pub use view::{BookView, StepState};
+
+/// A book whose uploads are already stored under its id ([`keys::upload`],
+/// [`keys::cover_upload`]).
+#[derive(Debug, Clone)]
+pub struct NewBook {
+    pub id: BookId,
+    pub tenant: Tenant,
+    pub file_name: String,
+    pub options: Options,
+    pub cover_name: Option<String>,
+    pub idempotency_key: Option<String>,
+    /// Where the book's webhooks go, checked by the caller.
+    pub callback_url: Option<CallbackUrl>,
+}
+
+/// What [`submit`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submitted {
+    /// The book exists, with its pipeline queued.
+    Created(BookId),
+    /// The tenant already had a book with the same idempotency key: nothing was created, and
+    /// the caller should drop its uploads.
+    Existing(BookId),
+}
+
+/// Creates the book row and its first job (`first`, the start of its workflow) in one
+/// transaction, so a book either exists with its pipeline queued or not at all.
+pub async fn submit(
+    db: &Database,
+    queue: &JobQueue,
+    book: &NewBook,
+    first: NewJob,
+) -> anyhow::Result<Submitted> {
+    let mut options = StoredOptions {
+        convert: book.options.clone(),
+        cover_name: book.cover_name.clone(),
+    };
+    if options.convert.file_name.is_none() {
+        options.convert.file_name = Some(book.file_name.clone());
+    }
+    if options.convert.modified.is_none() {
+        // Fixed at upload, so every re-run of every step makes the same bytes.
+        options.convert.modified =
+            Some(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    }
+    let mut tx = db
+        .begin()
+        .await
+        .context("starting the upload transaction")?;
+    let inserted = table::insert(
+        &mut tx,
+        &book.id,
+        &book.tenant,
+        &book.file_name,
+        &options,
+        book.idempotency_key.as_deref(),
+        book.callback_url.as_ref().map(CallbackUrl::as_str),
+    )
+    .await?;
+    if !inserted {
+        // Rolled back rather than dropped: a dropped transaction closes its connection.
+        tx.rollback().await?;
+        let key = book.idempotency_key.as_deref().unwrap_or_default();
+        let existing = table::find_by_idempotency_key(db, &book.tenant, key)
+            .await?
+            .context("an idempotency key conflicted, but its book is gone")?;
+        return Ok(Submitted::Existing(existing.id));
+    }
+    queue
+        .enqueue_in(&mut tx, first.tenant(&book.tenant).workflow(&book.id))
+        .await?;
+    tx.commit().await?;
+    tracing::info!(for_author = true, book.id = %book.id, tenant = %book.tenant, file_name = %book.file_name, "book submitted");
+    Ok(Submitted::Created(book.id.clone()))
+}
+
+/// The tenant's book made by an upload with this idempotency key.
+pub async fn by_idempotency_key(
+    db: &Database,
+    tenant: &Tenant,
+    key: &str,
+) -> anyhow::Result<Option<BookRow>> {
+    table::find_by_idempotency_key(db, tenant, key).await
+}
+
+/// The tenant's book `id`; `None` for a book that does not exist or is another tenant's (whose
+/// existence is not revealed).
+pub async fn of_tenant(
+    db: &Database,
+    tenant: &Tenant,
+    id: &BookId,
+) -> anyhow::Result<Option<BookRow>> {
+    Ok(get(db, id).await?.filter(|book| book.tenant == *tenant))
+}
+
+/// Deletes a book. Its row goes first, so a step still running finds no book and stops; the
+/// removal of its files and the refresh of its tenant's catalog commit with it, so that the
+/// book leaves the feed and its files go even if this process stops right after. Then it waits
+/// up to `wait` for its files to be gone (a worker removes them within moments), so that a
+/// caller told "deleted" finds nothing left.
+pub async fn delete(
+    db: &Database,
+    queue: &JobQueue,
+    book: &BookRow,
+    wait: Duration,
+) -> anyhow::Result<()> {
+    let mut tx = db.begin().await.context("starting the deletion")?;
+    table::delete(&mut tx, &book.id).await?;
+    let removal = queue
+        .enqueue_in(&mut tx, jobs::remove_files(&book.id, &book.tenant))
+        .await?;
+    queue
+        .enqueue_in(&mut tx, refresh_catalog(&book.tenant))
+        .await?;
+    tx.commit().await.context("committing the deletion")?;
+    let removed = queue.wait_for(&WaitTarget::Job(removal.id), wait).await?;
+    let blobs = match queue.job(removal.id).await? {
+        Some(job) if removed && job.state == JobState::Completed => job
+            .result
+            .as_deref()
+            .and_then(|r| serde_json::from_str::<jobs::Removed>(r).ok())
+            .map(|r| r.blobs),
+        _ => None,
+    };
+    match blobs {
+        Some(blobs) => tracing::info!(book.id = %book.id, blobs, "book deleted"),
+        None => {
+            tracing::info!(book.id = %book.id, removal.job = removal.id, "book deleted; its files are being removed");
+        }
+    }
+    Ok(())
+}
+
+/// Why a book cannot be retried.
+#[derive(Debug, thiserror::Error)]
+pub enum RetryError {
+    #[error("The manuscript itself was refused; retrying cannot help. Fix it and upload it again.")]
+    InputRefused,
+    #[error("The book is {0}; only a book whose steps ran out of attempts can be retried.")]
+    NothingToRetry(BookStatus),
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+impl RetryError {
+    /// The API's error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RetryError::InputRefused => "input_refused",
+            RetryError::NothingToRetry(_) => "nothing_to_retry",
+            RetryError::Unexpected(_) => "internal_error",
+        }
+    }
+}
+
+/// Runs again the steps of a failed book that ran out of attempts: the book goes back to
+/// processing and each dead step is queued again, in one transaction.
+pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<(), RetryError> {
+    let jobs = queue.workflow(&book.id).await?.jobs;
+    if jobs.iter().any(|j| j.state == JobState::Discarded) {
+        return Err(RetryError::InputRefused);
+    }
+    let dead: Vec<i64> = jobs
+        .iter()
+        .filter(|j| j.state == JobState::Dead)
+        .map(|j| j.id)
+        .collect();
+    if dead.is_empty() {
+        return Err(RetryError::NothingToRetry(book.status));
+    }
+    let mut tx = db.begin().await.context("starting the retry")?;
+    table::mark_processing(&mut tx, &book.id).await?;
+    for job in dead {
+        queue.retry_in(&mut tx, job).await?;
+    }
+    tx.commit().await.context("committing the retry")?;
+    Ok(())
+}
+
+/// The book is ready: its row says so with what publishing records, its `book.ready` webhook
+/// is recorded, and its tenant's catalog is refreshed, all in one transaction. Idempotent: a
+/// book already published stays as it was first published.
+pub async fn publish(
+    db: &Database,
+    queue: &JobQueue,
+    public_url: Option<&url::Url>,
+    id: &BookId,
+    published: &Published<'_>,
+) -> anyhow::Result<()> {
+    let mut tx = db.begin().await.context("starting the publication")?;
+    if let Some(tenant) = table::mark_ready(&mut tx, queue, public_url, id, published).await? {
+        // A published book always gets into its tenant's catalog.
+        queue.enqueue_in(&mut tx, refresh_catalog(&tenant)).await?;
+    }
+    tx.commit().await.context("committing the publication")?;
+    Ok(())
+}
+
+/// The book failed, with a message for its author: its row says so and its `book.failed`
+/// webhook is recorded, in one transaction. Only a book still processing changes, so a late
+/// failure never overwrites a published book.
+pub async fn fail(
+    db: &Database,
+    queue: &JobQueue,
+    public_url: Option<&url::Url>,
+    id: &BookId,
+    code: &str,
+    message: &str,
+) -> anyhow::Result<()> {
+    let mut tx = db.begin().await.context("starting to fail the book")?;
+    table::mark_failed(&mut tx, queue, public_url, id, code, message).await?;
+    tx.commit().await.context("committing the book's failure")?;
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! A book as the API answers it and the pages show it: one view model for both, so that the
+//! pages never reach into the API's handlers (or the other way round) for what a book looks
+//! like. Built from the row and from where its workflow is (`pipeline::progress` works that
+//! out; the web puts the two together).
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{BookId, BookRow, BookStatus};
+use crate::webhooks::DeliveryStatus;
+
+/// A book: its status, and once converted its report and links.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Book)]
+pub struct BookView {
+    #[schema(value_type = String, format = Uuid)]
+    pub id: BookId,
+    /// `processing` until the book is `ready` or has `failed`.
+    #[serde(serialize_with = "status")]
+    #[schema(value_type = String, pattern = "^(processing|ready|failed)$")]
+    pub status: BookStatus,
+    /// Known once the manuscript is read, from it or from the uploaded `title`.
+    pub title: Option<String>,
+    pub authors: Vec<String>,
+    /// The manuscript's format (`markdown`, `docx`, `text`), once it is read.
+    pub format: Option<String>,
+    /// The uploaded manuscript's file name.
+    pub file_name: String,
+    #[serde(serialize_with = "time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: DateTime<Utc>,
+    /// When the book became ready.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "some_time")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub published_at: Option<DateTime<Utc>>,
+    /// Why the book failed, in plain language.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorView>,
+    /// Per-step progress (not in lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
+    /// The conversion's report: warnings and statistics (not in lists; once converted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub report: Option<serde_json::Value>,
+    /// Where the book's webhook events go, if anywhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_url: Option<String>,
+    /// Webhook deliveries, oldest first (in the detailed view of a book with a callback URL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deliveries: Option<Vec<DeliveryStatus>>,
+    pub links: Links,
+}
+
+/// Why a book failed.
+#[derive(Serialize, ToSchema)]
+#[schema(as = BookError)]
+pub struct ErrorView {
+    /// Stable, for programs (`step_failed`, or the refused input's code).
+    pub code: String,
+    /// For a person: what went wrong and what to do about it.
+    pub message: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Progress {
+    /// The whole conversion, 0 to 100.
+    #[schema(maximum = 100)]
+    pub percent: u32,
+    /// Every step of the pipeline, in order.
+    pub steps: Vec<StepView>,
+}
+
+/// One step of the pipeline and how far its jobs are.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Step)]
+pub struct StepView {
+    /// The step's name (`ingest`, `parse`, `render_chapter`, …).
+    pub step: &'static str,
+    /// What a person reads on the book's page.
+    #[serde(skip)]
+    pub label: &'static str,
+    /// `pending` (not enqueued yet), `queued` (waiting for a worker), `running`, `completed`,
+    /// `failed`, or `skipped` (it will not run: the book failed before it).
+    #[serde(serialize_with = "step_state")]
+    #[schema(
+        value_type = String,
+        pattern = "^(pending|queued|running|completed|failed|skipped)$"
+    )]
+    pub state: StepState,
+    #[schema(maximum = 100)]
+    pub percent: u32,
+    /// Jobs of this step completed, of `total`.
+    pub done: usize,
+    pub total: usize,
+    /// What the step is doing now, while it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Where a step of a book's pipeline is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepState {
+    /// Not enqueued yet.
+    Pending,
+    /// Enqueued, waiting for a free worker (or a paused queue).
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    /// It will not run: the book failed before it (or a step it waited for was cancelled).
+    Skipped,
+}
+
+impl StepState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Queued => "queued",
+            StepState::Running => "running",
+            StepState::Completed => "completed",
+            StepState::Failed => "failed",
+            StepState::Skipped => "skipped",
+        }
+    }
+}
+
+/// Where to go next; `epub`, `reader` and `cover` once the book is ready.
+#[derive(Serialize, ToSchema)]
+pub struct Links {
+    /// This book's status URL.
+    #[serde(rename = "self")]
+    pub self_: String,
+    /// The EPUB download.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epub: Option<String>,
+    /// The web reader (an HTML page, for people).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reader: Option<String>,
+    /// The cover, small (a JPEG within 240×384, or the SVG of a generated cover).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cover: Option<String>,
+}
+
+/// Where a book is now, as its workflow says (which can be further than its row: a step that
+/// ran out of attempts fails the book before anything marks it).
+pub struct Now {
+    pub status: BookStatus,
+    pub failure: Option<ErrorView>,
+    /// In the detailed view only.
+    pub progress: Option<Progress>,
+}
+
+impl BookView {
+    /// The view of `book` as it is `now`; `detailed` adds its report, and `deliveries` its
+    /// webhook deliveries.
+    pub fn of(
+        book: &BookRow,
+        now: Now,
+        deliveries: Option<Vec<DeliveryStatus>>,
+        detailed: bool,
+    ) -> Self {
+        let ready = now.status == BookStatus::Ready;
+        let self_ = format!("/api/v1/books/{}", book.id);
+        BookView {
+            id: book.id.clone(),
+            status: now.status,
+            title: book.title.clone(),
+            authors: book.authors.clone(),
+            format: book.format.clone(),
+            file_name: book.file_name.clone(),
+            created_at: book.created_at,
+            updated_at: book.updated_at,
+            published_at: book.published_at,
+            error: now.failure,
+            progress: now.progress,
+            report: if detailed {
+                book.report
+                    .as_deref()
+                    .and_then(|r| serde_json::from_str(r).ok())
+            } else {
+                None
+            },
+            callback_url: book.callback_url.clone(),
+            deliveries,
+            links: Links {
+                epub: ready.then(|| format!("{self_}/epub")),
+                reader: ready.then(|| format!("/books/{}/reader/", book.id)),
+                cover: ready.then(|| format!("/books/{}/cover", book.id)),
+                self_,
+            },
+        }
+    }
+}
+
+/// Times as the API writes them: RFC 3339 in UTC, to the millisecond.
+fn time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::Millis, true))
+}
+
+// serde hands `serialize_with` a reference to the field, so the signature is fixed.
+#[allow(clippy::ref_option)]
+fn some_time<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => time(t, s),
+        None => s.serialize_none(),
+    }
+}
+
+fn status<S: serde::Serializer>(status: &BookStatus, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(status.as_str())
+}
+
+fn step_state<S: serde::Serializer>(state: &StepState, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(state.as_str())
+}
