@@ -561,7 +561,8 @@ fn made_here(token: &str) -> bool {
     })
 }
 
-fn valid_name(name: &str) -> bool {
+/// A token's name (also its tenant's): 1 to 64 ASCII letters, digits, `-`, `_` or `.`.
+pub fn valid_name(name: &str) -> bool {
     (1..=MAX_NAME_LEN).contains(&name.len())
         && name
             .bytes()

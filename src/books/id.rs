@@ -6,12 +6,13 @@
 //! strings they always held. What the database returns was parsed when it was written, so it
 //! is read back as it is.
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
-/// A book's id: a UUID in its hyphenated form, as `BookId::new` makes it.
+/// A book's id: a UUID, as `BookId::new` makes it.
 #[derive(
     Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, sqlx::Type,
 )]
@@ -63,11 +64,8 @@ impl Tenant {
     /// A tenant named by a person or a tool (`bindery token create`, a test's submission), or
     /// `None` when the name could not be one.
     pub fn parse(value: &str) -> Option<Self> {
-        let valid = (1..=64).contains(&value.len())
-            && value
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-        valid.then(|| Tenant(value.to_owned()))
+        // A tenant is named by its token, so a token's name is the rule.
+        crate::tokens::valid_name(value).then(|| Tenant(value.to_owned()))
     }
 
     /// The tenant of an authenticated caller: its token row, checked when it was created.
@@ -86,6 +84,13 @@ macro_rules! text {
             type Target = str;
 
             fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        // Its derived `Hash` and `Eq` are the text's, so maps keyed by it answer to a `&str`.
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
                 &self.0
             }
         }

@@ -2,48 +2,49 @@
 //! book id (and chapter or file) or the tenant, so a job that runs twice writes to the same
 //! place: nothing is orphaned or doubled.
 
+use super::{BookId, Tenant};
 use crate::ebook::xhtml::{Target, chapter_file_name};
 
-pub fn book_prefix(book: &str) -> String {
+pub fn book_prefix(book: &BookId) -> String {
     format!("books/{book}/")
 }
 
 /// The manuscript exactly as uploaded.
-pub fn upload(book: &str) -> String {
+pub fn upload(book: &BookId) -> String {
     format!("books/{book}/upload/manuscript")
 }
 
 /// The cover exactly as uploaded.
-pub fn cover_upload(book: &str) -> String {
+pub fn cover_upload(book: &BookId) -> String {
     format!("books/{book}/upload/cover")
 }
 
 /// A text manuscript decoded to UTF-8 by `ingest`.
-pub fn text(book: &str) -> String {
+pub fn text(book: &BookId) -> String {
     format!("books/{book}/work/manuscript.txt")
 }
 
 /// The document model with final metadata (`ebook::Book`, JSON), written by `parse`.
-pub fn model(book: &str) -> String {
+pub fn model(book: &BookId) -> String {
     format!("books/{book}/work/book.json")
 }
 
 /// The report as `parse` left it (warnings, statistics), JSON.
-pub fn parse_report(book: &str) -> String {
+pub fn parse_report(book: &BookId) -> String {
     format!("books/{book}/work/report.json")
 }
 
-pub fn resources_prefix(book: &str) -> String {
+pub fn resources_prefix(book: &BookId) -> String {
     format!("books/{book}/work/resources/")
 }
 
 /// An image (or the cover) of the book, by its id.
-pub fn resource(book: &str, id: &str) -> String {
+pub fn resource(book: &BookId, id: &str) -> String {
     format!("books/{book}/work/resources/{id}")
 }
 
 /// A rendered chapter body.
-pub fn chapter(book: &str, index: usize, target: Target) -> String {
+pub fn chapter(book: &BookId, index: usize, target: Target) -> String {
     format!(
         "books/{book}/work/chapters/{}",
         chapter_file_name(index, target)
@@ -51,27 +52,27 @@ pub fn chapter(book: &str, index: usize, target: Target) -> String {
 }
 
 /// The cover, small, for the pages' lists (JPEG, or the generated SVG), written by `publish`.
-pub fn thumbnail(book: &str) -> String {
+pub fn thumbnail(book: &BookId) -> String {
     format!("books/{book}/thumbnail")
 }
 
 /// The finished EPUB.
-pub fn epub(book: &str) -> String {
+pub fn epub(book: &BookId) -> String {
     format!("books/{book}/book.epub")
 }
 
-pub fn reader_prefix(book: &str) -> String {
+pub fn reader_prefix(book: &BookId) -> String {
     format!("books/{book}/reader/")
 }
 
 /// A file of the web reader (`index.html`, `chapter-001.html`, `images/…`).
-pub fn reader(book: &str, path: &str) -> String {
+pub fn reader(book: &BookId, path: &str) -> String {
     format!("books/{book}/reader/{path}")
 }
 
 /// What the catalog lists about the book (`catalog::Entry`, JSON), written by `publish`. Under
 /// the book's prefix, so deleting the book deletes it.
-pub fn catalog_entry(book: &str) -> String {
+pub fn catalog_entry(book: &BookId) -> String {
     format!("books/{book}/catalog-entry.json")
 }
 
@@ -81,11 +82,11 @@ pub fn catalog_entry(book: &str) -> String {
 pub const CATALOGS_PREFIX: &str = "catalogs/";
 
 /// The tenant's OPDS acquisition feed (Atom).
-pub fn catalog_opds(tenant: &str) -> String {
+pub fn catalog_opds(tenant: &Tenant) -> String {
     format!("catalogs/{tenant}/opds.xml")
 }
 
 /// The tenant's JSON catalog. Written after the feed, so it marks a complete refresh.
-pub fn catalog_json(tenant: &str) -> String {
+pub fn catalog_json(tenant: &Tenant) -> String {
     format!("catalogs/{tenant}/catalog.json")
 }

@@ -249,3 +249,144 @@ pub async fn fail(
     tx.commit().await.context("committing the book's failure")?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+
+    use super::table::tests::{databases, exec};
+    use super::*;
+    use crate::jobs::{Job, JobContext, JobFilter, JobRecord, Outcome};
+
+    /// A first step that no worker runs here.
+    #[derive(Serialize, Deserialize)]
+    struct First {}
+
+    impl Job for First {
+        const NAME: &'static str = "test.first";
+        type Context = ();
+
+        async fn run(self, _: &JobContext<()>) -> anyhow::Result<Outcome> {
+            Ok(Outcome::done())
+        }
+    }
+
+    async fn submitted(db: &Database, queue: &JobQueue) -> BookRow {
+        let book = NewBook {
+            id: BookId::new(),
+            tenant: Tenant::parse("alice").expect("a tenant"),
+            file_name: "a.md".into(),
+            options: Options::default(),
+            cover_name: None,
+            idempotency_key: None,
+            callback_url: None,
+        };
+        let first = NewJob::of(&First {}).max_attempts(1);
+        let submitted = submit(db, queue, &book, first).await.expect("submit");
+        assert_eq!(submitted, Submitted::Created(book.id.clone()));
+        get(db, &book.id).await.expect("read").expect("the book")
+    }
+
+    async fn jobs(queue: &JobQueue, kind: &str) -> Vec<JobRecord> {
+        let filter = JobFilter {
+            kind: Some(kind.into()),
+            ..JobFilter::default()
+        };
+        queue.list(&filter).await.expect("list jobs")
+    }
+
+    #[tokio::test]
+    async fn a_deleted_books_files_and_catalog_are_left_to_jobs_that_commit_with_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, _) in databases(i64::MAX, dir.path()).await {
+            let queue = JobQueue::new(db.clone());
+            let book = submitted(&db, &queue).await;
+            // No worker runs here: what must follow the deletion is queued, not done.
+            delete(&db, &queue, &book, Duration::ZERO)
+                .await
+                .expect("delete");
+            let backend = db.backend();
+            assert!(
+                get(&db, &book.id).await.expect("read").is_none(),
+                "{backend}"
+            );
+            let removal = jobs(&queue, "books.remove_files").await;
+            assert_eq!(removal.len(), 1, "{backend}: {removal:?}");
+            assert_eq!(removal[0].state, JobState::Available, "{backend}");
+            let payload: RemoveFiles = serde_json::from_str(&removal[0].payload).expect("payload");
+            assert_eq!(payload.book, book.id, "{backend}");
+            let refresh = jobs(&queue, "catalog.refresh").await;
+            assert_eq!(refresh.len(), 1, "{backend}: {refresh:?}");
+            assert_eq!(refresh[0].tenant, "alice", "{backend}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_puts_the_book_and_its_dead_steps_back_together() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, _) in databases(i64::MAX, dir.path()).await {
+            let queue = JobQueue::new(db.clone());
+            let backend = db.backend();
+            let book = submitted(&db, &queue).await;
+            let refused = retry(&db, &queue, &book).await.expect_err("nothing died");
+            assert_eq!(refused.code(), "nothing_to_retry", "{backend}");
+            assert_eq!(
+                refused.to_string(),
+                "The book is processing; only a book whose steps ran out of attempts can be \
+                 retried.",
+                "{backend}"
+            );
+
+            exec(&db, "UPDATE jobs SET state = 'dead', attempt = 1").await;
+            fail(&db, &queue, None, &book.id, "step_failed", "It stopped.")
+                .await
+                .expect("fail");
+            retry(&db, &queue, &book).await.expect("retry");
+            let again = get(&db, &book.id).await.expect("read").expect("the book");
+            assert_eq!(again.status, BookStatus::Processing, "{backend}");
+            assert_eq!(again.error, None, "{backend}");
+            let first = jobs(&queue, First::NAME).await;
+            assert_eq!(first[0].state, JobState::Available, "{backend}");
+            assert_eq!(first[0].attempt, 0, "{backend}");
+
+            exec(&db, "UPDATE jobs SET state = 'discarded'").await;
+            let refused = retry(&db, &queue, &book).await.expect_err("refused input");
+            assert_eq!(refused.code(), "input_refused", "{backend}");
+        }
+    }
+
+    #[tokio::test]
+    async fn publishing_commits_the_catalogs_refresh_with_the_book_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, _) in databases(i64::MAX, dir.path()).await {
+            let queue = JobQueue::new(db.clone());
+            let backend = db.backend();
+            let book = submitted(&db, &queue).await;
+            let published = Published {
+                title: "T",
+                authors: &[],
+                format: "markdown",
+                report: "{}",
+                epub_bytes: 1,
+            };
+            publish(&db, &queue, None, &book.id, &published)
+                .await
+                .expect("publish");
+            let ready = get(&db, &book.id).await.expect("read").expect("the book");
+            assert_eq!(ready.status, BookStatus::Ready, "{backend}");
+            let refresh = jobs(&queue, "catalog.refresh").await;
+            assert_eq!(refresh.len(), 1, "{backend}: {refresh:?}");
+            assert_eq!(refresh[0].tenant, "alice", "{backend}");
+            // Publishing again changes nothing, and enqueues nothing either.
+            exec(
+                &db,
+                "UPDATE jobs SET state = 'completed' WHERE kind = 'catalog.refresh'",
+            )
+            .await;
+            publish(&db, &queue, None, &book.id, &published)
+                .await
+                .expect("publish again");
+            assert_eq!(jobs(&queue, "catalog.refresh").await.len(), 1, "{backend}");
+        }
+    }
+}

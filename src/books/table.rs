@@ -388,7 +388,7 @@ pub async fn existing(
 ///
 /// `updated_at` alone would not do: a step's progress, its state and a delivery's attempts
 /// change rows of `jobs` and `webhook_deliveries`, never the book's.
-pub async fn stamps(db: &Database, ids: &[String]) -> anyhow::Result<HashMap<String, u64>> {
+pub async fn stamps(db: &Database, ids: &[BookId]) -> anyhow::Result<HashMap<BookId, u64>> {
     // The steps' part reads what `count_workflow` reads, so that it sees every change the
     // progress display can show; a delivery's job changes `state`, `attempt` or `run_at` at
     // every turn (its errors grow only with them).
@@ -410,13 +410,13 @@ pub async fn stamps(db: &Database, ids: &[String]) -> anyhow::Result<HashMap<Str
              WHERE d.book_id IN ({texts $1})
              ORDER BY 1, 2";
     let ids = serde_json::to_string(ids)?;
-    let rows: Vec<(String, String)> = on_pool!(db, |pool, d| {
+    let rows: Vec<(BookId, String)> = on_pool!(db, |pool, d| {
         sqlx::query_as(sql!(d, SQL))
             .bind(ids)
             .fetch_all(pool)
             .await?
     });
-    let mut hashers: HashMap<String, DefaultHasher> = HashMap::new();
+    let mut hashers: HashMap<BookId, DefaultHasher> = HashMap::new();
     for (book, stamp) in rows {
         stamp.hash(hashers.entry(book).or_default());
     }
@@ -558,7 +558,7 @@ pub async fn mark_ready(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::config::DatabaseUrl;
 
@@ -572,7 +572,7 @@ mod tests {
 
     /// A database of each backend the tests can reach, migrated up to `version`, with the
     /// migrator that takes it on. PostgreSQL only under `scripts/test`.
-    async fn databases(
+    pub(crate) async fn databases(
         version: i64,
         dir: &std::path::Path,
     ) -> Vec<(Database, sqlx::migrate::Migrator)> {
@@ -609,7 +609,7 @@ mod tests {
     }
 
     /// A statement for either backend (they read these the same).
-    async fn exec(db: &Database, sql: &'static str) {
+    pub(crate) async fn exec(db: &Database, sql: &'static str) {
         match db {
             Database::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
             Database::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
@@ -746,7 +746,7 @@ mod tests {
              VALUES ('d1', 'b1', 't', 'book.failed', 'https://example.com/', '{}', 4, 1)",
         )
         .await;
-        let ids = ["b1", "b2", "nothing"].map(str::to_owned);
+        let ids = ["b1", "b2", "nothing"].map(BookId::unchecked);
         let mut last = stamps(&db, &ids).await.expect("stamps");
         assert_eq!(last.len(), 2, "{last:?}");
         assert_eq!(

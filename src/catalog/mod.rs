@@ -16,7 +16,7 @@ use anyhow::Context;
 use futures_util::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
-use crate::books::{self, ReadyBook, Tenant, keys};
+use crate::books::{self, BookId, ReadyBook, Tenant, keys};
 use crate::ebook::Book;
 use crate::storage::{BlobStore, Database};
 
@@ -186,7 +186,7 @@ async fn listing(blobs: &BlobStore, book: ReadyBook) -> anyhow::Result<Option<Li
 
 /// The book's stored entry, or for a book published before entries existed, one made from
 /// its document model (not stored: the book may be being deleted, and its files with it).
-async fn entry(blobs: &BlobStore, book: &str) -> anyhow::Result<Option<Entry>> {
+async fn entry(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Option<Entry>> {
     if let Some(bytes) = blobs.get_opt(&keys::catalog_entry(book)).await? {
         let entry = serde_json::from_slice(&bytes)
             .with_context(|| format!("reading the catalog entry of book {book}"))?;
@@ -289,6 +289,7 @@ mod tests {
         )
         .expect("blobs");
         for tenant in ["alice", "bob.x", ".", ".."] {
+            let tenant = &Tenant::parse(tenant).expect("a tenant");
             blobs
                 .put(&keys::catalog_opds(tenant), "x")
                 .await

@@ -322,7 +322,7 @@ impl Job for PackageReader {
 
 /// Where a book's web reader links out in the service: the app's own addresses of the book's
 /// page and its EPUB (`web::pages`, `web::books`).
-pub fn reader_links(book: &str) -> crate::ebook::reader::Links {
+pub fn reader_links(book: &BookId) -> crate::ebook::reader::Links {
     crate::ebook::reader::Links {
         book_page: Some(format!("/books/{book}")),
         epub: Some(format!("/books/{book}/epub")),
@@ -632,7 +632,7 @@ async fn book_row(cx: &Cx, book: &BookId) -> anyhow::Result<Option<BookRow>> {
 }
 
 /// The book was deleted while its pipeline ran: stop quietly.
-fn gone(book: &str) -> Outcome {
+fn gone(book: &BookId) -> Outcome {
     Outcome::Cancel(format!("book {book} no longer exists"))
 }
 
@@ -723,7 +723,7 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &BookId) -> anyhow::Result<Option
 /// What a packager reads: the model, every rendered chapter for `target`, and the images.
 async fn package_inputs(
     app: &Services,
-    book: &str,
+    book: &BookId,
     target: Target,
 ) -> anyhow::Result<(
     std::sync::Arc<crate::ebook::xhtml::PlannedBook>,
@@ -738,7 +738,7 @@ async fn package_inputs(
 
 async fn load_chapters(
     blobs: &BlobStore,
-    book_id: &str,
+    book_id: &BookId,
     book: &Book,
     target: Target,
 ) -> anyhow::Result<Vec<String>> {
@@ -752,7 +752,7 @@ async fn load_chapters(
         .await
 }
 
-async fn load_resources(blobs: &BlobStore, book: &str) -> anyhow::Result<Resources> {
+async fn load_resources(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Resources> {
     let prefix = keys::resources_prefix(book);
     let prefix = prefix.as_str();
     stream::iter(blobs.list(prefix).await?)

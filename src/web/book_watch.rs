@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 
-use crate::books;
+use crate::books::{self, BookId};
 use crate::storage::Database;
 use crate::storage::backoff::Backoff;
 
@@ -37,7 +37,7 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    books: HashMap<String, Followed>,
+    books: HashMap<BookId, Followed>,
     /// Whether the reading task runs; it runs only while some book is followed.
     reading: bool,
 }
@@ -71,7 +71,7 @@ impl BookWatch {
 
     /// Follows a book until the returned `Follow` is dropped. Call it before reading the book
     /// the first time, so that no change can fall between that read and the first wake-up.
-    pub async fn follow(&self, id: &str) -> Follow {
+    pub async fn follow(&self, id: &BookId) -> Follow {
         let followed = self.shared.lock().books.contains_key(id);
         // A book nobody follows yet is stamped now rather than by the next tick, whose first
         // sight of it would wake the stream to read again what it has just read. A change
@@ -80,20 +80,17 @@ impl BookWatch {
         let stamp = if followed {
             None
         } else {
-            books::stamps(&self.shared.db, &[id.to_owned()])
+            books::stamps(&self.shared.db, std::slice::from_ref(id))
                 .await
                 .ok()
                 .map(|stamps| stamps.get(id).copied())
         };
         let mut state = self.shared.lock();
-        let followed = state
-            .books
-            .entry(id.to_owned())
-            .or_insert_with(|| Followed {
-                streams: 0,
-                stamp,
-                changes: watch::channel(0).0,
-            });
+        let followed = state.books.entry(id.clone()).or_insert_with(|| Followed {
+            streams: 0,
+            stamp,
+            changes: watch::channel(0).0,
+        });
         followed.streams += 1;
         let changes = followed.changes.subscribe();
         if !state.reading {
@@ -102,7 +99,7 @@ impl BookWatch {
         }
         Follow {
             shared: self.shared.clone(),
-            id: id.to_owned(),
+            id: id.clone(),
             changes,
         }
     }
@@ -111,7 +108,7 @@ impl BookWatch {
 /// One stream's hold on a book: it is read for as long as some `Follow` of it lives.
 pub struct Follow {
     shared: Arc<Shared>,
-    id: String,
+    id: BookId,
     changes: watch::Receiver<u64>,
 }
 
@@ -164,7 +161,7 @@ async fn read(shared: Arc<Shared>) {
     // by the one rule for failing storage.
     let mut failures = Backoff::new("reading the books event streams follow");
     loop {
-        let ids: Vec<String> = {
+        let ids: Vec<BookId> = {
             let mut state = shared.lock();
             if state.books.is_empty() {
                 // Under the lock, so that a stream arriving now sees `reading` false and
@@ -234,9 +231,9 @@ mod tests {
         )
         .await;
         let watch = BookWatch::new(db.clone(), Handle::current());
-        let mut first = watch.follow("b1").await;
-        let mut second = watch.follow("b1").await;
-        let other = watch.follow("b2").await;
+        let mut first = watch.follow(&BookId::unchecked("b1")).await;
+        let mut second = watch.follow(&BookId::unchecked("b1")).await;
+        let other = watch.follow(&BookId::unchecked("b2")).await;
         assert!(watch.shared.lock().reading);
 
         run(&db, "UPDATE books SET updated_at = 2 WHERE id = 'b1'").await;
@@ -259,7 +256,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         // And the next stream starts it again.
-        let mut again = watch.follow("b2").await;
+        let mut again = watch.follow(&BookId::unchecked("b2")).await;
         assert!(watch.shared.lock().reading);
         run(
             &db,

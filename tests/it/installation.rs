@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use bindery::books::keys;
+use bindery::books::{BookId, keys};
 use bindery::jobs::JobState;
 use bindery::pipeline::SweepBlobs;
 use common::books::{open, submit_bytes, wait_book};
@@ -272,7 +272,7 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
     let two_hours_ago = SystemTime::now() - Duration::from_secs(2 * 3600);
     let mut old = BTreeSet::new();
     for _ in 0..30 {
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = BookId::new();
         store
             .blobs
             .put_if_absent(&keys::upload(&id), b"cut off".to_vec())
@@ -284,9 +284,9 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
             .expect("open orphan")
             .set_modified(two_hours_ago)
             .expect("age the orphan");
-        old.insert(id);
+        old.insert(id.to_string());
     }
-    let young = uuid::Uuid::new_v4().to_string();
+    let young = BookId::new();
     store
         .blobs
         .put_if_absent(&keys::upload(&young), b"still streaming".to_vec())

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use bindery::books::{BookRow, keys};
+use bindery::books::{BookId, BookRow, keys};
 use bindery::jobs::{JobFilter, JobState};
 use bindery::manuscript::Limits;
 use bindery::pipeline::in_memory;
@@ -51,7 +51,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
 }
 
 /// The book's blob keys, relative to its prefix.
-async fn blob_set(store: &Store, id: &str) -> BTreeSet<String> {
+async fn blob_set(store: &Store, id: &BookId) -> BTreeSet<String> {
     let prefix = keys::book_prefix(id);
     store
         .blobs
@@ -491,7 +491,7 @@ async fn neighbours_survive_a_job_that_kills_its_worker(database: Option<String>
     }
 }
 
-async fn clean_book_chapters(store: &Store, id: &str) -> usize {
+async fn clean_book_chapters(store: &Store, id: &BookId) -> usize {
     let model = store.blobs.get(&keys::model(id)).await.expect("model");
     let book: bindery::ebook::Book = serde_json::from_slice(&model).expect("book json");
     book.document.chapters.len()
@@ -638,7 +638,7 @@ async fn bad_input_fails_the_book_at_once_and_the_worker_lives_on() {
         store
             .queue
             .wait_for(
-                &bindery::jobs::WaitTarget::Workflow(id.clone()),
+                &bindery::jobs::WaitTarget::Workflow(id.to_string()),
                 Duration::from_secs(10),
             )
             .await
@@ -883,7 +883,7 @@ async fn files_of_books_that_do_not_exist_are_swept() {
         .await
         .expect("list");
 
-    let orphan = uuid::Uuid::new_v4().to_string();
+    let orphan = BookId::new();
     store
         .blobs
         .put_if_absent(&keys::upload(&orphan), b"cut off".to_vec())
@@ -987,13 +987,13 @@ async fn staging_files_and_empty_directories_go_with_delete_and_the_sweep() {
     .expect("the DELETE thread");
     assert!(deleted.status().is_success(), "{}", deleted.status());
     assert!(
-        !blobs.join("books").join(&doomed).exists(),
+        !blobs.join("books").join(doomed.as_str()).exists(),
         "books/{doomed} is gone"
     );
 
     let live_staging = blobs
         .join("books")
-        .join(&live)
+        .join(live.as_str())
         .join("work/chapters/chapter-969.html#1");
     // Younger than the threshold: a write may still be under way.
     let young = sweep(&store, 3600).await;
@@ -1008,7 +1008,13 @@ async fn staging_files_and_empty_directories_go_with_delete_and_the_sweep() {
     let old = sweep(&store, 0).await;
     assert_eq!(old["orphans"], 1, "{old}");
     assert!(!live_staging.exists(), "{old}");
-    assert!(!blobs.join("books").join(&live).join("work/empty").exists());
+    assert!(
+        !blobs
+            .join("books")
+            .join(live.as_str())
+            .join("work/empty")
+            .exists()
+    );
     for id in [&ghost, &staged] {
         assert!(!blobs.join("books").join(id).exists(), "books/{id}: {old}");
     }
@@ -1017,5 +1023,11 @@ async fn staging_files_and_empty_directories_go_with_delete_and_the_sweep() {
         live_files,
         "the live book keeps every file"
     );
-    assert!(blobs.join("books").join(&live).join("upload").is_dir());
+    assert!(
+        blobs
+            .join("books")
+            .join(live.as_str())
+            .join("upload")
+            .is_dir()
+    );
 }

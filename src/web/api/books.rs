@@ -598,9 +598,14 @@ pub async fn delete(
     let tenant = caller.tenant();
     check_write(&state, &tenant)?;
     let book = own_book(&state, &tenant, &id).await?;
-    books::delete(&state.db, &state.queue, &book, state.config.max_wait).await?;
+    books::delete(&state.db, &state.queue, &book, REMOVAL_WAIT).await?;
     Ok(HttpResponse::NoContent().finish())
 }
+
+/// How long a deletion waits for the book's files to be gone before it answers: moments, with
+/// a worker free; past it (every worker busy, the blob store refusing) it answers all the same,
+/// and the job it enqueued removes them later.
+const REMOVAL_WAIT: Duration = Duration::from_secs(5);
 
 /// Retry a failed book
 ///

@@ -11,7 +11,7 @@ use object_store::path::Path;
 use object_store::{ObjectStoreExt, WriteMultipart};
 use utoipa::ToSchema;
 
-use crate::books::keys;
+use crate::books::{BookId, keys};
 use crate::ebook::metadata::KEYS;
 use crate::manuscript::Format;
 use crate::storage::BlobStore;
@@ -141,7 +141,7 @@ impl Limits {
 pub async fn read(
     mut form: Multipart,
     blobs: &BlobStore,
-    book: &str,
+    book: &BookId,
     limits: &Limits,
 ) -> Result<Upload, ApiError> {
     let mut file_name = None;

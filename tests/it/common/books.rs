@@ -39,7 +39,7 @@ pub async fn open(data_dir: &Path, database_url: Option<&str>) -> Store {
     Store { db, blobs, queue }
 }
 
-pub async fn submit(store: &Store, file: &Path, cover: Option<&Path>) -> String {
+pub async fn submit(store: &Store, file: &Path, cover: Option<&Path>) -> BookId {
     let manuscript = std::fs::read(file).expect("read manuscript");
     submit_bytes(
         store,
@@ -55,7 +55,7 @@ pub async fn submit_bytes(
     name: &str,
     manuscript: Vec<u8>,
     cover: Option<&Path>,
-) -> String {
+) -> BookId {
     submit_as(store, "test", name, manuscript, cover).await
 }
 
@@ -66,7 +66,7 @@ pub async fn submit_as(
     name: &str,
     manuscript: Vec<u8>,
     cover: Option<&Path>,
-) -> String {
+) -> BookId {
     pipeline::submit(
         &store.db,
         &store.blobs,
@@ -86,7 +86,6 @@ pub async fn submit_as(
     )
     .await
     .expect("submit")
-    .into()
 }
 
 /// Polls until the book leaves `processing`.
