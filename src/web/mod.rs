@@ -4,6 +4,7 @@
 //! supervisor decides when it stops. actix's own signal handling is off: the supervisor owns
 //! signals, because it must forward them to the worker child and escalate on a second one.
 
+mod admin;
 pub mod api;
 mod assets;
 mod body;

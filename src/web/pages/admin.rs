@@ -12,7 +12,7 @@ use maud::{Markup, html};
 use super::{AdminVisitor, Nav, PageError, html_response, layout_in};
 use crate::jobs::JobState;
 use crate::web::AppState;
-use crate::web::api::admin::{jobs, queues, schedules, workers};
+use crate::web::admin::{jobs, queues, schedules, workers};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(overview)

@@ -10,7 +10,7 @@ use maud::html;
 use super::admin::{action, admin_nav, readable};
 use super::{AdminVisitor, PageError, html_response, layout};
 use crate::web::AppState;
-use crate::web::api::admin::tokens;
+use crate::web::admin::tokens;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(token_list);

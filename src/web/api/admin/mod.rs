@@ -6,19 +6,18 @@
 //! that fails to parse would answer 400 before the token is checked, telling a non-admin that
 //! the route exists.
 
-pub(crate) mod jobs;
+mod jobs;
 mod logs;
-pub(crate) mod queues;
-pub(crate) mod schedules;
-pub(crate) mod tokens;
-pub(crate) mod workers;
+mod queues;
+mod schedules;
+mod tokens;
+mod workers;
 
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::web;
 use utoipa_actix_web::scope::Scope;
 
-use crate::storage::rfc3339;
-use crate::web::error::ApiError;
+use crate::web::admin::{given, integer};
 
 /// The admin routes, registered and documented like the rest of the API (see "Adding a route"
 /// there). Each operation names the role `admin` in its security requirements (OpenAPI 3.1 lets
@@ -49,32 +48,4 @@ pub fn scope() -> Scope<
         .service(tokens::revoke)
         // A nested scope does not inherit the API's JSON 404.
         .default_service(web::to(super::not_found))
-}
-
-/// A query parameter, with an empty value (an unset form field) counting as absent.
-fn given(value: &Option<String>) -> Option<&str> {
-    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
-}
-
-/// An integer query parameter within `range`, or a 400 naming it.
-fn integer(
-    name: &'static str,
-    value: &Option<String>,
-    range: std::ops::RangeInclusive<i64>,
-) -> Result<Option<i64>, ApiError> {
-    let Some(value) = given(value) else {
-        return Ok(None);
-    };
-    match value.parse::<i64>() {
-        Ok(n) if range.contains(&n) => Ok(Some(n)),
-        _ => Err(ApiError::bad_request(
-            "invalid_parameter",
-            format!(
-                "{name} must be a whole number from {} to {} (got {value:?}).",
-                range.start(),
-                range.end()
-            ),
-        )
-        .field(name)),
-    }
 }

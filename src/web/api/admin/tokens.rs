@@ -7,42 +7,12 @@ use actix_web::{HttpResponse, get, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::rfc3339;
-use crate::tokens::{self, RevokeError, TokenError, TokenInfo};
+use crate::tokens::{self, RevokeError, TokenError};
 use crate::web::AppState;
+use crate::web::admin::tokens::{TokenView, all};
 use crate::web::caller::Admin;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{CsrfFailed, Internal, NotAdmin, Unauthorized, Unavailable};
-
-/// A token as listed: never the token itself, which is shown once, when it is created.
-#[derive(Serialize, ToSchema)]
-#[schema(as = Token)]
-pub(crate) struct TokenView {
-    /// The token's name, also its tenant.
-    pub(crate) name: String,
-    /// It may act on every tenant's books and jobs, and reach the admin pages.
-    pub(crate) admin: bool,
-    #[schema(format = DateTime)]
-    pub(crate) created_at: String,
-    /// Its last use, to the minute; absent if it was never used.
-    #[schema(format = DateTime)]
-    pub(crate) last_used_at: Option<String>,
-    /// When it was revoked; absent while it works.
-    #[schema(format = DateTime)]
-    pub(crate) revoked_at: Option<String>,
-}
-
-impl From<&TokenInfo> for TokenView {
-    fn from(t: &TokenInfo) -> Self {
-        TokenView {
-            name: t.name.clone(),
-            admin: t.admin,
-            created_at: rfc3339(t.created_at),
-            last_used_at: t.last_used_at.map(rfc3339),
-            revoked_at: t.revoked_at.map(rfc3339),
-        }
-    }
-}
 
 #[derive(Serialize, ToSchema)]
 #[schema(as = Tokens)]
@@ -72,15 +42,6 @@ pub async fn list(_admin: Admin, state: web::Data<AppState>) -> Result<HttpRespo
     Ok(HttpResponse::Ok().json(TokenList {
         tokens: all(&state).await?,
     }))
-}
-
-/// Every token, as the API lists them (and the admin pages show them).
-pub(crate) async fn all(state: &AppState) -> Result<Vec<TokenView>, ApiError> {
-    Ok(tokens::list(&state.db)
-        .await?
-        .iter()
-        .map(TokenView::from)
-        .collect())
 }
 
 /// A token to create.
