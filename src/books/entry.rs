@@ -1,5 +1,5 @@
 //! What a catalog says about one book: fixed when the book is published, from its final
-//! metadata, and stored beside the book (`pipeline::keys::catalog_entry`), where the catalog's
+//! metadata, and stored beside the book (`keys::catalog_entry`), where the catalog's
 //! refresh reads it. Part of the book, so that publishing writes it without knowing catalogs.
 
 use serde::{Deserialize, Serialize};
@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::ebook::Book;
 
 /// What a catalog says about one book. Fixed when the book is published, from its final
-/// metadata, and stored under `pipeline::keys::catalog_entry`.
+/// metadata, and stored under `keys::catalog_entry`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[schema(as = CatalogEntry)]
 pub struct Entry {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BookId, Tenant};
+use super::id::{BookId, Tenant};
 use crate::jobs::NewJob;
 
 /// Rebuilds one tenant's stored catalog (`catalog.refresh`).

@@ -2,7 +2,7 @@
 //! book id (and chapter or file) or the tenant, so a job that runs twice writes to the same
 //! place: nothing is orphaned or doubled.
 
-use super::{BookId, Tenant};
+use super::id::{BookId, Tenant};
 use crate::ebook::xhtml::{Target, chapter_file_name};
 
 pub fn book_prefix(book: &BookId) -> String {

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::BookId;
+use super::id::BookId;
 use crate::logbook::{self, Level, Line};
 use crate::storage::Database;
 

@@ -9,7 +9,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::{BookId, Tenant};
+use super::id::{BookId, Tenant};
 use crate::convert::Options;
 use crate::jobs::JobQueue;
 use crate::storage::{Database, Tx};

@@ -7,7 +7,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{BookId, BookRow, BookStatus};
+use super::id::BookId;
+use super::table::{BookRow, BookStatus};
 use crate::webhooks::DeliveryStatus;
 
 /// A book: its status, and once converted its report and links.
