@@ -74,7 +74,8 @@ impl Links {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Catalog {
     /// Whose books these are.
-    pub tenant: String,
+    #[schema(value_type = String)]
+    pub tenant: Tenant,
     /// When the list last changed (RFC 3339).
     #[schema(format = DateTime)]
     pub updated: String,
@@ -84,9 +85,9 @@ pub struct Catalog {
 
 impl Catalog {
     /// A catalog with no books, as of now: what a tenant sees before its first refresh.
-    pub fn empty(tenant: &str) -> Self {
+    pub fn empty(tenant: &Tenant) -> Self {
         Catalog {
-            tenant: tenant.to_owned(),
+            tenant: tenant.clone(),
             updated: now(),
             books: Vec::new(),
         }
@@ -121,7 +122,7 @@ pub async fn refresh(
         .as_deref()
         .and_then(|bytes| serde_json::from_slice::<Catalog>(bytes).ok());
     let mut catalog = Catalog {
-        tenant: tenant.to_string(),
+        tenant: tenant.clone(),
         updated: now(),
         books,
     };
@@ -262,7 +263,7 @@ mod tests {
         // A refresh compares against what it reads back; a lossy round trip would rewrite (and
         // change the ETag of) every catalog on every refresh.
         let catalog = Catalog {
-            tenant: "alice".into(),
+            tenant: Tenant::parse("alice").expect("a tenant"),
             updated: timestamp(2_000),
             books: vec![listing("b1"), listing("b2")],
         };

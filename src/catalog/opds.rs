@@ -7,6 +7,7 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use super::{Catalog, Listing};
+use crate::books::Tenant;
 
 /// The feed's media type, as OPDS 1.2 names an acquisition feed.
 pub const MEDIA_TYPE: &str = "application/atom+xml;profile=opds-catalog;kind=acquisition";
@@ -149,7 +150,7 @@ fn xml_safe(value: &str) -> String {
 }
 
 /// A stable id per tenant: the same tenant's feed keeps its id across refreshes.
-fn feed_id(tenant: &str) -> String {
+fn feed_id(tenant: &Tenant) -> String {
     let name = format!("bindery:catalog:{tenant}");
     format!(
         "urn:uuid:{}",
@@ -224,7 +225,7 @@ mod tests {
     #[test]
     fn a_feed_is_well_formed_escaped_and_linked() {
         let catalog = Catalog {
-            tenant: "alice".into(),
+            tenant: Tenant::parse("alice").expect("a tenant"),
             updated: "2024-05-02T12:00:00Z".into(),
             books: vec![listing("Fish & <Chips>", Some("image/jpeg"))],
         };
@@ -268,7 +269,7 @@ mod tests {
     fn an_svg_cover_gets_no_thumbnail_and_a_book_without_cover_no_image() {
         for (cover, images) in [(Some("image/svg+xml"), 1), (None, 0)] {
             let catalog = Catalog {
-                tenant: "t".into(),
+                tenant: Tenant::parse("t").expect("a tenant"),
                 updated: "2024-05-02T12:00:00Z".into(),
                 books: vec![listing("T", cover)],
             };
@@ -287,8 +288,12 @@ mod tests {
 
     #[test]
     fn the_feed_id_is_stable_per_tenant() {
-        assert_eq!(feed_id("alice"), feed_id("alice"));
-        assert_ne!(feed_id("alice"), feed_id("bob"));
-        assert!(feed_id("alice").starts_with("urn:uuid:"));
+        let (alice, bob) = (
+            Tenant::parse("alice").expect("a tenant"),
+            Tenant::parse("bob").expect("a tenant"),
+        );
+        assert_eq!(feed_id(&alice), feed_id(&alice));
+        assert_ne!(feed_id(&alice), feed_id(&bob));
+        assert!(feed_id(&alice).starts_with("urn:uuid:"));
     }
 }

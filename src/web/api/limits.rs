@@ -8,11 +8,12 @@ use actix_web::http::StatusCode;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use crate::books::Tenant;
 use crate::config::RateLimit;
 use crate::web::error::ApiError;
 
 pub struct WriteLimiter {
-    limiter: DefaultKeyedRateLimiter<String>,
+    limiter: DefaultKeyedRateLimiter<Tenant>,
     clock: DefaultClock,
     rate: RateLimit,
 }
@@ -31,8 +32,8 @@ impl WriteLimiter {
     }
 
     /// One write by `tenant`, or 429 saying when the next one is allowed.
-    pub fn check(&self, tenant: &str) -> Result<(), ApiError> {
-        match self.limiter.check_key(&tenant.to_owned()) {
+    pub fn check(&self, tenant: &Tenant) -> Result<(), ApiError> {
+        match self.limiter.check_key(tenant) {
             Ok(()) => Ok(()),
             Err(not_until) => {
                 let wait = not_until.wait_time_from(self.clock.now());
