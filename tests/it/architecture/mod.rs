@@ -20,8 +20,15 @@ const OUTSIDE_THE_LAYERS: &[(&str, &str)] = &[(
 /// file, the module it reaches, why). Meant to be empty: an entry needs its reason.
 const EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
+/// The tree to read: this one, or another checkout named by `BINDERY_ARCHITECTURE_ROOT` (to
+/// see what the rules say of an older commit, with that tree's ARCHITECTURE.md).
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    static ROOT: std::sync::LazyLock<PathBuf> = std::sync::LazyLock::new(|| {
+        std::env::var_os("BINDERY_ARCHITECTURE_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+    });
+    &ROOT
 }
 
 /// The layers, lowest first, each the modules on one line of ARCHITECTURE.md's `layers`
@@ -190,4 +197,96 @@ fn no_two_files_import_each_other() {
         "files that import each other (move what both need below them):\n{}",
         wrong.join("\n")
     );
+}
+
+/// Nor through others: no file reaches, through any chain of files, one that reaches it back.
+/// A module's file and its children are one place here too.
+#[test]
+fn no_files_import_each_other_through_others() {
+    let crate_ = scanned();
+    let mut edges: BTreeMap<&Path, BTreeSet<&Path>> = BTreeMap::new();
+    for reference in &crate_.references {
+        let (from, to) = (
+            reference.file.as_path(),
+            crate_.modules[&reference.module].as_path(),
+        );
+        if excepted(reference) || scan::is_parent(from, to) || scan::is_parent(to, from) {
+            continue;
+        }
+        edges.entry(from).or_default().insert(to);
+    }
+    let cycles: Vec<String> = strongly_connected(&edges)
+        .into_iter()
+        .filter(|files| files.len() > 1)
+        .map(|files| {
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    assert!(
+        cycles.is_empty(),
+        "files that reach each other through others (each line one knot; move what they share \
+         below them):\n{}",
+        cycles.join("\n")
+    );
+}
+
+/// Tarjan's strongly connected components of a graph of files.
+fn strongly_connected<'a>(edges: &BTreeMap<&'a Path, BTreeSet<&'a Path>>) -> Vec<Vec<&'a Path>> {
+    struct State<'a> {
+        index: BTreeMap<&'a Path, usize>,
+        low: BTreeMap<&'a Path, usize>,
+        stack: Vec<&'a Path>,
+        on_stack: BTreeSet<&'a Path>,
+        found: Vec<Vec<&'a Path>>,
+    }
+    fn visit<'a>(
+        node: &'a Path,
+        edges: &BTreeMap<&'a Path, BTreeSet<&'a Path>>,
+        state: &mut State<'a>,
+    ) {
+        let n = state.index.len();
+        state.index.insert(node, n);
+        state.low.insert(node, n);
+        state.stack.push(node);
+        state.on_stack.insert(node);
+        for &next in edges.get(node).into_iter().flatten() {
+            if !state.index.contains_key(next) {
+                visit(next, edges, state);
+                let low = state.low[node].min(state.low[next]);
+                state.low.insert(node, low);
+            } else if state.on_stack.contains(next) {
+                let low = state.low[node].min(state.index[next]);
+                state.low.insert(node, low);
+            }
+        }
+        if state.low[node] == state.index[node] {
+            let mut component = Vec::new();
+            while let Some(top) = state.stack.pop() {
+                state.on_stack.remove(top);
+                component.push(top);
+                if top == node {
+                    break;
+                }
+            }
+            component.sort();
+            state.found.push(component);
+        }
+    }
+    let mut state = State {
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for &node in edges.keys() {
+        if !state.index.contains_key(node) {
+            visit(node, edges, &mut state);
+        }
+    }
+    state.found
 }
