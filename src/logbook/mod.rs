@@ -13,7 +13,7 @@
 //! The files in `LOG_DIR` and stdout are written as before; the logbook is one more place.
 //!
 //! A line that names a book is also shown to the book's tenant, in the book's log
-//! (`web::api::book_log`), but by allowlist: an event whose words are meant for the book's
+//! (`books::log`), but by allowlist: an event whose words are meant for the book's
 //! author says so where it is logged, with the field `for_author = true`, and shows its
 //! message and a few listed fields; any other warning is summarised, and the rest left out.
 
