@@ -7,13 +7,15 @@
 
 use super::archive::Archive;
 use super::assemble::Item;
+use super::fields::{field_link, symbol};
 use super::images::Images;
 use super::inlines::{self, AtomKind, Atoms};
 use super::numbering::{Counters, Numbering};
 use super::package::Rels;
 use super::styles::{self, Class, RunProps, Styles};
+use super::table::{Merge, RawCell, RawRow, build_table, first_row_look};
 use super::xml::{Ev, Ns, Tag, Xml};
-use crate::document::{Align, Block, Cell, Inline, LinkTarget, Row, Table, inline_text};
+use crate::document::{Align, Block, Inline, LinkTarget, Table, inline_text};
 use crate::manuscript::{InputError, Limits, Meter};
 use crate::report::Warning;
 
@@ -848,97 +850,6 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
     }
 }
 
-#[derive(Default)]
-struct RawRow {
-    header: bool,
-    skip: u32,
-    cells: Vec<RawCell>,
-}
-
-struct RawCell {
-    span: u32,
-    merge: Merge,
-    items: Vec<Item>,
-}
-
-#[derive(PartialEq, Eq, Clone, Copy)]
-enum Merge {
-    None,
-    Restart,
-    Continue,
-}
-
-/// Vertical merges become row spans (a continuing cell adds one to the cell above it that
-/// starts at the same grid column); leading rows marked as headers repeat on each page in
-/// Word, and are the table's head here.
-fn build_table(rows: Vec<RawRow>, caption: Vec<Inline>) -> Table {
-    let mut out: Vec<(bool, Row)> = Vec::new();
-    // Grid column → (row, cell) of the cell a vertical merge continues.
-    let mut origins: std::collections::HashMap<u32, (usize, usize)> = Default::default();
-    for raw in rows {
-        let r = out.len();
-        let mut row = Row::default();
-        let mut col = raw.skip;
-        for cell in raw.cells {
-            let start = col;
-            col = col.saturating_add(cell.span);
-            if cell.merge == Merge::Continue
-                && let Some(&(or, oc)) = origins.get(&start)
-                && let Some(origin) = out.get_mut(or).and_then(|(_, row)| row.cells.get_mut(oc))
-            {
-                origin.rowspan += 1;
-                continue;
-            }
-            let mut c = Cell::new(super::assemble::assemble(cell.items));
-            c.colspan = cell.span;
-            if cell.merge == Merge::Restart {
-                origins.insert(start, (r, row.cells.len()));
-            } else {
-                origins.remove(&start);
-            }
-            row.cells.push(c);
-        }
-        out.push((raw.header, row));
-    }
-    // The head is the leading header rows, extended over any rows its cells span into.
-    let mut head_len = out.iter().take_while(|(h, _)| *h).count();
-    let mut i = 0;
-    while i < head_len {
-        let reach = out[i]
-            .1
-            .cells
-            .iter()
-            .map(|c| c.rowspan as usize)
-            .max()
-            .unwrap_or(1);
-        head_len = head_len.max((i + reach).min(out.len()));
-        i += 1;
-    }
-    let mut table = Table {
-        caption,
-        ..Table::default()
-    };
-    for (i, (_, row)) in out.into_iter().enumerate() {
-        if i < head_len {
-            table.head.push(row);
-        } else {
-            table.body.push(row);
-        }
-    }
-    table
-}
-
-/// `w:tblLook`: `w:firstRow="1"`, or bit 0x20 of the older hexadecimal `w:val`.
-fn first_row_look(tag: &Tag) -> bool {
-    match tag.attr("firstRow") {
-        Some(v) => v == "1" || v == "true" || v == "on",
-        None => tag
-            .val()
-            .and_then(|v| u32::from_str_radix(&v, 16).ok())
-            .is_some_and(|v| v & 0x20 != 0),
-    }
-}
-
 /// Elements that hold properties, not content (`w:rPr`, `w:tblPr`, `w:sdtPr`, `w:rPrChange`…).
 fn is_property(name: &str) -> bool {
     name.ends_with("Pr") || name.ends_with("PrEx") || name.ends_with("PrChange")
@@ -1015,112 +926,6 @@ fn code_text(atoms: &[inlines::Atom]) -> String {
         }
     }
     out
-}
-
-/// The link a field displays as: `HYPERLINK "url"`, `HYPERLINK \l "bookmark"`, or a
-/// cross-reference with `\h`.
-fn field_link(instruction: &str) -> Option<LinkTarget> {
-    let tokens = field_tokens(instruction);
-    let mut tokens = tokens.iter().map(String::as_str);
-    match tokens.next()?.to_ascii_uppercase().as_str() {
-        "HYPERLINK" => {
-            let mut url = None;
-            let mut anchor = None;
-            let mut rest = tokens.peekable();
-            while let Some(t) = rest.next() {
-                match t {
-                    "\\l" => anchor = rest.next().map(str::to_owned),
-                    s if s.starts_with('\\') => {
-                        // Switches with an argument (`\o "tip"`, `\t frame`).
-                        if matches!(s, "\\o" | "\\t" | "\\m") {
-                            rest.next();
-                        }
-                    }
-                    s if url.is_none() => url = Some(s.to_owned()),
-                    _ => {}
-                }
-            }
-            match (url, anchor) {
-                (Some(u), Some(a)) => Some(LinkTarget::External(format!("{u}#{a}"))),
-                (Some(u), None) => Some(LinkTarget::External(u)),
-                (None, Some(a)) => Some(LinkTarget::Internal(a)),
-                (None, None) => None,
-            }
-        }
-        "REF" | "NOTEREF" | "PAGEREF" => {
-            let bookmark = tokens.next()?.to_owned();
-            tokens
-                .any(|t| t == "\\h")
-                .then_some(LinkTarget::Internal(bookmark))
-        }
-        _ => None,
-    }
-}
-
-/// Splits a field instruction into words, honouring double quotes.
-fn field_tokens(instruction: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    let mut any = false;
-    for c in instruction.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                any = true;
-            }
-            c if c.is_whitespace() && !quoted => {
-                if any || !current.is_empty() {
-                    out.push(std::mem::take(&mut current));
-                }
-                any = false;
-            }
-            c => current.push(c),
-        }
-    }
-    if any || !current.is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-/// The character a `w:sym` shows. Symbol-font codes map to Unicode; other fonts' private
-/// codes are kept as found.
-fn symbol(font: Option<&str>, code: Option<&str>) -> Option<char> {
-    let code = u32::from_str_radix(code?, 16).ok()?;
-    let low = if (0xF000..=0xF0FF).contains(&code) {
-        code - 0xF000
-    } else {
-        code
-    };
-    if font.is_some_and(|f| f.eq_ignore_ascii_case("symbol")) && low < 0x100 {
-        const GREEK_UPPER: &str = "ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖ";
-        const GREEK_LOWER: &str = "αβχδεφγηιϕκλμνοπθρστυϖωξψζ";
-        let mapped = match low {
-            0x41..=0x5A => GREEK_UPPER.chars().nth((low - 0x41) as usize),
-            0x61..=0x7A => GREEK_LOWER.chars().nth((low - 0x61) as usize),
-            0xA3 => Some('≤'),
-            0xA5 => Some('∞'),
-            0xAC => Some('←'),
-            0xAE => Some('→'),
-            0xB0 => Some('°'),
-            0xB1 => Some('±'),
-            0xB3 => Some('≥'),
-            0xB4 => Some('×'),
-            0xB7 => Some('•'),
-            0xB8 => Some('÷'),
-            0xB9 => Some('≠'),
-            0xD2 | 0xE2 => Some('®'),
-            0xD3 | 0xE3 => Some('©'),
-            0xD4 | 0xE4 => Some('™'),
-            0x20..=0x7E => char::from_u32(low),
-            _ => None,
-        };
-        if mapped.is_some() {
-            return mapped;
-        }
-    }
-    char::from_u32(code)
 }
 
 /// Reads a notes part (`footnotes.xml`, `endnotes.xml`): note id → its items.
@@ -1201,29 +1006,5 @@ mod tests {
         for text in ["I", "Fin", "1.", "* * * * * *"] {
             assert!(!is_scene_break(text, Align::Center), "{text}");
         }
-    }
-
-    #[test]
-    fn hyperlink_fields_become_links() {
-        assert_eq!(
-            field_link(r#" HYPERLINK "https://example.com/a b" \o "tip" "#),
-            Some(LinkTarget::External("https://example.com/a b".into()))
-        );
-        assert_eq!(
-            field_link(r#"HYPERLINK \l "_Toc123""#),
-            Some(LinkTarget::Internal("_Toc123".into()))
-        );
-        assert_eq!(
-            field_link(r#" REF _Ref1 \h "#),
-            Some(LinkTarget::Internal("_Ref1".into()))
-        );
-        assert_eq!(field_link(" PAGE "), None);
-    }
-
-    #[test]
-    fn symbol_font_characters_map_to_unicode() {
-        assert_eq!(symbol(Some("Symbol"), Some("F061")), Some('α'));
-        assert_eq!(symbol(Some("Symbol"), Some("F0B7")), Some('•'));
-        assert_eq!(symbol(Some("Arial"), Some("2014")), Some('—'));
     }
 }

@@ -9,11 +9,13 @@
 mod archive;
 mod assemble;
 mod body;
+mod fields;
 mod images;
 mod inlines;
 mod numbering;
 mod package;
 mod styles;
+mod table;
 mod tidy;
 mod xml;
 
