@@ -1,4 +1,4 @@
-# Sourced by .ci/run and scripts/test before any cargo command: rust-toolchain.toml pins a
+# Sourced by scripts/check and scripts/test before any cargo command: rust-toolchain.toml pins a
 # release (1.95.0), and rustup would try to download it on a machine where that same release
 # is installed only under another name (`stable`), which fails without the internet. There it
 # names the installed toolchain for the pinned release, as a link. Where only another release

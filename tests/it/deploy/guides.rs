@@ -90,3 +90,31 @@ fn every_command_in_the_guides_says_where_it_runs() {
     }
     assert!(tested >= 5, "the compose guide's blocks are run: {tested}");
 }
+
+/// CI runs the README's test command and nothing beside it: what a contributor runs from the
+/// README is what decides whether a change lands.
+#[test]
+fn ci_runs_exactly_the_readmes_test_command() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let section = &readme[readme.find("## Test it").expect("a \"Test it\" section")..];
+    let (_, lines) = blocks(section)
+        .into_iter()
+        .find(|(info, _)| info == "sh")
+        .expect("a sh block in \"Test it\"");
+    let [command] = lines.as_slice() else {
+        panic!("the README's test command is one line: {lines:?}");
+    };
+    let ci = std::fs::read_to_string(root.join(".ci/run")).expect(".ci/run");
+    let commands: Vec<&str> = ci
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter(|l| !l.starts_with("set ") && !l.starts_with("cd ") && !l.starts_with("export "))
+        .collect();
+    assert_eq!(
+        commands,
+        [format!("exec {command}")],
+        ".ci/run must run the README's test command and nothing else"
+    );
+}
