@@ -7,7 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
-import { chromium } from 'playwright-core';
+import { check, CheckFailed, launch, run, step } from './harness.mjs';
 import { audit } from './axe.mjs';
 
 const [base, shotDir] = process.argv.slice(2);
@@ -17,13 +17,7 @@ if (!base || !shotDir || !token) {
   process.exit(2);
 }
 const url = (p) => new URL(p, base).href;
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 
-class CheckFailed extends Error {}
-function check(condition, message) {
-  if (!condition) throw new CheckFailed(message);
-}
-const step = (name) => console.log(`- ${name}`);
 const problems = [];
 
 async function shoot(page, name) {
@@ -35,7 +29,7 @@ async function shoot(page, name) {
 
 async function main() {
   await mkdir(shotDir, { recursive: true });
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS, headless: true });
+  const browser = await launch();
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(20000);
@@ -124,7 +118,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.log(`FAIL: ${error instanceof CheckFailed ? error.message : error.stack}`);
-  process.exit(1);
-});
+run(main);

@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
-import { chromium } from 'playwright-core';
+import { check, launch, run, step } from './harness.mjs';
 
 const [base, shotDir] = process.argv.slice(2);
 const { BINDERY_TOKEN: token, BINDERY_NOVEL: novel, BINDERY_HOSTILE: hostile, BINDERY_RESUME: resume } =
@@ -27,23 +27,8 @@ if (!base || !shotDir || !token || !novel || !hostile || !resume) {
 }
 const url = (p) => new URL(p, base).href;
 
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
 const DESKTOP = { viewport: { width: 1280, height: 900 } };
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
-
-class CheckFailed extends Error {}
-function check(condition, message) {
-  if (!condition) throw new CheckFailed(message);
-}
-function step(name) {
-  console.log(`- ${name}`);
-}
 
 const problems = [];
 function watch(page, label) {
@@ -112,11 +97,7 @@ async function upload(page, file, fields = {}) {
 
 async function main() {
   await mkdir(shotDir, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ARGS,
-    headless: true,
-  });
+  const browser = await launch();
   try {
     const context = await browser.newContext({ ...DESKTOP, acceptDownloads: true });
     context.setDefaultTimeout(20000);
@@ -213,7 +194,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.log(`FAIL: ${error instanceof CheckFailed ? error.message : error.stack}`);
-  process.exit(1);
-});
+run(main);

@@ -22,7 +22,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
-import { chromium } from 'playwright-core';
+import { check, CheckFailed, launch, run, step } from './harness.mjs';
 import { audit } from './axe.mjs';
 
 const [base, shotDir] = process.argv.slice(2);
@@ -36,16 +36,9 @@ if (!base || !shotDir || !env.BINDERY_TOKEN || Object.values(files).some((f) => 
   process.exit(2);
 }
 const url = (p) => new URL(p, base).href;
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 const DESKTOP = { viewport: { width: 1280, height: 900 } };
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 const ID = /\/books\/([0-9a-f-]{36})$/;
-
-class CheckFailed extends Error {}
-function check(condition, message) {
-  if (!condition) throw new CheckFailed(message);
-}
-const step = (name) => console.log(`- ${name}`);
 
 const problems = [];
 function watch(page, label) {
@@ -97,7 +90,7 @@ async function upload(page, manuscript, cover) {
 
 async function main() {
   await mkdir(shotDir, { recursive: true });
-  const browser = await chromium.launch({ executablePath: env.CHROMIUM || '/usr/bin/chromium', args: ARGS, headless: true });
+  const browser = await launch();
   const books = {};
   try {
     const desktop = await browser.newContext(DESKTOP);
@@ -273,7 +266,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.log(`FAIL: ${error instanceof CheckFailed ? error.message : error.stack}`);
-  process.exit(1);
-});
+run(main);

@@ -12,7 +12,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
-import { chromium } from 'playwright-core';
+import { check, CheckFailed, launch, step } from './harness.mjs';
 
 const [indexUrl, shotDir] = process.argv.slice(2);
 if (!indexUrl || !shotDir) {
@@ -28,21 +28,6 @@ const base = new URL('.', indexUrl).href;
 const at = (file) => new URL(file, base).href;
 
 const PHONE = { width: 390, height: 844 };
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
-
-class CheckFailed extends Error {}
-function check(condition, message) {
-  if (!condition) throw new CheckFailed(message);
-}
-function step(name) {
-  console.log(`- ${name}`);
-}
 
 const errors = [];
 function watch(page, label) {
@@ -142,11 +127,7 @@ const isDark = (rgb) => {
 
 async function main() {
   await mkdir(shotDir, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ARGS,
-    headless: true,
-  });
+  const browser = await launch();
   try {
     const device = { viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 

@@ -8,7 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
-import { chromium } from 'playwright-core';
+import { check, launch, run, step } from './harness.mjs';
 
 const [base, shotDir] = process.argv.slice(2);
 const token = process.env.BINDERY_TOKEN;
@@ -17,18 +17,12 @@ if (!base || !shotDir || !token) {
   process.exit(2);
 }
 const url = (p) => new URL(p, base).href;
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 
-class CheckFailed extends Error {}
-function check(condition, message) {
-  if (!condition) throw new CheckFailed(message);
-}
-const step = (name) => console.log(`- ${name}`);
 const problems = [];
 
 async function main() {
   await mkdir(shotDir, { recursive: true });
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS, headless: true });
+  const browser = await launch();
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(20000);
@@ -84,7 +78,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.log(`FAIL: ${error instanceof CheckFailed ? error.message : error.stack}`);
-  process.exit(1);
-});
+run(main);
