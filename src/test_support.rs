@@ -1,4 +1,5 @@
-//! What unit tests share: the way to the test manuscripts, and test pictures.
+//! What unit tests share: the way to the test manuscripts, test pictures, and a database of
+//! their own.
 
 use std::path::PathBuf;
 
@@ -11,6 +12,20 @@ pub mod epubcheck;
 #[allow(dead_code)] // the servers are for the integration tests
 #[path = "../tests/support/need.rs"]
 pub mod need;
+
+/// A migrated SQLite database of the test's own, in a directory that lives as long as the
+/// `TempDir` returned with it.
+pub async fn sqlite_database() -> (tempfile::TempDir, crate::storage::Database) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = crate::config::DatabaseUrl::Sqlite {
+        path: dir.path().join("bindery.db"),
+    };
+    let db = crate::storage::Database::connect(&url, 2)
+        .await
+        .expect("connect");
+    db.migrate().await.expect("migrate");
+    (dir, db)
+}
 
 /// A file of the committed test fixtures (`tests/fixtures/`, described in its README).
 pub fn fixture(relative: &str) -> PathBuf {

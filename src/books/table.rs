@@ -717,12 +717,7 @@ pub(super) mod tests {
 
     #[tokio::test]
     async fn a_stamp_changes_with_everything_the_detailed_view_shows_and_only_then() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = DatabaseUrl::Sqlite {
-            path: dir.path().join("bindery.db"),
-        };
-        let db = Database::connect(&url, 2).await.expect("connect");
-        db.migrate().await.expect("migrate");
+        let (_dir, db) = crate::test_support::sqlite_database().await;
         run(
             &db,
             "INSERT INTO books (id, tenant, file_name, status, created_at, updated_at)

@@ -359,19 +359,9 @@ mod tests {
         }
     }
 
-    async fn database() -> (tempfile::TempDir, Database) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = crate::config::DatabaseUrl::Sqlite {
-            path: dir.path().join("bindery.db"),
-        };
-        let db = Database::connect(&url, 2).await.expect("connect");
-        db.migrate().await.expect("migrate");
-        (dir, db)
-    }
-
     #[tokio::test]
     async fn lines_are_read_back_by_time_with_their_filters() {
-        let (_dir, db) = database().await;
+        let (_dir, db) = crate::test_support::sqlite_database().await;
         let mut failed = line(30, "worker", "step failed: 100% of _the_ disk");
         failed.level = Level::Error;
         failed.book_id = Some("b-1".into());
@@ -488,7 +478,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_follower_sees_each_new_line_once() {
-        let (_dir, db) = database().await;
+        let (_dir, db) = crate::test_support::sqlite_database().await;
         insert(&db, &[line(1, "web", "before")])
             .await
             .expect("insert");
@@ -514,7 +504,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_prune_keeps_the_newest_lines_within_both_bounds() {
-        let (_dir, db) = database().await;
+        let (_dir, db) = crate::test_support::sqlite_database().await;
         let now = chrono::Utc::now().timestamp_micros();
         let old = now - 3_600_000_000;
         let mut lines: Vec<Line> = (0..5).map(|i| line(old + i, "web", "old")).collect();

@@ -915,12 +915,7 @@ mod lock_tests {
 
     #[tokio::test]
     async fn a_process_writing_to_the_database_is_seen_holding_its_lock() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = DatabaseUrl::Sqlite {
-            path: dir.path().join("bindery.db"),
-        };
-        let db = Database::connect(&url, 2).await.expect("connect");
-        db.migrate().await.expect("migrate");
+        let (_dir, db) = crate::test_support::sqlite_database().await;
         let me = std::process::id();
         assert!(!db.write_locked_by(me));
         let Database::Sqlite(pool) = &db else {

@@ -199,7 +199,6 @@ async fn read(shared: Arc<Shared>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::DatabaseUrl;
     use std::time::Instant;
 
     async fn run(db: &Database, sql: &'static str) {
@@ -217,12 +216,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_change_wakes_only_the_streams_of_its_book_and_reading_stops_with_the_last() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = DatabaseUrl::Sqlite {
-            path: dir.path().join("bindery.db"),
-        };
-        let db = Database::connect(&url, 2).await.expect("connect");
-        db.migrate().await.expect("migrate");
+        let (_dir, db) = crate::test_support::sqlite_database().await;
         run(
             &db,
             "INSERT INTO books (id, tenant, file_name, status, created_at, updated_at)

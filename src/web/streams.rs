@@ -248,16 +248,10 @@ async fn check(shared: Arc<Shared>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::DatabaseUrl;
 
     #[tokio::test]
     async fn a_token_holds_at_most_its_streams_and_they_end_when_it_is_revoked() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = DatabaseUrl::Sqlite {
-            path: dir.path().join("bindery.db"),
-        };
-        let db = Database::connect(&url, 2).await.expect("connect");
-        db.migrate().await.expect("migrate");
+        let (_dir, db) = crate::test_support::sqlite_database().await;
         crate::tokens::create(&db, "alice", false)
             .await
             .expect("alice");
