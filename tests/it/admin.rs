@@ -102,6 +102,16 @@ impl Admin {
             .unwrap_or_else(|| panic!("queue {name} is not listed"))
     }
 
+    fn schedule(&self, token: &str, name: &str) -> Value {
+        self.json(token, "/schedules")["schedules"]
+            .as_array()
+            .expect("schedules")
+            .iter()
+            .find(|s| s["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("schedule {name} is not listed"))
+    }
+
     /// Polls a job until `pred` holds.
     fn wait_job(&self, token: &str, id: i64, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         common::eventually(&format!("job {id} {what}"), Duration::from_secs(30), || {
@@ -445,14 +455,7 @@ fn jobs_and_queues(postgres: bool) {
     assert!(worker["host"].as_str().is_some_and(|h| !h.is_empty()));
 
     // The built-in schedule, on its default.
-    let schedules = admin.json(&root, "/schedules");
-    let prune = schedules["schedules"]
-        .as_array()
-        .expect("schedules")
-        .iter()
-        .find(|s| s["name"] == "prune_jobs")
-        .cloned()
-        .expect("prune_jobs is listed");
+    let prune = admin.schedule(&root, "prune_jobs");
     assert_eq!(prune["enabled"], true);
     assert_eq!(prune["overridden"], false);
     assert_eq!(prune["variable"], "SCHEDULE_PRUNE_JOBS");
@@ -477,14 +480,7 @@ fn a_schedule_shows_its_override_and_last_run() {
         "a completed run of prune_jobs",
         Duration::from_secs(20),
         || {
-            let schedules = admin.json(&root, "/schedules");
-            let prune = schedules["schedules"]
-                .as_array()
-                .expect("schedules")
-                .iter()
-                .find(|s| s["name"] == "prune_jobs")
-                .cloned()
-                .expect("prune_jobs");
+            let prune = admin.schedule(&root, "prune_jobs");
             if prune["last_run"]["state"] == "completed" {
                 Ok(prune)
             } else {

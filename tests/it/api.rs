@@ -1174,13 +1174,5 @@ fn a_stopped_database_answers_503() {
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     let body = json(response);
     assert_eq!(body["error"]["code"], "unavailable", "{body}");
-    // An outage the service handles is a warning in its log; ERROR is for bugs.
-    let line =
-        server
-            .process
-            .logs
-            .wait_for("the failure's log line", Duration::from_secs(10), |l| {
-                l.to_string().contains("failed: storage is unavailable")
-            });
-    assert_eq!(line["level"], "WARN", "{line}");
+    common::handled_outage_line(&server, "the failure's log line");
 }

@@ -211,14 +211,7 @@ fn a_blob_store_answering_5xx_is_out_of_reach_not_a_bug() {
     );
     let body: Value = refused.json().expect("error JSON");
     assert_eq!(body["error"]["code"], "unavailable", "{body}");
-    let line =
-        server
-            .process
-            .logs
-            .wait_for("the refused upload's line", Duration::from_secs(10), |l| {
-                l.to_string().contains("failed: storage is unavailable")
-            });
-    assert_eq!(line["level"], "WARN", "{line}");
+    let line = common::handled_outage_line(&server, "the refused upload's line");
     assert!(
         line["error"].as_str().is_some_and(|e| e.contains("503")),
         "the line says what the store answered: {line}"

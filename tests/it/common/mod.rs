@@ -350,6 +350,20 @@ pub fn readiness(server: &Server) -> (reqwest::StatusCode, Value) {
     (status, response.json().expect("readiness JSON"))
 }
 
+/// The log line of a request that failed because storage was out of reach (`what` names it in
+/// a timeout's message), asserting that it is a warning: an outage the service handles is not
+/// a bug, which is what ERROR is for.
+pub fn handled_outage_line(server: &Server, what: &str) -> Value {
+    let line = server
+        .process
+        .logs
+        .wait_for(what, Duration::from_secs(10), |l| {
+            l.to_string().contains("failed: storage is unavailable")
+        });
+    assert_eq!(line["level"], "WARN", "{line}");
+    line
+}
+
 pub fn client() -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(10))
