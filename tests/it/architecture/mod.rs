@@ -86,18 +86,23 @@ struct Crate {
     references: Vec<Reference>,
 }
 
-fn scanned() -> Crate {
-    let modules = scan::modules(root());
-    let references = scan::references(root(), &modules);
-    assert!(
-        references.len() > 500,
-        "only {} references found",
-        references.len()
-    );
-    Crate {
-        modules,
-        references,
-    }
+/// The crate as read once for all the tests here (they run at once, and each would read and
+/// parse all of `src/` again).
+fn scanned() -> &'static Crate {
+    static CRATE: std::sync::LazyLock<Crate> = std::sync::LazyLock::new(|| {
+        let modules = scan::modules(root());
+        let references = scan::references(root(), &modules);
+        assert!(
+            references.len() > 500,
+            "only {} references found",
+            references.len()
+        );
+        Crate {
+            modules,
+            references,
+        }
+    });
+    &CRATE
 }
 
 #[test]
@@ -162,49 +167,13 @@ fn modules_import_only_the_layers_below_them() {
     );
 }
 
+/// No file reaches, directly or through others, a file that reaches it back. A module's file
+/// and its children are one place here: it declares and re-exports them, they use what it
+/// declares. Each knot is named with the references between its files.
 #[test]
-fn no_two_files_import_each_other() {
+fn no_files_import_each_other() {
     let crate_ = scanned();
     let mut reaches: BTreeMap<(&Path, &Path), &Reference> = BTreeMap::new();
-    for reference in &crate_.references {
-        if excepted(reference) {
-            continue;
-        }
-        let to = crate_.modules[&reference.module].as_path();
-        reaches
-            .entry((reference.file.as_path(), to))
-            .or_insert(reference);
-    }
-    let mut wrong = Vec::new();
-    for (&(a, b), there) in &reaches {
-        if a >= b || scan::is_parent(a, b) || scan::is_parent(b, a) {
-            continue;
-        }
-        if let Some(back) = reaches.get(&(b, a)) {
-            wrong.push(format!(
-                "{}:{} reaches {} and {}:{} reaches {}",
-                a.display(),
-                there.line,
-                there.path,
-                b.display(),
-                back.line,
-                back.path
-            ));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "files that import each other (move what both need below them):\n{}",
-        wrong.join("\n")
-    );
-}
-
-/// Nor through others: no file reaches, through any chain of files, one that reaches it back.
-/// A module's file and its children are one place here too.
-#[test]
-fn no_files_import_each_other_through_others() {
-    let crate_ = scanned();
-    let mut edges: BTreeMap<&Path, BTreeSet<&Path>> = BTreeMap::new();
     for reference in &crate_.references {
         let (from, to) = (
             reference.file.as_path(),
@@ -213,24 +182,30 @@ fn no_files_import_each_other_through_others() {
         if excepted(reference) || scan::is_parent(from, to) || scan::is_parent(to, from) {
             continue;
         }
+        reaches.entry((from, to)).or_insert(reference);
+    }
+    let mut edges: BTreeMap<&Path, BTreeSet<&Path>> = BTreeMap::new();
+    for &(from, to) in reaches.keys() {
         edges.entry(from).or_default().insert(to);
     }
-    let cycles: Vec<String> = strongly_connected(&edges)
+    let knots: Vec<String> = strongly_connected(&edges)
         .into_iter()
         .filter(|files| files.len() > 1)
         .map(|files| {
-            files
+            let inside = |f: &Path| files.contains(&f);
+            let lines: Vec<String> = reaches
                 .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+                .filter(|((from, to), _)| inside(from) && inside(to))
+                .map(|(_, r)| format!("  {}:{} reaches {}", r.file.display(), r.line, r.path))
+                .collect();
+            lines.join("\n")
         })
         .collect();
     assert!(
-        cycles.is_empty(),
-        "files that reach each other through others (each line one knot; move what they share \
-         below them):\n{}",
-        cycles.join("\n")
+        knots.is_empty(),
+        "files that reach each other, directly or through others (move what they share below \
+         them):\n{}",
+        knots.join("\n\n")
     );
 }
 
