@@ -10,6 +10,7 @@
 
 pub mod chapters;
 pub mod numbers;
+pub mod positions;
 mod text;
 
 use std::collections::BTreeMap;
