@@ -174,7 +174,8 @@ pub enum Block {
     },
     /// A change of scene within a chapter (`***`, `#`, a centred ornament, a thematic break).
     SceneBreak,
-    /// An explicit page break inside a chapter.
+    /// An explicit page break inside a chapter, where the author asked for one (not where a
+    /// printed page happens to begin: that is [`Inline::PrintPage`]).
     PageBreak,
 }
 
@@ -294,6 +295,10 @@ pub enum Inline {
         lang: String,
         content: Vec<Inline>,
     },
+    /// Where a page of the print edition begins, with its folio as printed (`112`, `xii`).
+    /// No manuscript reader makes one: [`positions::mark_pages`] places them from the
+    /// typesetter's page starts, so the ebook can offer the printed pages. It holds no text.
+    PrintPage(String),
 }
 
 impl Inline {

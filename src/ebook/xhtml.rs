@@ -292,8 +292,17 @@ impl<'a> Renderer<'a> {
         match block {
             Block::Heading { level, content, .. } => {
                 if is_blank(content) {
+                    self.page_markers(content);
                     return;
                 }
+                // A page that begins with the heading is marked before it, so the heading's
+                // name is its text alone.
+                let lead = content
+                    .iter()
+                    .take_while(|i| matches!(i, Inline::PrintPage(_)))
+                    .count();
+                let (markers, content) = content.split_at(lead);
+                self.inlines(markers);
                 let level = (*level).clamp(1, 6).min(self.last_level + 1);
                 self.last_level = level;
                 let _ = write!(self.out, "<h{level}");
@@ -306,6 +315,7 @@ impl<'a> Renderer<'a> {
             }
             Block::Paragraph { align, content } => {
                 if is_blank(content) {
+                    self.page_markers(content);
                     return;
                 }
                 let mut classes: Vec<&str> = Vec::new();
@@ -410,8 +420,13 @@ impl<'a> Renderer<'a> {
     }
 
     fn table(&mut self, table: &'a Table) {
+        // A caption of nothing but page markers: the markers stand before the table.
+        let blank_caption = is_blank(&table.caption);
+        if blank_caption {
+            self.page_markers(&table.caption);
+        }
         self.out.push_str("<table>\n");
-        if !table.caption.is_empty() {
+        if !blank_caption {
             self.out.push_str("<caption>");
             self.inlines(&table.caption);
             self.out.push_str("</caption>\n");
@@ -457,9 +472,13 @@ impl<'a> Renderer<'a> {
     }
 
     fn figure(&mut self, image: &str, alt: &str, caption: &'a [Inline]) {
+        let blank_caption = is_blank(caption);
+        if blank_caption {
+            self.page_markers(caption);
+        }
         if self.image_src(image).is_none() {
             // The picture is gone; its caption is still the author's text.
-            if !caption.is_empty() {
+            if !blank_caption {
                 self.out.push_str("<p class=\"caption\">");
                 self.inlines(caption);
                 self.out.push_str("</p>\n");
@@ -469,7 +488,7 @@ impl<'a> Renderer<'a> {
         self.out.push_str("<figure class=\"figure\">\n");
         self.img(image, alt, None);
         self.out.push('\n');
-        if !caption.is_empty() {
+        if !blank_caption {
             self.out.push_str("<figcaption>");
             self.inlines(caption);
             self.out.push_str("</figcaption>\n");
@@ -557,6 +576,47 @@ impl<'a> Renderer<'a> {
                 }
             }
             Inline::Lang { lang, content } => self.lang(lang, content),
+            Inline::PrintPage(label) => self.page_marker(inline, label),
+        }
+    }
+
+    /// Where printed page `label` begins: an empty span that reading systems list and go to
+    /// (EPUB 3.3's `pagebreak`, DPUB-ARIA's `doc-pagebreak`), named by `aria-label` as Ace
+    /// asks and the DAISY Knowledge Base recommends (a `title` would show as a tooltip). The
+    /// web reader shows the folio in the margin from `data-page`, by its stylesheet; there the
+    /// name says "Page 12", since no reading system announces what the number is.
+    fn page_marker(&mut self, node: &Inline, label: &str) {
+        let Some(id) = self.plan.node_id(node) else {
+            return;
+        };
+        let label = collapse(label);
+        self.out.push_str("<span");
+        self.epub_type("pagebreak");
+        let _ = write!(
+            self.out,
+            " role=\"doc-pagebreak\" class=\"pagebreak\" id=\"{id}\""
+        );
+        match self.target {
+            Target::Epub => {
+                self.out.push_str(" aria-label=\"");
+                attr(&mut self.out, &label);
+            }
+            Target::Web => {
+                self.out.push_str(" data-page=\"");
+                attr(&mut self.out, &label);
+                self.out.push_str("\" aria-label=\"Page ");
+                attr(&mut self.out, &label);
+            }
+        }
+        self.out.push_str("\"></span>");
+    }
+
+    /// The page markers among a blank block's inlines, without the block.
+    fn page_markers(&mut self, inlines: &'a [Inline]) {
+        for inline in inlines {
+            if let Inline::PrintPage(label) = inline {
+                self.page_marker(inline, label);
+            }
         }
     }
 
@@ -745,12 +805,15 @@ impl<'a> Renderer<'a> {
     }
 }
 
-/// Inlines a reader would not see at all: nothing, or only spaces. Such headings and
-/// paragraphs are left out rather than written empty.
+/// Inlines a reader would not see at all: nothing, or only spaces (and printed pages'
+/// markers). Such headings and paragraphs are left out rather than written empty; their
+/// markers are written alone.
 pub fn is_blank(inlines: &[Inline]) -> bool {
-    inlines
-        .iter()
-        .all(|i| matches!(i, Inline::Text(t) if t.trim().is_empty()))
+    inlines.iter().all(|i| match i {
+        Inline::Text(t) => t.trim().is_empty(),
+        Inline::PrintPage(_) => true,
+        _ => false,
+    })
 }
 
 fn align_class(align: Align) -> Option<&'static str> {

@@ -1,5 +1,5 @@
 //! The book's id plan: every heading, anchor, note and note reference gets a valid, unique
-//! XML id (an NCName), decided once for the whole book so that links resolve across
+//! XML id (an NCName), and so does every printed page's marker (`page-12`, `page-xii`), decided once for the whole book so that links resolve across
 //! chapters, and decided the same way every time so the output is reproducible.
 //!
 //! Ids are keyed by the address of the model node they belong to: the plan is only ever
@@ -85,7 +85,7 @@ impl IdPlan {
         plan
     }
 
-    /// The XML id of a heading block, an anchor or a note reference.
+    /// The XML id of a heading block, an anchor, a note reference or a printed page's marker.
     pub fn node_id<T>(&self, node: &T) -> Option<&str> {
         self.nodes.get(&key(node)).map(String::as_str)
     }
@@ -260,6 +260,9 @@ impl Walker<'_> {
             Node::Inline(inline @ Inline::NoteRef(id)) => {
                 events.push(Event::NoteRef(key(inline), id));
             }
+            Node::Inline(inline @ Inline::PrintPage(label)) => {
+                events.push(Event::PrintPage(key(inline), label));
+            }
             _ => {}
         });
         for event in events {
@@ -276,6 +279,10 @@ impl Walker<'_> {
                 Event::Anchor(node, source) => {
                     let id = self.ids.alloc(&sanitize(source));
                     self.target(source, &id);
+                    self.plan.nodes.insert(node, id);
+                }
+                Event::PrintPage(node, label) => {
+                    let id = self.ids.alloc(&format!("page-{}", base(label)));
                     self.plan.nodes.insert(node, id);
                 }
                 Event::NoteRef(node, source) => {
@@ -302,6 +309,7 @@ enum Event<'a> {
     Heading(usize, Option<&'a str>, &'a [Inline]),
     Anchor(usize, &'a str),
     NoteRef(usize, &'a str),
+    PrintPage(usize, &'a str),
 }
 
 /// Hands out ids, never the same one twice.
