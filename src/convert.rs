@@ -128,6 +128,7 @@ pub fn assemble(
         metadata,
         document,
         cover: Some(info),
+        print: None,
     };
     report.statistics = statistics(&book);
     Ok(Assembled {

@@ -36,6 +36,7 @@ pub fn package(
         );
     }
     let manifest = Manifest::new(book, resources)?;
+    let pages = nav::page_list(book);
     let mut files: Vec<(String, Vec<u8>, bool)> = vec![
         (
             "META-INF/container.xml".into(),
@@ -44,12 +45,12 @@ pub fn package(
         ),
         (
             format!("{ROOT}/content.opf"),
-            opf::package_document(book, &manifest).into_bytes(),
+            opf::package_document(book, &manifest, !pages.is_empty()).into_bytes(),
             true,
         ),
         (
             format!("{ROOT}/nav.xhtml"),
-            nav::nav_document(book, &manifest).into_bytes(),
+            nav::nav_document(book, &manifest, &pages).into_bytes(),
             true,
         ),
         (format!("{ROOT}/toc.ncx"), nav::ncx(book).into_bytes(), true),

@@ -13,6 +13,7 @@ pub mod xhtml;
 use serde::{Deserialize, Serialize};
 
 use crate::document::Document;
+use crate::document::positions::{PageStart, mark_pages};
 
 pub use metadata::BookMetadata;
 
@@ -22,6 +23,34 @@ pub struct Book {
     pub metadata: BookMetadata,
     pub document: Document,
     pub cover: Option<CoverInfo>,
+    /// The print edition whose pages the document marks ([`Book::mark_print_pages`]): the
+    /// EPUB names it as the source of its page list. `None` for a book without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print: Option<PrintEdition>,
+}
+
+/// The print edition, as the ebook names it where it offers the printed pages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrintEdition {
+    /// Its trim, as a reader would name it (`6 × 9 in`, `A5`).
+    pub trim: String,
+    /// The print edition's own ISBN, when it has one (a paperback's ISBN is not the ebook's).
+    pub isbn: Option<String>,
+}
+
+impl Book {
+    /// Marks where each page of `edition` begins ([`mark_pages`]) and names the edition, so
+    /// that the EPUB gets its page list and `pageBreakSource`, and the web reader its page
+    /// numbers. Without pages the book stays exactly as it was: no markers, no edition.
+    ///
+    /// The markers live in the document, so the chapters must be rendered after this.
+    pub fn mark_print_pages(&mut self, edition: PrintEdition, pages: &[PageStart]) {
+        if pages.is_empty() || self.document.chapters.is_empty() {
+            return;
+        }
+        mark_pages(&mut self.document, pages);
+        self.print = Some(edition);
+    }
 }
 
 /// The cover image's description; its bytes are stored under [`CoverInfo::file_name`].

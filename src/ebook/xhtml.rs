@@ -156,6 +156,35 @@ pub fn usable_image<'b>(book: &'b Book, id: &str) -> Option<&'b Image> {
         .filter(|image| safe && core(&image.media_type))
 }
 
+/// A printed page the book marks: its folio and where its marker is (`chapter-003.xhtml#page-12`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrintedPage {
+    pub label: String,
+    pub href: String,
+}
+
+/// Every printed page's marker ([`Inline::PrintPage`]) in reading order, with its link for
+/// `target`: the EPUB's page list and the reader's "go to page". Empty for a book that marks
+/// no print edition.
+pub fn printed_pages(book: &Book, target: Target) -> Vec<PrintedPage> {
+    let plan = IdPlan::new(&book.document);
+    let mut pages = Vec::new();
+    for (i, chapter) in book.document.chapters.iter().enumerate() {
+        let file = chapter_file_name(i, target);
+        ids::visit_blocks(&chapter.blocks, &mut |node| {
+            if let ids::Node::Inline(marker @ Inline::PrintPage(label)) = node
+                && let Some(id) = plan.node_id(marker)
+            {
+                pages.push(PrintedPage {
+                    label: collapse(label),
+                    href: format!("{file}#{id}"),
+                });
+            }
+        });
+    }
+    pages
+}
+
 /// Renders chapter `index` of `book`.
 ///
 /// Each call plans the ids of the whole book (links cross chapters); to render every

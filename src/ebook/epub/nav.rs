@@ -1,6 +1,6 @@
-//! Navigation: the EPUB 3 navigation document (table of contents and landmarks) and the
-//! EPUB 2 NCX, both from one tree: chapters, their sub-headings, and chapters grouped
-//! under the parts that precede them.
+//! Navigation: the EPUB 3 navigation document (table of contents, landmarks and, when the
+//! book marks a print edition's pages, the page list) and the EPUB 2 NCX, both from one
+//! tree: chapters, their sub-headings, and chapters grouped under the parts that precede them.
 
 use std::fmt::Write as _;
 
@@ -10,7 +10,7 @@ use crate::document::{Block, Division, inline_text};
 use crate::ebook::Book;
 use crate::ebook::xhtml::escape::{collapse, escaped, escaped_attr};
 use crate::ebook::xhtml::ids::IdPlan;
-use crate::ebook::xhtml::{Target, chapter_file_name, chapter_label, is_blank};
+use crate::ebook::xhtml::{Target, chapter_file_name, chapter_label, is_blank, printed_pages};
 
 /// One entry of the table of contents.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +45,18 @@ pub fn toc(book: &Book) -> Vec<NavPoint> {
         }
     }
     top
+}
+
+/// The page list: every printed page's marker, in reading order ([`printed_pages`]).
+pub fn page_list(book: &Book) -> Vec<NavPoint> {
+    printed_pages(book, Target::Epub)
+        .into_iter()
+        .map(|page| NavPoint {
+            label: page.label,
+            href: page.href,
+            children: Vec::new(),
+        })
+        .collect()
 }
 
 /// Headings of a chapter after its leading title, nested by level.
@@ -91,8 +103,8 @@ fn nest(items: &mut std::iter::Peekable<impl Iterator<Item = (u8, NavPoint)>>) -
     out
 }
 
-/// `nav.xhtml`.
-pub fn nav_document(book: &Book, manifest: &Manifest) -> String {
+/// `nav.xhtml`. `pages` is [`page_list`]: without pages, no page list.
+pub fn nav_document(book: &Book, manifest: &Manifest, pages: &[NavPoint]) -> String {
     let mut body = String::new();
     body.push_str("<nav epub:type=\"toc\" role=\"doc-toc\" id=\"toc\">\n<h1>Contents</h1>\n");
     let points = toc(book);
@@ -124,6 +136,14 @@ pub fn nav_document(book: &Book, manifest: &Manifest) -> String {
     }
     landmark("copyright-page", "copyright.xhtml", "Copyright");
     body.push_str("</ol>\n</nav>\n");
+    if !pages.is_empty() {
+        // Hidden like the landmarks: reading systems offer it as their "go to page".
+        body.push_str(
+            "<nav epub:type=\"page-list\" role=\"doc-pagelist\" id=\"page-list\" aria-labelledby=\"page-list-heading\" hidden=\"hidden\">\n<h2 id=\"page-list-heading\">Pages</h2>\n",
+        );
+        nav_list(&mut body, pages);
+        body.push_str("</nav>\n");
+    }
     page(book, "Contents", "", &body)
 }
 

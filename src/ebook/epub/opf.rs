@@ -9,7 +9,8 @@ use crate::ebook::metadata::FIXED_MODIFIED;
 use crate::ebook::xhtml::escape::{collapse, escaped};
 use crate::ebook::xhtml::{Target, chapter_file_name};
 
-pub fn package_document(book: &Book, manifest: &Manifest) -> String {
+/// `paged`: the book marks its print edition's pages and has a page list.
+pub fn package_document(book: &Book, manifest: &Manifest, paged: bool) -> String {
     let lang = book_language(book);
     let mut out = String::new();
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -17,7 +18,7 @@ pub fn package_document(book: &Book, manifest: &Manifest) -> String {
         out,
         "<package xmlns=\"http://www.idpf.org/2007/opf\" version=\"3.0\" unique-identifier=\"pub-id\" xml:lang=\"{lang}\">"
     );
-    metadata(&mut out, book, manifest);
+    metadata(&mut out, book, manifest, paged);
     manifest_section(&mut out, book, manifest);
     spine(&mut out, book, manifest);
     out.push_str("</package>\n");
@@ -31,7 +32,7 @@ fn element(out: &mut String, name: &str, attrs: &str, value: &str) {
     }
 }
 
-fn metadata(out: &mut String, book: &Book, manifest: &Manifest) {
+fn metadata(out: &mut String, book: &Book, manifest: &Manifest, paged: bool) {
     let m = &book.metadata;
     out.push_str("  <metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n");
     element(out, "dc:identifier", " id=\"pub-id\"", &m.identifier);
@@ -105,7 +106,16 @@ fn metadata(out: &mut String, book: &Book, manifest: &Manifest) {
         "    <meta property=\"dcterms:modified\">{}</meta>",
         modified(&m.modified)
     );
-    accessibility(out, manifest);
+    let print = book.print.as_ref().filter(|_| paged);
+    accessibility(out, manifest, print.is_some());
+    if let Some(print) = print {
+        element(
+            out,
+            "meta",
+            " property=\"pageBreakSource\"",
+            &page_break_source(book, print),
+        );
+    }
     if manifest.cover.is_some() {
         // EPUB 2 reading systems (and Kindle's converters) find the cover this way.
         out.push_str("    <meta name=\"cover\" content=\"cover-image\"/>\n");
@@ -115,8 +125,9 @@ fn metadata(out: &mut String, book: &Book, manifest: &Manifest) {
 
 /// The accessibility claims (EPUB Accessibility 1.1) Bindery's output supports: the text is
 /// all text, navigable by headings and a table of contents, in reading order and restylable.
-/// Conformance is only claimed when every image has alternative text.
-fn accessibility(out: &mut String, manifest: &Manifest) {
+/// Conformance is only claimed when every image has alternative text. `paged`: the text
+/// marks where the print edition's pages begin, and the navigation lists them.
+fn accessibility(out: &mut String, manifest: &Manifest, paged: bool) {
     let has_images = !manifest.images.is_empty();
     let described = manifest.all_images_described();
     let mut meta = |property: &str, value: &str| {
@@ -144,6 +155,11 @@ fn accessibility(out: &mut String, manifest: &Manifest) {
     if has_images && described {
         meta("accessibilityFeature", "alternativeText");
     }
+    if paged {
+        // The two that replace `printPageNumbers`: the markers, and the page list to them.
+        meta("accessibilityFeature", "pageBreakMarkers");
+        meta("accessibilityFeature", "pageNavigation");
+    }
     meta("accessibilityHazard", "none");
     let summary = match (has_images, described) {
         (false, _) => {
@@ -156,12 +172,36 @@ fn accessibility(out: &mut String, manifest: &Manifest) {
             "This publication has a table of contents, headings for navigation and a logical reading order, and its text can be resized and restyled; some images have no text description."
         }
     };
-    meta("accessibilitySummary", summary);
+    let pages = " It marks the pages of the print edition, with a page list to go to any of them.";
+    let summary = if paged {
+        format!("{summary}{pages}")
+    } else {
+        summary.to_owned()
+    };
+    meta("accessibilitySummary", &summary);
     if !has_images || described {
         out.push_str(
             "    <meta property=\"dcterms:conformsTo\">EPUB Accessibility 1.1 - WCAG 2.1 Level AA</meta>\n",
         );
     }
+}
+
+/// What the page list's pages are the pages of (`pageBreakSource`, from the W3C's
+/// "Page Source Identification" for EPUB Accessibility, which EPUBCheck accepts as it
+/// incubates): the print edition's ISBN as a URN when it has one, else its title and trim.
+fn page_break_source(book: &Book, print: &crate::ebook::PrintEdition) -> String {
+    if let Some(isbn) = print
+        .isbn
+        .as_deref()
+        .and_then(crate::ebook::metadata::parse_isbn)
+    {
+        return format!("urn:isbn:{isbn}");
+    }
+    let title = match collapse(&book.metadata.title) {
+        t if t.is_empty() => "Untitled".to_owned(),
+        t => t,
+    };
+    format!("{title}, print edition, {} trim", collapse(&print.trim))
 }
 
 /// `group-position` must be a number; "Book Two" is not.

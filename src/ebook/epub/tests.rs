@@ -53,6 +53,7 @@ fn plain_book() -> (Book, BTreeMap<String, Vec<u8>>) {
             ..Document::default()
         },
         cover: Some(info.clone()),
+        print: None,
     };
     (book, BTreeMap::from([(info.file_name, bytes)]))
 }
@@ -274,6 +275,7 @@ fn a_book_without_chapters_or_cover_still_passes_epubcheck() {
         metadata: fixture::metadata(),
         document: Document::default(),
         cover: None,
+        print: None,
     };
     let epub = build(&book, &BTreeMap::new());
     let problems = epubcheck(&epub);
@@ -293,4 +295,135 @@ fn epubcheck_problems_are_seen() {
     chapters[0].push_str("<p><a href=\"chapter-999.xhtml\">broken</a></p>");
     let problems = epubcheck(&package(&book, &chapters, &resources).expect("package"));
     assert!(!problems.is_empty());
+}
+
+/// The fixture book marking a print edition: a page at each chapter's start (with a blank
+/// verso before the second chapter's), one mid-word in its second text block, and one past
+/// the end of the book.
+fn paged_book(isbn: Option<&str>) -> (Book, BTreeMap<String, Vec<u8>>) {
+    use crate::document::positions::{PageStart, TextPosition, text_blocks};
+    let (mut book, resources) = full_book();
+    let mut pages = Vec::new();
+    let mut page = |chapter, block, offset| {
+        pages.push(PageStart {
+            label: (pages.len() + 1).to_string(),
+            at: TextPosition {
+                chapter,
+                block,
+                offset,
+            },
+        });
+    };
+    for (c, chapter) in book.document.chapters.iter().enumerate() {
+        let blocks = text_blocks(chapter);
+        page(c, 0, 0);
+        if c == 1 {
+            page(c, 0, 0);
+        }
+        if let Some(second) = blocks.get(1) {
+            let text = crate::document::inline_text(second);
+            let middle = text
+                .char_indices()
+                .map(|(i, _)| i)
+                .nth(text.chars().count() / 2);
+            page(c, 1, middle.unwrap_or(0));
+        }
+    }
+    page(usize::MAX, 0, 0);
+    book.mark_print_pages(
+        crate::ebook::PrintEdition {
+            trim: "5 × 8 in".into(),
+            isbn: isbn.map(str::to_owned),
+        },
+        &pages,
+    );
+    (book, resources)
+}
+
+#[test]
+fn a_book_marking_its_print_pages_lists_them_and_passes_epubcheck() {
+    let (book, resources) = paged_book(Some("978-1-56619-909-4"));
+    let markers = crate::ebook::xhtml::printed_pages(&book, Target::Epub);
+    assert!(markers.len() > 20, "{} pages", markers.len());
+    let epub = build(&book, &resources);
+    let problems = epubcheck(&epub);
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    let opf = entry(&epub, "OEBPS/content.opf");
+    for needle in [
+        "<meta property=\"pageBreakSource\">urn:isbn:9781566199094</meta>",
+        "<meta property=\"schema:accessibilityFeature\">pageBreakMarkers</meta>",
+        "<meta property=\"schema:accessibilityFeature\">pageNavigation</meta>",
+        "It marks the pages of the print edition",
+    ] {
+        assert!(opf.contains(needle), "missing {needle}\n{opf}");
+    }
+    // Every page in the list, in order, each to a marker that is there, with a unique id.
+    let nav = entry(&epub, "OEBPS/nav.xhtml");
+    let list = &nav[nav.find("epub:type=\"page-list\"").expect("a page list")..];
+    let list = &list[..list.find("</nav>").expect("the list ends")];
+    let hrefs: Vec<&str> = list
+        .split("<a href=\"")
+        .skip(1)
+        .map(|a| &a[..a.find('"').expect("href")])
+        .collect();
+    assert_eq!(hrefs.len(), markers.len());
+    let mut ids = std::collections::BTreeSet::new();
+    for (n, href) in hrefs.iter().enumerate() {
+        let (file, id) = href.split_once('#').expect("a fragment");
+        assert!(ids.insert(id), "{id} twice");
+        let chapter = entry(&epub, &format!("OEBPS/{file}"));
+        let marker = format!(
+            "<span epub:type=\"pagebreak\" role=\"doc-pagebreak\" class=\"pagebreak\" id=\"{id}\" aria-label=\"{}\"></span>",
+            n + 1
+        );
+        assert!(chapter.contains(&marker), "no {marker} in {file}");
+        assert!(list.contains(&format!("<a href=\"{href}\">{}</a>", n + 1)));
+    }
+    // The second chapter (the epigraph) opens with its blank verso's page and its own.
+    let second = entry(&epub, "OEBPS/chapter-002.xhtml");
+    let opening: Vec<&str> = hrefs
+        .iter()
+        .filter_map(|h| h.strip_prefix("chapter-002.xhtml#"))
+        .take(2)
+        .collect();
+    let at = |id: &str| second.find(&format!("id=\"{id}\"")).expect("marker");
+    let text = second.find("Cluck, said the hen.").expect("the epigraph");
+    assert!(at(opening[0]) < at(opening[1]) && at(opening[1]) < text, "{second}");
+}
+
+#[test]
+fn without_an_isbn_the_page_source_is_the_print_editions_title_and_trim() {
+    let (book, resources) = paged_book(None);
+    let opf = entry(&build(&book, &resources), "OEBPS/content.opf");
+    assert!(
+        opf.contains(
+            "<meta property=\"pageBreakSource\">Love &amp; &lt;Chickens&gt;, print edition, 5 × 8 in trim</meta>"
+        ),
+        "{opf}"
+    );
+}
+
+#[test]
+fn a_book_without_print_pages_has_no_page_list_and_claims_none() {
+    let (book, resources) = full_book();
+    let epub = build(&book, &resources);
+    let (opf, nav) = (
+        entry(&epub, "OEBPS/content.opf"),
+        entry(&epub, "OEBPS/nav.xhtml"),
+    );
+    assert!(!nav.contains("page-list"));
+    for absent in ["pageBreakSource", "pageBreakMarkers", "pageNavigation"] {
+        assert!(!opf.contains(absent), "{absent} in {opf}");
+    }
+    // An edition with no pages marks nothing and names nothing.
+    let mut unmarked = book.clone();
+    unmarked.mark_print_pages(
+        crate::ebook::PrintEdition {
+            trim: "6 × 9 in".into(),
+            isbn: None,
+        },
+        &[],
+    );
+    assert_eq!(unmarked, book);
 }

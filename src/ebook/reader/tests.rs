@@ -171,6 +171,7 @@ fn sample(title: &str, cover: bool) -> (Book, Vec<String>, BTreeMap<String, Vec<
             ..Document::default()
         },
         cover: cover_info,
+        print: None,
     };
     (book, bodies, resources)
 }

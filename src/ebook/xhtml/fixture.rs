@@ -360,6 +360,7 @@ pub fn book() -> Book {
             ],
         },
         cover: None,
+        print: None,
     }
 }
 
