@@ -145,7 +145,7 @@ fn insert_in<'l>(
         }
         let start = *pos;
         let end = start + text_len(&inline);
-        if !pending.peek().is_some_and(|&(offset, _)| offset < end) {
+        if pending.peek().is_none_or(|&(offset, _)| offset >= end) {
             *pos = end;
             inlines.push(inline);
             continue;
