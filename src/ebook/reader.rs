@@ -2,6 +2,9 @@
 //! size, remembered position), with a Web App Manifest and a service worker so that after
 //! one visit it reads offline and installs to a home screen.
 //!
+//! A book that marks its print edition's pages shows each folio in the margin where the page
+//! begins, and `pages.html` lists them, with a "go to page" field on it and on the contents.
+//!
 //! The site uses relative URLs only, so it works under any prefix, and it passes a strict
 //! Content-Security-Policy (`default-src 'self'`): all script is in `reader.js`, all style in
 //! `reader.css`, and no page carries inline script, inline style or event attributes.
@@ -77,10 +80,14 @@ pub fn build(
             })
             .collect(),
         links,
+        pages: super::xhtml::printed_pages(book, Target::Web),
     };
 
     let mut files: Vec<(String, Vec<u8>)> = Vec::with_capacity(chapters.len() + images.len() + 10);
     files.push(("index.html".into(), site.index_page().into_bytes()));
+    if let Some(page) = site.pages_page() {
+        files.push((pages::PAGES_FILE.into(), page.into_bytes()));
+    }
     for (i, body) in chapters.iter().enumerate() {
         files.push((
             chapter_file_name(i, Target::Web),

@@ -389,7 +389,10 @@ fn a_book_marking_its_print_pages_lists_them_and_passes_epubcheck() {
         .collect();
     let at = |id: &str| second.find(&format!("id=\"{id}\"")).expect("marker");
     let text = second.find("Cluck, said the hen.").expect("the epigraph");
-    assert!(at(opening[0]) < at(opening[1]) && at(opening[1]) < text, "{second}");
+    assert!(
+        at(opening[0]) < at(opening[1]) && at(opening[1]) < text,
+        "{second}"
+    );
 }
 
 #[test]

@@ -10,12 +10,15 @@ use std::collections::BTreeMap;
 use crate::document::Division;
 use crate::ebook::Book;
 use crate::ebook::xhtml::escape::{escaped, escaped_attr};
-use crate::ebook::xhtml::{Target, chapter_file_name};
+use crate::ebook::xhtml::{PrintedPage, Target, chapter_file_name};
 
 /// Colours the browser chrome takes while a page loads (`theme-color`), per theme; the same
 /// values as `--bar` in `reader.css`.
 pub const LIGHT_BAR: &str = "#f3eee4";
 pub const DARK_BAR: &str = "#1d1e20";
+
+/// The page that lists the print edition's pages and goes to one (`pages.html?page=112`).
+pub const PAGES_FILE: &str = "pages.html";
 
 /// What every page of one site shares.
 pub struct Site<'a> {
@@ -30,6 +33,16 @@ pub struct Site<'a> {
     pub toc: Vec<(String, Option<String>)>,
     /// The book's page and EPUB outside the site, when it has them.
     pub links: &'a super::Links,
+    /// The print edition's pages the chapters mark, in reading order; empty without one.
+    pub pages: Vec<PrintedPage>,
+}
+
+/// Which page of the site a page is, for the bar.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Contents,
+    Pages,
+    Chapter(usize),
 }
 
 /// Scripts written right to left; the page's `dir` and the arrow keys follow the language.
@@ -114,11 +127,25 @@ impl Site<'_> {
     /// The bar at the top of every page: the book's title (to the contents), on a chapter
     /// where it is in the book, and the settings. On a chapter it steps aside while the
     /// reader reads on, and comes back at a tap or a scroll back up (`reader.js`).
-    fn bar(&self, chapter: Option<usize>) -> String {
-        let current = if chapter.is_none() {
+    fn bar(&self, place: Place) -> String {
+        let current = if place == Place::Contents {
             " aria-current=\"page\""
         } else {
             ""
+        };
+        let chapter = match place {
+            Place::Chapter(index) => Some(index),
+            _ => None,
+        };
+        // The way to a printed page, from every page but the one that lists them.
+        let pages = if self.pages.is_empty() || place == Place::Pages {
+            String::new()
+        } else {
+            format!(
+                "<a class=\"bar-pages\" href=\"{PAGES_FILE}\" title=\"Go to a page of the print edition\">\
+                 <span aria-hidden=\"true\">p.</span>\
+                 <span class=\"visually-hidden\">Go to a page of the print edition</span></a>\n"
+            )
         };
         let total = self.labels.len();
         let (class, position) = match chapter {
@@ -141,6 +168,7 @@ impl Site<'_> {
              <span class=\"visually-hidden\">Contents: </span>\
              <span class=\"bar-title\">{title}</span></a>\n\
              {position}\
+             {pages}\
              <div class=\"controls\" role=\"group\" aria-label=\"Reading settings\">\n\
              <button type=\"button\" data-action=\"smaller\" aria-label=\"Smaller text\" title=\"Smaller text\">\
              <span aria-hidden=\"true\" class=\"a-small\">A</span></button>\n\
@@ -160,7 +188,7 @@ impl Site<'_> {
         let mut html = self.head(&m.title, "");
         html.push_str("<body class=\"contents-page\">\n");
         html.push_str("<a class=\"skip\" href=\"#main\">Skip to contents</a>\n");
-        html.push_str(&self.bar(None));
+        html.push_str(&self.bar(Place::Contents));
         html.push_str("<main id=\"main\" tabindex=\"-1\">\n");
         html.push_str(&self.book_links());
         html.push_str("<div class=\"titlepage\">\n");
@@ -200,6 +228,7 @@ impl Site<'_> {
             ));
         }
         html.push_str("</div>\n");
+        html.push_str(&self.go_to_page("goto-page"));
         if !self.labels.is_empty() {
             html.push_str(
                 "<nav class=\"toc\" aria-labelledby=\"toc-heading\">\n\
@@ -227,6 +256,61 @@ impl Site<'_> {
         }
         html.push_str("</main>\n</body>\n</html>\n");
         html
+    }
+
+    /// The "go to page" field: a form that asks `pages.html` for the page, which goes there
+    /// (`reader.js`) or, without the script, lists every page to pick from. Empty without pages.
+    fn go_to_page(&self, id: &str) -> String {
+        let (Some(first), Some(last)) = (self.pages.first(), self.pages.last()) else {
+            return String::new();
+        };
+        let edition = self
+            .book
+            .print
+            .as_ref()
+            .map(|p| format!(" ({})", escaped(&p.trim)))
+            .unwrap_or_default();
+        format!(
+            "<form class=\"goto-page\" action=\"{PAGES_FILE}\" method=\"get\">\n\
+             <label for=\"{id}\">Go to page</label>\n\
+             <input id=\"{id}\" name=\"page\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\" enterkeyhint=\"go\" size=\"6\" required aria-describedby=\"{id}-hint\">\n\
+             <button type=\"submit\">Go</button>\n\
+             <p class=\"goto-hint\" id=\"{id}-hint\">Pages {first} to {last} of the print edition{edition}.</p>\n\
+             </form>\n",
+            first = escaped(&first.label),
+            last = escaped(&last.label),
+        )
+    }
+
+    /// `pages.html`: every printed page, linked to where it begins, and the "go to page" field;
+    /// `None` for a book without a print edition's pages.
+    pub fn pages_page(&self) -> Option<String> {
+        if self.pages.is_empty() {
+            return None;
+        }
+        let title = format!("Pages \u{2014} {}", self.book.metadata.title);
+        let mut html = self.head(&title, "");
+        html.push_str("<body class=\"pages-page\">\n");
+        html.push_str("<a class=\"skip\" href=\"#main\">Skip to the pages</a>\n");
+        html.push_str(&self.bar(Place::Pages));
+        html.push_str("<main id=\"main\" class=\"pages\" tabindex=\"-1\">\n");
+        html.push_str("<h1>Pages of the print edition</h1>\n");
+        html.push_str(&self.go_to_page("goto-page"));
+        // Where the script says that a page asked for is not in the book.
+        html.push_str("<p class=\"goto-status\" id=\"goto-status\" role=\"status\"></p>\n");
+        html.push_str(
+            "<nav class=\"page-list\" aria-labelledby=\"page-list-heading\">\n\
+             <h2 id=\"page-list-heading\">Every page</h2>\n<ol>\n",
+        );
+        for page in &self.pages {
+            html.push_str(&format!(
+                "<li><a href=\"{}\">{}</a></li>\n",
+                escaped_attr(&page.href),
+                escaped(&page.label)
+            ));
+        }
+        html.push_str("</ol>\n</nav>\n</main>\n</body>\n</html>\n");
+        Some(html)
     }
 
     /// The way out of the reader: back to the book's page, and its EPUB.
@@ -279,7 +363,7 @@ impl Site<'_> {
             chapter_file_name(index, Target::Web)
         ));
         html.push_str("<a class=\"skip\" href=\"#main\">Skip to text</a>\n");
-        html.push_str(&self.bar(Some(index)));
+        html.push_str(&self.bar(Place::Chapter(index)));
         html.push_str("<main id=\"main\" class=\"chapter\" tabindex=\"-1\">\n");
         html.push_str(&with_image_sizes(body, &self.image_sizes));
         html.push_str("\n</main>\n");

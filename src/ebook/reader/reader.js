@@ -255,6 +255,37 @@
     update();
   }
 
+  // Printed pages ----------------------------------------------------------------------------
+  // pages.html?page=112 (the "go to page" field's form) goes to where page 112 begins; a page
+  // the book does not have is said in the status line, and the field keeps it to correct.
+
+  function goToPage() {
+    var status = document.getElementById('goto-status');
+    if (!status) return;
+    var wanted = new URLSearchParams(location.search).get('page');
+    if (wanted === null) return;
+    wanted = wanted.trim();
+    var input = document.querySelector('.goto-page input[name="page"]');
+    var links = document.querySelectorAll('.page-list a');
+    for (var i = 0; i < links.length; i++) {
+      if (links[i].textContent.trim().toLowerCase() === wanted.toLowerCase()) {
+        // Back from the page returns to where the reader asked, not to this list.
+        location.replace(links[i].href);
+        return;
+      }
+    }
+    if (input) {
+      input.value = wanted;
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+    }
+    var first = links.length ? links[0].textContent : '';
+    var last = links.length ? links[links.length - 1].textContent : '';
+    status.textContent = wanted
+      ? 'The print edition has no page \u201c' + wanted + '\u201d: its pages run from ' + first + ' to ' + last + '.'
+      : 'Type the number of a page, from ' + first + ' to ' + last + '.';
+  }
+
   // Offline --------------------------------------------------------------------------------
 
   function registerServiceWorker() {
@@ -268,6 +299,7 @@
     wireControls();
     wireKeys();
     wireBar();
+    goToPage();
     var chapter = document.body.getAttribute('data-chapter');
     if (chapter) trackPosition(chapter);
     else fillContinue();

@@ -548,3 +548,108 @@ fn the_contents_give_subtitles_and_the_way_out_and_chapters_say_where_they_are()
     let alone = text(&self::site("The Keeper"), "index.html");
     assert!(!alone.contains("book-links"));
 }
+
+/// The sample book with text of its own, marking pages 11 and 12 of a print edition in its
+/// first chapter and 13 at the start of its third.
+fn paged_site() -> BTreeMap<String, Vec<u8>> {
+    use crate::document::positions::{PageStart, TextPosition};
+    use crate::document::{Block, Inline};
+    use crate::ebook::xhtml::{Target, render_book};
+    let paragraph = |text: &str| Block::Paragraph {
+        align: Default::default(),
+        content: vec![Inline::Text(text.into())],
+    };
+    let (mut book, _, resources) = sample("The Keeper", true);
+    for chapter in &mut book.document.chapters {
+        chapter.blocks = vec![
+            paragraph("It was a dark night."),
+            paragraph("The lamp went out."),
+        ];
+    }
+    let page = |label: &str, chapter, block, offset| PageStart {
+        label: label.into(),
+        at: TextPosition {
+            chapter,
+            block,
+            offset,
+        },
+    };
+    book.mark_print_pages(
+        crate::ebook::PrintEdition {
+            trim: "6 × 9 in".into(),
+            isbn: None,
+        },
+        &[
+            page("11", 0, 0, 0),
+            page("12", 0, 1, 4),
+            page("13", 2, 0, 0),
+        ],
+    );
+    let bodies: Vec<String> = render_book(&book, Target::Web)
+        .into_iter()
+        .map(|r| r.body)
+        .collect();
+    build(&book, &bodies, &resources, &Links::default())
+        .unwrap()
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn a_book_with_print_pages_shows_each_and_lists_them_to_go_to() {
+    let site = paged_site();
+    let first = text(&site, "chapter-001.html");
+    assert!(
+        first.contains(
+            "The <span role=\"doc-pagebreak\" class=\"pagebreak\" id=\"page-12\" data-page=\"12\" aria-label=\"Page 12\"></span>lamp went out."
+        ),
+        "{first}"
+    );
+    assert!(first.contains("<a class=\"bar-pages\" href=\"pages.html\""));
+
+    let pages = text(&site, "pages.html");
+    let links: Vec<String> = tags(&pages)
+        .into_iter()
+        .filter(|(name, attrs)| name == "a" && attrs["href"].contains("#page-"))
+        .map(|(_, attrs)| attrs["href"].clone())
+        .collect();
+    assert_eq!(
+        links,
+        [
+            "chapter-001.html#page-11",
+            "chapter-001.html#page-12",
+            "chapter-003.html#page-13"
+        ]
+    );
+    assert!(pages.contains("<li><a href=\"chapter-003.html#page-13\">13</a></li>"));
+    assert!(pages.contains("role=\"status\""));
+    assert!(
+        !pages.contains("bar-pages"),
+        "the list does not link to itself"
+    );
+
+    let index = text(&site, "index.html");
+    assert!(index.contains("<form class=\"goto-page\" action=\"pages.html\" method=\"get\">"));
+    assert!(index.contains("Pages 11 to 13 of the print edition (6 × 9 in)."));
+    // The list reads offline like every other page.
+    assert!(text(&site, "sw.js").contains("\"pages.html\""));
+    for (page, html) in html_pages(&site) {
+        for (name, attrs) in tags(&html) {
+            assert!(
+                !attrs.contains_key("style") && name != "style",
+                "{page}: <{name}> needs 'unsafe-inline'"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_book_without_print_pages_offers_none() {
+    let site = site("The Keeper");
+    assert!(!site.contains_key("pages.html"));
+    for (page, html) in html_pages(&site) {
+        for absent in ["goto-page", "bar-pages", "pagebreak"] {
+            assert!(!html.contains(absent), "{page} has {absent}");
+        }
+    }
+}
