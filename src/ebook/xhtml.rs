@@ -610,10 +610,12 @@ impl<'a> Renderer<'a> {
     }
 
     /// Where printed page `label` begins: an empty span that reading systems list and go to
-    /// (EPUB 3.3's `pagebreak`, DPUB-ARIA's `doc-pagebreak`), named by `aria-label` as Ace
-    /// asks and the DAISY Knowledge Base recommends (a `title` would show as a tooltip). The
+    /// (EPUB 3.3's `pagebreak`, DPUB-ARIA's `doc-pagebreak`), named by its `title`. Ace asks
+    /// for a `title` or an `aria-label`; axe-core takes `doc-pagebreak` on a span for a
+    /// generic element, on which `aria-label` is prohibited, and a `title` passes both. The
     /// web reader shows the folio in the margin from `data-page`, by its stylesheet; there the
-    /// name says "Page 12", since no reading system announces what the number is.
+    /// title says "Page 12" (it is the folio's tooltip), since no reading system says what
+    /// the number is.
     fn page_marker(&mut self, node: &Inline, label: &str) {
         let Some(id) = self.plan.node_id(node) else {
             return;
@@ -627,13 +629,13 @@ impl<'a> Renderer<'a> {
         );
         match self.target {
             Target::Epub => {
-                self.out.push_str(" aria-label=\"");
+                self.out.push_str(" title=\"");
                 attr(&mut self.out, &label);
             }
             Target::Web => {
                 self.out.push_str(" data-page=\"");
                 attr(&mut self.out, &label);
-                self.out.push_str("\" aria-label=\"Page ");
+                self.out.push_str("\" title=\"Page ");
                 attr(&mut self.out, &label);
             }
         }

@@ -3,6 +3,8 @@ Content-Security-Policy that Bindery sends with the reader, so that a page needi
 script or style shows up as a console error in the browser test.
 
     python3 serve.py PORT DIRECTORY
+
+PORT 0 takes a free port; the port served is the first line on stdout, once it listens.
 """
 
 import functools
@@ -24,7 +26,9 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 def main():
     port, directory = int(sys.argv[1]), sys.argv[2]
     handler = functools.partial(Handler, directory=directory)
-    http.server.ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":

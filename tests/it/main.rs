@@ -27,6 +27,7 @@ mod jobs_cli;
 mod logs_cli;
 mod openapi;
 mod outages;
+mod page_list;
 mod pipeline;
 mod postgres;
 mod reader_browser;

@@ -374,7 +374,7 @@ fn a_book_marking_its_print_pages_lists_them_and_passes_epubcheck() {
         assert!(ids.insert(id), "{id} twice");
         let chapter = entry(&epub, &format!("OEBPS/{file}"));
         let marker = format!(
-            "<span epub:type=\"pagebreak\" role=\"doc-pagebreak\" class=\"pagebreak\" id=\"{id}\" aria-label=\"{}\"></span>",
+            "<span epub:type=\"pagebreak\" role=\"doc-pagebreak\" class=\"pagebreak\" id=\"{id}\" title=\"{}\"></span>",
             n + 1
         );
         assert!(chapter.contains(&marker), "no {marker} in {file}");

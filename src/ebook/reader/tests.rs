@@ -601,7 +601,7 @@ fn a_book_with_print_pages_shows_each_and_lists_them_to_go_to() {
     let first = text(&site, "chapter-001.html");
     assert!(
         first.contains(
-            "The <span role=\"doc-pagebreak\" class=\"pagebreak\" id=\"page-12\" data-page=\"12\" aria-label=\"Page 12\"></span>lamp went out."
+            "The <span role=\"doc-pagebreak\" class=\"pagebreak\" id=\"page-12\" data-page=\"12\" title=\"Page 12\"></span>lamp went out."
         ),
         "{first}"
     );
