@@ -72,14 +72,15 @@ pub fn text_blocks_mut(chapter: &mut Chapter) -> Vec<&mut Vec<Inline>> {
 ///   holding its markers.
 ///
 /// The order of `pages` is the order of the markers at one position; positions need not be
-/// sorted. Marking twice adds markers twice: the pipeline marks a fresh document.
+/// sorted. A page whose label is blank is left out: a marker must say which page it is.
+/// Marking twice adds markers twice: the pipeline marks a fresh document.
 pub fn mark_pages(document: &mut Document, pages: &[PageStart]) {
     let Some(last_chapter) = document.chapters.len().checked_sub(1) else {
         return;
     };
     // Per chapter, per block: (offset, label), in the order given (a stable sort keeps it).
     let mut by_chapter: Vec<Vec<(usize, usize, &str)>> = vec![Vec::new(); last_chapter + 1];
-    for page in pages {
+    for page in pages.iter().filter(|p| !p.label.trim().is_empty()) {
         let at = page.at;
         let (chapter, block, offset) = if at.chapter > last_chapter {
             (last_chapter, usize::MAX, usize::MAX)
@@ -521,7 +522,24 @@ mod tests {
         let mut doc = book(vec![vec![para("Call me Ishmael. Some years ago")]]);
         let words = crate::document::word_count(&doc);
         let plain = crate::document::plain_text(&doc.chapters[0].blocks);
-        mark_pages(&mut doc, &[start("1", 0, 0, 0), start("2", 0, 0, 10)]);
+        mark_pages(
+            &mut doc,
+            &[
+                start("1", 0, 0, 0),
+                start(" ", 0, 0, 5),
+                start("2", 0, 0, 10),
+            ],
+        );
+        assert_eq!(
+            content(&doc.chapters[0].blocks[0]),
+            &vec![
+                page("1"),
+                text("Call me Is"),
+                page("2"),
+                text("hmael. Some years ago")
+            ],
+            "a page without a label is left out"
+        );
         assert_eq!(crate::document::word_count(&doc), words);
         assert_eq!(crate::document::plain_text(&doc.chapters[0].blocks), plain);
     }

@@ -498,3 +498,79 @@ fn an_index_past_the_end_renders_nothing() {
         RenderedChapter::default()
     );
 }
+
+#[test]
+fn page_markers_stand_before_the_heading_they_open_and_alone_where_their_block_is_blank() {
+    use crate::document::positions::{PageStart, TextPosition};
+    use crate::document::{Block, Inline, Table};
+    let mut book = fixture::book();
+    book.document.chapters = vec![Chapter {
+        title: "One".into(),
+        blocks: vec![
+            fixture::h(1, None, "One"),
+            p(vec![t("   ")]),
+            p(vec![
+                t("Some "),
+                Inline::Emphasis(vec![t("words")]),
+                t(" here."),
+            ]),
+            Block::Table(Table {
+                caption: vec![],
+                head: vec![],
+                body: vec![],
+            }),
+        ],
+        ..Default::default()
+    }];
+    let page = |label: &str, block, offset| PageStart {
+        label: label.into(),
+        at: TextPosition {
+            chapter: 0,
+            block,
+            offset,
+        },
+    };
+    book.mark_print_pages(
+        crate::ebook::PrintEdition {
+            trim: "A5".into(),
+            isbn: None,
+        },
+        &[
+            page("1", 0, 0),
+            page("2", 1, 1),
+            page("3", 2, 7),
+            page("4", 3, 0),
+            page("4", 3, 0),
+        ],
+    );
+    let body = render_chapter(&book, 0, Target::Epub).body;
+    fixture::assert_well_formed(&format!(
+        "<body xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\">{body}</body>"
+    ));
+    let marker = |id: &str, label: &str| {
+        format!(
+            "<span epub:type=\"pagebreak\" role=\"doc-pagebreak\" class=\"pagebreak\" id=\"{id}\" title=\"{label}\"></span>"
+        )
+    };
+    // Before the heading, so that the heading's name is its text alone.
+    assert!(
+        body.contains(&format!("{}<h1 id=\"one\">One</h1>", marker("page-1", "1"))),
+        "{body}"
+    );
+    // The blank paragraph is left out; its marker is not.
+    assert!(
+        body.contains(&format!("{}<p", marker("page-2", "2"))),
+        "{body}"
+    );
+    assert!(body.contains(&format!(
+        "Some <em>wo{}rds</em> here.",
+        marker("page-3", "3")
+    )));
+    // Two pages of one label get two ids; an empty caption's markers stand before the table.
+    assert!(body.contains(&format!(
+        "{}{}<table>",
+        marker("page-4", "4"),
+        marker("page-4-2", "4")
+    )));
+    assert!(!body.contains("<caption>"));
+}
