@@ -450,12 +450,12 @@ impl<'a> Renderer<'a> {
 
     fn table(&mut self, table: &'a Table) {
         // A caption of nothing but page markers: the markers stand before the table.
-        let blank_caption = is_blank(&table.caption);
-        if blank_caption {
+        let markers_only = only_page_markers(&table.caption);
+        if markers_only {
             self.page_markers(&table.caption);
         }
         self.out.push_str("<table>\n");
-        if !blank_caption {
+        if !table.caption.is_empty() && !markers_only {
             self.out.push_str("<caption>");
             self.inlines(&table.caption);
             self.out.push_str("</caption>\n");
@@ -501,13 +501,14 @@ impl<'a> Renderer<'a> {
     }
 
     fn figure(&mut self, image: &str, alt: &str, caption: &'a [Inline]) {
-        let blank_caption = is_blank(caption);
-        if blank_caption {
+        let markers_only = only_page_markers(caption);
+        if markers_only {
             self.page_markers(caption);
         }
+        let caption: &[Inline] = if markers_only { &[] } else { caption };
         if self.image_src(image).is_none() {
             // The picture is gone; its caption is still the author's text.
-            if !blank_caption {
+            if !caption.is_empty() {
                 self.out.push_str("<p class=\"caption\">");
                 self.inlines(caption);
                 self.out.push_str("</p>\n");
@@ -517,7 +518,7 @@ impl<'a> Renderer<'a> {
         self.out.push_str("<figure class=\"figure\">\n");
         self.img(image, alt, None);
         self.out.push('\n');
-        if !blank_caption {
+        if !caption.is_empty() {
             self.out.push_str("<figcaption>");
             self.inlines(caption);
             self.out.push_str("</figcaption>\n");
@@ -845,6 +846,12 @@ pub fn is_blank(inlines: &[Inline]) -> bool {
         Inline::PrintPage(_) => true,
         _ => false,
     })
+}
+
+/// A caption that holds nothing but printed pages' markers: they stand before its table or
+/// figure, and the caption is not written.
+fn only_page_markers(inlines: &[Inline]) -> bool {
+    !inlines.is_empty() && inlines.iter().all(|i| matches!(i, Inline::PrintPage(_)))
 }
 
 fn align_class(align: Align) -> Option<&'static str> {
