@@ -80,6 +80,7 @@ pub mod language;
 pub mod logbook;
 pub mod logs;
 pub mod manuscript;
+pub mod math;
 pub mod metrics;
 pub mod pipeline;
 pub mod report;

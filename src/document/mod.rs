@@ -299,6 +299,8 @@ pub enum Inline {
     /// No manuscript reader makes one: [`positions::mark_pages`] places them from the
     /// typesetter's page starts, so the ebook can offer the printed pages. It holds no text.
     PrintPage(String),
+    /// An equation, in the line or displayed on its own.
+    Math(Math),
 }
 
 impl Inline {
@@ -330,6 +332,34 @@ impl Inline {
             | Inline::Link { content: c, .. }
             | Inline::Lang { content: c, .. } => Some(c),
             _ => None,
+        }
+    }
+}
+
+/// An equation. Readers convert what the manuscript wrote (TeX, a Word equation) to MathML
+/// as they read it, so that every writer shows the same thing; the TeX stays beside it for
+/// writers that typeset TeX (the print edition) and for when it could not be converted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Math {
+    /// Displayed as a block of its own (`$$…$$`, `\[…\]`, a Word equation on its own line).
+    pub display: bool,
+    /// The TeX the author wrote, when the manuscript wrote TeX.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tex: Option<String>,
+    /// One `<math>` element as [`crate::math`] makes it (MathML namespace, no prefix, MathML 3
+    /// presentation elements, no `style`); `None` when it could not be converted, and writers
+    /// then show `tex` as code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mathml: Option<String>,
+}
+
+impl Math {
+    /// What a reader sees of it as text: the MathML's characters, or else the TeX.
+    pub fn text(&self) -> String {
+        match (&self.mathml, &self.tex) {
+            (Some(mathml), _) => crate::math::text_content(mathml),
+            (None, Some(tex)) => tex.clone(),
+            (None, None) => String::new(),
         }
     }
 }

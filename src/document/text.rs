@@ -76,6 +76,7 @@ pub fn push_inlines(out: &mut String, inlines: &[Inline]) {
         match inline {
             Inline::Text(t) | Inline::Code(t) => out.push_str(t),
             Inline::LineBreak => out.push('\n'),
+            Inline::Math(math) => out.push_str(&math.text()),
             container => {
                 if let Some(children) = container.children() {
                     push_inlines(out, children);

@@ -35,7 +35,8 @@ pub fn package(
             book.document.chapters.len()
         );
     }
-    let manifest = Manifest::new(book, resources)?;
+    let mut manifest = Manifest::new(book, resources)?;
+    manifest.mathml = chapters.iter().map(|body| has_mathml(body)).collect();
     let pages = nav::page_list(book);
     let mut files: Vec<(String, Vec<u8>, bool)> = vec![
         (
@@ -56,7 +57,7 @@ pub fn package(
         (format!("{ROOT}/toc.ncx"), nav::ncx(book).into_bytes(), true),
         (
             format!("{ROOT}/css/book.css"),
-            STYLESHEET.as_bytes().to_vec(),
+            format!("{STYLESHEET}{}", crate::math::stylesheet()).into_bytes(),
             true,
         ),
     ];
@@ -120,6 +121,8 @@ struct Resource {
 struct Manifest {
     cover: Option<Resource>,
     images: Vec<Resource>,
+    /// By chapter: whether its document holds MathML (the manifest's `mathml` property).
+    mathml: Vec<bool>,
 }
 
 impl Manifest {
@@ -168,12 +171,26 @@ impl Manifest {
                 described,
             });
         }
-        Ok(Manifest { cover, images })
+        Ok(Manifest {
+            cover,
+            images,
+            mathml: Vec::new(),
+        })
+    }
+
+    fn has_mathml(&self) -> bool {
+        self.mathml.iter().any(|&m| m)
     }
 
     fn all_images_described(&self) -> bool {
         self.images.iter().all(|i| i.described)
     }
+}
+
+/// Whether a rendered chapter holds MathML. Text is escaped where it is written, so the
+/// markup of an equation is the only way `<math` gets into a body.
+fn has_mathml(body: &str) -> bool {
+    body.contains("<math ")
 }
 
 /// Ids of the images the text shows (chapters and notes), with whether every use has

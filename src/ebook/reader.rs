@@ -94,7 +94,10 @@ pub fn build(
             site.chapter_page(i, body).into_bytes(),
         ));
     }
-    files.push(("reader.css".into(), READER_CSS.as_bytes().to_vec()));
+    files.push((
+        "reader.css".into(),
+        format!("{READER_CSS}{}", crate::math::stylesheet()).into_bytes(),
+    ));
     files.push(("reader.js".into(), READER_JS.as_bytes().to_vec()));
     files.push((
         "manifest.webmanifest".into(),

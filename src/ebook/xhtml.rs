@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use super::Book;
 use crate::document::{
-    Align, Block, Cell, Definition, Division, Image, Inline, LinkTarget, ListKind, Table,
+    Align, Block, Cell, Definition, Division, Image, Inline, LinkTarget, ListKind, Math, Table,
 };
 use crate::language;
 use crate::report::Warning;
@@ -607,6 +607,7 @@ impl<'a> Renderer<'a> {
             }
             Inline::Lang { lang, content } => self.lang(lang, content),
             Inline::PrintPage(label) => self.page_marker(inline, label),
+            Inline::Math(math) => self.math(math),
         }
     }
 
@@ -649,6 +650,22 @@ impl<'a> Renderer<'a> {
             if let Inline::PrintPage(label) = inline {
                 self.page_marker(inline, label);
             }
+        }
+    }
+
+    /// An equation: its MathML as the reader made it (already checked and escaped, see
+    /// `crate::math`), or, when it could not be converted, its TeX as code (the reader
+    /// warned about it).
+    fn math(&mut self, math: &Math) {
+        match (&math.mathml, &math.tex) {
+            (Some(mathml), _) => self.out.push_str(mathml),
+            (None, Some(tex)) => {
+                let class = if math.display { "tex display" } else { "tex" };
+                let _ = write!(self.out, "<code class=\"{class}\">");
+                text(&mut self.out, tex);
+                self.out.push_str("</code>");
+            }
+            (None, None) => {}
         }
     }
 

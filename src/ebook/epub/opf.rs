@@ -160,6 +160,12 @@ fn accessibility(out: &mut String, manifest: &Manifest, paged: bool) {
         meta("accessibilityFeature", "pageBreakMarkers");
         meta("accessibilityFeature", "pageNavigation");
     }
+    if manifest.has_mathml() {
+        // Equations are MathML that assistive technology can read and explore. The TeX kept
+        // in each one's annotation is its source, not a description, so `describedMath` is
+        // not claimed.
+        meta("accessibilityFeature", "MathML");
+    }
     meta("accessibilityHazard", "none");
     let summary = match (has_images, described) {
         (false, _) => {
@@ -257,7 +263,8 @@ fn manifest_section(out: &mut String, book: &Book, manifest: &Manifest) {
     item("copyright", "copyright.xhtml", XHTML, None);
     for i in 0..book.document.chapters.len() {
         let file = chapter_file_name(i, Target::Epub);
-        item(&chapter_id(i), &file, XHTML, None);
+        let mathml = manifest.mathml.get(i).copied().unwrap_or(false);
+        item(&chapter_id(i), &file, XHTML, mathml.then_some("mathml"));
     }
     for image in &manifest.images {
         item(&image.id, &image.href, &image.media_type, None);

@@ -858,7 +858,7 @@ fn is_property(name: &str) -> bool {
 fn has_text(content: &[Inline]) -> bool {
     content.iter().any(|i| match i {
         Inline::Text(t) | Inline::Code(t) => !t.trim().is_empty(),
-        Inline::Image { .. } | Inline::NoteRef(_) => true,
+        Inline::Image { .. } | Inline::NoteRef(_) | Inline::Math(_) => true,
         Inline::LineBreak | Inline::Anchor(_) => false,
         container => container.children().is_some_and(|c| has_text(c)),
     })

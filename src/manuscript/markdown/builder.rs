@@ -484,7 +484,11 @@ impl<'r, 'l> Builder<'r, 'l> {
                 caption,
             };
         }
-        if !has_image(&content) && crate::manuscript::text::is_scene_break(&inline_text(&content)) {
+        let equation = content.iter().any(|i| matches!(i, Inline::Math(_)));
+        if !has_image(&content)
+            && !equation
+            && crate::manuscript::text::is_scene_break(&inline_text(&content))
+        {
             return Block::SceneBreak;
         }
         paragraph(content)

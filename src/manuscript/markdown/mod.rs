@@ -8,6 +8,7 @@
 pub(super) mod builder;
 pub(crate) mod front_matter;
 mod ids;
+mod math;
 mod resources;
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
@@ -16,6 +17,7 @@ use super::{InputError, Limits, html};
 use crate::document::{Align, Block, Document, Inline, ListKind, Metadata, Parsed, chapters};
 use crate::report::Warning;
 use builder::{BlockKind, Builder, Flattened, InlineKind, LeafKind};
+use math::Maths;
 use resources::Resources;
 
 /// Whether text uses Markdown syntax enough to be read as Markdown rather than plain text.
@@ -83,13 +85,30 @@ pub fn read(text: &str, limits: &Limits) -> Result<Parsed, InputError> {
     let mut res = Resources::new(limits);
     let mut builder = Builder::new(&mut res);
     let mut state = Events::default();
-    for (event, range) in Parser::new_ext(body, options(body)).into_offset_iter() {
+    let mut maths = Maths::new();
+    let options = options(body);
+    let source = math::rewrite_delimiters(body, options);
+    for (event, range) in Parser::new_ext(&source, options).into_offset_iter() {
         builder.offset = range.start;
+        let event = match event {
+            Event::InlineMath(tex) => {
+                let inline = maths.inline(&source, body, range, &tex, false);
+                state.math(inline, &mut builder)?;
+                continue;
+            }
+            Event::DisplayMath(tex) => {
+                let inline = maths.inline(&source, body, range, &tex, true);
+                state.math(inline, &mut builder)?;
+                continue;
+            }
+            event => event,
+        };
         state.event(event, &mut builder, &mut metadata)?;
     }
     let flattened = builder.flattened;
     let (mut blocks, mut notes) = builder.finish()?;
     let mut warnings = std::mem::take(&mut res.warnings);
+    warnings.append(&mut maths.warnings);
     if let Some(flattened) = flattened {
         warnings.push(nesting_flattened(text, body, flattened));
     }
@@ -215,7 +234,9 @@ impl Events {
             Event::Start(tag) => self.start(tag, b),
             Event::End(tag) => end(tag, b),
             Event::Text(text) => b.text(&text),
-            Event::Code(code) | Event::InlineMath(code) | Event::DisplayMath(code) => {
+            Event::Code(code) => b.inline(Inline::Code(code.into_string())),
+            // `read` turns math into equations before it gets here.
+            Event::InlineMath(code) | Event::DisplayMath(code) => {
                 b.inline(Inline::Code(code.into_string()))
             }
             Event::Html(html) => html::block(&html, b),
@@ -225,6 +246,15 @@ impl Events {
             Event::HardBreak => b.inline(Inline::LineBreak),
             Event::Rule => b.add_block(Block::SceneBreak),
             Event::TaskListMarker(done) => b.text(if done { "[x] " } else { "[ ] " }),
+        }
+    }
+
+    /// An equation (see `math.rs`), where the text is.
+    fn math(&mut self, inline: Inline, b: &mut Builder) -> Result<(), InputError> {
+        self.started = true;
+        match inline {
+            Inline::Text(text) => b.text(&text),
+            inline => b.inline(inline),
         }
     }
 

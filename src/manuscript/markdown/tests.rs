@@ -265,7 +265,11 @@ fn inline_markup_maps_onto_the_model() {
     assert_eq!(para[6], Inline::Code("code".into()));
     assert_eq!(para[8], Inline::Superscript(vec![text("sup")]));
     assert_eq!(para[10], Inline::Subscript(vec![text("sub")]));
-    assert_eq!(para[12], Inline::Code("x^2".into()));
+    let Inline::Math(math) = &para[12] else {
+        panic!("expected an equation, got {:?}", para[12]);
+    };
+    assert_eq!((math.display, math.tex.as_deref()), (false, Some("x^2")));
+    assert!(math.mathml.as_deref().is_some_and(|m| m.contains("<msup>")));
     assert_eq!(para[13], text(" “smart” – …"));
 }
 
@@ -428,7 +432,7 @@ fn the_torture_test_reads_and_keeps_its_text() {
         "Its second paragraph, indented.",
         "A block of HTML around text that must be kept.",
         "An HTML table cell",
-        "TeX between dollar signs keeps its source: \\alpha + \\beta, and $5 is text",
+        "TeX between dollar signs keeps its source: α+β, and $5 is text",
         "Orpington",
         "The last paragraph.",
     ] {
@@ -540,4 +544,100 @@ fn deep_nesting_that_is_flattened_is_reported() {
     // Nesting within the limit says nothing.
     let shallow = parse(&format!("{}deep\n", "> ".repeat(10)));
     assert!(!codes(&shallow).contains(&"nesting_flattened"));
+}
+
+/// The equations of a paragraph, as (display, TeX, converted).
+fn equations(content: &[Inline]) -> Vec<(bool, String, bool)> {
+    content
+        .iter()
+        .filter_map(|i| match i {
+            Inline::Math(m) => Some((
+                m.display,
+                m.tex.clone().unwrap_or_default(),
+                m.mathml.is_some(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn dollars_follow_pandocs_rules() {
+    // Currency stays text; so does `$x$` followed by a digit, and a space inside the
+    // delimiters; `\$` is a dollar.
+    for prose in [
+        "It cost $5 and $10 then.",
+        "From $x$1 onwards.",
+        "A $ x $ here.",
+        "Escaped \\$x\\$ too.",
+    ] {
+        let parsed = parse(prose);
+        let para = first_paragraph(&parsed);
+        assert!(equations(&para).is_empty(), "{prose}: {para:?}");
+        assert!(
+            plain_text(&blocks(&parsed)).contains('$'),
+            "{prose}: the dollar signs are kept"
+        );
+    }
+    assert_eq!(
+        plain_text(&blocks(&parse("From $x$1 onwards."))),
+        "From $x$1 onwards.\n"
+    );
+    let para = first_paragraph(&parse("Let $a^2$ and $$\\int_0^1 f$$ be."));
+    assert_eq!(
+        equations(&para),
+        [
+            (false, "a^2".into(), true),
+            (true, "\\int_0^1 f".into(), true)
+        ]
+    );
+}
+
+#[test]
+fn backslash_delimiters_are_math_outside_code() {
+    let para = first_paragraph(&parse(
+        "Inline \\( \\frac{1}{2} \\) and display \\[x = y\\], not `\\(code\\)`.",
+    ));
+    assert_eq!(
+        equations(&para),
+        [
+            (false, "\\frac{1}{2}".into(), true),
+            (true, "x = y".into(), true)
+        ]
+    );
+    assert!(para.contains(&Inline::Code("\\(code\\)".into())));
+}
+
+#[test]
+fn an_equation_that_cannot_be_converted_stays_tex_with_a_warning_naming_it() {
+    // pulldown-cmark follows braces up to 255 deep inside math; this is deeper than the
+    // converter is trusted with, and within what the Markdown parser takes as math.
+    let bomb = "{".repeat(200) + "x" + &"}".repeat(200);
+    let text = format!("Fine $x$.\n\nBad $\\foo{{b}}$ here.\n\nBomb $${bomb}$$ too.\n");
+    let parsed = parse(&text);
+    let all: Vec<_> = blocks(&parsed)
+        .iter()
+        .flat_map(|b| match b {
+            Block::Paragraph { content, .. } => equations(content),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(all.len(), 3);
+    assert_eq!(
+        all.iter().map(|e| e.2).collect::<Vec<_>>(),
+        [true, false, false]
+    );
+    let warnings: Vec<_> = parsed
+        .warnings
+        .iter()
+        .filter(|w| w.code == "math_not_converted")
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].message.contains("“\\foo{b}”"), "{warnings:?}");
+    assert_eq!(warnings[0].location.as_deref(), Some("line 3"));
+    assert!(
+        warnings[1].message.contains("nests more than"),
+        "{warnings:?}"
+    );
+    assert_eq!(warnings[1].location.as_deref(), Some("line 5"));
 }
