@@ -138,11 +138,7 @@ pub fn clean(mathml: &str) -> Option<String> {
                     out.push_str("</mstyle>");
                 }
             }
-            Event::Text(t) => {
-                if !open.is_empty() {
-                    escape_into(&mut out, &t.xml10_content());
-                }
-            }
+            Event::Text(t) if !open.is_empty() => escape_into(&mut out, &t.xml10_content()),
             Event::GeneralRef(r) => {
                 let c = match r.resolve_char_ref().ok()? {
                     Some(c) => c.to_string(),

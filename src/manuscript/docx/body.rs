@@ -11,6 +11,7 @@ use super::fields::{field_link, symbol};
 use super::images::Images;
 use super::inlines::{self, AtomKind, Atoms};
 use super::numbering::{Counters, Numbering};
+use super::omml;
 use super::package::Rels;
 use super::styles::{self, Class, RunProps, Styles};
 use super::table::{Merge, RawCell, RawRow, build_table, first_row_look};
@@ -40,6 +41,8 @@ pub struct Context<'a, 'b> {
     pub date: Option<String>,
     /// Open complex fields (`w:fldChar`), which may span paragraphs.
     fields: Vec<Field>,
+    /// Office Math elements already reported as not converted (once each per book).
+    math_unknown: std::collections::BTreeSet<String>,
 }
 
 impl<'a, 'b> Context<'a, 'b> {
@@ -65,6 +68,7 @@ impl<'a, 'b> Context<'a, 'b> {
             authors: Vec::new(),
             date: None,
             fields: Vec::new(),
+            math_unknown: std::collections::BTreeSet::new(),
         }
     }
 
@@ -440,6 +444,7 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
                 // `ins`, `moveTo`, `smartTag`, `customXml`, `sdt`, `sdtContent`, `dir`…
                 _ => self.inlines(para, base, link),
             },
+            Ns::M if matches!(tag.name(), "oMath" | "oMathPara") => self.equation(&tag, para, link),
             Ns::M => {
                 if tag.name() == "t" {
                     let text = self.x.text()?;
@@ -451,6 +456,35 @@ impl<'x, 'c, 'a, 'b> Body<'x, 'c, 'a, 'b> {
             Ns::Mc => self.alternate(tag, &mut |body, tag| body.inline(tag, para, base, link)),
             _ => self.inlines(para, base, link),
         }
+    }
+
+    /// A Word equation (`m:oMath`, or `m:oMathPara` and the equations it displays).
+    fn equation(
+        &mut self,
+        tag: &Tag,
+        para: &mut Para,
+        link: Option<usize>,
+    ) -> Result<(), InputError> {
+        let (maths, unknown) = omml::read(self.x, tag)?;
+        if self.ctx.in_instruction() {
+            return Ok(());
+        }
+        for name in unknown {
+            if self.ctx.math_unknown.insert(name.clone()) {
+                self.ctx.warnings.push(Warning::new(
+                    "math_element_unknown",
+                    format!(
+                        "A Word equation uses {name}, which Bindery does not convert to MathML; its text is kept in the equation. Check how it reads."
+                    ),
+                ));
+            }
+        }
+        for math in maths {
+            self.ctx.meter.element()?;
+            self.ctx.meter.text(&math.text())?;
+            para.atoms.push(0, link, AtomKind::Math(math));
+        }
+        Ok(())
     }
 
     fn inlines(

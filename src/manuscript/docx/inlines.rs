@@ -3,7 +3,7 @@
 //! not one node per run. Runs become atoms with formatting bits, adjacent text with equal
 //! formatting merges, and nesting is rebuilt one property at a time.
 
-use crate::document::{Inline, LinkTarget};
+use crate::document::{Inline, LinkTarget, Math};
 
 use super::styles::fmt;
 
@@ -19,6 +19,8 @@ pub enum AtomKind {
         id: String,
         alt: String,
     },
+    /// A Word equation, already MathML.
+    Math(Math),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,16 +166,25 @@ pub fn build(mut atoms: Vec<Atom>, links: &[LinkTarget]) -> Vec<Inline> {
     out
 }
 
-/// Note references and anchors take the formatting around them, so that they do not split
-/// an italic phrase in two (and a note mark's superscript is the writer's business).
+/// Note references, anchors and equations take the formatting around them, so that they do
+/// not split an italic phrase in two (a note mark's superscript is the writer's business, and
+/// an equation's look is its own).
 fn neutralise(atoms: &mut [Atom]) {
     let mut previous: Option<u16> = None;
     for i in 0..atoms.len() {
-        let neutral = matches!(atoms[i].kind, AtomKind::NoteRef(_) | AtomKind::Anchor(_));
+        let neutral = matches!(
+            atoms[i].kind,
+            AtomKind::NoteRef(_) | AtomKind::Anchor(_) | AtomKind::Math(_)
+        );
         if neutral {
             let next = atoms[i..]
                 .iter()
-                .find(|a| !matches!(a.kind, AtomKind::NoteRef(_) | AtomKind::Anchor(_)))
+                .find(|a| {
+                    !matches!(
+                        a.kind,
+                        AtomKind::NoteRef(_) | AtomKind::Anchor(_) | AtomKind::Math(_)
+                    )
+                })
                 .map(|a| a.fmt);
             atoms[i].fmt = match (previous, next) {
                 (Some(p), Some(n)) => p & n,
@@ -225,6 +236,7 @@ fn leaves(atoms: &[Atom]) -> Vec<Inline> {
                 image: id.clone(),
                 alt: alt.clone(),
             }),
+            AtomKind::Math(math) => out.push(Inline::Math(math.clone())),
         }
     }
     out

@@ -13,6 +13,7 @@ mod fields;
 mod images;
 mod inlines;
 mod numbering;
+mod omml;
 mod package;
 mod styles;
 mod table;

@@ -1011,3 +1011,40 @@ fn markup_without_words_stops_at_the_element_limit() {
         InputError::TooManyElements { limit: 20_000 }
     );
 }
+
+#[test]
+fn word_equations_become_mathml_in_their_paragraphs() {
+    let m = "http://schemas.openxmlformats.org/officeDocument/2006/math";
+    let doc = body_doc(&format!(
+        concat!(
+            "<w:p><w:r><w:t xml:space=\"preserve\">Inline </w:t></w:r>",
+            "<m:oMath xmlns:m=\"{m}\"><m:sSup><m:e><m:r><w:rPr><w:i/></w:rPr><m:t>x</m:t></m:r></m:e>",
+            "<m:sup><m:r><m:t>2</m:t></m:r></m:sup></m:sSup></m:oMath>",
+            "<w:r><w:t xml:space=\"preserve\"> here.</w:t></w:r></w:p>",
+            "<w:p><m:oMathPara xmlns:m=\"{m}\"><m:oMath><m:r><m:t>a=b</m:t></m:r></m:oMath></m:oMathPara></w:p>"
+        ),
+        m = m
+    ));
+    let blocks = blocks(&doc);
+    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    let Block::Paragraph { content, .. } = &blocks[0] else {
+        panic!("{blocks:?}");
+    };
+    assert_eq!(content[0], Inline::Text("Inline ".into()));
+    let Inline::Math(inline) = &content[1] else {
+        panic!("{content:?}");
+    };
+    assert!(!inline.display);
+    assert_eq!(
+        inline.mathml.as_deref(),
+        Some(
+            "<math xmlns=\"http://www.w3.org/1998/Math/MathML\"><mrow><msup><mrow><mi>x</mi></mrow><mrow><mn>2</mn></mrow></msup></mrow></math>"
+        )
+    );
+    assert_eq!(content[2], Inline::Text(" here.".into()));
+    // A paragraph that is only a displayed equation is kept.
+    let Block::Paragraph { content, .. } = &blocks[1] else {
+        panic!("{blocks:?}");
+    };
+    assert!(matches!(&content[..], [Inline::Math(m)] if m.display));
+}
