@@ -52,12 +52,15 @@ impl Default for TexConverter {
 impl TexConverter {
     pub fn new() -> Self {
         let config = MathCoreConfig {
+            // math-core 0.7 writes `\ldots` as three full stops, which a screen reader reads
+            // as "dot dot dot"; pandoc and KaTeX write the one character.
+            macros: vec![("ldots".into(), "…".into()), ("dots".into(), "…".into())],
             pretty_print: PrettyPrint::Never,
             xml_namespace: true,
             annotation: true,
             ..MathCoreConfig::default()
         };
-        // No macros are configured, so there is nothing for `new` to refuse.
+        // The macros above are fixed and parse (a unit test converts both).
         let inner = LatexToMathML::new(config).unwrap_or_default();
         TexConverter { inner }
     }
@@ -88,6 +91,7 @@ impl TexConverter {
                     inner.convert_with_global_state(tex, mode).map_err(|e| {
                         let mut message = String::new();
                         e.to_message(&mut message, tex);
+                        let message = message.trim_end_matches('.');
                         // "12: Unknown command …" → "at character 12: unknown command …"
                         TexError::Invalid(format!("at character {message}"))
                     })
@@ -162,6 +166,18 @@ mod tests {
             "{mathml}"
         );
         assert_eq!(super::super::text_content(&mathml), "ab<2");
+    }
+
+    #[test]
+    fn an_ellipsis_is_one_character() {
+        let mut c = TexConverter::new();
+        for tex in [r"1, \ldots, n", r"1, \dots, n"] {
+            let mathml = c.convert(tex, false).expect("converts");
+            assert!(
+                super::super::text_content(&mathml).contains('…'),
+                "{mathml}"
+            );
+        }
     }
 
     #[test]

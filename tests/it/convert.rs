@@ -136,16 +136,18 @@ fn every_word_of_every_source_is_in_its_epub() {
                 // A pandoc title block (`% Title` lines) is metadata, like YAML front matter,
                 // which pandoc's plain output leaves out too; CommonMark would read it as text.
                 let text = std::fs::read_to_string(input).expect("read");
+                // `\\(…\\)` and `\\[…\\]` are mathematics to Bindery (and LaTeX); pandoc 2.17's
+                // CommonMark knows only dollars.
                 let body: String = text
                     .lines()
                     .skip_while(|l| l.starts_with('%'))
-                    .map(|l| format!("{l}\n"))
+                    .map(|l| format!("{}\n", dollars(l)))
                     .collect();
                 let tmp = tempfile::NamedTempFile::new().expect("tmp");
                 std::fs::write(tmp.path(), body).expect("write");
                 pandoc_words(
                     tmp.path(),
-                    "commonmark+footnotes+pipe_tables+strikeout+smart+yaml_metadata_block",
+                    "commonmark+footnotes+pipe_tables+strikeout+smart+yaml_metadata_block+tex_math_dollars",
                 )
             }
             // Plain text needs no parser to find its words.
@@ -168,6 +170,38 @@ fn every_word_of_every_source_is_in_its_epub() {
         })
     });
     assert!(failures.is_empty(), "text lost:\n{}", failures.join("\n"));
+}
+
+/// A line with each `\\(…\\)` and `\\[…\\]` closed on it written with dollars.
+fn dollars(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find(['\\']) {
+        let (open, close, delimiter) = match rest[i..].get(..2) {
+            Some("\\(") => ("\\(", "\\)", "$"),
+            Some("\\[") => ("\\[", "\\]", "$$"),
+            _ => {
+                out.push_str(&rest[..i + 1]);
+                rest = &rest[i + 1..];
+                continue;
+            }
+        };
+        match rest[i + 2..].find(close) {
+            Some(j) => {
+                out.push_str(&rest[..i]);
+                out.push_str(delimiter);
+                out.push_str(&rest[i + 2..i + 2 + j]);
+                out.push_str(delimiter);
+                rest = &rest[i + 2 + j + close.len()..];
+            }
+            None => {
+                out.push_str(&rest[..i + open.len()]);
+                rest = &rest[i + open.len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Words of every `alt` attribute in the EPUB's documents.

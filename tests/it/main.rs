@@ -25,6 +25,7 @@ mod installation;
 mod jobs;
 mod jobs_cli;
 mod logs_cli;
+mod math;
 mod openapi;
 mod outages;
 mod page_list;

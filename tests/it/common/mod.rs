@@ -534,9 +534,21 @@ pub fn pandoc_words(path: &Path, from: &str) -> Vec<String> {
 }
 
 /// The same, or pandoc's complaint (pandoc 2.17 cannot read some valid DOCX packaging).
+///
+/// Mathematics is left out, on both sides of a comparison: pandoc writes an equation it read
+/// as TeX and the same one read as MathML in different words (`\\alpha` against `α`), and
+/// `tests/it/math.rs` compares every equation's symbols instead.
 pub fn try_pandoc_words(path: &Path, from: &str) -> Result<Vec<String>, String> {
+    let filter = tempfile::Builder::new()
+        .suffix(".lua")
+        .tempfile()
+        .map_err(|e| e.to_string())?;
+    std::fs::write(filter.path(), "function Math(el) return {} end\n")
+        .map_err(|e| e.to_string())?;
     let out = Command::new("pandoc")
         .args(["--wrap=none", "-t", "plain", "-f", from])
+        .arg("--lua-filter")
+        .arg(filter.path())
         .arg(path)
         .output()
         .expect("pandoc is not installed: run the suite through scripts/test");

@@ -1,0 +1,285 @@
+//! Mathematics through `bindery convert`: the math fixtures (`tests/fixtures/math/`: TeX in
+//! `markdown/math.md`, Word equations in `docx/equations.docx`) come out as MathML that holds
+//! each expression's symbols, marked as EPUB asks, and what cannot be converted stays TeX
+//! with a warning. EPUBCheck passes them in `convert::every_corpus_file_…`, as every fixture.
+
+use crate::common;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{BIN, corpus};
+
+fn convert(input: &Path, output: &Path) -> Output {
+    Command::new(BIN)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .arg("convert")
+        .arg(input)
+        .arg("-o")
+        .arg(output)
+        .arg("--json")
+        .output()
+        .expect("run bindery convert")
+}
+
+/// Converts `input`; the EPUB's path and the report's warnings.
+fn converted(input: &Path, dir: &Path) -> (PathBuf, Vec<serde_json::Value>) {
+    let epub = dir.join("book.epub");
+    let out = convert(input, &epub);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        input.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let warnings = report["report"]["warnings"]
+        .as_array()
+        .expect("warnings")
+        .clone();
+    (epub, warnings)
+}
+
+/// The EPUB's files whose names end with `suffix`, in the archive's order, as text.
+fn entries(epub: &Path, suffix: &str) -> Vec<(String, String)> {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(epub).expect("epub")).expect("zip");
+    let mut out = Vec::new();
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).expect("entry");
+        let name = entry.name().expect("name").to_string();
+        if name.ends_with(suffix) {
+            let mut text = String::new();
+            entry.read_to_string(&mut text).expect("utf-8");
+            out.push((name, text));
+        }
+    }
+    out
+}
+
+/// Every `<math>…</math>` of the book's chapters, in reading order.
+fn equations(epub: &Path) -> Vec<String> {
+    let mut all = Vec::new();
+    for (name, xhtml) in entries(epub, ".xhtml") {
+        if !name.contains("chapter") {
+            continue;
+        }
+        let mut rest = xhtml.as_str();
+        while let Some(start) = rest.find("<math") {
+            let end = rest[start..].find("</math>").expect("closed") + start + "</math>".len();
+            all.push(rest[start..end].to_owned());
+            rest = &rest[end..];
+        }
+    }
+    all
+}
+
+/// What a reader sees of an equation: its text without the TeX annotation, tags removed and
+/// the predefined entities resolved (written here, not borrowed from the code under test).
+fn shown_text(mathml: &str) -> String {
+    let without = match (mathml.find("<annotation"), mathml.find("</annotation>")) {
+        (Some(a), Some(b)) => format!("{}{}", &mathml[..a], &mathml[b..]),
+        _ => mathml.to_owned(),
+    };
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in without.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+fn annotation(mathml: &str) -> Option<String> {
+    let start = mathml.find("encoding=\"application/x-tex\">")? + 29;
+    let end = mathml[start..].find("</annotation>")? + start;
+    Some(
+        mathml[start..end]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
+}
+
+/// The symbols of a case the MathML lacks; a list inside the list is any one of several.
+/// Spaces are not symbols (MathML writes `\text{a b}`'s as no-break spaces).
+fn missing_symbols(case: &serde_json::Value, shown: &str) -> Vec<String> {
+    let compact: String = shown.split_whitespace().collect();
+    let has = |symbol: &str| compact.contains(&symbol.split_whitespace().collect::<String>());
+    case["symbols"]
+        .as_array()
+        .expect("symbols")
+        .iter()
+        .filter(|s| match s {
+            serde_json::Value::Array(any) => {
+                !any.iter().any(|a| has(a.as_str().unwrap_or("\u{0}")))
+            }
+            s => !has(s.as_str().unwrap_or("\u{0}")),
+        })
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn cases(name: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(corpus().join("math").join(name)).expect("cases");
+    serde_json::from_str(&text).expect("json")
+}
+
+/// What every book with MathML must be: each chapter holding it marked `mathml` in the
+/// manifest and no other, the MathML namespace unprefixed, the feature declared.
+fn assert_marked_as_epub_asks(epub: &Path) {
+    let (_, opf) = entries(epub, "content.opf").remove(0);
+    let chapters = entries(epub, ".xhtml");
+    let mut marked = 0;
+    for (name, xhtml) in &chapters {
+        let href = name.trim_start_matches("OEBPS/");
+        let item = opf
+            .lines()
+            .find(|l| l.contains(&format!("href=\"{href}\"")))
+            .unwrap_or_else(|| panic!("{href} is not in the manifest"));
+        let has = xhtml.contains("<math xmlns=\"http://www.w3.org/1998/Math/MathML\"");
+        assert_eq!(item.contains("properties=\"mathml\""), has, "{item}");
+        marked += usize::from(has);
+        assert!(
+            !xhtml.contains("<m:math") && !xhtml.contains("xmlns:m="),
+            "{name}"
+        );
+        assert!(!xhtml.contains(" style=\""), "{name}: an inline style");
+    }
+    assert!(marked > 0, "no chapter holds MathML");
+    assert!(
+        opf.contains("<meta property=\"schema:accessibilityFeature\">MathML</meta>"),
+        "{opf}"
+    );
+}
+
+#[test]
+fn every_tex_expression_of_the_markdown_fixture_is_mathml_with_its_symbols() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (epub, warnings) = converted(&corpus().join("markdown/math.md"), dir.path());
+    assert!(warnings.is_empty(), "{warnings:#?}");
+    let found = equations(&epub);
+    let expected: Vec<_> = cases("tex.json")
+        .into_iter()
+        .filter(|c| c["expect"] == "ok" && c["bindery"] != "tex")
+        .collect();
+    assert!(expected.len() >= 50, "only {} expressions", expected.len());
+    assert_eq!(found.len(), expected.len(), "equations in the book");
+    let mut failures = Vec::new();
+    for (case, mathml) in expected.iter().zip(&found) {
+        let tex = case["tex"].as_str().expect("tex");
+        if annotation(mathml).as_deref() != Some(tex) {
+            failures.push(format!(
+                "{}: annotation is not its TeX: {mathml}",
+                case["id"]
+            ));
+            continue;
+        }
+        let display = mathml.contains("display=\"block\"");
+        if display != case["display"].as_bool().expect("display") {
+            failures.push(format!("{}: display is {display}", case["id"]));
+        }
+        let missing = missing_symbols(case, &shown_text(mathml));
+        if !missing.is_empty() {
+            failures.push(format!(
+                "{}: lacks {missing:?} in {:?}",
+                case["id"],
+                shown_text(mathml)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_marked_as_epub_asks(&epub);
+    // Prices stay prices.
+    let text: String = entries(&epub, ".xhtml")
+        .into_iter()
+        .map(|(_, x)| x)
+        .collect();
+    assert!(text.contains("it cost $5 and $10"), "currency became math");
+    assert!(text.contains("from $x$1 onwards"), "$x$1 became math");
+}
+
+#[test]
+fn every_word_equation_of_the_docx_fixture_is_mathml_with_its_symbols() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (epub, warnings) = converted(&corpus().join("docx/equations.docx"), dir.path());
+    let found = equations(&epub);
+    let expected = cases("omml.json");
+    assert_eq!(found.len(), expected.len(), "equations in the book");
+    let mut failures = Vec::new();
+    for (case, mathml) in expected.iter().zip(&found) {
+        let display = case["omml"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("<m:oMathPara"));
+        if mathml.contains("display=\"block\"") != display {
+            failures.push(format!("{}: display should be {display}", case["id"]));
+        }
+        let missing = missing_symbols(case, &shown_text(mathml));
+        if !missing.is_empty() {
+            failures.push(format!(
+                "{}: lacks {missing:?} in {:?}",
+                case["id"],
+                shown_text(mathml)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_marked_as_epub_asks(&epub);
+    // The one element Bindery does not know (`m:foo`, in the fixture on purpose) is named.
+    let codes: Vec<_> = warnings
+        .iter()
+        .map(|w| (w["code"].as_str(), w["message"].as_str()))
+        .collect();
+    assert_eq!(codes.len(), 1, "{codes:?}");
+    assert_eq!(codes[0].0, Some("math_element_unknown"));
+    assert!(codes[0].1.is_some_and(|m| m.contains("m:foo")), "{codes:?}");
+}
+
+#[test]
+fn tex_that_cannot_be_converted_stays_code_with_a_warning_and_a_nesting_bomb_is_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let unconvertible: Vec<_> = cases("tex.json")
+        .into_iter()
+        .filter(|c| c["bindery"] == "tex")
+        .collect();
+    let bomb = "{".repeat(200) + "x" + &"}".repeat(200);
+    let mut text = String::from("# Gaps\n\n");
+    for case in &unconvertible {
+        text.push_str(&format!("$${}$$\n\n", case["tex"].as_str().expect("tex")));
+    }
+    text.push_str(&format!("A bomb: ${bomb}$, and $a+b$ after it.\n"));
+    let input = dir.path().join("gaps.md");
+    std::fs::write(&input, text).expect("write");
+    let (epub, warnings) = converted(&input, dir.path());
+    let messages: Vec<&str> = warnings
+        .iter()
+        .filter(|w| w["code"] == "math_not_converted")
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    assert_eq!(messages.len(), unconvertible.len() + 1, "{messages:#?}");
+    assert!(
+        messages
+            .last()
+            .is_some_and(|m| m.contains("nests more than 100")),
+        "{messages:#?}"
+    );
+    let xhtml: String = entries(&epub, ".xhtml")
+        .into_iter()
+        .map(|(_, x)| x)
+        .collect();
+    assert_eq!(
+        xhtml.matches("<code class=\"tex").count(),
+        unconvertible.len() + 1
+    );
+    // The equation after the bomb is converted all the same.
+    assert_eq!(equations(&epub).len(), 1);
+}
