@@ -204,7 +204,10 @@ fn every_tex_expression_of_the_markdown_fixture_is_mathml_with_its_symbols() {
         .into_iter()
         .map(|(_, x)| x)
         .collect();
-    assert!(text.contains("it cost $5 and $10"), "currency became math");
+    assert!(
+        text.contains("mathematics: it cost $5 and $10"),
+        "currency became math"
+    );
     assert!(text.contains("from $x$1 onwards"), "$x$1 became math");
 }
 
@@ -282,4 +285,74 @@ fn tex_that_cannot_be_converted_stays_code_with_a_warning_and_a_nesting_bomb_is_
     );
     // The equation after the bomb is converted all the same.
     assert_eq!(equations(&epub).len(), 1);
+}
+
+/// The reader written for the Markdown fixture, served under the reader's policy
+/// (`tests/browser/serve.py`), in Chromium: `tests/browser/reader-math.mjs`.
+#[test]
+fn the_readers_chapters_lay_out_every_equation_and_pass_axe() {
+    if !common::need::browser() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let site = dir.path().join("site");
+    let out = Command::new(BIN)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("convert")
+        .arg(corpus().join("markdown/math.md"))
+        .arg("-o")
+        .arg(dir.path().join("book.epub"))
+        .args(["--quiet", "--reader"])
+        .arg(&site)
+        .output()
+        .expect("run bindery convert");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let browser = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let _server = Serving(
+        Command::new("python3")
+            .arg(browser.join("serve.py"))
+            .arg(port.to_string())
+            .arg(&site)
+            .spawn()
+            .expect("python3"),
+    );
+    let url = format!("http://127.0.0.1:{port}/index.html");
+    common::eventually(
+        "the reader's server to answer",
+        std::time::Duration::from_secs(10),
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    );
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/math");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let out = Command::new("node")
+        .arg(browser.join("reader-math.mjs"))
+        .arg(&url)
+        .arg(&shots)
+        .output()
+        .expect("node");
+    assert!(
+        out.status.success(),
+        "the browser check failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A server process stopped when the test ends, however it ends.
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
