@@ -28,9 +28,12 @@ pub fn rewrite_delimiters(text: &str, options: Options) -> Cow<'_, str> {
     let bytes = text.as_bytes();
     let mut out = bytes.to_vec();
     let mut changed = false;
+    // Where the last search for each closer gave up: an opener before it has no closer
+    // either (it would search the same text), so a paragraph of openers costs one scan.
+    let mut hopeless = [0usize; 2];
     let mut i = 0;
     while i + 1 < bytes.len() {
-        if let Some(r) = code.iter().find(|r| r.contains(&i)) {
+        if let Some(r) = in_code(&code, i) {
             i = r.end;
             continue;
         }
@@ -47,11 +50,20 @@ pub fn rewrite_delimiters(text: &str, options: Options) -> Cow<'_, str> {
                 continue;
             }
         };
-        let Some(end) = closing(bytes, i + 2, close, &code) else {
+        let inline = bytes[i + 1] == b'(';
+        let kind = usize::from(inline);
+        if i < hopeless[kind] {
             i += 2;
             continue;
+        }
+        let end = match closing(bytes, i + 2, close, &code) {
+            Ok(end) => end,
+            Err(stopped) => {
+                hopeless[kind] = stopped;
+                i += 2;
+                continue;
+            }
         };
-        let inline = bytes[i + 1] == b'(';
         let (open, shut): (&[u8], &[u8]) = if inline {
             (b"${", b"}$")
         } else {
@@ -69,27 +81,33 @@ pub fn rewrite_delimiters(text: &str, options: Options) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_owned()))
 }
 
-/// Where the closing delimiter of a `\(` or `\[` opened before `from` is: in the same
-/// paragraph (no blank line), outside code, not itself escaped.
-fn closing(bytes: &[u8], from: usize, close: &[u8], code: &[Range<usize>]) -> Option<usize> {
+/// Where the closing delimiter of a `\\(` or `\\[` opened before `from` is: in the same
+/// paragraph (no blank line), outside code, not itself escaped. Else where the search stopped.
+fn closing(bytes: &[u8], from: usize, close: &[u8], code: &[Range<usize>]) -> Result<usize, usize> {
     let mut j = from;
     while j + 1 < bytes.len() {
         if bytes[j] == b'\n' && blank_line_follows(&bytes[j + 1..]) {
-            return None;
+            return Err(j);
         }
-        if code.iter().any(|r| r.contains(&j)) {
-            return None;
+        if in_code(code, j).is_some() {
+            return Err(j);
         }
         if bytes[j] == b'\\' {
             if bytes[j..].starts_with(close) {
-                return (j > from).then_some(j);
+                return if j > from { Ok(j) } else { Err(j) };
             }
             j += 2;
             continue;
         }
         j += 1;
     }
-    None
+    Err(bytes.len())
+}
+
+/// The code range `pos` is in (`code` is sorted and its ranges do not overlap).
+fn in_code(code: &[Range<usize>], pos: usize) -> Option<&Range<usize>> {
+    let k = code.partition_point(|r| r.end <= pos);
+    code.get(k).filter(|r| r.contains(&pos))
 }
 
 fn blank_line_follows(rest: &[u8]) -> bool {
@@ -113,6 +131,7 @@ fn code_ranges(text: &str, options: Options) -> Vec<Range<usize>> {
             _ => {}
         }
     }
+    ranges.sort_by_key(|r| r.start);
     ranges
 }
 
@@ -214,6 +233,16 @@ mod tests {
         let out = rewrite_delimiters(text, options());
         assert_eq!(out, r"A ${x^2}$ and $$y$$ but `\(code\)` and \\(not\\).");
         assert_eq!(out.len(), text.len());
+    }
+
+    #[test]
+    fn a_paragraph_of_openers_is_scanned_once() {
+        let text = "\\(".repeat(200_000);
+        let started = std::time::Instant::now();
+        assert_eq!(rewrite_delimiters(&text, options()), text);
+        // One search per opener would be 200,000 scans of the whole paragraph; one scan is
+        // milliseconds (a generous bound for a debug build on a loaded machine).
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]
