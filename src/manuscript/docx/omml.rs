@@ -1,10 +1,15 @@
 //! Word equations (Office Math, `m:oMath` and `m:oMathPara`) as MathML.
 //!
 //! Written from ECMA-376 Part 1 §22.1 (Math), element by element, following the mapping of
-//! scienceai/omml2mathml (Apache-2.0, a JavaScript port of Microsoft's OMML2MML stylesheet)
-//! where the standard leaves a choice open: runs are cut into `mn`, `mo` and `mi` as Word's
-//! own export does, n-ary operators put their limits under and over except integrals,
-//! accents use spacing characters, `m:nor` text is `mtext`. No code was copied from either.
+//! scienceai/omml2mathml (Apache-2.0, a JavaScript port of Microsoft's OMML2MML stylesheet;
+//! no code was copied) for what the standard leaves open: runs are cut into `mn`, `mo` and
+//! `mi`, `m:nor` text is `mtext`, a delimiter's default separator is `|`, accents and group
+//! characters default to U+0302 and U+23DF, a function name is followed by U+2061, combining
+//! accents become their spacing characters. Where it departs from omml2mathml it follows
+//! Word: n-ary limits default to under and over except for integrals (the document defaults
+//! `naryLim` and `intLim` that a missing `limLoc` falls back to, as Word sets them;
+//! omml2mathml puts every limit as scripts), and a linear fraction is written on the line
+//! (`a/b`, where omml2mathml writes a bevelled `mfrac`, which MathML Core does not draw).
 //!
 //! What it makes is the MathML `crate::math` describes: the MathML namespace without a
 //! prefix, MathML 3 presentation elements only, no `style`. Alignment in an equation array
