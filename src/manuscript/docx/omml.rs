@@ -405,6 +405,10 @@ impl Writer<'_> {
             let mut columns = vec![String::new()];
             for child in &row.children {
                 let start = std::mem::take(&mut self.out);
+                if child.math && child.name == "r" && child.flag("rPr", "aln") {
+                    // `m:aln` marks its run as the row's alignment point.
+                    columns.push(String::new());
+                }
                 if child.math && child.name == "r" {
                     let text = run_text(child);
                     let mut pieces = text.split('&').peekable();
@@ -457,7 +461,11 @@ impl Writer<'_> {
             return;
         }
         if n.flag("rPr", "nor") {
-            self.element("mtext", "", text);
+            // MathML trims a token's edge spaces; "if " before an identifier keeps its space.
+            let trimmed = text.trim_matches(' ');
+            let before = "\u{a0}".repeat(text.len() - text.trim_start_matches(' ').len());
+            let after = "\u{a0}".repeat(text.len() - text.trim_end_matches(' ').len());
+            self.element("mtext", "", &format!("{before}{trimmed}{after}"));
             return;
         }
         let style = Style::of(n);
@@ -713,6 +721,10 @@ mod tests {
             ),
             "<mrow><mi>sin</mi><mtext>if x</mtext></mrow>"
         );
+        assert_eq!(
+            one("<m:oMath><m:r><m:rPr><m:nor/></m:rPr><m:t>if </m:t></m:r></m:oMath>"),
+            "<mrow><mtext>if\u{a0}</mtext></mrow>"
+        );
     }
 
     #[test]
@@ -821,6 +833,17 @@ mod tests {
             "{arr}"
         );
         assert!(!arr.contains("&amp;"), "{arr}");
+        // Word's other way to mark the point: `m:aln` on the run.
+        let aln = one(&format!(
+            "<m:oMath><m:eqArr><m:e>{}<m:r><m:rPr><m:aln/></m:rPr><m:t>=1</m:t></m:r></m:e></m:eqArr></m:oMath>",
+            r("y+1")
+        ));
+        assert!(
+            aln.contains(
+                "<mtd class=\"math-left math-pad-left-0\"><mrow><mo>=</mo><mn>1</mn></mrow></mtd>"
+            ),
+            "{aln}"
+        );
     }
 
     #[test]
