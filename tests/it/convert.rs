@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{BIN, corpus, corpus_files, pandoc_words, raw_docx_words, try_pandoc_words, words};
 
-fn convert(input: &Path, output: &Path, extra: &[&str]) -> Output {
+/// `bindery convert INPUT -o OUTPUT EXTRA…`, with a fixed `SOURCE_DATE_EPOCH` and nothing
+/// else of the environment but `PATH`.
+pub fn convert(input: &Path, output: &Path, extra: &[&str]) -> Output {
     Command::new(BIN)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())

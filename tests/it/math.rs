@@ -7,28 +7,14 @@ use crate::common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::{BIN, corpus};
-
-fn convert(input: &Path, output: &Path) -> Output {
-    Command::new(BIN)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("SOURCE_DATE_EPOCH", "1700000000")
-        .arg("convert")
-        .arg(input)
-        .arg("-o")
-        .arg(output)
-        .arg("--json")
-        .output()
-        .expect("run bindery convert")
-}
 
 /// Converts `input`; the EPUB's path and the report's warnings.
 fn converted(input: &Path, dir: &Path) -> (PathBuf, Vec<serde_json::Value>) {
     let epub = dir.join("book.epub");
-    let out = convert(input, &epub);
+    let out = crate::convert::convert(input, &epub, &["--json"]);
     assert!(
         out.status.success(),
         "{}: {}",
@@ -129,6 +115,21 @@ fn missing_symbols(case: &serde_json::Value, shown: &str) -> Vec<String> {
         .collect()
 }
 
+/// What is wrong with a case's MathML: displayed when it should not be or the other way,
+/// symbols missing.
+fn misrendered(case: &serde_json::Value, mathml: &str, display: bool) -> Vec<String> {
+    let mut wrong = Vec::new();
+    if mathml.contains("display=\"block\"") != display {
+        wrong.push(format!("{}: display should be {display}", case["id"]));
+    }
+    let shown = shown_text(mathml);
+    let missing = missing_symbols(case, &shown);
+    if !missing.is_empty() {
+        wrong.push(format!("{}: lacks {missing:?} in {shown:?}", case["id"]));
+    }
+    wrong
+}
+
 fn cases(name: &str) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(corpus().join("math").join(name)).expect("cases");
     serde_json::from_str(&text).expect("json")
@@ -184,18 +185,8 @@ fn every_tex_expression_of_the_markdown_fixture_is_mathml_with_its_symbols() {
             ));
             continue;
         }
-        let display = mathml.contains("display=\"block\"");
-        if display != case["display"].as_bool().expect("display") {
-            failures.push(format!("{}: display is {display}", case["id"]));
-        }
-        let missing = missing_symbols(case, &shown_text(mathml));
-        if !missing.is_empty() {
-            failures.push(format!(
-                "{}: lacks {missing:?} in {:?}",
-                case["id"],
-                shown_text(mathml)
-            ));
-        }
+        let display = case["display"].as_bool().expect("display");
+        failures.extend(misrendered(case, mathml, display));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_marked_as_epub_asks(&epub);
@@ -223,17 +214,7 @@ fn every_word_equation_of_the_docx_fixture_is_mathml_with_its_symbols() {
         let display = case["omml"]
             .as_str()
             .is_some_and(|o| o.starts_with("<m:oMathPara"));
-        if mathml.contains("display=\"block\"") != display {
-            failures.push(format!("{}: display should be {display}", case["id"]));
-        }
-        let missing = missing_symbols(case, &shown_text(mathml));
-        if !missing.is_empty() {
-            failures.push(format!(
-                "{}: lacks {missing:?} in {:?}",
-                case["id"],
-                shown_text(mathml)
-            ));
-        }
+        failures.extend(misrendered(case, mathml, display));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_marked_as_epub_asks(&epub);
