@@ -39,7 +39,8 @@ pub fn looks_like_markdown(text: &str) -> bool {
             || (t.starts_with('|') && t.ends_with('|') && t.len() > 2)
             || line.contains("](")
             || t.starts_with("[^")
-            || (t.starts_with('[') && t.contains("]: "));
+            || (t.starts_with('[') && t.contains("]: "))
+            || tex_math(line);
         let weak = t.starts_with("> ")
             || t.starts_with("* ")
             || t.starts_with("- ")
@@ -55,6 +56,35 @@ pub fn looks_like_markdown(text: &str) -> bool {
         }
     }
     lines > 0 && score >= 3
+}
+
+/// TeX mathematics, which prose never has: a line opening `$$` or `\\[`, or a `$…$` or
+/// `\\(…\\)` span (by pandoc's rules for dollars) holding a command, a script or a group.
+/// Prices (`$5 and $10`) are not.
+fn tex_math(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with("$$") || t.starts_with("\\[") {
+        return true;
+    }
+    let texy = |s: &str| s.contains(['\\', '^', '_', '{']);
+    if let Some((_, after)) = line.split_once("\\(")
+        && after
+            .split_once("\\)")
+            .is_some_and(|(inside, _)| texy(inside))
+    {
+        return true;
+    }
+    line.split('$')
+        .skip(1)
+        .step_by(2)
+        .zip(line.split('$').skip(2).step_by(2))
+        .any(|(inside, after)| {
+            !inside.is_empty()
+                && !inside.starts_with(' ')
+                && !inside.ends_with(' ')
+                && !after.starts_with(|c: char| c.is_ascii_digit())
+                && texy(inside)
+        })
 }
 
 fn atx_heading(t: &str) -> bool {

@@ -382,6 +382,13 @@ fn markdown_and_html_are_told_from_prose() {
     assert!(!looks_like_markdown(
         "Chapter 1\n\nHe paid 5 * 3 dollars.\n"
     ));
+    // TeX mathematics is Markdown's, not prose's; prices are prose.
+    assert!(looks_like_markdown("Euler: $e^{i\\pi} + 1 = 0$.\n"));
+    assert!(looks_like_markdown("Inline \\(a_1\\) here.\n"));
+    assert!(looks_like_markdown("The sum:\n\n$$\\sum_i i$$\n"));
+    assert!(!looks_like_markdown(
+        "It cost $5 and $10.\n\nFrom $3 to $4_000.\n"
+    ));
 }
 
 #[test]
