@@ -197,6 +197,8 @@ fn text_len(inline: &Inline) -> usize {
     match inline {
         Inline::Text(t) | Inline::Code(t) => t.len(),
         Inline::LineBreak => 1,
+        // An equation is one piece: a page that begins inside it is marked after it.
+        Inline::Math(math) => math.text().len(),
         other => other.children().map_or(0, |c| c.iter().map(text_len).sum()),
     }
 }
@@ -542,5 +544,26 @@ mod tests {
         );
         assert_eq!(crate::document::word_count(&doc), words);
         assert_eq!(crate::document::plain_text(&doc.chapters[0].blocks), plain);
+    }
+
+    #[test]
+    fn an_equation_counts_the_text_it_adds_and_is_not_split() {
+        let math = Inline::Math(crate::document::Math {
+            display: false,
+            tex: Some("x^2".into()),
+            mathml: Some("<math xmlns=\"http://www.w3.org/1998/Math/MathML\"><msup><mi>x</mi><mn>2</mn></msup></math>".into()),
+        });
+        assert_eq!(
+            text_len(&math),
+            super::super::inline_text(std::slice::from_ref(&math)).len()
+        );
+        let mut inlines = vec![text("a "), math.clone(), text(" b")];
+        let mut pos = 0;
+        let mut pending = [(3usize, "7")].into_iter().peekable();
+        insert_in(&mut inlines, &mut pos, &mut pending);
+        assert_eq!(
+            inlines,
+            [text("a "), math, Inline::PrintPage("7".into()), text(" b")]
+        );
     }
 }
