@@ -83,6 +83,7 @@ pub mod manuscript;
 pub mod math;
 pub mod metrics;
 pub mod pipeline;
+pub mod print;
 pub mod report;
 pub mod services;
 pub mod sessions;

@@ -1,0 +1,293 @@
+//! The whole Typst source of a print edition: the page setup, the front matter (half title,
+//! title page, copyright page, contents), and the chapters, each opening on a right-hand page.
+//!
+//! Nothing here asks Typst where things fell (no `query`, no `outline`, no counters): on long
+//! books those lookups cost more than the typesetting. What depends on the pages instead comes
+//! in as plain data from the previous pass ([`PageData`]): the contents' page numbers, each
+//! page's folio, and which pages carry a running head.
+
+use std::fmt::Write as _;
+
+use crate::document::{Division, Document};
+use crate::ebook::BookMetadata;
+
+use super::markup::{Emitter, Literal, Room, literal, typst_language};
+use super::trim::PageGeometry;
+
+/// Labels Typst carries from the source to the pages, read back after each pass.
+pub(crate) const CHAPTER_LABEL: &str = "bindery-chapter";
+pub(crate) const CONTENTS_LABEL: &str = "bindery-contents";
+
+/// What one pass learnt of the pages, for the next to print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PageData {
+    /// One letter a physical page: `h` running head and folio, `f` folio only, `n` neither.
+    pub styles: String,
+    /// Each physical page's folio (`iii`, `12`).
+    pub folios: Vec<String>,
+    /// The folio of each contents entry's first page.
+    pub contents: Vec<String>,
+}
+
+/// Where the book's chapters go.
+pub(crate) struct Arrangement {
+    /// Chapters before the contents (a dedication, an epigraph), with roman folios.
+    pub before_contents: std::ops::Range<usize>,
+    /// Chapters in the contents; the first of `body` is page 1.
+    pub listed: std::ops::Range<usize>,
+    /// The first chapter with arabic folios, if any.
+    pub body: Option<usize>,
+}
+
+impl Arrangement {
+    pub fn of(document: &Document) -> Arrangement {
+        let chapters = &document.chapters;
+        let lead = |from: usize, divisions: &[Division]| {
+            from + chapters[from..]
+                .iter()
+                .take_while(|c| divisions.contains(&c.division))
+                .count()
+        };
+        let before = lead(0, &[Division::Dedication, Division::Epigraph]);
+        let roman = lead(before, &[Division::Foreword, Division::Preface]);
+        Arrangement {
+            before_contents: 0..before,
+            listed: before..chapters.len(),
+            body: (roman < chapters.len()).then_some(roman),
+        }
+    }
+}
+
+/// The generated source and where the book's text sits in it.
+pub(crate) struct Generated {
+    pub source: String,
+    pub literals: Vec<Literal>,
+    pub warnings: Vec<crate::report::Warning>,
+}
+
+/// The source of one pass. Without `heads` there are no running heads or folios, so that an
+/// empty page can be told from a full one; without `pages` (the first pass) the contents'
+/// numbers are placeholders.
+pub(crate) fn generate(
+    document: &Document,
+    resources: &std::collections::BTreeMap<String, Vec<u8>>,
+    metadata: &BookMetadata,
+    geometry: PageGeometry,
+    pages: Option<&PageData>,
+    heads: bool,
+) -> Generated {
+    let (text_width, text_height) = geometry.text_block();
+    let mut e = Emitter::new(
+        document,
+        resources,
+        Room {
+            width: text_width,
+            height: text_height * 0.6,
+        },
+    );
+    e.raw(&preamble(metadata, geometry, pages.filter(|_| heads)));
+    e.raw(&front_matter(metadata));
+
+    let arrangement = Arrangement::of(document);
+    e.raw("#set par(first-line-indent: 1.2em)\n");
+    for i in arrangement.before_contents.clone() {
+        open_chapter(&mut e, i);
+        e.chapter(i, &document.chapters[i]);
+    }
+    if !arrangement.listed.is_empty() {
+        e.raw(&contents(document, &arrangement, pages));
+    }
+    for i in arrangement.listed.clone() {
+        open_chapter(&mut e, i);
+        e.chapter(i, &document.chapters[i]);
+    }
+    Generated {
+        source: e.out,
+        literals: e.literals,
+        warnings: e.warnings,
+    }
+}
+
+fn open_chapter(e: &mut Emitter<'_>, index: usize) {
+    e.raw(&format!(
+        "#pagebreak(to: \"odd\", weak: true)\n#metadata({index})<{CHAPTER_LABEL}>\n"
+    ));
+}
+
+fn authors(metadata: &BookMetadata) -> String {
+    match metadata.authors.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) -> String {
+    let (width, height) = g.media();
+    let (inside, outside, top, bottom) = g.margins();
+    let (_, text_height) = g.text_block();
+    let title = literal(&metadata.title);
+    let author = literal(&authors(metadata));
+    let authors_array: Vec<String> = metadata.authors.iter().map(|a| literal(a)).collect();
+    let (lang, region) = typst_language(&metadata.language).unwrap_or(("en".into(), None));
+    let region = region.map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
+    let size = g.trim.font_size();
+    let sink = text_height * 0.22;
+    let mut out = format!(
+        r#"#set document(title: {title}, author: ({authors}))
+#set page(
+  width: {width:.4}in, height: {height:.4}in, binding: left,
+  margin: (inside: {inside:.4}in, outside: {outside:.4}in, top: {top:.4}in, bottom: {bottom:.4}in),
+  header-ascent: 35%, footer-descent: 35%,
+)
+#set text(font: ("Libertinus Serif", "New Computer Modern", "DejaVu Sans Mono"), size: {size}pt, lang: "{lang}", region: {region}, hyphenate: true, costs: (widow: 100%, orphan: 100%))
+#set par(justify: true, leading: 0.6em, spacing: 0.6em, first-line-indent: 0pt)
+#show raw: set text(font: "DejaVu Sans Mono", size: 0.8em)
+#show heading: it => {{
+  set par(justify: false, first-line-indent: 0pt)
+  set text(weight: "regular", hyphenate: false)
+  if it.level == 1 {{
+    v({sink:.4}in)
+    align(center, text(size: 1.6em, it.body))
+    v(0.35in)
+  }} else {{
+    block(above: 1.4em, below: 0.8em, sticky: true, align(center, text(size: if it.level == 2 {{ 1.15em }} else {{ 1em }}, style: "italic", it.body)))
+  }}
+}}
+#let bindery-sink = v({sink:.4}in)
+#let bindery-quote(body) = pad(left: 1.5em, right: 1.5em, body)
+#let bindery-code(text) = block(width: 100%, inset: (left: 1em, y: 0.3em), raw(text, block: true))
+#let bindery-dash(n) = box(text(tracking: -0.05em, "\u{{2014}}" * n))
+#let bindery-mono(body) = text(font: "DejaVu Sans Mono", size: 0.85em, body)
+#let bindery-scene-break = block(above: 1.1em, below: 1.1em, sticky: false, width: 100%, align(center, "*" + h(1.2em) + "*" + h(1.2em) + "*"))
+#let bindery-figure(image, caption) = block(breakable: false, width: 100%, above: 1.2em, below: 1.2em, {{
+  align(center, image)
+  if caption != none {{ v(0.4em); align(center, text(size: 0.9em, caption)) }}
+}})
+#let bindery-table-caption(body) = block(above: 1em, below: 0.5em, sticky: true, width: 100%, align(center, text(size: 0.9em, body)))
+#let bindery-table(columns, ..cells) = block(above: 0.8em, below: 1.2em, {{
+  set text(size: 0.85em)
+  set par(justify: false, first-line-indent: 0pt)
+  table(columns: (1fr,) * columns, inset: 4pt, stroke: 0.4pt, ..cells)
+}})
+"#,
+        authors = authors_array
+            .iter()
+            .map(|a| format!("{a},"))
+            .collect::<String>(),
+    );
+    if let Some(pages) = pages {
+        let folios: String = pages.folios.iter().map(|f| format!("\"{f}\",")).collect();
+        let _ = write!(
+            out,
+            r#"#let bindery-styles = "{styles}"
+#let bindery-folios = ({folios})
+#set page(
+  header: context {{
+    let p = here().page()
+    if bindery-styles.at(p - 1, default: "n") == "h" {{
+      set text(size: 0.8em, tracking: 0.04em, hyphenate: false)
+      align(center, smallcaps(if calc.even(p) {{ {author} }} else {{ {title} }}))
+    }}
+  }},
+  footer: context {{
+    let p = here().page()
+    if bindery-styles.at(p - 1, default: "n") != "n" {{
+      set text(size: 0.85em)
+      align(center, bindery-folios.at(p - 1, default: ""))
+    }}
+  }},
+)
+"#,
+            styles = pages.styles,
+        );
+    }
+    out
+}
+
+fn front_matter(m: &BookMetadata) -> String {
+    let title = literal(&m.title);
+    let mut out = format!(
+        "#v(1.5in)\n#align(center, text(size: 1.5em, hyphenate: false, {title}))\n#pagebreak(to: \"odd\")\n#v(1.2in)\n#align(center, text(size: 2.2em, hyphenate: false, {title}))\n"
+    );
+    if let Some(subtitle) = &m.subtitle {
+        let _ = writeln!(
+            out,
+            "#v(0.2in)\n#align(center, text(size: 1.2em, style: \"italic\", hyphenate: false, {}))",
+            literal(subtitle)
+        );
+    }
+    if !m.authors.is_empty() {
+        let _ = writeln!(
+            out,
+            "#v(0.6in)\n#align(center, text(size: 1.3em, hyphenate: false, {}))",
+            literal(&authors(m))
+        );
+    }
+    if let Some(publisher) = &m.publisher {
+        let _ = writeln!(
+            out,
+            "#v(1fr)\n#align(center, text(size: 0.9em, {}))",
+            literal(publisher)
+        );
+    }
+    // The copyright page: what the metadata says, at the foot of the title page's verso.
+    let year = m
+        .date
+        .as_deref()
+        .and_then(|d| d.get(..4))
+        .filter(|y| y.bytes().all(|b| b.is_ascii_digit()));
+    let mut lines = vec![m.title.clone()];
+    if let Some(subtitle) = &m.subtitle {
+        lines[0] = format!("{}: {subtitle}", m.title);
+    }
+    match (&m.rights, year) {
+        (Some(rights), _) => lines.push(rights.clone()),
+        (None, Some(year)) if !m.authors.is_empty() => {
+            lines.push(format!("Copyright © {year} {}", authors(m)))
+        }
+        _ if !m.authors.is_empty() => lines.push(format!("© {}", authors(m))),
+        _ => {}
+    }
+    if let Some(isbn) = &m.isbn {
+        lines.push(format!("ISBN {isbn}"));
+    }
+    if let Some(publisher) = &m.publisher {
+        lines.push(format!("Published by {publisher}"));
+    }
+    if let (Some(date), None) = (&m.date, &m.rights) {
+        lines.push(format!("First published {date}"));
+    }
+    lines.push("Typeset with Bindery.".to_owned());
+    out.push_str("#pagebreak()\n#v(1fr)\n#[\n#set text(size: 0.8em)\n#set par(justify: false, spacing: 0.9em)\n");
+    for line in lines {
+        let _ = write!(out, "#{}\n\n", literal(&line));
+    }
+    out.push_str("]\n");
+    out
+}
+
+fn contents(document: &Document, arrangement: &Arrangement, pages: Option<&PageData>) -> String {
+    let mut out = format!(
+        "#pagebreak(to: \"odd\", weak: true)\n#metadata(none)<{CONTENTS_LABEL}>\n#[\n#set par(justify: false, first-line-indent: 0pt, spacing: 0.75em, hanging-indent: 1em)\n#v(0.8in)\n#align(center, text(size: 1.4em, \"Contents\"))\n#v(0.3in)\n"
+    );
+    for (n, i) in arrangement.listed.clone().enumerate() {
+        let chapter = &document.chapters[i];
+        let title = if chapter.title.trim().is_empty() {
+            format!("{}", i + 1)
+        } else {
+            chapter.title.clone()
+        };
+        let folio = pages
+            .and_then(|p| p.contents.get(n))
+            .map_or("000", String::as_str);
+        let _ = write!(
+            out,
+            "#{}#box(width: 1fr, repeat(h(0.25em) + \".\" + h(0.25em)))#{}\n\n",
+            literal(&title),
+            literal(folio)
+        );
+    }
+    out.push_str("]\n");
+    out
+}

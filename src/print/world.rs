@@ -1,0 +1,122 @@
+//! Typst's view of the world while it typesets one book: the generated source, the fonts built
+//! into the binary, a fixed date, and the book's own images. Nothing else exists: any other
+//! file, a package, the clock, is refused, so neither the template nor anything that slipped
+//! past the emitter can read the machine or vary between runs.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use typst::diag::{FileError, FileResult};
+use typst::foundations::{Bytes, Datetime};
+use typst::syntax::{FileId, Source, VirtualPath};
+use typst::text::{Font, FontBook};
+use typst::utils::LazyHash;
+use typst::{Library, LibraryExt, World};
+
+/// Where the source names an image: `/images/ID`, ID being an `Image::id` of the document.
+pub(crate) const IMAGES: &str = "/images/";
+
+/// The fonts typst-assets embeds (Libertinus Serif, New Computer Modern, DejaVu Sans Mono, each
+/// with italic and bold), parsed once per process.
+fn fonts() -> &'static (LazyHash<FontBook>, Vec<Font>) {
+    static FONTS: OnceLock<(LazyHash<FontBook>, Vec<Font>)> = OnceLock::new();
+    FONTS.get_or_init(|| {
+        let fonts: Vec<Font> = typst_assets::fonts()
+            .flat_map(|data| Font::iter(Bytes::new(data)))
+            .collect();
+        (LazyHash::new(FontBook::from_fonts(&fonts)), fonts)
+    })
+}
+
+/// The standard library, built once: it holds no state of a book.
+fn library() -> &'static LazyHash<Library> {
+    static LIBRARY: OnceLock<LazyHash<Library>> = OnceLock::new();
+    LIBRARY.get_or_init(|| LazyHash::new(Library::default()))
+}
+
+pub(crate) struct BookWorld<'a> {
+    main: Source,
+    images: &'a BTreeMap<String, Vec<u8>>,
+}
+
+impl<'a> BookWorld<'a> {
+    pub fn new(source: String, images: &'a BTreeMap<String, Vec<u8>>) -> Self {
+        let id = FileId::new(None, VirtualPath::new("/main.typ"));
+        BookWorld {
+            main: Source::new(id, source),
+            images,
+        }
+    }
+
+    pub fn source(&self) -> &Source {
+        &self.main
+    }
+}
+
+impl World for BookWorld<'_> {
+    fn library(&self) -> &LazyHash<Library> {
+        library()
+    }
+
+    fn book(&self) -> &LazyHash<FontBook> {
+        &fonts().0
+    }
+
+    fn main(&self) -> FileId {
+        self.main.id()
+    }
+
+    fn source(&self, id: FileId) -> FileResult<Source> {
+        if id == self.main.id() {
+            Ok(self.main.clone())
+        } else {
+            Err(FileError::AccessDenied)
+        }
+    }
+
+    fn file(&self, id: FileId) -> FileResult<Bytes> {
+        if id.package().is_some() {
+            return Err(FileError::AccessDenied);
+        }
+        let path = id.vpath().as_rooted_path().to_string_lossy();
+        let image = path
+            .strip_prefix(IMAGES)
+            .and_then(|name| self.images.get(name));
+        match image {
+            Some(bytes) => Ok(Bytes::new(bytes.clone())),
+            None => Err(FileError::AccessDenied),
+        }
+    }
+
+    fn font(&self, index: usize) -> Option<Font> {
+        fonts().1.get(index).cloned()
+    }
+
+    fn today(&self, _offset: Option<i64>) -> Option<Datetime> {
+        // Never the clock: the same book gives the same bytes.
+        Datetime::from_ymd(2026, 1, 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_books_images_are_files() {
+        let images = BTreeMap::from([("a.png".to_owned(), vec![1, 2, 3])]);
+        let world = BookWorld::new(String::new(), &images);
+        let file = |p: &str| world.file(FileId::new(None, VirtualPath::new(p)));
+        assert_eq!(file("/images/a.png").map(|b| b.to_vec()), Ok(vec![1, 2, 3]));
+        for denied in [
+            "/images/b.png",
+            "/etc/passwd",
+            "/main.typ",
+            "/images/../a.png",
+        ] {
+            assert_eq!(file(denied), Err(FileError::AccessDenied), "{denied}");
+        }
+        let other = FileId::new(None, VirtualPath::new("/other.typ"));
+        assert!(world.source(other).is_err());
+    }
+}
