@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::convert::Options;
 use crate::manuscript::Format;
 use crate::pipeline::in_memory::{self, ConvertError};
+use crate::print::{self, Paper, PrintEdition, PrintError, PrintOptions, Trim};
 
 /// Exit code when the manuscript (or an option) is refused: sysexits' EX_DATAERR.
 const EXIT_BAD_INPUT: u8 = 65;
@@ -39,6 +40,18 @@ pub struct ConvertArgs {
     /// Also write the offline web reader (a static site) into this directory.
     #[arg(long, value_name = "DIR")]
     pub reader: Option<PathBuf>,
+    /// Also typeset the print edition's interior as a press-ready PDF.
+    #[arg(long, value_name = "BOOK.pdf")]
+    pub pdf: Option<PathBuf>,
+    /// The print edition's trim size: 5x8, 5.25x8, 5.5x8.5, 6x9, a5 or royal.
+    #[arg(long, value_name = "SIZE", default_value = "6x9", requires = "pdf")]
+    pub trim: Trim,
+    /// 0.125 in of bleed beyond the trim on the print edition's outside edges.
+    #[arg(long, requires = "pdf")]
+    pub bleed: bool,
+    /// The print edition's paper: white or cream.
+    #[arg(long, value_name = "PAPER", default_value = "white", requires = "pdf")]
+    pub paper: Paper,
     /// Print the report as JSON on stdout instead of text.
     #[arg(long)]
     pub json: bool,
@@ -147,7 +160,31 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         }
     }
 
+    // The ebook is written whatever becomes of the print edition.
+    let print = match &args.pdf {
+        Some(path) => Some((path, typeset(&converted, args)?)),
+        None => None,
+    };
+    if let Some((path, edition)) = &print {
+        write_atomically(path, &edition.pdf)?;
+    }
+
     if args.json {
+        let pdf = print.as_ref().map(|(path, e)| {
+            serde_json::json!({
+                "output": path,
+                "bytes": e.pdf.len(),
+                "pages": e.pages,
+                "trim": e.trim,
+                "trim_inches": e.trim.inches(),
+                "bleed": e.bleed,
+                "paper": e.paper,
+                "gutter_inches": e.gutter,
+                "page_starts": e.page_starts,
+                "folios": e.folios,
+                "warnings": e.warnings,
+            })
+        });
         let out = serde_json::json!({
             "output": output,
             "bytes": converted.epub.len(),
@@ -155,18 +192,49 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
             "language": converted.book.metadata.language,
             "identifier": converted.book.metadata.identifier,
             "report": converted.report,
+            "pdf": pdf,
         });
         println!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(anyhow::Error::from)?
         );
     } else if !args.quiet {
-        print_report(&output, &converted, started.elapsed().as_millis());
+        print_report(
+            &output,
+            &converted,
+            print.as_ref().map(|(p, e)| (p.as_path(), e)),
+            started.elapsed().as_millis(),
+        );
     }
     Ok(())
 }
 
-fn print_report(output: &Path, c: &in_memory::Converted, millis: u128) {
+fn typeset(converted: &in_memory::Converted, args: &ConvertArgs) -> Result<PrintEdition, Failure> {
+    let options = PrintOptions {
+        trim: args.trim,
+        bleed: args.bleed,
+        paper: args.paper,
+    };
+    print::typeset(
+        &converted.book.document,
+        &converted.resources,
+        &converted.book.metadata,
+        &options,
+    )
+    .map_err(|e| match e {
+        PrintError::TooLong { .. } | PrintError::TooManyWords { .. } => {
+            Failure::Input(format!("no print edition: {e}"))
+        }
+        other => Failure::Other(anyhow::anyhow!("no print edition: {other}")),
+    })
+}
+
+fn print_report(
+    output: &Path,
+    c: &in_memory::Converted,
+    print: Option<(&Path, &PrintEdition)>,
+    millis: u128,
+) {
     let s = &c.report.statistics;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
@@ -181,11 +249,32 @@ fn print_report(output: &Path, c: &in_memory::Converted, millis: u128) {
         count(s.notes, "note"),
         c.report.format,
     );
-    if c.report.warnings.is_empty() {
+    if let Some((path, e)) = print {
+        let (width, height) = e.trim.inches();
+        let _ = writeln!(
+            out,
+            "Wrote {} ({} KiB) in {} ms: print edition, {}, trim {} ({width:.2}×{height:.2} in{}), gutter {} in, {} paper.",
+            path.display(),
+            e.pdf.len().div_ceil(1024),
+            e.layout_time.as_millis(),
+            count(u64::from(e.pages), "page"),
+            e.trim,
+            if e.bleed { ", 0.125 in bleed" } else { "" },
+            e.gutter,
+            e.paper,
+        );
+    }
+    let warnings: Vec<&crate::report::Warning> = c
+        .report
+        .warnings
+        .iter()
+        .chain(print.iter().flat_map(|(_, e)| &e.warnings))
+        .collect();
+    if warnings.is_empty() {
         let _ = writeln!(out, "No warnings.");
     } else {
-        let _ = writeln!(out, "{}:", count(c.report.warnings.len() as u64, "warning"));
-        for w in &c.report.warnings {
+        let _ = writeln!(out, "{}:", count(warnings.len() as u64, "warning"));
+        for w in warnings {
             match &w.location {
                 Some(at) => {
                     let _ = writeln!(out, "  - [{}] {} ({at})", w.code, w.message);

@@ -8,7 +8,7 @@ use super::steps::{
     Ingest, PackageEpub, PackageReader, Parse, RenderChapter, Verify, in_memory_name,
 };
 use crate::convert::{
-    Assembled, Options, assemble, ingest, package_epub, package_reader, verify_epub,
+    Assembled, Options, Resources, assemble, ingest, package_epub, package_reader, verify_epub,
 };
 use crate::ebook::Book;
 use crate::ebook::xhtml::{self, Target};
@@ -29,6 +29,9 @@ pub struct Converted {
     pub epub: Vec<u8>,
     /// The web reader's files, when asked for.
     pub reader: Option<Vec<(String, Vec<u8>)>>,
+    /// The images' bytes by image id, and the cover's, for a writer run after these (the
+    /// print edition).
+    pub resources: Resources,
     pub report: Report,
 }
 
@@ -126,6 +129,7 @@ pub fn convert(
         book,
         epub,
         reader,
+        resources,
         report,
     })
 }
