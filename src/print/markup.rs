@@ -129,7 +129,9 @@ impl<'a> Emitter<'a> {
         match blocks.first() {
             Some(Block::Heading { level, content, .. }) => {
                 self.base_level = *level;
-                self.out.push_str("#heading(level: 1, outlined: false)[");
+                // Bookmarked: the PDF's outline lists the chapters.
+                self.out
+                    .push_str("#heading(level: 1, outlined: false, bookmarked: true)[");
                 self.text_block(content);
                 self.out.push_str("]\n\n");
                 blocks = &blocks[1..];
@@ -440,7 +442,16 @@ impl<'a> Emitter<'a> {
         let saved_block = self.next_block;
         self.in_note = true;
         self.out.push_str("#footnote[");
-        self.blocks(&note.blocks);
+        // The note's first paragraph runs on from its number.
+        let rest = match note.blocks.split_first() {
+            Some((Block::Paragraph { content, .. }, rest)) => {
+                self.inlines(content);
+                self.out.push_str("\n\n");
+                rest
+            }
+            _ => note.blocks.as_slice(),
+        };
+        self.blocks(rest);
         let _ = write!(self.out, "]<bindery-note-{n}>");
         self.in_note = false;
         self.next_block = saved_block;

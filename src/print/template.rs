@@ -138,7 +138,8 @@ fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) 
 #set page(
   width: {width:.4}in, height: {height:.4}in, binding: left,
   margin: (inside: {inside:.4}in, outside: {outside:.4}in, top: {top:.4}in, bottom: {bottom:.4}in),
-  header-ascent: 35%, footer-descent: 35%,
+  // The running head and the folio sit as far from the trim whatever the bleed.
+  header-ascent: 12pt, footer-descent: 12pt,
 )
 #set text(font: ("Libertinus Serif", "New Computer Modern", "DejaVu Sans Mono"), size: {size}pt, lang: "{lang}", region: {region}, hyphenate: true, costs: (widow: 100%, orphan: 100%))
 #set par(justify: true, leading: 0.6em, spacing: 0.6em, first-line-indent: 0pt)

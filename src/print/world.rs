@@ -117,6 +117,6 @@ mod tests {
             assert_eq!(file(denied), Err(FileError::AccessDenied), "{denied}");
         }
         let other = FileId::new(None, VirtualPath::new("/other.typ"));
-        assert!(world.source(other).is_err());
+        assert!(World::source(&world, other).is_err());
     }
 }
