@@ -31,6 +31,7 @@ mod outages;
 mod page_list;
 mod pipeline;
 mod postgres;
+mod print;
 mod reader_browser;
 mod s3;
 mod shutdown;

@@ -1,6 +1,6 @@
 //! What a test needs from outside the crate: the servers `scripts/test` starts (PostgreSQL,
-//! Azurite, moto) and the tools it installs (EPUBCheck, pandoc, Chromium with playwright-core,
-//! honcho, the OpenAPI validator).
+//! Azurite, moto) and the tools it installs (EPUBCheck, pandoc, poppler-utils and qpdf, Chromium
+//! with playwright-core, honcho, the OpenAPI validator).
 //!
 //! Plain `cargo test` runs what needs none of them: a test that needs a missing one returns
 //! at once, and the first such test says why on the terminal, once per missing thing.
@@ -73,6 +73,14 @@ pub fn epubcheck() -> bool {
 /// pandoc, the independent reader of manuscripts and EPUBs.
 pub fn pandoc() -> bool {
     need("pandoc", || missing_program("pandoc", &["--version"]))
+}
+
+/// poppler-utils (`pdfinfo`, `pdffonts`, `pdftotext`, `pdftoppm`) and qpdf, the independent
+/// readers of the print edition's PDF.
+pub fn pdf_tools() -> bool {
+    need("poppler-utils and qpdf", || {
+        missing_program("pdfinfo", &["-v"]).or_else(|| missing_program("qpdf", &["--version"]))
+    })
 }
 
 /// Chromium, node and `tests/browser`'s playwright-core.

@@ -1,0 +1,579 @@
+//! The print edition from `bindery convert --pdf`, judged by independent tools: poppler's
+//! `pdfinfo`, `pdffonts`, `pdftotext` and `pdftoppm`, and `qpdf`.
+//!
+//! The corpus novel is typeset once per trim size (5×8 with bleed) and shared by the tests.
+//! Pages rendered to PNG are kept in `target/tmp/print/renders/`: the title page, the
+//! contents, a chapter opening and a page with footnotes.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use bindery::document::positions::{self, PageStart};
+use bindery::document::{Document, inline_text};
+use bindery::manuscript::Limits;
+use bindery::pipeline::in_memory;
+use common::{BIN, need};
+use serde_json::Value;
+
+/// Trim name, width and height in points.
+const TRIMS: [(&str, f64, f64); 6] = [
+    ("5x8", 360.0, 576.0),
+    ("5.25x8", 378.0, 576.0),
+    ("5.5x8.5", 396.0, 612.0),
+    ("6x9", 432.0, 648.0),
+    ("a5", 419.528, 595.276),
+    ("royal", 442.205, 663.307),
+];
+
+/// The trim typeset with bleed.
+const BLEED_TRIM: &str = "5x8";
+const BLEED: f64 = 9.0;
+
+fn out_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("print");
+    std::fs::create_dir_all(&dir).expect("create target/tmp/print");
+    dir
+}
+
+fn novel_path() -> PathBuf {
+    common::corpus::fixtures().join("markdown/love-among-the-chickens.md")
+}
+
+fn convert(input: &Path, pdf: &Path, extra: &[&str]) -> Output {
+    Command::new(BIN)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .arg("convert")
+        .arg(input)
+        .arg("-o")
+        .arg(pdf.with_extension("epub"))
+        .arg("--pdf")
+        .arg(pdf)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .expect("run bindery convert")
+}
+
+/// A typeset book: its PDF and what `--json` said of it.
+struct Typeset {
+    pdf: PathBuf,
+    report: Value,
+}
+
+impl Typeset {
+    fn folios(&self) -> Vec<String> {
+        serde_json::from_value(self.report["pdf"]["folios"].clone()).expect("folios")
+    }
+
+    fn page_starts(&self) -> Vec<PageStart> {
+        serde_json::from_value(self.report["pdf"]["page_starts"].clone()).expect("page starts")
+    }
+
+    fn pages(&self) -> usize {
+        self.report["pdf"]["pages"].as_u64().expect("pages") as usize
+    }
+
+    fn gutter(&self) -> f64 {
+        self.report["pdf"]["gutter_inches"]
+            .as_f64()
+            .expect("gutter")
+    }
+}
+
+fn typeset(input: &Path, pdf: &Path, extra: &[&str]) -> Typeset {
+    let out = convert(input, pdf, extra);
+    assert!(
+        out.status.success(),
+        "bindery convert --pdf {} {extra:?}: exit {:?}: {}",
+        input.display(),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("--json output");
+    Typeset {
+        pdf: pdf.to_owned(),
+        report,
+    }
+}
+
+/// The novel at `trim`, typeset once for all the tests.
+fn novel(trim: &str) -> &'static Typeset {
+    static NOVELS: OnceLock<HashMap<&'static str, OnceLock<Typeset>>> = OnceLock::new();
+    let novels = NOVELS.get_or_init(|| TRIMS.iter().map(|(t, ..)| (*t, OnceLock::new())).collect());
+    novels[trim].get_or_init(|| {
+        let pdf = out_dir().join(format!("novel-{trim}.pdf"));
+        let mut args = vec!["--trim", trim];
+        if trim == BLEED_TRIM {
+            args.push("--bleed");
+        }
+        typeset(&novel_path(), &pdf, &args)
+    })
+}
+
+fn run(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run {program}: {e}"));
+    // pdfinfo warns on stderr about Typst's tagged-PDF /MarkInfo and still succeeds.
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// The text of one page as pdftotext reads it.
+fn page_text(pdf: &Path, page: usize) -> String {
+    let n = page.to_string();
+    run("pdftotext", &["-f", &n, "-l", &n, path(pdf), "-"])
+}
+
+/// Text without what typesetting adds or moves: whitespace, word joiners, soft hyphens.
+fn compact(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '\u{2060}' | '\u{ad}'))
+        .collect()
+}
+
+fn numbers(line: &str) -> Vec<f64> {
+    line.split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+#[test]
+fn pdfinfo_shows_each_trim_and_the_bleed_boxes() {
+    if !need::pdf_tools() {
+        return;
+    }
+    for (trim, width, height) in TRIMS {
+        let book = novel(trim);
+        let info = run("pdfinfo", &[path(&book.pdf)]);
+        let size = info
+            .lines()
+            .find_map(|l| l.strip_prefix("Page size:"))
+            .unwrap_or_else(|| panic!("no page size in {info}"));
+        let (want_w, want_h) = if trim == BLEED_TRIM {
+            (width + BLEED, height + 2.0 * BLEED)
+        } else {
+            (width, height)
+        };
+        let got = numbers(size);
+        assert!(
+            (got[0] - want_w).abs() < 0.1 && (got[1] - want_h).abs() < 0.1,
+            "{trim}: page size {size}, wanted {want_w} x {want_h}"
+        );
+        let pages: usize = info
+            .lines()
+            .find_map(|l| l.strip_prefix("Pages:"))
+            .and_then(|p| p.trim().parse().ok())
+            .expect("page count");
+        assert_eq!(pages, book.pages(), "{trim}");
+    }
+    // With bleed, the trim box sits against the spine: on the left of a recto, the right of a
+    // verso; the bleed box is the whole page.
+    let book = novel(BLEED_TRIM);
+    let boxes = run("pdfinfo", &["-box", "-f", "1", "-l", "2", path(&book.pdf)]);
+    let find = |page: usize, name: &str| -> Vec<f64> {
+        let prefix = format!("Page {page:>4} {name}:");
+        let line = boxes
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in {boxes}"));
+        numbers(&line[prefix.len()..])
+    };
+    let (w, h) = (TRIMS[0].1, TRIMS[0].2);
+    assert_eq!(find(1, "TrimBox"), [0.0, BLEED, w, h + BLEED]);
+    assert_eq!(find(2, "TrimBox"), [BLEED, BLEED, w + BLEED, h + BLEED]);
+    assert_eq!(find(1, "BleedBox"), [0.0, 0.0, w + BLEED, h + 2.0 * BLEED]);
+    assert_eq!(find(2, "MediaBox"), [0.0, 0.0, w + BLEED, h + 2.0 * BLEED]);
+}
+
+#[test]
+fn every_font_is_embedded() {
+    if !need::pdf_tools() {
+        return;
+    }
+    for trim in ["6x9", BLEED_TRIM] {
+        let fonts = run("pdffonts", &[path(&novel(trim).pdf)]);
+        let rows: Vec<&str> = fonts.lines().skip(2).collect();
+        assert!(!rows.is_empty(), "no fonts listed: {fonts}");
+        for row in rows {
+            // name type encoding emb sub uni object-number generation
+            let words: Vec<&str> = row.split_whitespace().collect();
+            let emb = words[words.len() - 5];
+            assert_eq!(emb, "yes", "{trim}: a font is not embedded: {row}");
+        }
+    }
+}
+
+#[test]
+fn qpdf_finds_no_damage() {
+    if !need::pdf_tools() {
+        return;
+    }
+    for trim in ["6x9", BLEED_TRIM] {
+        let check = run("qpdf", &["--check", path(&novel(trim).pdf)]);
+        assert!(
+            check.contains("No syntax or stream encoding errors found"),
+            "{trim}: {check}"
+        );
+    }
+}
+
+#[test]
+fn all_text_lies_inside_the_margins_in_every_trim() {
+    if !need::pdf_tools() {
+        return;
+    }
+    for (trim, ..) in TRIMS {
+        let book = novel(trim);
+        let bbox = out_dir().join(format!("novel-{trim}.bbox.html"));
+        run("pdftotext", &["-bbox", path(&book.pdf), path(&bbox)]);
+        let html = std::fs::read_to_string(&bbox).expect("read bbox");
+        let bleed = if trim == BLEED_TRIM { BLEED } else { 0.0 };
+        // KDP's minimums: the gutter inside, 0.25 in elsewhere (0.375 in from the trim with
+        // bleed).
+        let gutter = book.gutter() * 72.0;
+        let edge = if bleed > 0.0 {
+            0.375 * 72.0 + bleed
+        } else {
+            18.0
+        };
+        let (mut page, mut width, mut height, mut words) = (0, 0.0, 0.0, 0);
+        for line in html.lines() {
+            let attr = |name: &str| -> f64 {
+                let at = line.find(&format!("{name}=\"")).expect("attribute") + name.len() + 2;
+                line[at..line[at..].find('"').expect("quote") + at]
+                    .parse()
+                    .expect("number")
+            };
+            if line.trim_start().starts_with("<page ") {
+                page += 1;
+                width = attr("width");
+                height = attr("height");
+            } else if line.trim_start().starts_with("<word ") {
+                words += 1;
+                let (x0, y0, x1, y1) = (attr("xMin"), attr("yMin"), attr("xMax"), attr("yMax"));
+                // Page 1 is a recto: its binding edge is on the left.
+                let (left, right) = if page % 2 == 1 {
+                    (gutter, edge)
+                } else {
+                    (edge, gutter)
+                };
+                assert!(
+                    x0 >= left && x1 <= width - right && y0 >= edge && y1 <= height - edge,
+                    "{trim}, page {page}: a word at ({x0:.1}, {y0:.1})–({x1:.1}, {y1:.1}) is outside the margins ({left:.1} left, {right:.1} right, {edge:.1} top and bottom) of a {width}×{height} page: {line}"
+                );
+            }
+        }
+        assert_eq!(page, book.pages(), "{trim}");
+        assert!(words > 40_000, "{trim}: only {words} words");
+    }
+}
+
+/// The PDF's bookmarks (one per chapter) and the page each points at, from qpdf.
+fn bookmarks(pdf: &Path) -> Vec<(String, usize)> {
+    let json: Value =
+        serde_json::from_str(&run("qpdf", &["--json", "--json-key=outlines", path(pdf)]))
+            .expect("qpdf --json");
+    json["outlines"]
+        .as_array()
+        .expect("outlines")
+        .iter()
+        .map(|o| {
+            (
+                o["title"].as_str().expect("title").to_owned(),
+                o["destpageposfrom1"].as_u64().expect("page") as usize,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn chapters_open_on_odd_pages_where_the_contents_says() {
+    if !need::pdf_tools() {
+        return;
+    }
+    for trim in ["6x9", BLEED_TRIM] {
+        let book = novel(trim);
+        let marks = bookmarks(&book.pdf);
+        assert_eq!(marks.len(), 24, "{trim}: a bookmark per chapter: {marks:?}");
+        for (title, page) in &marks {
+            assert!(page % 2 == 1, "{trim}: {title} opens on page {page}");
+        }
+        // The contents, read from the page: each chapter's folio there is the folio of the
+        // page its bookmark points at.
+        let folios = book.folios();
+        let contents_page = (1..=book.pages())
+            .find(|p| {
+                page_text(&book.pdf, *p)
+                    .trim_start()
+                    .starts_with("Contents")
+            })
+            .expect("a contents page");
+        let contents = page_text(&book.pdf, contents_page);
+        let mut listed = 0;
+        for line in contents.lines() {
+            let line = line.replace('\u{2060}', "");
+            let Some((title, folio)) = line
+                .split_once(" .")
+                .or_else(|| line.split_once(". ."))
+                .map(|(t, _)| {
+                    // The leader's first dot may touch the title.
+                    let title = t.trim().trim_end_matches('.');
+                    (
+                        title,
+                        line.split_whitespace()
+                            .last()
+                            .unwrap_or("")
+                            .trim_start_matches('.'),
+                    )
+                })
+            else {
+                continue;
+            };
+            let (_, page) = marks
+                .iter()
+                .find(|(t, _)| t == title)
+                .unwrap_or_else(|| panic!("{trim}: contents entry {title:?} has no bookmark"));
+            assert_eq!(
+                folios[page - 1],
+                folio,
+                "{trim}: the contents puts {title} on {folio}"
+            );
+            listed += 1;
+        }
+        assert_eq!(listed, 23, "{trim}: contents entries in {contents}");
+    }
+}
+
+/// The novel's document model, as the converter reads it.
+fn novel_document() -> Document {
+    let manuscript = std::fs::read(novel_path()).expect("read the novel");
+    let options = bindery::convert::Options {
+        file_name: Some("love-among-the-chickens.md".into()),
+        ..Default::default()
+    };
+    in_memory::convert(
+        &manuscript,
+        None,
+        &options,
+        &Limits::default(),
+        "en",
+        None,
+        |_, _, _| {},
+    )
+    .expect("convert the novel")
+    .book
+    .document
+}
+
+#[test]
+fn each_page_begins_where_its_page_start_says() {
+    if !need::pdf_tools() {
+        return;
+    }
+    let document = novel_document();
+    let title = compact("Love Among the Chickens").to_lowercase();
+    let author = compact("P. G. Wodehouse").to_lowercase();
+    for trim in ["6x9", BLEED_TRIM] {
+        let book = novel(trim);
+        let folios = book.folios();
+        let starts = book.page_starts();
+        let mut checked = 0;
+        for start in &starts {
+            let page = folios
+                .iter()
+                .position(|f| *f == start.label)
+                .unwrap_or_else(|| panic!("{trim}: no page is labelled {}", start.label))
+                + 1;
+            let chapter = &document.chapters[start.at.chapter];
+            let block = positions::text_blocks(chapter)[start.at.block];
+            let expected = compact(&inline_text(block)[start.at.offset..]);
+            let text = page_text(&book.pdf, page);
+            // The running head, when the page has one, comes first.
+            let body = text
+                .lines()
+                .map(compact)
+                .find(|l| {
+                    // Nor is a scene break's ornament the book's text.
+                    !l.is_empty()
+                        && *l.to_lowercase() != title
+                        && *l.to_lowercase() != author
+                        && !l.chars().all(|c| c == '*')
+                })
+                .unwrap_or_default();
+            let first: String = body.trim_end_matches('-').chars().take(30).collect();
+            assert!(
+                !first.is_empty() && expected.starts_with(&first),
+                "{trim}: page {page} ({}) begins {first:?}, but its page start says {:?}",
+                start.label,
+                expected.chars().take(40).collect::<String>()
+            );
+            checked += 1;
+        }
+        // Every body page holding text has a start.
+        let arabic: Vec<usize> = (1..=book.pages())
+            .filter(|p| folios[p - 1].parse::<u32>().is_ok())
+            .collect();
+        let with_text = arabic
+            .iter()
+            .filter(|p| {
+                page_text(&book.pdf, **p)
+                    .lines()
+                    .filter(|l| !compact(l).is_empty())
+                    .count()
+                    > 2
+            })
+            .count();
+        let body_starts = starts
+            .iter()
+            .filter(|s| s.label.parse::<u32>().is_ok())
+            .count();
+        assert_eq!(body_starts, with_text, "{trim}: body pages with text");
+        assert!(checked > 100, "{trim}: {checked} page starts");
+    }
+}
+
+#[test]
+fn the_same_book_twice_gives_the_same_bytes() {
+    if !need::pdf_tools() {
+        return;
+    }
+    let torture = common::corpus::fixtures().join("markdown/torture.md");
+    let first = typeset(&torture, &out_dir().join("torture-1.pdf"), &[]);
+    let second = typeset(&torture, &out_dir().join("torture-2.pdf"), &[]);
+    let (a, b) = (
+        std::fs::read(&first.pdf).expect("first"),
+        std::fs::read(&second.pdf).expect("second"),
+    );
+    assert!(a == b, "two runs gave different PDFs");
+    assert!(
+        run("qpdf", &["--check", path(&first.pdf)]).contains("No syntax or stream encoding errors")
+    );
+    // Footnotes print at the foot of the page that calls them.
+    let text = run("pdftotext", &[path(&first.pdf), "-"]);
+    assert!(text.contains("The short note"), "{text}");
+    render_pages(&first, &text);
+}
+
+/// Keeps PNGs of the title page, the contents, a chapter opening and a page with footnotes.
+fn render_pages(torture: &Typeset, torture_text: &str) {
+    let renders = out_dir().join("renders");
+    std::fs::create_dir_all(&renders).expect("create renders");
+    let novel = novel("6x9");
+    let folios = novel.folios();
+    let contents = (1..=novel.pages())
+        .find(|p| {
+            page_text(&novel.pdf, *p)
+                .trim_start()
+                .starts_with("Contents")
+        })
+        .expect("contents");
+    let opening = folios.iter().position(|f| f == "1").expect("page 1") + 1;
+    let note_page = torture_text
+        .split('\u{c}')
+        .position(|page| page.contains("The short note"))
+        .expect("a page with the footnote")
+        + 1;
+    for (name, pdf, page) in [
+        ("title-page", &novel.pdf, 3),
+        ("contents", &novel.pdf, contents),
+        ("chapter-opening", &novel.pdf, opening),
+        ("footnotes", &torture.pdf, note_page),
+    ] {
+        let n = page.to_string();
+        let prefix = renders.join(name);
+        run(
+            "pdftoppm",
+            &[
+                "-png",
+                "-r",
+                "80",
+                "-singlefile",
+                "-f",
+                &n,
+                "-l",
+                &n,
+                path(pdf),
+                path(&prefix),
+            ],
+        );
+        assert!(prefix.with_extension("png").is_file(), "{name}");
+    }
+}
+
+#[test]
+fn typst_in_a_manuscript_prints_as_text() {
+    if !need::pdf_tools() {
+        return;
+    }
+    let hostile = [
+        r#"#import "@preview/cetz:0.3.0": *"#,
+        r#"#read("/etc/passwd")"#,
+        r#"#include "/etc/hostname""#,
+        "#let x = 1; #x",
+        "#{ while true { } }",
+        "#set page(width: 1000in)",
+        "#set text(size: 200pt)",
+        "$ sum_(i=0)^oo i $",
+        r#"]]] [[[ <label> @label \u{41} \ " ""#,
+        "#metadata(1)<bindery-chapter> #pagebreak()",
+    ];
+    let dir = out_dir();
+    let manuscript = dir.join("hostile.txt");
+    std::fs::write(
+        &manuscript,
+        format!("Hostile\n\n{}\n", hostile.join("\n\n")),
+    )
+    .expect("write");
+    let book = typeset(&manuscript, &dir.join("hostile.pdf"), &[]);
+    let text = compact(&run("pdftotext", &[path(&book.pdf), "-"]));
+    for line in hostile {
+        assert!(
+            text.contains(&compact(line)),
+            "{line:?} did not print as text: {text}"
+        );
+    }
+    assert!(!text.contains("root:"), "a file was read: {text}");
+    let n = book.pages().to_string();
+    let sizes = run("pdfinfo", &["-f", "1", "-l", &n, path(&book.pdf)]);
+    for line in sizes
+        .lines()
+        .filter(|l| l.starts_with("Page") && l.contains("size:"))
+    {
+        let got = numbers(line.split_once("size:").expect("size").1);
+        assert_eq!(got[..2], [432.0, 648.0], "{line}");
+    }
+}
+
+#[test]
+fn a_bad_trim_is_refused_naming_the_good_ones() {
+    let dir = out_dir();
+    let out = convert(
+        &novel_path(),
+        &dir.join("bad-trim.pdf"),
+        &["--trim", "7x10"],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("7x10") && stderr.contains("5x8, 5.25x8, 5.5x8.5, 6x9, a5, royal"),
+        "{stderr}"
+    );
+    assert!(!dir.join("bad-trim.pdf").exists());
+}
