@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::convert::Options;
 use crate::manuscript::Format;
 use crate::pipeline::in_memory::{self, ConvertError};
-use crate::print::{self, Paper, PrintEdition, PrintError, PrintOptions, Trim};
+use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, PrintOptions, Trim};
 
 /// Exit code when the manuscript (or an option) is refused: sysexits' EX_DATAERR.
 const EXIT_BAD_INPUT: u8 = 65;
@@ -52,6 +52,9 @@ pub struct ConvertArgs {
     /// The print edition's paper: white or cream.
     #[arg(long, value_name = "PAPER", default_value = "white", requires = "pdf")]
     pub paper: Paper,
+    /// Also typeset the print edition's cover (back, spine and front, with bleed) as a PDF.
+    #[arg(long, value_name = "COVER.pdf", requires = "pdf")]
+    pub print_cover: Option<PathBuf>,
     /// Print the report as JSON on stdout instead of text.
     #[arg(long)]
     pub json: bool,
@@ -168,6 +171,22 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     if let Some((path, edition)) = &print {
         write_atomically(path, &edition.pdf)?;
     }
+    let cover = match (&args.print_cover, &print) {
+        (Some(path), Some((_, edition))) => {
+            let front = converted.book.cover.as_ref().map(|c| c.file_name.as_str());
+            let cover = print::cover(
+                &converted.book.metadata,
+                front,
+                &converted.resources,
+                edition.pages,
+                &print_options(args),
+            )
+            .map_err(|e| Failure::Other(anyhow::anyhow!("no print cover: {e}")))?;
+            write_atomically(path, &cover.pdf)?;
+            Some((path, cover))
+        }
+        _ => None,
+    };
 
     if args.json {
         let pdf = print.as_ref().map(|(path, e)| {
@@ -185,6 +204,15 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
                 "warnings": e.warnings,
             })
         });
+        let print_cover = cover.as_ref().map(|(path, c)| {
+            serde_json::json!({
+                "output": path,
+                "bytes": c.pdf.len(),
+                "width_inches": c.width,
+                "height_inches": c.height,
+                "spine_inches": c.spine,
+            })
+        });
         let out = serde_json::json!({
             "output": output,
             "bytes": converted.epub.len(),
@@ -193,6 +221,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
             "identifier": converted.book.metadata.identifier,
             "report": converted.report,
             "pdf": pdf,
+            "print_cover": print_cover,
         });
         println!(
             "{}",
@@ -203,18 +232,23 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
             &output,
             &converted,
             print.as_ref().map(|(p, e)| (p.as_path(), e)),
+            cover.as_ref().map(|(p, c)| (p.as_path(), c)),
             started.elapsed().as_millis(),
         );
     }
     Ok(())
 }
 
-fn typeset(converted: &in_memory::Converted, args: &ConvertArgs) -> Result<PrintEdition, Failure> {
-    let options = PrintOptions {
+fn print_options(args: &ConvertArgs) -> PrintOptions {
+    PrintOptions {
         trim: args.trim,
         bleed: args.bleed,
         paper: args.paper,
-    };
+    }
+}
+
+fn typeset(converted: &in_memory::Converted, args: &ConvertArgs) -> Result<PrintEdition, Failure> {
+    let options = print_options(args);
     print::typeset(
         &converted.book.document,
         &converted.resources,
@@ -233,6 +267,7 @@ fn print_report(
     output: &Path,
     c: &in_memory::Converted,
     print: Option<(&Path, &PrintEdition)>,
+    cover: Option<(&Path, &PrintCover)>,
     millis: u128,
 ) {
     let s = &c.report.statistics;
@@ -262,6 +297,17 @@ fn print_report(
             if e.bleed { ", 0.125 in bleed" } else { "" },
             e.gutter,
             e.paper,
+        );
+    }
+    if let Some((path, cover)) = cover {
+        let _ = writeln!(
+            out,
+            "Wrote {} ({} KiB): print cover, {:.3}×{:.3} in with bleed, spine {:.3} in.",
+            path.display(),
+            cover.pdf.len().div_ceil(1024),
+            cover.width,
+            cover.height,
+            cover.spine,
         );
     }
     let warnings: Vec<&crate::report::Warning> = c

@@ -14,6 +14,7 @@
 //! span to the literal it came from, gives the [`PageStart`]s the ebook marks.
 
 mod boxes;
+mod cover;
 mod error;
 mod markup;
 mod pages;
@@ -37,6 +38,7 @@ use crate::document::positions::PageStart;
 use crate::ebook::BookMetadata;
 use crate::report::Warning;
 
+pub use cover::{PrintCover, SPINE_TEXT_PAGES, cover, cover_size};
 pub use error::PrintError;
 pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
 
@@ -62,9 +64,9 @@ pub struct PrintEdition {
     pub trim: Trim,
     pub bleed: bool,
     pub paper: Paper,
-    /// The gutter KDP's table asks for at this page count, in inches. The inside margin is
-    /// this plus [`GUTTER_COMFORT`], so that hanging punctuation and the curve of the binding
-    /// stay clear of it.
+    /// The gutter, in inches: what KDP's table asks for at this page count (or the next band's,
+    /// where the count straddles two). The inside margin is this plus [`GUTTER_COMFORT`], so
+    /// that hanging punctuation and the curve of the binding stay clear of it.
     pub gutter: f64,
     /// Where each page holding the book's text begins, in page order.
     pub page_starts: Vec<PageStart>,
@@ -145,8 +147,11 @@ pub fn typeset(
         let laid = compile(&world, &mut Vec::new())?;
         let survey = pages::survey(&laid);
         too_long(survey.pages)?;
+        // The first pass's gutter was a guess: take what its count asks. After that the gutter
+        // only widens (a wider one than the table asks is allowed), so a book whose count
+        // straddles a band settles on the wider.
         let wanted = trim::gutter(survey.pages as u32);
-        if wanted != gutter && passes < MAX_PASSES {
+        if (wanted > gutter || (passes == 1 && wanted != gutter)) && passes < MAX_PASSES {
             gutter = wanted;
             continue;
         }

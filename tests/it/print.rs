@@ -64,6 +64,7 @@ fn convert(input: &Path, pdf: &Path, extra: &[&str]) -> Output {
 struct Typeset {
     pdf: PathBuf,
     report: Value,
+    cover: Option<PathBuf>,
 }
 
 impl Typeset {
@@ -99,6 +100,7 @@ fn typeset(input: &Path, pdf: &Path, extra: &[&str]) -> Typeset {
     Typeset {
         pdf: pdf.to_owned(),
         report,
+        cover: None,
     }
 }
 
@@ -108,11 +110,14 @@ fn novel(trim: &str) -> &'static Typeset {
     let novels = NOVELS.get_or_init(|| TRIMS.iter().map(|(t, ..)| (*t, OnceLock::new())).collect());
     novels[trim].get_or_init(|| {
         let pdf = out_dir().join(format!("novel-{trim}.pdf"));
-        let mut args = vec!["--trim", trim];
+        let cover = out_dir().join(format!("novel-{trim}-cover.pdf"));
+        let mut args = vec!["--trim", trim, "--print-cover", path(&cover)];
         if trim == BLEED_TRIM {
-            args.push("--bleed");
+            args.extend(["--bleed", "--paper", "cream"]);
         }
-        typeset(&novel_path(), &pdf, &args)
+        let mut book = typeset(&novel_path(), &pdf, &args);
+        book.cover = Some(cover.clone());
+        book
     })
 }
 
@@ -133,6 +138,53 @@ fn run(program: &str, args: &[&str]) -> String {
 
 fn path(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
+}
+
+#[test]
+fn the_print_cover_is_two_trims_a_spine_and_the_bleed_wide() {
+    if !need::pdf_tools() {
+        return;
+    }
+    // White paper is 0.002252 in a page, cream 0.0025.
+    for (trim, per_page) in [("6x9", 0.002252), (BLEED_TRIM, 0.0025)] {
+        let book = novel(trim);
+        let (_, width, height) = TRIMS.iter().find(|(t, ..)| *t == trim).expect("trim");
+        let spine = book.pages() as f64 * per_page * 72.0;
+        let cover = book.cover.as_ref().expect("a cover");
+        let info = run("pdfinfo", &[path(cover)]);
+        let size = info
+            .lines()
+            .find_map(|l| l.strip_prefix("Page size:"))
+            .expect("page size");
+        let got = numbers(size);
+        let (want_w, want_h) = (2.0 * width + spine + 2.0 * BLEED, height + 2.0 * BLEED);
+        assert!(
+            (got[0] - want_w).abs() < 0.05 && (got[1] - want_h).abs() < 0.05,
+            "{trim}: cover {size}, wanted {want_w:.2} x {want_h:.2} for {} pages",
+            book.pages()
+        );
+        // 151 pages: the spine carries the title.
+        let text = run("pdftotext", &[path(cover), "-"]);
+        assert!(text.contains("Love Among the Chickens"), "{trim}: {text}");
+        let n = if trim == "6x9" {
+            "cover"
+        } else {
+            "cover-5x8-bleed"
+        };
+        let renders = out_dir().join("renders");
+        std::fs::create_dir_all(&renders).expect("renders");
+        run(
+            "pdftoppm",
+            &[
+                "-png",
+                "-r",
+                "30",
+                "-singlefile",
+                path(cover),
+                path(&renders.join(n)),
+            ],
+        );
+    }
 }
 
 /// The text of one page as pdftotext reads it.
