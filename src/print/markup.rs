@@ -421,7 +421,8 @@ impl<'a> Emitter<'a> {
                 self.out.push(')');
             }
             Inline::NoteRef(id) => self.note(id),
-            Inline::Anchor(_) => {}
+            // Where another edition's page begins is nothing on this one's.
+            Inline::Anchor(_) | Inline::PrintPage(_) => {}
         }
     }
 

@@ -56,6 +56,18 @@ impl Trim {
         }
     }
 
+    /// The trim as a reader would name it (`6 × 9 in`, `A5`), for the ebook's page source.
+    pub fn label(self) -> &'static str {
+        match self {
+            Trim::In5x8 => "5 × 8 in",
+            Trim::In5_25x8 => "5.25 × 8 in",
+            Trim::In5_5x8_5 => "5.5 × 8.5 in",
+            Trim::In6x9 => "6 × 9 in",
+            Trim::A5 => "A5",
+            Trim::Royal => "Royal",
+        }
+    }
+
     /// Width and height in inches.
     pub fn inches(self) -> (f64, f64) {
         const MM: f64 = 1.0 / 25.4;
