@@ -420,6 +420,23 @@ impl<'a> Emitter<'a> {
                 self.figure_image(image, alt, self.room.width, 0.25);
                 self.out.push(')');
             }
+            Inline::Math(math) => {
+                // Its characters, set as the reader's text shows them, and one piece for the
+                // page starts (a page beginning inside it begins after it). Typesetting the
+                // TeX is a later step.
+                let text = math.text();
+                self.out.push_str(if math.display {
+                    "#linebreak()#h(1fr)#emph("
+                } else {
+                    "#emph("
+                });
+                push_literal(&mut self.out, &text);
+                self.out.push(')');
+                if math.display {
+                    self.out.push_str("#h(1fr)#linebreak()");
+                }
+                self.advance(text.len());
+            }
             Inline::NoteRef(id) => self.note(id),
             // Where another edition's page begins is nothing on this one's.
             Inline::Anchor(_) | Inline::PrintPage(_) => {}
