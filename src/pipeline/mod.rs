@@ -1,6 +1,7 @@
 //! The conversion pipeline on the job engine: one workflow of small jobs per book, whose id
 //! is the workflow id. See `steps` for the graph and the crash-safety rules each step keeps.
 
+pub mod child;
 pub mod in_memory;
 pub mod progress;
 pub mod reading;
