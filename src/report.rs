@@ -45,7 +45,7 @@ pub struct StepTiming {
     pub millis: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The format the manuscript was read as (`markdown`, `docx`, `text`).
     pub format: String,
@@ -59,6 +59,38 @@ pub struct Report {
     /// fields, a default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metadata: Vec<MetadataSource>,
+    /// The print edition: what was made, or why it could not be (the ebooks publish anyway).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print: Option<PrintReport>,
+}
+
+/// What a person checks before sending the print edition to a printer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrintReport {
+    /// The trim size as asked for (`6x9`, `a5`).
+    pub trim: String,
+    /// `white` or `cream`, which decides the spine's width.
+    pub paper: String,
+    /// Whether the pages bleed 0.125 in past the trim on the outside edges.
+    pub bleed: bool,
+    /// Pages of the interior, blank ones included; absent when it could not be made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u32>,
+    /// The inside margin, in inches, chosen from the page count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gutter_inches: Option<f64>,
+    /// The spine's width on the print cover, in inches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spine_inches: Option<f64>,
+    /// Why there is no print edition (`code` as the API's errors have it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<PrintFailure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrintFailure {
+    pub code: String,
+    pub message: String,
 }
 
 impl Report {

@@ -37,6 +37,9 @@ pub struct Entry {
     /// The cover, as the web reader serves it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cover: Option<Cover>,
+    /// Whether the book has a print edition (its PDF and print cover).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub print: bool,
 }
 
 /// A book's cover image.
@@ -49,7 +52,8 @@ pub struct Cover {
 }
 
 impl Entry {
-    pub fn of(book: &Book) -> Self {
+    /// The entry of `book`, which has a print edition when `print` says so.
+    pub fn of(book: &Book, print: bool) -> Self {
         let m = &book.metadata;
         Entry {
             title: m.title.clone(),
@@ -68,6 +72,7 @@ impl Entry {
                 file: c.file_name.clone(),
                 media_type: c.media_type.clone(),
             }),
+            print,
         }
     }
 }

@@ -61,6 +61,21 @@ pub fn epub(book: &BookId) -> String {
     format!("books/{book}/book.epub")
 }
 
+/// The print edition's interior, when typesetting it succeeded.
+pub fn pdf(book: &BookId) -> String {
+    format!("books/{book}/print/book.pdf")
+}
+
+/// The print edition's cover: back, spine and front on one sheet.
+pub fn print_cover(book: &BookId) -> String {
+    format!("books/{book}/print/cover.pdf")
+}
+
+/// Where the print edition's pages begin (`print::Pagination`, JSON), which the ebooks mark.
+pub fn pagination(book: &BookId) -> String {
+    format!("books/{book}/print/pagination.json")
+}
+
 pub fn reader_prefix(book: &BookId) -> String {
     format!("books/{book}/reader/")
 }

@@ -368,6 +368,7 @@ mod tests {
                 format: "markdown",
                 report: "{}",
                 epub_bytes: 1,
+                pdf_bytes: None,
             };
             publish(&db, &queue, None, &book.id, &published)
                 .await

@@ -31,6 +31,8 @@ pub struct BookRow {
     pub error_code: Option<String>,
     pub error: Option<String>,
     pub epub_bytes: Option<i64>,
+    /// The print edition's PDF, when the book has one (it can fail alone).
+    pub pdf_bytes: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub published_at: Option<DateTime<Utc>>,
@@ -101,6 +103,7 @@ struct Stored {
     error_code: Option<String>,
     error: Option<String>,
     epub_bytes: Option<i64>,
+    pdf_bytes: Option<i64>,
     created_at: i64,
     updated_at: i64,
     published_at: Option<i64>,
@@ -133,6 +136,7 @@ impl TryFrom<Stored> for BookRow {
             error_code: row.error_code,
             error: row.error,
             epub_bytes: row.epub_bytes,
+            pdf_bytes: row.pdf_bytes,
             idempotency_key: row.idempotency_key,
             callback_url: row.callback_url,
         })
@@ -208,8 +212,8 @@ pub struct StoredOptions {
 }
 
 const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, author_list, \
-                       format, report, error_code, error, epub_bytes, created_at, updated_at, \
-                       published_at, idempotency_key, callback_url";
+                       format, report, error_code, error, epub_bytes, pdf_bytes, created_at, \
+                       updated_at, published_at, idempotency_key, callback_url";
 
 /// A new book row. `Ok(false)` when the tenant already has a book with this idempotency key
 /// (a concurrent retry of the same upload won).
@@ -505,6 +509,7 @@ pub struct Published<'a> {
     pub format: &'a str,
     pub report: &'a str,
     pub epub_bytes: i64,
+    pub pdf_bytes: Option<i64>,
 }
 
 /// The book is ready, in the caller's transaction. Idempotent: publishing again changes
@@ -524,7 +529,8 @@ pub async fn mark_ready(
         sqlx::query_as(sql!(
             d,
             "UPDATE books SET status = 'ready', title = $2, authors = $3, author_list = $7,
-                    format = $4, report = $5, epub_bytes = $6, error_code = NULL, error = NULL,
+                    format = $4, report = $5, epub_bytes = $6, pdf_bytes = $8,
+                    error_code = NULL, error = NULL,
                     updated_at = {now}, published_at = COALESCE(published_at, {now})
              WHERE id = $1 AND status <> 'ready'
              RETURNING tenant, title, callback_url"
@@ -536,6 +542,7 @@ pub async fn mark_ready(
         .bind(p.report)
         .bind(p.epub_bytes)
         .bind(&list)
+        .bind(p.pdf_bytes)
         .fetch_optional(conn)
         .await?
     });
@@ -684,6 +691,7 @@ pub(super) mod tests {
                 format: "markdown",
                 report: "{}",
                 epub_bytes: 1,
+                pdf_bytes: None,
             };
             let queue = JobQueue::new(db.clone());
             let mut tx = db.begin().await.expect("begin");

@@ -145,6 +145,13 @@ pub struct Links {
     /// The cover, small (a JPEG within 240×384, or the SVG of a generated cover).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cover: Option<String>,
+    /// The print edition's interior (PDF), when the book has one: it can fail alone, and the
+    /// report then says why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pdf: Option<String>,
+    /// The print edition's cover (PDF: back, spine and front), with the interior.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub print_cover: Option<String>,
 }
 
 /// Where a book is now, as its workflow says (which can be further than its row: a step that
@@ -166,6 +173,7 @@ impl BookView {
         detailed: bool,
     ) -> Self {
         let ready = now.status == BookStatus::Ready;
+        let printed = ready && book.pdf_bytes.is_some();
         let self_ = format!("/api/v1/books/{}", book.id);
         BookView {
             id: book.id.clone(),
@@ -192,6 +200,8 @@ impl BookView {
                 epub: ready.then(|| format!("{self_}/epub")),
                 reader: ready.then(|| format!("/books/{}/reader/", book.id)),
                 cover: ready.then(|| format!("/books/{}/cover", book.id)),
+                pdf: printed.then(|| format!("{self_}/pdf")),
+                print_cover: printed.then(|| format!("{self_}/print-cover.pdf")),
                 self_,
             },
         }

@@ -55,6 +55,9 @@ pub struct Links {
     /// The cover image, when the book has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cover: Option<String>,
+    /// The print edition's interior (PDF), when the book has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdf: Option<String>,
 }
 
 impl Links {
@@ -66,6 +69,7 @@ impl Links {
                 .cover
                 .as_ref()
                 .map(|c| format!("/books/{id}/reader/{}", c.file)),
+            pdf: entry.print.then(|| format!("/books/{id}/pdf")),
         }
     }
 }
@@ -198,7 +202,8 @@ async fn entry(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Option<Entry>
     };
     let model: Book = serde_json::from_slice(&model)
         .with_context(|| format!("reading the document model of book {book}"))?;
-    Ok(Some(Entry::of(&model)))
+    // Published before print editions were made.
+    Ok(Some(Entry::of(&model, false)))
 }
 
 /// Tenants with a stored catalog, from the blob store's keys.
@@ -248,6 +253,7 @@ mod tests {
                 file: "cover.png".into(),
                 media_type: "image/png".into(),
             }),
+            print: false,
         };
         Listing {
             id: id.into(),

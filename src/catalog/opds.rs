@@ -98,6 +98,15 @@ fn entry(w: &mut Writer<Vec<u8>>, book: &Listing) -> io::Result<()> {
             "application/epub+zip",
             None,
         )?;
+        if let Some(pdf) = &book.links.pdf {
+            link(
+                w,
+                REL_ACQUISITION,
+                pdf,
+                "application/pdf",
+                Some("Print edition (PDF)"),
+            )?;
+        }
         link(
             w,
             "alternate",
@@ -182,6 +191,8 @@ mod tests {
                 file: "cover.x".into(),
                 media_type: media_type.into(),
             }),
+            // A print edition, when the book has a cover: both ways are listed.
+            print: cover.is_some(),
         };
         let id = "6f1c2a9e-0000-4000-8000-000000000001";
         Listing {
@@ -259,6 +270,7 @@ mod tests {
                 (REL_IMAGE, &*format!("/books/{id}/reader/cover.x")),
                 (REL_THUMBNAIL, &*format!("/books/{id}/reader/cover.x")),
                 (REL_ACQUISITION, &*format!("/books/{id}/epub")),
+                (REL_ACQUISITION, &*format!("/books/{id}/pdf")),
                 ("alternate", &*format!("/books/{id}/reader/")),
             ]
         );

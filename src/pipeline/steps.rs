@@ -452,6 +452,8 @@ impl Job for Publish {
             .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
             .and_then(|v| v.get("bytes").and_then(serde_json::Value::as_i64))
             .unwrap_or(0);
+        // Until the print step lands on this branch.
+        let pdf_bytes: Option<i64> = None;
         // The pages' small cover, before the book is ready, so a ready book always has it.
         if let Some(cover) = book.cover.clone() {
             let bytes = app
@@ -469,7 +471,7 @@ impl Job for Publish {
         app.blobs
             .put_if_absent(
                 &keys::catalog_entry(&self.book),
-                serde_json::to_vec(&books::entry::Entry::of(book))?,
+                serde_json::to_vec(&books::entry::Entry::of(book, pdf_bytes.is_some()))?,
             )
             .await?;
         // Its tenant's catalog is refreshed by a job that commits with the publication.
@@ -484,6 +486,7 @@ impl Job for Publish {
                 format: &report.format,
                 report: &serde_json::to_string(&report)?,
                 epub_bytes,
+                pdf_bytes,
             },
         )
         .await?;

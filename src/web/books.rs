@@ -1,4 +1,4 @@
-//! A published book's files: the EPUB download and the web reader's static site, served
+//! A published book's files: the EPUB and print edition downloads and the web reader's static site, served
 //! from the blob store to the book's tenant only — by session cookie (the pages, the reader and
 //! its service worker), bearer token (tools) or HTTP Basic (e-reader apps following the OPDS
 //! feed). Anyone else's book is 404, as if it did not exist.
@@ -21,6 +21,8 @@ const READER_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(epub)
+        .service(pdf)
+        .service(print_cover)
         .service(cover)
         .service(reader_root)
         .service(reader_file);
@@ -71,23 +73,82 @@ async fn epub(
     caller: Result<Caller, ApiError>,
     id: web::Path<String>,
 ) -> HttpResponse {
-    let book = match ready_book(&req, &state, caller, &id).await {
+    download(&req, &state, caller, &id, &Download::EPUB).await
+}
+
+#[get("/books/{id}/pdf")]
+async fn pdf(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+    id: web::Path<String>,
+) -> HttpResponse {
+    download(&req, &state, caller, &id, &Download::PDF).await
+}
+
+#[get("/books/{id}/print-cover.pdf")]
+async fn print_cover(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+    id: web::Path<String>,
+) -> HttpResponse {
+    download(&req, &state, caller, &id, &Download::PRINT_COVER).await
+}
+
+/// A file of a ready book that is downloaded whole, as an attachment.
+pub(crate) struct Download {
+    pub key: fn(&BookId) -> String,
+    pub media_type: &'static str,
+    /// What the attachment's name ends with, after the book's download name.
+    pub suffix: &'static str,
+}
+
+impl Download {
+    pub const EPUB: Download = Download {
+        key: keys::epub,
+        media_type: "application/epub+zip",
+        suffix: ".epub",
+    };
+    pub const PDF: Download = Download {
+        key: keys::pdf,
+        media_type: "application/pdf",
+        suffix: ".pdf",
+    };
+    pub const PRINT_COVER: Download = Download {
+        key: keys::print_cover,
+        media_type: "application/pdf",
+        suffix: "-print-cover.pdf",
+    };
+
+    /// The `Content-Disposition` of `book`'s file.
+    pub fn disposition(&self, book: &books::BookRow) -> String {
+        format!(
+            "attachment; filename=\"{}{}\"",
+            book.download_name(),
+            self.suffix
+        )
+    }
+}
+
+async fn download(
+    req: &HttpRequest,
+    state: &AppState,
+    caller: Result<Caller, ApiError>,
+    id: &str,
+    file: &Download,
+) -> HttpResponse {
+    let book = match ready_book(req, state, caller, id).await {
         Ok(book) => book,
         Err(response) => return response,
     };
-    match state.blobs.get_opt(&keys::epub(&book.id)).await {
-        Ok(Some(bytes)) => {
-            let name = book.download_name();
-            HttpResponse::Ok()
-                .content_type("application/epub+zip")
-                .insert_header((
-                    header::CONTENT_DISPOSITION,
-                    format!("attachment; filename=\"{name}.epub\""),
-                ))
-                .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-                .body(bytes)
-        }
-        Ok(None) => not_found(&req),
+    match state.blobs.get_opt(&(file.key)(&book.id)).await {
+        Ok(Some(bytes)) => HttpResponse::Ok()
+            .content_type(file.media_type)
+            .insert_header((header::CONTENT_DISPOSITION, file.disposition(&book)))
+            .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+            .body(bytes),
+        Ok(None) => not_found(req),
         Err(e) => storage_error(&e),
     }
 }

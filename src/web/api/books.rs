@@ -19,6 +19,7 @@ use crate::jobs::WaitTarget;
 use crate::manuscript::InputError;
 use crate::pipeline::steps;
 use crate::web::book_view::{own_book, view};
+use crate::web::books::Download;
 use crate::web::caller::Caller;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
@@ -548,27 +549,135 @@ pub async fn epub(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
+    ready_file(&state, &book, &Download::EPUB, "EPUB").await
+}
+
+/// Download the print edition
+///
+/// The paperback's interior as a press-ready PDF, at the trim the book asked for (`trim`, 6x9
+/// in unless it said otherwise). The print edition is an extra: a book whose PDF could not be
+/// made is still ready, and its report's `print.failure` says why.
+#[utoipa::path(
+    operation_id = "download_pdf",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "The interior PDF, as an attachment.",
+            body = inline(PdfFile), content_type = "application/pdf", headers(
+            ("Content-Disposition" = String, description = "`attachment; filename=\"….pdf\"`")
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No such book, or it has no print edition \
+            (`no_print_edition`, with the reason).", body = ErrorBody),
+        (status = 409, description = "The book is not ready yet, or failed (`not_ready`).",
+            body = ErrorBody),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/pdf")]
+pub async fn pdf(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.tenant(), &id).await?;
+    printed_file(&state, &book, &Download::PDF).await
+}
+
+/// Download the print cover
+///
+/// One PDF sheet holding the back cover, the spine and the front, with 0.125 in of bleed all
+/// round, sized for the interior's page count and paper.
+#[utoipa::path(
+    operation_id = "download_print_cover",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "The cover PDF, as an attachment.",
+            body = inline(PdfFile), content_type = "application/pdf", headers(
+            ("Content-Disposition" = String,
+                description = "`attachment; filename=\"…-print-cover.pdf\"`")
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, description = "No such book, or it has no print edition \
+            (`no_print_edition`, with the reason).", body = ErrorBody),
+        (status = 409, description = "The book is not ready yet, or failed (`not_ready`).",
+            body = ErrorBody),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/print-cover.pdf")]
+pub async fn print_cover(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.tenant(), &id).await?;
+    printed_file(&state, &book, &Download::PRINT_COVER).await
+}
+
+/// A ready book's file of the print edition, or why it has none.
+async fn printed_file(
+    state: &AppState,
+    book: &BookRow,
+    file: &Download,
+) -> Result<HttpResponse, ApiError> {
+    if book.status == BookStatus::Ready && book.pdf_bytes.is_none() {
+        let report: Option<crate::report::Report> = book
+            .report
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok());
+        let why = report
+            .and_then(|r| r.print)
+            .and_then(|p| p.failure)
+            .map_or_else(
+                || {
+                    "It was published before Bindery made print editions; retry it to make one."
+                        .to_owned()
+                },
+                |f| f.message,
+            );
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_print_edition",
+            format!("The book has no print edition. {why}"),
+        ));
+    }
+    ready_file(state, book, file, "print edition").await
+}
+
+/// A ready book's file, as an attachment; 409 before the book is ready.
+async fn ready_file(
+    state: &AppState,
+    book: &BookRow,
+    file: &Download,
+    what: &str,
+) -> Result<HttpResponse, ApiError> {
     if book.status != BookStatus::Ready {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "not_ready",
             format!(
-                "The book is {}; its EPUB exists once it is ready.",
+                "The book is {}; its {what} exists once it is ready.",
                 book.status
             ),
         ));
     }
     let bytes = state
         .blobs
-        .get_opt(&keys::epub(&book.id))
+        .get_opt(&(file.key)(&book.id))
         .await?
-        .ok_or_else(|| ApiError::not_found("epub", "The book's EPUB is missing from storage."))?;
+        .ok_or_else(|| {
+            ApiError::not_found(
+                "file",
+                format!("The book's {what} is missing from storage."),
+            )
+        })?;
     Ok(HttpResponse::Ok()
-        .content_type("application/epub+zip")
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"{}.epub\"", book.download_name()),
-        ))
+        .content_type(file.media_type)
+        .insert_header((header::CONTENT_DISPOSITION, file.disposition(book)))
         .body(bytes))
 }
 
@@ -741,6 +850,12 @@ fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result
 #[schema(value_type = String, content_media_type = "application/epub+zip")]
 #[allow(dead_code)] // a schema for the document, never built
 struct EpubFile(Vec<u8>);
+
+/// A PDF file.
+#[derive(ToSchema)]
+#[schema(value_type = String, content_media_type = "application/pdf")]
+#[allow(dead_code)] // a schema for the document, never built
+struct PdfFile(Vec<u8>);
 
 #[cfg(test)]
 mod tests {

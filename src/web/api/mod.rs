@@ -55,6 +55,8 @@ fn scope() -> utoipa_actix_web::scope::Scope<
         .service(books::list)
         .service(books::show)
         .service(books::epub)
+        .service(books::pdf)
+        .service(books::print_cover)
         .service(books::events)
         .service(books::delete)
         .service(books::retry)

@@ -452,6 +452,19 @@ fn book_actions(book: &BookView, in_list: bool) -> Markup {
                         "Download EPUB" @if in_list { span.visually-hidden { " of " (title) } }
                     }
                 }
+                // The print edition on the book's own page only: a list offers what most want.
+                @if !in_list {
+                    @if let Some(pdf) = &book.links.pdf {
+                        a.button.secondary href=(pdf.trim_start_matches("/api/v1")) download id="download-pdf" {
+                            "Print edition (PDF)"
+                        }
+                    }
+                    @if let Some(cover) = &book.links.print_cover {
+                        a.button.secondary href=(cover.trim_start_matches("/api/v1")) download id="download-print-cover" {
+                            "Print cover (PDF)"
+                        }
+                    }
+                }
             }
         }
     }
