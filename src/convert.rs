@@ -121,7 +121,13 @@ pub fn assemble(
         .then_some(options.file_name.as_deref())
         .flatten()
         .and_then(|name| manuscript::naming::warning(name, ingested.format));
-    for warning in mismatch.into_iter().chain(warnings).chain(meta_warnings) {
+    let small_cover = cover::size_warning(&info);
+    for warning in mismatch
+        .into_iter()
+        .chain(warnings)
+        .chain(meta_warnings)
+        .chain(small_cover)
+    {
         report.warn(warning);
     }
     let book = Book {

@@ -56,6 +56,11 @@ pub fn thumbnail(book: &BookId) -> String {
     format!("books/{book}/thumbnail")
 }
 
+/// The cover as ebook stores ask for it (a 1600×2560 RGB JPEG), written by `publish`.
+pub fn store_cover(book: &BookId) -> String {
+    format!("books/{book}/store-cover.jpg")
+}
+
 /// The finished EPUB.
 pub fn epub(book: &BookId) -> String {
     format!("books/{book}/book.epub")

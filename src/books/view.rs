@@ -145,6 +145,9 @@ pub struct Links {
     /// The cover, small (a JPEG within 240×384, or the SVG of a generated cover).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cover: Option<String>,
+    /// The cover as ebook stores ask for it: a 1600×2560 RGB JPEG.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_cover: Option<String>,
     /// The print edition's interior (PDF), when the book has one: it can fail alone, and the
     /// report then says why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,6 +203,7 @@ impl BookView {
                 epub: ready.then(|| format!("{self_}/epub")),
                 reader: ready.then(|| format!("/books/{}/reader/", book.id)),
                 cover: ready.then(|| format!("/books/{}/cover", book.id)),
+                store_cover: ready.then(|| format!("{self_}/store-cover.jpg")),
                 pdf: printed.then(|| format!("{self_}/pdf")),
                 print_cover: printed.then(|| format!("{self_}/print-cover.pdf")),
                 self_,

@@ -106,6 +106,82 @@ pub fn thumbnail(cover: &CoverInfo, bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The cover as the stores ask for it (KDP: a JPEG, ideally 1600×2560, in RGB): a generated
+/// cover drawn at that size with the fonts Bindery bundles (never the machine's, so every
+/// server draws the same pixels), an uploaded one re-encoded as an RGB JPEG. The same cover
+/// gives the same bytes.
+pub fn store_jpeg(cover: &CoverInfo, bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let rgb = if cover.media_type == "image/svg+xml" {
+        rasterise(bytes, MAX_WIDTH, MAX_HEIGHT)?
+    } else if cover.media_type == "image/jpeg" {
+        // Already what the stores take (`prepare` scaled it to fit).
+        return Ok(bytes.to_vec());
+    } else {
+        image::load_from_memory(bytes)?.to_rgb8()
+    };
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(rgb)
+        .write_with_encoder(JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY))?;
+    Ok(out)
+}
+
+/// The size below which an uploaded cover gets a warning: what KDP asks for.
+pub const STORE_WIDTH: u32 = MAX_WIDTH;
+pub const STORE_HEIGHT: u32 = MAX_HEIGHT;
+
+/// A report warning for an uploaded cover smaller than the stores want, naming its size.
+pub fn size_warning(cover: &CoverInfo) -> Option<crate::report::Warning> {
+    (!cover.generated && (cover.width < STORE_WIDTH || cover.height < STORE_HEIGHT)).then(|| {
+        crate::report::Warning::new(
+            "cover_small",
+            format!(
+                "The cover is {}×{} pixels; ebook stores want {STORE_WIDTH}×{STORE_HEIGHT} (Kindle Direct Publishing at least 1000×1600), so it may look soft or be refused there. Upload a larger cover for the stores.",
+                cover.width, cover.height
+            ),
+        )
+    })
+}
+
+/// An SVG drawn on white at `width`×`height` pixels.
+fn rasterise(svg: &[u8], width: u32, height: u32) -> anyhow::Result<image::RgbImage> {
+    use resvg::{tiny_skia, usvg};
+    let options = usvg::Options {
+        fontdb: fonts(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_data(svg, &options)?;
+    let mut pixmap = tiny_skia::Pixmap::new(width, height)
+        .ok_or_else(|| anyhow::anyhow!("a {width}×{height} canvas cannot be made"))?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    let size = tree.size();
+    let transform = tiny_skia::Transform::from_scale(
+        width as f32 / size.width(),
+        height as f32 / size.height(),
+    );
+    resvg::render(&tree, transform, &mut pixmap.as_mut());
+    // Opaque on white, so the premultiplied channels are the colours.
+    let rgba = image::RgbaImage::from_raw(width, height, pixmap.take())
+        .ok_or_else(|| anyhow::anyhow!("the drawn cover has the wrong size"))?;
+    Ok(image::DynamicImage::ImageRgba8(rgba).to_rgb8())
+}
+
+/// The bundled fonts, loaded once; `serif` (the generated cover's last choice) is Libertinus.
+fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    use resvg::usvg::fontdb;
+    static FONTS: std::sync::OnceLock<std::sync::Arc<fontdb::Database>> =
+        std::sync::OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let mut db = fontdb::Database::new();
+            for font in typst_assets::fonts() {
+                db.load_font_source(fontdb::Source::Binary(std::sync::Arc::new(font)));
+            }
+            db.set_serif_family("Libertinus Serif");
+            std::sync::Arc::new(db)
+        })
+        .clone()
+}
+
 /// The media type of a stored thumbnail, from its first bytes.
 pub fn thumbnail_media_type(bytes: &[u8]) -> &'static str {
     if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -372,6 +448,62 @@ pub(crate) fn hsl_rgb(hue: f64, saturation: f64, lightness: f64) -> [u8; 3] {
 mod tests {
     use super::*;
     use crate::ebook::xhtml::fixture;
+
+    #[test]
+    fn the_store_cover_of_a_generated_cover_is_a_1600_by_2560_rgb_jpeg_with_its_words_drawn() {
+        let book = fixture::book();
+        let (info, svg) = generate(&book.metadata);
+        let jpeg = store_jpeg(&info, &svg).expect("drawn");
+        assert!(jpeg.starts_with(&[0xFF, 0xD8, 0xFF]), "a JPEG");
+        let decoded = image::load_from_memory(&jpeg).expect("decodes");
+        assert_eq!((decoded.width(), decoded.height()), (1600, 2560));
+        assert_eq!(decoded.color(), image::ColorType::Rgb8);
+        assert_eq!(store_jpeg(&info, &svg).expect("drawn"), jpeg, "deterministic");
+        // The words are drawn with the bundled fonts: without its text the cover differs
+        // where the title is (a machine without fonts would silently draw no text at all).
+        let text = without_text(&String::from_utf8(svg.clone()).expect("UTF-8"));
+        let bare = rasterise(text.as_bytes(), 160, 256).expect("drawn");
+        let drawn = rasterise(&svg, 160, 256).expect("drawn");
+        let differing = drawn
+            .pixels()
+            .zip(bare.pixels())
+            .filter(|(a, b)| a != b)
+            .count();
+        assert!(differing > 400, "only {differing} pixels of text drawn");
+    }
+
+    /// The SVG without its `<text>` elements.
+    fn without_text(svg: &str) -> String {
+        svg.lines()
+            .filter(|line| !line.starts_with("<text"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn an_uploaded_cover_smaller_than_the_stores_want_is_named_with_its_size() {
+        let small = CoverInfo {
+            file_name: "cover.jpg".into(),
+            media_type: "image/jpeg".into(),
+            width: 800,
+            height: 1200,
+            generated: false,
+        };
+        let warning = size_warning(&small).expect("a warning");
+        assert_eq!(warning.code, "cover_small");
+        assert!(warning.message.contains("800×1200"), "{}", warning.message);
+        let large = CoverInfo {
+            width: 1600,
+            height: 2560,
+            ..small.clone()
+        };
+        assert_eq!(size_warning(&large), None);
+        let generated = CoverInfo {
+            generated: true,
+            ..small
+        };
+        assert_eq!(size_warning(&generated), None, "Bindery's own is the right size");
+    }
 
     fn encode(width: u32, height: u32, format: ImageFormat) -> Vec<u8> {
         let picture = image::RgbImage::from_fn(width, height, |x, y| {

@@ -454,17 +454,25 @@ impl Job for Publish {
             .unwrap_or(0);
         // Until the print step lands on this branch.
         let pdf_bytes: Option<i64> = None;
-        // The pages' small cover, before the book is ready, so a ready book always has it.
+        // The pages' small cover and the stores' large one, before the book is ready, so a
+        // ready book always has them.
         if let Some(cover) = book.cover.clone() {
             let bytes = app
                 .blobs
                 .get(&keys::resource(&self.book, &cover.file_name))
                 .await?;
-            let thumbnail =
-                tokio::task::spawn_blocking(move || crate::ebook::cover::thumbnail(&cover, &bytes))
-                    .await??;
+            let (thumbnail, store_cover) = tokio::task::spawn_blocking(move || {
+                anyhow::Ok((
+                    crate::ebook::cover::thumbnail(&cover, &bytes)?,
+                    crate::ebook::cover::store_jpeg(&cover, &bytes)?,
+                ))
+            })
+            .await??;
             app.blobs
                 .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
+                .await?;
+            app.blobs
+                .put_if_absent(&keys::store_cover(&self.book), store_cover)
                 .await?;
         }
         // Before the book is ready, so a catalog that lists it always finds its entry.

@@ -23,6 +23,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(epub)
         .service(pdf)
         .service(print_cover)
+        .service(store_cover)
         .service(cover)
         .service(reader_root)
         .service(reader_file);
@@ -96,6 +97,16 @@ async fn print_cover(
     download(&req, &state, caller, &id, &Download::PRINT_COVER).await
 }
 
+#[get("/books/{id}/store-cover.jpg")]
+async fn store_cover(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+    id: web::Path<String>,
+) -> HttpResponse {
+    download(&req, &state, caller, &id, &Download::STORE_COVER).await
+}
+
 /// A file of a ready book that is downloaded whole, as an attachment.
 pub(crate) struct Download {
     pub key: fn(&BookId) -> String,
@@ -114,6 +125,11 @@ impl Download {
         key: keys::pdf,
         media_type: "application/pdf",
         suffix: ".pdf",
+    };
+    pub const STORE_COVER: Download = Download {
+        key: keys::store_cover,
+        media_type: "image/jpeg",
+        suffix: "-cover.jpg",
     };
     pub const PRINT_COVER: Download = Download {
         key: keys::print_cover,

@@ -112,6 +112,12 @@ fn tenant_isolation(postgres: bool) {
     let epub = get(&alice, &format!("/api/v1/books/{id}/epub"));
     assert_eq!(epub.status(), 200);
     assert_eq!(epub.headers()["content-type"], "application/epub+zip");
+    // The generated cover, drawn as the stores want it.
+    let store_cover = get(&alice, &format!("/api/v1/books/{id}/store-cover.jpg"));
+    assert_eq!(store_cover.status(), 200);
+    assert_eq!(store_cover.headers()["content-type"], "image/jpeg");
+    let picture = image::load_from_memory(&store_cover.bytes().expect("body")).expect("a JPEG");
+    assert_eq!((picture.width(), picture.height()), (1600, 2560));
     assert_eq!(
         json(get(&alice, "/api/v1/books"))["books"]
             .as_array()
@@ -123,6 +129,9 @@ fn tenant_isolation(postgres: bool) {
     for path in [
         format!("/api/v1/books/{id}"),
         format!("/api/v1/books/{id}/epub"),
+        format!("/api/v1/books/{id}/store-cover.jpg"),
+        format!("/api/v1/books/{id}/pdf"),
+        format!("/api/v1/books/{id}/print-cover.pdf"),
     ] {
         let (status, code, _) = error_code(get(&bob, &path));
         assert_eq!(

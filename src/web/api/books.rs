@@ -618,6 +618,37 @@ pub async fn print_cover(
     printed_file(&state, &book, &Download::PRINT_COVER).await
 }
 
+/// Download the store cover
+///
+/// The cover as ebook stores ask for it: a 1600×2560 RGB JPEG (a generated cover drawn at that
+/// size; an uploaded one as prepared, re-encoded as JPEG when it was a PNG).
+#[utoipa::path(
+    operation_id = "download_store_cover",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "The cover JPEG, as an attachment.",
+            body = inline(JpegFile), content_type = "image/jpeg", headers(
+            ("Content-Disposition" = String, description = "`attachment; filename=\"…-cover.jpg\"`")
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 409, description = "The book is not ready yet, or failed (`not_ready`).",
+            body = ErrorBody),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/store-cover.jpg")]
+pub async fn store_cover(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.tenant(), &id).await?;
+    ready_file(&state, &book, &Download::STORE_COVER, "store cover").await
+}
+
 /// A ready book's file of the print edition, or why it has none.
 async fn printed_file(
     state: &AppState,
@@ -850,6 +881,12 @@ fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result
 #[schema(value_type = String, content_media_type = "application/epub+zip")]
 #[allow(dead_code)] // a schema for the document, never built
 struct EpubFile(Vec<u8>);
+
+/// A JPEG image.
+#[derive(ToSchema)]
+#[schema(value_type = String, content_media_type = "image/jpeg")]
+#[allow(dead_code)] // a schema for the document, never built
+struct JpegFile(Vec<u8>);
 
 /// A PDF file.
 #[derive(ToSchema)]

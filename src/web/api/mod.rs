@@ -57,6 +57,7 @@ fn scope() -> utoipa_actix_web::scope::Scope<
         .service(books::epub)
         .service(books::pdf)
         .service(books::print_cover)
+        .service(books::store_cover)
         .service(books::events)
         .service(books::delete)
         .service(books::retry)

@@ -454,6 +454,11 @@ fn book_actions(book: &BookView, in_list: bool) -> Markup {
                 }
                 // The print edition on the book's own page only: a list offers what most want.
                 @if !in_list {
+                    @if let Some(cover) = &book.links.store_cover {
+                        a.button.secondary href=(cover.trim_start_matches("/api/v1")) download id="download-store-cover" {
+                            "Cover for stores (JPEG)"
+                        }
+                    }
                     @if let Some(pdf) = &book.links.pdf {
                         a.button.secondary href=(pdf.trim_start_matches("/api/v1")) download id="download-pdf" {
                             "Print edition (PDF)"
