@@ -82,6 +82,7 @@ pub mod logs;
 pub mod manuscript;
 pub mod math;
 pub mod metrics;
+pub mod paperback;
 pub mod pipeline;
 pub mod print;
 pub mod report;

@@ -87,6 +87,20 @@ pub struct PrintReport {
     pub failure: Option<PrintFailure>,
 }
 
+/// `message` as a sentence: its first letter a capital, and a full stop at its end (the print
+/// edition's reasons are written to follow a colon).
+pub fn sentence(message: &str) -> String {
+    let mut chars = message.trim().chars();
+    let mut out: String = chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default();
+    if !out.ends_with(['.', '!', '?']) {
+        out.push('.');
+    }
+    out
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrintFailure {
     pub code: String,

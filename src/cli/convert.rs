@@ -43,15 +43,17 @@ pub struct ConvertArgs {
     /// Also typeset the print edition's interior as a press-ready PDF.
     #[arg(long, value_name = "BOOK.pdf")]
     pub pdf: Option<PathBuf>,
-    /// The print edition's trim size: 5x8, 5.25x8, 5.5x8.5, 6x9, a5 or royal.
-    #[arg(long, value_name = "SIZE", default_value = "6x9", requires = "pdf")]
-    pub trim: Trim,
-    /// 0.125 in of bleed beyond the trim on the print edition's outside edges.
+    /// The print edition's trim size: 5x8, 5.25x8, 5.5x8.5, 6x9, a5 or royal (else the
+    /// metadata's `trim`, else 6x9).
+    #[arg(long, value_name = "SIZE", requires = "pdf")]
+    pub trim: Option<Trim>,
+    /// 0.125 in of bleed beyond the trim on the print edition's outside edges (as
+    /// `--meta bleed=yes`).
     #[arg(long, requires = "pdf")]
     pub bleed: bool,
-    /// The print edition's paper: white or cream.
-    #[arg(long, value_name = "PAPER", default_value = "white", requires = "pdf")]
-    pub paper: Paper,
+    /// The print edition's paper: white or cream (else the metadata's `paper`, else white).
+    #[arg(long, value_name = "PAPER", requires = "pdf")]
+    pub paper: Option<Paper>,
     /// Also typeset the print edition's cover (back, spine and front, with bleed) as a PDF.
     #[arg(long, value_name = "COVER.pdf", requires = "pdf")]
     pub print_cover: Option<PathBuf>,
@@ -105,8 +107,19 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         )),
         None => None,
     };
+    // The print edition's flags are metadata, as the upload's fields are: one place decides.
+    let mut metadata = args.meta.iter().cloned().collect::<BTreeMap<_, _>>();
+    if let Some(trim) = args.trim {
+        metadata.insert("trim".into(), trim.name().into());
+    }
+    if let Some(paper) = args.paper {
+        metadata.insert("paper".into(), paper.name().into());
+    }
+    if args.bleed {
+        metadata.insert("bleed".into(), "yes".into());
+    }
     let options = Options {
-        metadata: args.meta.iter().cloned().collect::<BTreeMap<_, _>>(),
+        metadata,
         file_name: Some(file_name(&args.manuscript)),
         format: args.format.as_deref().and_then(Format::parse),
         modified: modified_time(&args.manuscript),
@@ -126,11 +139,15 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         &options,
         &config.limits,
         &config.default_language,
-        // A site that stands alone: no service's page or download to link back to.
-        args.reader
-            .is_some()
-            .then(crate::ebook::reader::Links::default)
-            .as_ref(),
+        in_memory::Extras {
+            // A site that stands alone: no service's page or download to link back to.
+            reader: args
+                .reader
+                .is_some()
+                .then(crate::ebook::reader::Links::default)
+                .as_ref(),
+            print: args.pdf.is_some(),
+        },
         |step, done, total| {
             if let Some(bar) = &bar {
                 bar.set_message(step.to_owned());
@@ -164,9 +181,9 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     }
 
     // The ebook is written whatever becomes of the print edition.
-    let print = match &args.pdf {
-        Some(path) => Some((path, typeset(&converted, args)?)),
-        None => None,
+    let print = match (&args.pdf, &converted.print) {
+        (Some(path), Some(edition)) => Some((path, printed(edition)?)),
+        _ => None,
     };
     if let Some((path, edition)) = &print {
         write_atomically(path, &edition.pdf)?;
@@ -179,7 +196,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
                 front,
                 &converted.resources,
                 edition.pages,
-                &print_options(args),
+                &PrintOptions::of(&converted.book.metadata),
             )
             .map_err(|e| Failure::Other(anyhow::anyhow!("no print cover: {e}")))?;
             write_atomically(path, &cover.pdf)?;
@@ -231,7 +248,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         print_report(
             &output,
             &converted,
-            print.as_ref().map(|(p, e)| (p.as_path(), e)),
+            print.as_ref().map(|(p, e)| (p.as_path(), *e)),
             cover.as_ref().map(|(p, c)| (p.as_path(), c)),
             started.elapsed().as_millis(),
         );
@@ -239,23 +256,10 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn print_options(args: &ConvertArgs) -> PrintOptions {
-    PrintOptions {
-        trim: args.trim,
-        bleed: args.bleed,
-        paper: args.paper,
-    }
-}
-
-fn typeset(converted: &in_memory::Converted, args: &ConvertArgs) -> Result<PrintEdition, Failure> {
-    let options = print_options(args);
-    print::typeset(
-        &converted.book.document,
-        &converted.resources,
-        &converted.book.metadata,
-        &options,
-    )
-    .map_err(|e| match e {
+/// The print edition, or why there is none: the author's (exit 65) when the book is too
+/// long for a paperback, else Bindery's.
+fn printed(edition: &Result<PrintEdition, PrintError>) -> Result<&PrintEdition, Failure> {
+    edition.as_ref().map_err(|e| match e {
         PrintError::TooLong { .. } | PrintError::TooManyWords { .. } => {
             Failure::Input(format!("no print edition: {e}"))
         }

@@ -87,6 +87,10 @@ enum Command {
     /// limits (see `pipeline::reading`).
     #[command(name = "read-manuscript", hide = true)]
     ReadManuscript,
+    /// Run by a worker: typeset one book's print edition into the blob store, within memory
+    /// and processor limits (see `pipeline::printing`).
+    #[command(name = "print-book", hide = true)]
+    PrintBook,
 }
 
 fn variables_help() -> String {
@@ -154,6 +158,9 @@ pub fn main() -> ExitCode {
     if let Command::ReadManuscript = command {
         return crate::pipeline::reading::child_main(&config);
     }
+    if let Command::PrintBook = command {
+        return crate::pipeline::printing::child_main(&config);
+    }
     if let Command::Healthcheck = command {
         // Runs every few seconds in a container: no directories, log files or database.
         return match tokio::runtime::Builder::new_current_thread()
@@ -187,7 +194,8 @@ pub fn main() -> ExitCode {
         | Command::Logs(_)
         | Command::Token { .. }
         | Command::Storage { .. }
-        | Command::ReadManuscript => Role::Cli,
+        | Command::ReadManuscript
+        | Command::PrintBook => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -242,7 +250,8 @@ pub fn main() -> ExitCode {
             Command::Config
             | Command::Convert(_)
             | Command::Healthcheck
-            | Command::ReadManuscript => Ok(ExitCode::SUCCESS),
+            | Command::ReadManuscript
+            | Command::PrintBook => Ok(ExitCode::SUCCESS),
         }
     });
     let code = match result {

@@ -50,6 +50,19 @@ pub struct Metadata {
     pub series: Option<String>,
     pub series_number: Option<String>,
     pub rights: Option<String>,
+    /// The back cover's text.
+    #[serde(default)]
+    pub blurb: Option<String>,
+    /// The print edition's trim size (`6x9`), paper (`cream`), bleed (`yes`) and own ISBN, as
+    /// found.
+    #[serde(default)]
+    pub trim: Option<String>,
+    #[serde(default)]
+    pub paper: Option<String>,
+    #[serde(default)]
+    pub bleed: Option<String>,
+    #[serde(default)]
+    pub print_isbn: Option<String>,
 }
 
 /// One unit of reading: one XHTML file in the EPUB, one page in the web reader.

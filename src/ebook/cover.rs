@@ -458,7 +458,11 @@ mod tests {
         let decoded = image::load_from_memory(&jpeg).expect("decodes");
         assert_eq!((decoded.width(), decoded.height()), (1600, 2560));
         assert_eq!(decoded.color(), image::ColorType::Rgb8);
-        assert_eq!(store_jpeg(&info, &svg).expect("drawn"), jpeg, "deterministic");
+        assert_eq!(
+            store_jpeg(&info, &svg).expect("drawn"),
+            jpeg,
+            "deterministic"
+        );
         // The words are drawn with the bundled fonts: without its text the cover differs
         // where the title is (a machine without fonts would silently draw no text at all).
         let text = without_text(&String::from_utf8(svg.clone()).expect("UTF-8"));
@@ -502,7 +506,11 @@ mod tests {
             generated: true,
             ..small
         };
-        assert_eq!(size_warning(&generated), None, "Bindery's own is the right size");
+        assert_eq!(
+            size_warning(&generated),
+            None,
+            "Bindery's own is the right size"
+        );
     }
 
     fn encode(width: u32, height: u32, format: ImageFormat) -> Vec<u8> {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::document::Metadata;
 use crate::manuscript::InputError;
+use crate::paperback::{Paper, Trim};
 use crate::report::Warning;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +37,19 @@ pub struct BookMetadata {
     /// `dcterms:modified` (`2024-05-01T12:00:00Z`). Never read from the clock here, so the
     /// same input gives the same bytes.
     pub modified: String,
+    /// The back cover's text.
+    #[serde(default)]
+    pub blurb: Option<String>,
+    /// The print edition: its trim size, paper, bleed and own ISBN (a paperback's ISBN is not
+    /// the ebook's).
+    #[serde(default)]
+    pub trim: Trim,
+    #[serde(default)]
+    pub paper: Paper,
+    #[serde(default)]
+    pub bleed: bool,
+    #[serde(default)]
+    pub print_isbn: Option<String>,
 }
 
 /// What the conversion knows besides the manuscript.
@@ -68,6 +82,11 @@ pub const KEYS: &[&str] = &[
     "series",
     "series_number",
     "rights",
+    "blurb",
+    "trim",
+    "paper",
+    "bleed",
+    "print_isbn",
 ];
 
 /// Merges and validates. User-supplied values that are invalid are errors (the user can fix
@@ -182,8 +201,49 @@ pub fn resolve(
         },
     };
 
+    let trim = chosen(m.trim.as_deref(), "trim", user("trim"), warnings)?;
+    let paper = chosen(m.paper.as_deref(), "paper", user("paper"), warnings)?;
+    let bleed = chosen::<Yes>(m.bleed.as_deref(), "bleed", user("bleed"), warnings)?.0;
+    let print_isbn = match m
+        .print_isbn
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        None => None,
+        Some(id) => match parse_isbn(id) {
+            Some(valid) => Some(valid),
+            None if user("print_isbn") => {
+                return Err(InputError::Metadata {
+                    key: "print_isbn".into(),
+                    value: id.into(),
+                    problem: "not an ISBN, or its check digit is wrong".into(),
+                });
+            }
+            None => {
+                warnings.push(Warning::new(
+                    "isbn_invalid",
+                    format!(
+                        "The print edition's ISBN {id:?} is not a valid ISBN and was not used."
+                    ),
+                ));
+                None
+            }
+        },
+    };
+
     let text = |v: &Option<String>| v.as_deref().map(clean).filter(|s| !s.is_empty());
     Ok(BookMetadata {
+        blurb: m
+            .blurb
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned),
+        trim,
+        paper,
+        bleed,
+        print_isbn,
         title,
         subtitle: text(&m.subtitle),
         authors: m
@@ -212,6 +272,54 @@ pub fn resolve(
             .clone()
             .unwrap_or_else(|| FIXED_MODIFIED.to_owned()),
     })
+}
+
+/// A value `key` must parse as: the user's bad value is an error they can fix; the
+/// manuscript's is a warning, and the default stands.
+fn chosen<T>(
+    found: Option<&str>,
+    key: &str,
+    user: bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<T, InputError>
+where
+    T: std::str::FromStr + Default,
+    T::Err: std::fmt::Display,
+{
+    let Some(value) = found.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(T::default());
+    };
+    match value.parse() {
+        Ok(parsed) => Ok(parsed),
+        Err(e) if user => Err(InputError::Metadata {
+            key: key.into(),
+            value: value.into(),
+            problem: e.to_string(),
+        }),
+        Err(e) => {
+            warnings.push(Warning::new(
+                &format!("{key}_invalid"),
+                format!("The manuscript's {key} was not used: {e}."),
+            ));
+            Ok(T::default())
+        }
+    }
+}
+
+/// A yes or no, as people write one.
+#[derive(Debug, Default)]
+struct Yes(bool);
+
+impl std::str::FromStr for Yes {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "yes" | "true" | "on" | "1" => Ok(Yes(true)),
+            "no" | "false" | "off" | "0" => Ok(Yes(false)),
+            _ => Err("write yes or no".into()),
+        }
+    }
 }
 
 /// Where each value of the book's metadata came from, for the report: the author then sees
@@ -390,6 +498,11 @@ fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputE
         "series" => m.series = some(),
         "series_number" | "series_index" => m.series_number = some(),
         "rights" => m.rights = some(),
+        "blurb" | "back_cover" => m.blurb = some(),
+        "trim" | "trim_size" => m.trim = some(),
+        "paper" => m.paper = some(),
+        "bleed" => m.bleed = some(),
+        "print_isbn" | "paperback_isbn" => m.print_isbn = some(),
         _ => {
             return Err(InputError::Metadata {
                 key: key.into(),
@@ -534,6 +647,61 @@ mod tests {
             },
             &mut Vec::new(),
         )
+    }
+
+    #[test]
+    fn the_print_edition_is_chosen_by_metadata_and_a_bad_choice_is_named() {
+        let m = resolve_with(
+            Metadata::default(),
+            &[
+                ("trim", "A5"),
+                ("paper", "Cream"),
+                ("bleed", "yes"),
+                ("print_isbn", "978-0-306-40615-7"),
+                ("blurb", "  A tale of chickens.  "),
+            ],
+        )
+        .expect("valid");
+        assert_eq!((m.trim, m.paper, m.bleed), (Trim::A5, Paper::Cream, true));
+        assert_eq!(m.print_isbn.as_deref(), Some("9780306406157"));
+        assert_eq!(m.blurb.as_deref(), Some("A tale of chickens."));
+        let defaults = resolve_with(Metadata::default(), &[]).expect("valid");
+        assert_eq!(
+            (defaults.trim, defaults.paper, defaults.bleed),
+            (Trim::In6x9, Paper::White, false)
+        );
+
+        // The upload's bad value is an error that says what would do.
+        for (key, value, hint) in [
+            ("trim", "7x7", "6x9"),
+            ("paper", "glossy", "cream"),
+            ("bleed", "maybe", "yes or no"),
+            ("print_isbn", "978-0-306-40615-8", "check digit"),
+        ] {
+            match resolve_with(Metadata::default(), &[(key, value)]) {
+                Err(InputError::Metadata {
+                    key: k, problem, ..
+                }) => {
+                    assert_eq!(k, key);
+                    assert!(problem.contains(hint), "{key}: {problem}");
+                }
+                other => panic!("{key}={value}: {other:?}"),
+            }
+        }
+        // The manuscript's is a warning, and the default stands.
+        let mut warnings = Vec::new();
+        let m = resolve(
+            &Metadata {
+                trim: Some("7x7".into()),
+                ..Metadata::default()
+            },
+            &MetadataInputs::default(),
+            &mut warnings,
+        )
+        .expect("valid");
+        assert_eq!(m.trim, Trim::In6x9);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].code, "trim_invalid");
     }
 
     #[test]

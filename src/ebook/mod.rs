@@ -38,6 +38,24 @@ pub struct PrintEdition {
     pub isbn: Option<String>,
 }
 
+/// Where a print edition's pages begin, and which edition it is: what the print step stores
+/// for the ebooks to mark.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pagination {
+    pub edition: PrintEdition,
+    pub pages: Vec<PageStart>,
+}
+
+impl PrintEdition {
+    /// The print edition `metadata` describes: its trim, and its own ISBN.
+    pub fn of(metadata: &BookMetadata) -> PrintEdition {
+        PrintEdition {
+            trim: metadata.trim.label().to_owned(),
+            isbn: metadata.print_isbn.clone(),
+        }
+    }
+}
+
 impl Book {
     /// Marks where each page of `edition` begins ([`mark_pages`]) and names the edition, so
     /// that the EPUB gets its page list and `pageBreakSource`, and the web reader its page

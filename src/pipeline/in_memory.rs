@@ -5,18 +5,20 @@
 use std::time::Instant;
 
 use super::steps::{
-    Ingest, PackageEpub, PackageReader, Parse, RenderChapter, Verify, in_memory_name,
+    Ingest, PackageEpub, PackagePdf, PackageReader, Parse, RenderChapter, Verify, in_memory_name,
 };
 use crate::convert::{
     Assembled, Options, Resources, assemble, ingest, package_epub, package_reader, verify_epub,
 };
-use crate::ebook::Book;
 use crate::ebook::xhtml::{self, Target};
+use crate::ebook::{Book, PrintEdition};
 use crate::manuscript::{InputError, Limits};
+use crate::print::{self, PrintError, PrintOptions};
 use crate::report::{Report, StepTiming};
 
 pub const INGEST: &str = in_memory_name::<Ingest>();
 pub const PARSE: &str = in_memory_name::<Parse>();
+pub const PACKAGE_PDF: &str = in_memory_name::<PackagePdf>();
 /// Every chapter, in one pass.
 pub const RENDER: &str = in_memory_name::<RenderChapter>();
 pub const PACKAGE_EPUB: &str = in_memory_name::<PackageEpub>();
@@ -30,23 +32,34 @@ pub struct Converted {
     /// The web reader's files, when asked for.
     pub reader: Option<Vec<(String, Vec<u8>)>>,
     /// The images' bytes by image id, and the cover's, for a writer run after these (the
-    /// print edition).
+    /// print cover).
     pub resources: Resources,
+    /// The print edition, when asked for: typeset, or why it could not be.
+    pub print: Option<Result<print::PrintEdition, PrintError>>,
     pub report: Report,
 }
 
-/// Runs every stage; `progress(step, done, total)` is called as work advances. With `reader`,
-/// the web reader too, linking out as it says (`Links::default()` for a site that stands
-/// alone; the service's links, `steps::reader_links`, to match what the pipeline makes).
+/// What to make beside the EPUB.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// The web reader, linking out as it says (`Links::default()` for a site that stands
+    /// alone; the service's links, `steps::reader_links`, to match what the pipeline makes).
+    pub reader: Option<&'a crate::ebook::reader::Links>,
+    /// The print edition, whose pages the ebooks then mark.
+    pub print: bool,
+}
+
+/// Runs every stage; `progress(step, done, total)` is called as work advances.
 pub fn convert(
     manuscript: &[u8],
     cover_upload: Option<(&str, &[u8])>,
     options: &Options,
     limits: &Limits,
     default_language: &str,
-    reader: Option<&crate::ebook::reader::Links>,
+    extras: Extras<'_>,
     mut progress: impl FnMut(&str, usize, usize),
 ) -> Result<Converted, ConvertError> {
+    let Extras { reader, print } = extras;
     let mut timings = Vec::new();
     let mut timed = |step: &str, started: Instant| {
         timings.push(StepTiming {
@@ -63,7 +76,7 @@ pub fn convert(
     let t = Instant::now();
     progress(PARSE, 0, 1);
     let Assembled {
-        book,
+        mut book,
         resources,
         mut report,
     } = assemble(
@@ -75,6 +88,23 @@ pub fn convert(
         default_language,
     )?;
     timed(PARSE, t);
+
+    // The print edition before the chapters are written: the ebooks mark where its pages
+    // begin. It is an extra: when it cannot be made, the ebooks are made without it.
+    let print = print.then(|| {
+        let t = Instant::now();
+        progress(PACKAGE_PDF, 0, 1);
+        let options = PrintOptions::of(&book.metadata);
+        let edition = print::typeset(&book.document, &resources, &book.metadata, &options);
+        if let Ok(edition) = &edition {
+            book.mark_print_pages(PrintEdition::of(&book.metadata), &edition.page_starts);
+            for warning in &edition.warnings {
+                report.warn(warning.clone().at("print edition"));
+            }
+        }
+        timed(PACKAGE_PDF, t);
+        edition
+    });
 
     let t = Instant::now();
     let n = book.document.chapters.len();
@@ -130,6 +160,7 @@ pub fn convert(
         epub,
         reader,
         resources,
+        print,
         report,
     })
 }

@@ -1,7 +1,7 @@
 //! Where a book is: its status, why it failed, and how far each step of its pipeline is, from
 //! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
 
-use super::steps::{STEP_FAILED, STEPS, Step, stopped_at};
+use super::steps::{STEP_FAILED, STEPS, Step, by_job, stopped_at};
 use crate::books::{BookRow, BookStatus};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
@@ -67,7 +67,10 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
     // A step that ran out of attempts has no job left to mark the book; say so here.
     if status == BookStatus::Processing && counts.iter().any(|c| c.state == JobState::Dead) {
         let jobs = queue.workflow(&book.id).await?.jobs;
-        if let Some(dead) = jobs.iter().find(|j| j.state == JobState::Dead) {
+        if let Some(dead) = jobs
+            .iter()
+            .find(|j| j.state == JobState::Dead && fails_the_book(&j.kind))
+        {
             status = BookStatus::Failed;
             failure = Some(Failure {
                 code: STEP_FAILED.into(),
@@ -80,6 +83,12 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
         status,
         failure,
     })
+}
+
+/// Whether a job of type `kind` that died fails its book: any but an extra's (the print
+/// edition), which the book publishes without.
+fn fails_the_book(kind: &str) -> bool {
+    by_job(kind).is_none_or(|step| !step.extra)
 }
 
 /// The progress of every step, from the counts of the workflow's jobs by type and state. Once
@@ -175,19 +184,52 @@ mod tests {
             .collect();
         assert_eq!(seen.len(), STEPS.len());
         assert_eq!(
-            seen[..4],
+            seen[..6],
             [
                 ("ingest", StepState::Completed, 100),
                 ("parse", StepState::Completed, 100),
+                ("package_pdf", StepState::Pending, 0),
+                ("chapters", StepState::Pending, 0),
                 ("render_chapter", StepState::Running, 37),
                 ("package", StepState::Pending, 0),
             ]
         );
         assert!(
-            seen[4..].iter().all(|s| s.1 == StepState::Pending),
+            seen[6..].iter().all(|s| s.1 == StepState::Pending),
             "{seen:?}"
         );
         assert_eq!(progress.percent, 237 / STEPS.len() as u32);
+    }
+
+    #[test]
+    fn a_dead_print_edition_fails_only_its_step() {
+        assert!(!fails_the_book("book.package_pdf"));
+        assert!(fails_the_book("book.render_chapter"));
+        assert!(fails_the_book("book.parse"));
+        // A job of no step (an old release's) fails its book as before.
+        assert!(fails_the_book("book.gone"));
+        // The step itself still shows what became of it.
+        let printed = progress(
+            &[
+                count("book.ingest", JobState::Completed, 1, 100),
+                count("book.parse", JobState::Completed, 1, 100),
+                count("book.package_pdf", JobState::Discarded, 1, 10),
+                count("book.chapters", JobState::Completed, 1, 100),
+            ],
+            false,
+        );
+        let states: Vec<(&str, StepState)> = printed
+            .steps
+            .iter()
+            .map(|s| (s.step.name, s.state))
+            .collect();
+        assert_eq!(
+            states[2..4],
+            [
+                ("package_pdf", StepState::Failed),
+                ("chapters", StepState::Completed)
+            ]
+        );
     }
 
     #[test]
@@ -211,6 +253,8 @@ mod tests {
             &[
                 count("book.ingest", JobState::Completed, 1, 100),
                 count("book.parse", JobState::Completed, 1, 100),
+                count("book.package_pdf", JobState::Completed, 1, 100),
+                count("book.chapters", JobState::Completed, 1, 100),
                 count("book.render_chapter", JobState::Completed, 3, 0),
                 count("book.render_chapter", JobState::Dead, 1, 0),
                 count("book.package", JobState::Cancelled, 1, 0),
@@ -220,13 +264,13 @@ mod tests {
         let states: Vec<(&str, StepState)> =
             died.steps.iter().map(|s| (s.step.name, s.state)).collect();
         assert_eq!(
-            states[2..4],
+            states[4..6],
             [
                 ("render_chapter", StepState::Failed),
                 ("package", StepState::Skipped)
             ]
         );
-        assert!(states[4..].iter().all(|s| s.1 == StepState::Skipped));
+        assert!(states[6..].iter().all(|s| s.1 == StepState::Skipped));
         // While the book is still converting, steps not yet enqueued are only waiting.
         let running = progress(&[count("book.ingest", JobState::Running, 1, 50)], false);
         assert!(

@@ -1,9 +1,13 @@
 //! The pipeline's steps as jobs:
 //!
 //! ```text
-//! ingest ─► parse ─► render chapter ×N ─► package ─► package_epub ──┐
-//!                     (fan-out, join)        └─────► package_reader ┴► verify ─► publish
+//! ingest ─► parse ─► package_pdf ─► chapters ─► render chapter ×N ─► package ─► package_epub ──┐
+//!                   (fan-out of one, join)       (fan-out, join)       └─────► package_reader ┴► verify ─► publish
 //! ```
+//!
+//! The print edition comes first because the ebooks mark where its pages begin; it is an extra
+//! ([`Step::extra`]), so when it cannot be made its step fails alone and `chapters`, its join,
+//! goes on to make the ebooks without a page list.
 //!
 //! Each step reads its inputs from storage, writes its outputs to deterministic keys with
 //! create-if-absent, and commits its completion together with its successors. A step killed
@@ -20,7 +24,7 @@ use anyhow::Context;
 use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
-use super::reading;
+use super::{printing, reading};
 use crate::books::{self, BookId, BookRow, keys};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
@@ -133,7 +137,131 @@ impl Job for Parse {
                 return refuse(cx, &self.book, &code, message).await;
             }
         };
-        let children = (0..chapters)
+        // The print edition first: the ebooks mark where its pages begin. It is an extra, so
+        // its step fails alone, and the join goes on whatever became of it.
+        cx.fan_out(
+            vec![NewJob::of(&PackagePdf {
+                book: self.book.clone(),
+            })],
+            NewJob::of(&Chapters {
+                book: self.book.clone(),
+                chapters,
+            }),
+        );
+        cx.progress(100, "parsed").await?;
+        tracing::info!(for_author = true, chapters, "manuscript read");
+        Ok(Outcome::done_with(
+            serde_json::json!({ "chapters": chapters }),
+        ))
+    }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
+    }
+}
+
+/// The print edition: the interior PDF, typeset in a limited child process
+/// ([`printing`]), and where its pages begin.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PackagePdf {
+    pub book: BookId,
+}
+
+impl Job for PackagePdf {
+    const NAME: &'static str = "book.package_pdf";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        if book_row(cx, &self.book).await?.is_none() {
+            return Ok(gone(&self.book));
+        }
+        cx.progress(10, "typesetting the print edition").await?;
+        // The model as parse stored it, read past the cache: the cache holds the model with
+        // the print edition's pages marked, which do not exist yet.
+        let book: crate::ebook::Book =
+            serde_json::from_slice(&app.blobs.get(&keys::model(&self.book)).await?)
+                .context("reading the stored document model")?;
+        let request = printing::Request {
+            book: self.book.clone(),
+        };
+        let reply = printing::print_in_child(&app.config, &book, &request).await?;
+        let (report, warnings, pdf_bytes) = match &reply {
+            printing::Reply::Printed {
+                report,
+                warnings,
+                pdf_bytes,
+            } => (report, warnings.as_slice(), Some(*pdf_bytes)),
+            printing::Reply::Refused { report } => (report, &[][..], None),
+        };
+        app.blobs
+            .put_if_absent(
+                &keys::print_report(&self.book),
+                serde_json::to_vec(&PrintResult {
+                    report: report.clone(),
+                    warnings: warnings.to_vec(),
+                    pdf_bytes,
+                })?,
+            )
+            .await?;
+        match reply {
+            printing::Reply::Printed {
+                report, pdf_bytes, ..
+            } => {
+                tracing::info!(for_author = true, pages = report.pages, trim = %report.trim, bytes = pdf_bytes, "print edition typeset");
+                Ok(Outcome::done_with(serde_json::json!({
+                    "pages": report.pages,
+                    "pdf_bytes": pdf_bytes,
+                })))
+            }
+            printing::Reply::Refused { report } => {
+                let failure = report
+                    .failure
+                    .unwrap_or_else(|| crate::report::PrintFailure {
+                        code: "print_failed".into(),
+                        message: "the print edition could not be made".into(),
+                    });
+                tracing::warn!(for_author = true, code = %failure.code, reason = %failure.message, "no print edition; the ebooks publish without it");
+                Ok(Outcome::Discard(failure.message))
+            }
+        }
+    }
+}
+
+/// What the print step found, for the report (`keys::print_report`): written whether or not
+/// the print edition could be made.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PrintResult {
+    pub report: crate::report::PrintReport,
+    pub warnings: Vec<Warning>,
+    /// The interior's size, when it was made.
+    pub pdf_bytes: Option<u64>,
+}
+
+/// The join of the print edition, however it ended: renders every chapter, with the printed
+/// pages marked when there is a print edition.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Chapters {
+    pub book: BookId,
+    pub chapters: usize,
+}
+
+impl Job for Chapters {
+    const NAME: &'static str = "book.chapters";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let children = (0..self.chapters)
             .map(|chapter| {
                 NewJob::of(&RenderChapter {
                     book: self.book.clone(),
@@ -147,11 +275,7 @@ impl Job for Parse {
                 book: self.book.clone(),
             }),
         );
-        cx.progress(100, "parsed").await?;
-        tracing::info!(for_author = true, chapters, "manuscript read");
-        Ok(Outcome::done_with(
-            serde_json::json!({ "chapters": chapters }),
-        ))
+        Ok(Outcome::done())
     }
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
@@ -177,7 +301,7 @@ impl Job for RenderChapter {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = app.models.get(&app.blobs, &keys::model(&self.book)).await?;
+        let planned = model(app, &self.book).await?;
         if self.chapter >= planned.book.document.chapters.len() {
             anyhow::bail!(
                 "chapter {} does not exist in the stored document",
@@ -407,7 +531,7 @@ impl Job for Publish {
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = app.models.get(&app.blobs, &keys::model(&self.book)).await?;
+        let planned = model(app, &self.book).await?;
         let book = &planned.book;
         let mut report: Report =
             serde_json::from_slice(&app.blobs.get(&keys::parse_report(&self.book)).await?)
@@ -452,8 +576,34 @@ impl Job for Publish {
             .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
             .and_then(|v| v.get("bytes").and_then(serde_json::Value::as_i64))
             .unwrap_or(0);
-        // Until the print step lands on this branch.
-        let pdf_bytes: Option<i64> = None;
+        // The print edition: what it is, or why there is none (`PackagePdf`).
+        let pdf_bytes = match app.blobs.get_opt(&keys::print_report(&self.book)).await? {
+            Some(bytes) => {
+                let found: PrintResult =
+                    serde_json::from_slice(&bytes).context("reading the print report")?;
+                for warning in found.warnings {
+                    report.warn(warning.at("print edition"));
+                }
+                report.print = Some(found.report);
+                found.pdf_bytes.map(|b| b as i64)
+            }
+            // The step kept failing, or the book began before print editions were made.
+            None => {
+                if let Some(job) = workflow.jobs.iter().find(|j| j.kind == PackagePdf::NAME) {
+                    report.print = Some(crate::report::PrintReport {
+                        failure: Some(crate::report::PrintFailure {
+                            code: STEP_FAILED.into(),
+                            message: format!(
+                                "Typesetting the print edition kept failing ({}). {RETRY_ADVICE}",
+                                job.state
+                            ),
+                        }),
+                        ..printing::asked(book)
+                    });
+                }
+                None
+            }
+        };
         // The pages' small cover and the stores' large one, before the book is ready, so a
         // ready book always has them.
         if let Some(cover) = book.cover.clone() {
@@ -519,6 +669,9 @@ pub struct Step {
     /// What a person reads on the book's page.
     pub label: &'static str,
     pub in_memory: InMemory,
+    /// An extra the book publishes without (the print edition): when it fails, only it has
+    /// failed.
+    pub extra: bool,
     register: fn(Registry<Services>) -> Registry<Services>,
 }
 
@@ -549,7 +702,16 @@ impl Step {
             name: without_prefix(J::NAME),
             label,
             in_memory,
+            extra: false,
             register: Registry::<Services>::register::<J>,
+        }
+    }
+
+    /// The step as an extra (see [`Step::extra`]).
+    const fn extra(self) -> Step {
+        Step {
+            extra: true,
+            ..self
         }
     }
 
@@ -567,6 +729,8 @@ impl Step {
 pub const STEPS: &[Step] = &[
     Step::of::<Ingest>("Read the upload", InMemory::Same),
     Step::of::<Parse>("Understand the manuscript", InMemory::Same),
+    Step::of::<PackagePdf>("Typeset the print edition", InMemory::Same).extra(),
+    Step::of::<Chapters>("Plan the chapters", InMemory::Skipped),
     Step::of::<RenderChapter>("Typeset chapters", InMemory::Fused("render")),
     Step::of::<Package>("Plan the book", InMemory::Skipped),
     Step::of::<PackageEpub>("Build the EPUB", InMemory::Same),
@@ -731,6 +895,17 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &BookId) -> anyhow::Result<Option
     ))))
 }
 
+/// The book as the ebooks are made from it: the stored model, with the print edition's pages
+/// marked when there is one.
+async fn model(
+    app: &Services,
+    book: &BookId,
+) -> anyhow::Result<std::sync::Arc<crate::ebook::xhtml::PlannedBook>> {
+    app.models
+        .get(&app.blobs, &keys::model(book), &keys::pagination(book))
+        .await
+}
+
 /// What a packager reads: the model, every rendered chapter for `target`, and the images.
 async fn package_inputs(
     app: &Services,
@@ -741,7 +916,7 @@ async fn package_inputs(
     Vec<String>,
     Resources,
 )> {
-    let planned = app.models.get(&app.blobs, &keys::model(book)).await?;
+    let planned = model(app, book).await?;
     let chapters = load_chapters(&app.blobs, book, &planned.book, target).await?;
     let resources = load_resources(&app.blobs, book).await?;
     Ok((planned, chapters, resources))
@@ -794,6 +969,7 @@ mod tests {
             [
                 "ingest",
                 "parse",
+                "package_pdf",
                 "render",
                 "package_epub",
                 "package_reader",

@@ -4,7 +4,7 @@
 //! height is the trim's plus bleed at top and bottom. The spine grows with the page count by
 //! the paper's thickness, and carries the title and author only from 80 pages, below which a
 //! spine is too narrow to print on. The front is the book's cover image (an upload or the
-//! generated design), the back the metadata's description.
+//! generated design), the back the metadata's `blurb` (or, without one, its description).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -63,8 +63,8 @@ pub fn cover(
 #set par(justify: false)
 "##
     );
-    // The back: the description, inside a safe area half an inch from the trim.
-    if let Some(blurb) = &metadata.description {
+    // The back: the blurb, inside a safe area half an inch from the trim.
+    if let Some(blurb) = metadata.blurb.as_ref().or(metadata.description.as_ref()) {
         let _ = writeln!(
             source,
             "#place(top + left, dx: {:.4}in, dy: {:.4}in, block(width: {:.4}in, text(size: 11pt, {})))",

@@ -56,6 +56,17 @@ pub struct PrintOptions {
     pub paper: Paper,
 }
 
+impl PrintOptions {
+    /// What the book's metadata asks for (`trim`, `bleed`, `paper`).
+    pub fn of(metadata: &BookMetadata) -> PrintOptions {
+        PrintOptions {
+            trim: metadata.trim,
+            bleed: metadata.bleed,
+            paper: metadata.paper,
+        }
+    }
+}
+
 /// A typeset book.
 #[derive(Debug, Clone)]
 pub struct PrintEdition {
@@ -226,7 +237,7 @@ pub fn typeset(
 /// 11 pt, in proportion to the page's area and the type's.
 fn estimate_pages(words: u64, trim: Trim) -> u32 {
     let (w, h) = trim.inches();
-    let scale = (6.0 * 9.0) / (w * h) * (trim.font_size() / 11.0).powi(2);
+    let scale = (6.0 * 9.0) / (w * h) * (trim::font_size(trim) / 11.0).powi(2);
     (words as f64 / 330.0 * scale + 8.0) as u32
 }
 

@@ -131,7 +131,7 @@ fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) 
     let authors_array: Vec<String> = metadata.authors.iter().map(|a| literal(a)).collect();
     let (lang, region) = typst_language(&metadata.language).unwrap_or(("en".into(), None));
     let region = region.map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
-    let size = g.trim.font_size();
+    let size = super::trim::font_size(g.trim);
     let sink = text_height * 0.22;
     let mut out = format!(
         r#"#set document(title: {title}, author: ({authors}))

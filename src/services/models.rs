@@ -1,4 +1,5 @@
-//! The worker's cache of parsed document models, by the blob key each was stored at. A long
+//! The worker's cache of parsed document models (with the print edition's pages marked), by
+//! the blob key each was stored at. A long
 //! book's chapters are rendered by hundreds of jobs, and each would otherwise read and parse
 //! the whole model and plan the book's ids again. The model blob of a book never changes once written (create-if-absent,
 //! deterministic), so a copy in memory can never be stale; this is a cache of storage, not
@@ -8,8 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 
-use crate::ebook::Book;
 use crate::ebook::xhtml::PlannedBook;
+use crate::ebook::{Book, Pagination};
 use crate::storage::BlobStore;
 
 /// How many books' models a worker keeps (the books it is working on right now).
@@ -25,16 +26,29 @@ pub struct ModelCache {
 }
 
 impl ModelCache {
-    /// The model stored at `key`, from memory or from the blob store.
-    pub async fn get(&self, blobs: &BlobStore, key: &str) -> anyhow::Result<Arc<PlannedBook>> {
+    /// The model stored at `key`, from memory or from the blob store, with the print
+    /// edition's pages marked when `pagination` holds them. Ask only once the print edition
+    /// is settled (made, or failed): what is read first is kept.
+    pub async fn get(
+        &self,
+        blobs: &BlobStore,
+        key: &str,
+        pagination: &str,
+    ) -> anyhow::Result<Arc<PlannedBook>> {
         let cell = self.cell(key);
         let planned = cell
             .get_or_try_init(|| async {
                 let bytes = blobs.get(key).await?;
+                let pages = blobs.get_opt(pagination).await?;
                 let planned =
                     tokio::task::spawn_blocking(move || -> anyhow::Result<PlannedBook> {
-                        let model: Book = serde_json::from_slice(&bytes)
+                        let mut model: Book = serde_json::from_slice(&bytes)
                             .context("reading the stored document model")?;
+                        if let Some(pages) = pages {
+                            let pagination: Pagination = serde_json::from_slice(&pages)
+                                .context("reading the print edition's pagination")?;
+                            model.mark_print_pages(pagination.edition, &pagination.pages);
+                        }
                         Ok(PlannedBook::new(model))
                     })
                     .await??;

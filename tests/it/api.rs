@@ -118,6 +118,16 @@ fn tenant_isolation(postgres: bool) {
     assert_eq!(store_cover.headers()["content-type"], "image/jpeg");
     let picture = image::load_from_memory(&store_cover.bytes().expect("body")).expect("a JPEG");
     assert_eq!((picture.width(), picture.height()), (1600, 2560));
+    // The print edition, made beside the ebooks.
+    for (path, magic) in [("pdf", "%PDF-"), ("print-cover.pdf", "%PDF-")] {
+        let file = get(&alice, &format!("/api/v1/books/{id}/{path}"));
+        assert_eq!(file.status(), 200, "{path}");
+        assert_eq!(file.headers()["content-type"], "application/pdf", "{path}");
+        assert!(
+            file.bytes().expect("body").starts_with(magic.as_bytes()),
+            "{path}"
+        );
+    }
     assert_eq!(
         json(get(&alice, "/api/v1/books"))["books"]
             .as_array()

@@ -137,7 +137,7 @@ fn output_dir() -> PathBuf {
 }
 
 /// The text of some XHTML or HTML: tags dropped, the escapes Bindery writes decoded.
-fn text_of(markup: &str) -> String {
+pub(crate) fn text_of(markup: &str) -> String {
     let mut out = String::new();
     let mut in_tag = false;
     for c in markup.chars() {
@@ -154,7 +154,7 @@ fn text_of(markup: &str) -> String {
         .replace("&amp;", "&")
 }
 
-fn zip_entries(epub: &[u8]) -> BTreeMap<String, String> {
+pub(crate) fn zip_entries(epub: &[u8]) -> BTreeMap<String, String> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("zip");
     let mut out = BTreeMap::new();
     for i in 0..archive.len() {

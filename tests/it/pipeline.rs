@@ -44,7 +44,11 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
         &options.convert,
         &Limits::default(),
         "en",
-        Some(&bindery::pipeline::steps::reader_links(&book.id)),
+        in_memory::Extras {
+            reader: Some(&bindery::pipeline::steps::reader_links(&book.id)),
+            // The service always makes the print edition, and its ebooks mark its pages.
+            print: true,
+        },
         |_, _, _| {},
     )
     .unwrap_or_else(|e| panic!("reference conversion failed: {e}"))
@@ -120,6 +124,8 @@ async fn happy_path(server: &Server, store: &Store) {
         [
             "ingest",
             "parse",
+            "package_pdf",
+            "chapters",
             "render_chapter",
             "package",
             "package_epub",
@@ -195,6 +201,71 @@ async fn a_manuscript_becomes_a_ready_book_on_postgres() {
     let server = Server::start(&["serve"], &[("DATABASE_URL", &url)]);
     let store = open(&server.data_dir(), Some(&url)).await;
     happy_path(&server, &store).await;
+}
+
+/// The print edition is an extra: a book too long for any paperback fails that step alone, and
+/// is published with its EPUB and reader, its report and its API saying why it has no PDF.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_book_too_long_to_print_publishes_its_ebooks_without_one() {
+    let server = Server::start(&["serve"], &[]);
+    let store = open(&server.data_dir(), None).await;
+    // Over 828 pages' worth of words (the print edition refuses it before laying it out), in
+    // chapters of short words so that the ebooks stay quick to make.
+    let mut manuscript = String::from("# Too Long to Print\n");
+    for chapter in 1..=25 {
+        manuscript.push_str(&format!("\n## Chapter {chapter}\n\n"));
+        for _ in 0..100 {
+            manuscript.push_str(&"a b c d e f g h i j ".repeat(20));
+            manuscript.push_str("\n\n");
+        }
+    }
+    let id = submit_bytes(&store, "long.md", manuscript.into_bytes(), None).await;
+    let book = wait_book(&store, &id, Duration::from_secs(120)).await;
+    assert_eq!(
+        book.status, "ready",
+        "{:?} {:?}",
+        book.error_code, book.error
+    );
+    assert_eq!(book.pdf_bytes, None, "no print edition");
+    let report: serde_json::Value =
+        serde_json::from_str(book.report.as_deref().expect("report")).expect("json");
+    assert_eq!(
+        report["print"]["failure"]["code"], "print_too_many_words",
+        "{report}"
+    );
+    let jobs = all_jobs(&store.queue, JobFilter::default()).await;
+    let print = jobs
+        .iter()
+        .find(|j| j.kind == "book.package_pdf")
+        .expect("the print step ran");
+    assert_eq!(print.state, JobState::Discarded, "it failed alone");
+    assert!(
+        store
+            .blobs
+            .get_opt(&keys::epub(&id))
+            .await
+            .expect("read")
+            .is_some(),
+        "the EPUB was made"
+    );
+    let token = bindery::tokens::create(&store.db, "test", false)
+        .await
+        .expect("token");
+    let answer = reqwest::Client::new()
+        .get(server.url(&format!("/api/v1/books/{id}/pdf")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(answer.status(), 404);
+    let body: serde_json::Value = answer.json().await.expect("JSON");
+    assert_eq!(body["error"]["code"], "no_print_edition");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("828 pages")),
+        "{body}"
+    );
 }
 
 /// Starts `bindery worker` on `data`; with `ready`, waits until it says it is ready (so a

@@ -193,6 +193,84 @@ fn page_text(pdf: &Path, page: usize) -> String {
     run("pdftotext", &["-f", &n, "-l", &n, path(pdf), "-"])
 }
 
+/// The novel's running heads, compacted as [`first_words`] compares them.
+fn novel_heads() -> (String, String) {
+    (
+        compact("Love Among the Chickens").to_lowercase(),
+        compact("P. G. Wodehouse").to_lowercase(),
+    )
+}
+
+/// The first 30 characters of the book's text on `page` (compacted), past the running head
+/// (`title` or `author`) and a scene break's ornament.
+fn first_words(pdf: &Path, page: usize, title: &str, author: &str) -> String {
+    let body = page_text(pdf, page)
+        .lines()
+        .map(compact)
+        .find(|l| {
+            !l.is_empty()
+                && l.to_lowercase() != title
+                && l.to_lowercase() != author
+                && !l.chars().all(|c| c == '*')
+        })
+        .unwrap_or_default();
+    body.trim_end_matches('-').chars().take(30).collect()
+}
+
+#[test]
+fn the_epubs_page_n_begins_where_the_pdfs_page_n_does() {
+    if !need::pdf_tools() {
+        return;
+    }
+    // `bindery convert --pdf` marks the print edition's pages in the EPUB it writes beside.
+    let book = novel("6x9");
+    let epub_path = book.pdf.with_extension("epub");
+    if need::epubcheck() {
+        let problems = common::epubcheck::check(&epub_path);
+        assert!(problems.is_empty(), "EPUBCheck: {problems:#?}");
+    }
+    let files = crate::page_list::zip_entries(&std::fs::read(&epub_path).expect("the EPUB"));
+    let nav = &files["OEBPS/nav.xhtml"];
+    let list = &nav[nav.find("epub:type=\"page-list\"").expect("a page list")..];
+    let list = &list[..list.find("</nav>").expect("the list ends")];
+    let folios = book.folios();
+    let (title, author) = novel_heads();
+    let mut checked = 0;
+    for item in list.split("<li><a href=\"").skip(1) {
+        let (href, rest) = item.split_once("\">").expect("href");
+        let label = &rest[..rest.find("</a>").expect("label")];
+        let (file, id) = href.split_once('#').expect("a fragment");
+        let chapter = &files[&format!("OEBPS/{file}")];
+        let at = chapter
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("page {label}: no marker {id} in {file}"));
+        let after = &chapter[at..];
+        let after = compact(&crate::page_list::text_of(
+            &after[after.find('>').expect("tag") + 1..],
+        ));
+        let page = folios
+            .iter()
+            .position(|f| f == label)
+            .unwrap_or_else(|| panic!("the PDF has no page {label}"))
+            + 1;
+        let first = first_words(&book.pdf, page, &title, &author);
+        // Hyphenation may break the PDF's last word; 20 characters are past any doubt.
+        let first: String = first.chars().take(20).collect();
+        assert!(
+            !first.is_empty() && after.starts_with(&first),
+            "page {label}: the PDF's begins {first:?}, the EPUB's {:?}",
+            after.chars().take(40).collect::<String>()
+        );
+        checked += 1;
+    }
+    assert_eq!(
+        checked,
+        book.page_starts().len(),
+        "a page-list entry per page start"
+    );
+    assert!(checked > 100, "{checked} pages");
+}
+
 /// Text without what typesetting adds or moves: whitespace, word joiners, soft hyphens.
 fn compact(s: &str) -> String {
     s.chars()
@@ -426,7 +504,7 @@ fn novel_document() -> Document {
         &options,
         &Limits::default(),
         "en",
-        None,
+        in_memory::Extras::default(),
         |_, _, _| {},
     )
     .expect("convert the novel")
@@ -440,8 +518,7 @@ fn each_page_begins_where_its_page_start_says() {
         return;
     }
     let document = novel_document();
-    let title = compact("Love Among the Chickens").to_lowercase();
-    let author = compact("P. G. Wodehouse").to_lowercase();
+    let (title, author) = novel_heads();
     for trim in ["6x9", BLEED_TRIM] {
         let book = novel(trim);
         let folios = book.folios();
@@ -456,20 +533,7 @@ fn each_page_begins_where_its_page_start_says() {
             let chapter = &document.chapters[start.at.chapter];
             let block = positions::text_blocks(chapter)[start.at.block];
             let expected = compact(&inline_text(block)[start.at.offset..]);
-            let text = page_text(&book.pdf, page);
-            // The running head, when the page has one, comes first.
-            let body = text
-                .lines()
-                .map(compact)
-                .find(|l| {
-                    // Nor is a scene break's ornament the book's text.
-                    !l.is_empty()
-                        && *l.to_lowercase() != title
-                        && *l.to_lowercase() != author
-                        && !l.chars().all(|c| c == '*')
-                })
-                .unwrap_or_default();
-            let first: String = body.trim_end_matches('-').chars().take(30).collect();
+            let first = first_words(&book.pdf, page, &title, &author);
             assert!(
                 !first.is_empty() && expected.starts_with(&first),
                 "{trim}: page {page} ({}) begins {first:?}, but its page start says {:?}",

@@ -673,7 +673,10 @@ async fn printed_file(
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "no_print_edition",
-            format!("The book has no print edition. {why}"),
+            format!(
+                "The book has no print edition: {}",
+                crate::report::sentence(&why)
+            ),
         ));
     }
     ready_file(state, book, file, "print edition").await

@@ -104,6 +104,23 @@ pub struct UploadForm {
     /// A rights or copyright statement.
     #[schema(required = false)]
     rights: String,
+    /// The back cover's text, for the print edition's cover (else the description).
+    #[schema(required = false)]
+    blurb: String,
+    /// The print edition's trim size: `5x8`, `5.25x8`, `5.5x8.5`, `6x9` (the default), `a5` or
+    /// `royal`.
+    #[schema(required = false, example = "6x9")]
+    trim: String,
+    /// The print edition's paper, which sets the spine's width: `white` (the default) or
+    /// `cream`.
+    #[schema(required = false, example = "cream")]
+    paper: String,
+    /// `yes` for 0.125 in of bleed beyond the trim on the print edition's outside edges.
+    #[schema(required = false, example = "no")]
+    bleed: String,
+    /// The print edition's own ISBN (a paperback's is not the ebook's).
+    #[schema(required = false)]
+    print_isbn: String,
 }
 
 /// What the form carried, with the files already stored under the book's keys.

@@ -12,6 +12,7 @@ use crate::books::view::Progress;
 use crate::books::{self, BookId, BookStatus, BookView, StepState, Tenant};
 use crate::manuscript::naming;
 use crate::pipeline::steps;
+use crate::report::sentence;
 use crate::report::{Report, Warning};
 use crate::web::AppState;
 use crate::web::book_view::{own_book, view};
@@ -274,6 +275,20 @@ async fn show(
                         dt { "Notes" } dd { (report.statistics.notes) }
                         dt { "Tables" } dd { (report.statistics.tables) }
                         dt { "Read as" } dd { (report.format) @if let Some(enc) = &report.encoding { " (" (enc) ")" } }
+                        @if let Some(print) = &report.print {
+                            dt { "Print edition" }
+                            dd #print-edition {
+                                @if let Some(failure) = &print.failure {
+                                    "None: " (sentence(&failure.message))
+                                } @else {
+                                    @if let Some(pages) = print.pages { (pages) " pages, " }
+                                    "trim " (print.trim) ", " (print.paper) " paper"
+                                    @if print.bleed { ", bleed" }
+                                    @if let Some(gutter) = print.gutter_inches { ", gutter " (format!("{gutter:.3}")) " in" }
+                                    @if let Some(spine) = print.spine_inches { ", spine " (format!("{spine:.3}")) " in" }
+                                }
+                            }
+                        }
                     }
                     @if report.warnings.is_empty() {
                         p { "No warnings." }

@@ -1,0 +1,163 @@
+//! Typesetting the print edition in a child process of its own (see [`super::child`]).
+//!
+//! Typst's memory grows with the book and nothing can cancel it, so the `package_pdf` step
+//! runs `bindery print-book`, limited like the reading child. The child reads the stored model
+//! and images, typesets them, and stores the interior PDF, the print cover and the pagination (where each
+//! printed page begins, which the ebooks then mark); it answers with what the report shows. A
+//! book whose print edition cannot be made (too long for any binding, a limit hit, Typst
+//! refusing it) is `Refused`: that step fails alone, and the ebooks publish without a page list.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::child::{Child, Ran};
+use crate::books::{BookId, keys};
+use crate::config::Config;
+use crate::ebook::{Book, Pagination};
+use crate::print::{self, PrintOptions};
+use crate::report::{PrintFailure, PrintReport, Warning};
+use crate::storage::BlobStore;
+
+/// The hidden subcommand the worker runs.
+pub const SUBCOMMAND: &str = "print-book";
+
+const CHILD: Child = Child {
+    subcommand: SUBCOMMAND,
+    work: "typesetting the print edition",
+};
+
+/// What the child is asked to typeset.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub book: BookId,
+}
+
+/// What the child answers on stdout.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// The interior and the pagination are stored.
+    Printed {
+        report: PrintReport,
+        warnings: Vec<Warning>,
+        pdf_bytes: u64,
+    },
+    /// No print edition: `report.failure` says why.
+    Refused { report: PrintReport },
+}
+
+/// Runs the child and waits for it. `Err` is a failure worth retrying.
+pub async fn print_in_child(
+    config: &Config,
+    book: &Book,
+    request: &Request,
+) -> anyhow::Result<Reply> {
+    Ok(match CHILD.run(config, &request.book, request).await? {
+        Ran::Answered(reply) => reply,
+        Ran::Stopped(error) => Reply::Refused {
+            report: PrintReport {
+                failure: Some(PrintFailure {
+                    code: error.code().to_owned(),
+                    message: error.to_string(),
+                }),
+                ..asked(book)
+            },
+        },
+    })
+}
+
+/// The child: typesets the book its [`Request`] names and stores what it made.
+pub fn child_main(config: &Config) -> ExitCode {
+    CHILD.main(config, |request: Request, blobs| async move {
+        print_and_store(&blobs, &request.book).await
+    })
+}
+
+/// What the book asked for, before anything is typeset.
+pub fn asked(book: &Book) -> PrintReport {
+    let options = options(book);
+    PrintReport {
+        trim: options.trim.name().to_owned(),
+        paper: options.paper.name().to_owned(),
+        bleed: options.bleed,
+        pages: None,
+        gutter_inches: None,
+        spine_inches: None,
+        failure: None,
+    }
+}
+
+fn options(book: &Book) -> PrintOptions {
+    PrintOptions::of(&book.metadata)
+}
+
+async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Reply> {
+    let book: Book = serde_json::from_slice(&blobs.get(&keys::model(id)).await?)
+        .context("reading the stored document model")?;
+    let mut resources = crate::convert::Resources::new();
+    let front = book.cover.as_ref().map(|c| c.file_name.as_str());
+    for name in book
+        .document
+        .images
+        .iter()
+        .map(|i| i.id.as_str())
+        .chain(front)
+    {
+        let bytes = blobs.get(&keys::resource(id, name)).await?;
+        resources.insert(name.to_owned(), bytes.to_vec());
+    }
+    let options = options(&book);
+    let edition = match print::typeset(&book.document, &resources, &book.metadata, &options) {
+        Ok(edition) => edition,
+        Err(e) => {
+            return Ok(Reply::Refused {
+                report: PrintReport {
+                    failure: Some(PrintFailure {
+                        code: e.code().to_owned(),
+                        message: e.to_string(),
+                    }),
+                    ..asked(&book)
+                },
+            });
+        }
+    };
+    let pagination = Pagination {
+        edition: crate::ebook::PrintEdition::of(&book.metadata),
+        pages: edition.page_starts.clone(),
+    };
+    let cover = match print::cover(&book.metadata, front, &resources, edition.pages, &options) {
+        Ok(cover) => cover,
+        Err(e) => {
+            return Ok(Reply::Refused {
+                report: PrintReport {
+                    failure: Some(PrintFailure {
+                        code: e.code().to_owned(),
+                        message: format!("the print cover could not be made: {e}"),
+                    }),
+                    ..asked(&book)
+                },
+            });
+        }
+    };
+    let pdf_bytes = edition.pdf.len() as u64;
+    blobs.put_if_absent(&keys::pdf(id), edition.pdf).await?;
+    blobs
+        .put_if_absent(&keys::print_cover(id), cover.pdf)
+        .await?;
+    // Last: its presence says the print edition is whole.
+    blobs
+        .put_if_absent(&keys::pagination(id), serde_json::to_vec(&pagination)?)
+        .await?;
+    Ok(Reply::Printed {
+        report: PrintReport {
+            pages: Some(edition.pages),
+            gutter_inches: Some(edition.gutter),
+            spine_inches: Some(cover.spine),
+            ..asked(&book)
+        },
+        warnings: edition.warnings,
+        pdf_bytes,
+    })
+}
