@@ -136,6 +136,12 @@ variables! {
     /// (`too_complex`).
     var STEP_CPU_LIMIT: Duration = value("300s"), example "10m",
         parse values::duration, {field step_cpu_limit};
+    /// Make a print edition of every book (a paperback PDF and its cover, whose pages the ebooks
+    /// then mark). `false` makes the ebooks alone: for a host too small to typeset (a long book
+    /// takes up to a gigabyte, in a child limited by `WORKER_MEMORY_BUDGET`), or a service that
+    /// never prints.
+    var PRINT_EDITION: bool = value("true"), example "false",
+        parse values::boolean, {field print_edition};
     /// Most PostgreSQL connections one process opens; with `serve`, the web process and its worker
     /// together (the web a quarter, 2 to 8; the worker the rest). Fits entry-level managed plans;
     /// give each process its share of the plan's limit.

@@ -29,7 +29,7 @@ use crate::books::{self, BookId, BookRow, keys};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
-use crate::jobs::{Job, JobContext, NewJob, Outcome, Registry};
+use crate::jobs::{Job, JobContext, JobState, NewJob, Outcome, Registry};
 use crate::manuscript::Format;
 use crate::report::{Report, StepTiming, Warning};
 use crate::services::Services;
@@ -180,6 +180,12 @@ impl Job for PackagePdf {
         let app = cx.app();
         if book_row(cx, &self.book).await?.is_none() {
             return Ok(gone(&self.book));
+        }
+        if !app.config.print_edition {
+            // The ebooks alone, as the operator chose: no report of a print edition either.
+            return Ok(Outcome::done_with(
+                serde_json::json!({ "print_edition": false }),
+            ));
         }
         cx.progress(10, "typesetting the print edition").await?;
         // The model as parse stored it, read past the cache: the cache holds the model with
@@ -587,9 +593,14 @@ impl Job for Publish {
                 report.print = Some(found.report);
                 found.pdf_bytes.map(|b| b as i64)
             }
-            // The step kept failing, or the book began before print editions were made.
+            // The step kept failing, or print editions are off (`PRINT_EDITION`), or the book
+            // began before they were made.
             None => {
-                if let Some(job) = workflow.jobs.iter().find(|j| j.kind == PackagePdf::NAME) {
+                if let Some(job) = workflow
+                    .jobs
+                    .iter()
+                    .find(|j| j.kind == PackagePdf::NAME && j.state != JobState::Completed)
+                {
                     report.print = Some(crate::report::PrintReport {
                         failure: Some(crate::report::PrintFailure {
                             code: STEP_FAILED.into(),

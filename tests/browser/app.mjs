@@ -118,7 +118,7 @@ async function main() {
     step('the book page shows the queued steps, then live progress to ready');
     const book = page.locator('#book');
     check((await book.getAttribute('data-status')) === 'processing', 'the book was not processing (the queue should be paused)');
-    check((await page.locator('.steps li').count()) === 8, 'the page does not list the 8 steps');
+    check((await page.locator('.steps li').count()) === 10, 'the page does not list the 10 steps');
     await shoot(page, 'book-queued.png');
     execFileSync(JSON.parse(resume)[0], JSON.parse(resume).slice(1), { stdio: 'ignore' });
     // No reload by the test: the page follows the book over Server-Sent Events.

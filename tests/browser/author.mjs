@@ -131,7 +131,7 @@ async function main() {
     check(await imageLoaded(cover), 'the cover thumbnail did not load');
     const folded = page.locator('section.progress details.steps-done');
     check((await folded.count()) === 1 && !(await folded.evaluate((d) => d.open)), 'the finished progress is not folded');
-    check(/All 8 steps done/.test(await folded.locator('summary').innerText()), 'the folded progress does not say it is done');
+    check(/All 10 steps done/.test(await folded.locator('summary').innerText()), 'the folded progress does not say it is done');
     const language = await page.locator('section.about dt', { hasText: 'Language' }).locator('xpath=following-sibling::dd[1]').innerText();
     check(/en-GB/.test(language) && /from the manuscript/.test(language), `the manuscript's language was not kept, or not said: ${language}`);
     check((await page.locator('section.notice').count()) === 0, 'a well-named file got a mismatch notice');

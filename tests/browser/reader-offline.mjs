@@ -186,16 +186,22 @@ async function main() {
     step('the keyboard alone reaches the text and the settings, with visible focus');
     await page.keyboard.press('Tab');
     check(await page.evaluate(() => document.activeElement.classList.contains('skip')), 'Tab does not reach the skip link first');
-    await page.keyboard.press('Tab');
-    await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => {
-      const el = document.activeElement;
-      return { action: el.getAttribute('data-action'), outline: getComputedStyle(el).outlineStyle };
-    });
+    // The bar's links come first (the contents, and the printed pages when the book has a
+    // print edition), then the settings.
+    let focused = null;
+    let tabs = 0;
+    while (tabs < 6) {
+      await page.keyboard.press('Tab');
+      tabs += 1;
+      focused = await page.evaluate(() => {
+        const el = document.activeElement;
+        return { action: el.getAttribute('data-action'), outline: getComputedStyle(el).outlineStyle };
+      });
+      if (focused.action === 'smaller') break;
+    }
     check(focused.action === 'smaller' && focused.outline !== 'none', 'the text-size button has no visible focus');
     await shoot(page, 'focus-light.png');
-    await page.keyboard.press('Shift+Tab');
-    await page.keyboard.press('Shift+Tab');
+    for (let i = 0; i < tabs; i += 1) await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Enter');
     check(await page.evaluate(() => document.activeElement.id === 'main'), 'the skip link does not move focus to the text');
 

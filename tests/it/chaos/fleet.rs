@@ -104,6 +104,10 @@ impl Fleet {
             .env("HOST", "127.0.0.1")
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "info")
+            // Chaos kills workers every few seconds, and an unoptimised build typesets the
+            // novel in about as long: the print edition's recovery has its own tests
+            // (`pipeline`, `print`), and here would only starve the run.
+            .env("PRINT_EDITION", "false")
             .current_dir(&home)
             .stdin(Stdio::null());
         for (k, v) in &self.env {
