@@ -229,7 +229,31 @@ fn readyz_reports_a_stale_heartbeat() {
     let server = Server::start(&["serve"], &[("WORKER_STALL_TIMEOUT", "30s")]);
     server.wait_ready(Duration::from_secs(10));
     let worker_pid = server.worker_pid();
-    signal_pid(worker_pid, Signal::SIGSTOP);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = runtime
+        .block_on(bindery::storage::Database::connect(
+            &bindery::config::DatabaseUrl::Sqlite {
+                path: server.data_dir().join("bindery.db"),
+            },
+            1,
+        ))
+        .expect("open the database");
+    let pid = u32::try_from(worker_pid).expect("pid");
+    // Frozen between writes: a worker frozen holding SQLite's write lock stops every other
+    // writer too, the readiness probe's among them (that case is the test above); here only
+    // its heartbeat is to go stale. If it was caught writing, let it finish and try again.
+    common::within(Duration::from_secs(20), Duration::ZERO, || {
+        signal_pid(worker_pid, Signal::SIGSTOP);
+        if !db.write_locked_by(pid) {
+            return true;
+        }
+        signal_pid(worker_pid, Signal::SIGCONT);
+        false
+    })
+    .unwrap_or_else(|_| panic!("the worker was never seen between writes in 20 s"));
     // `web` alone (no child, same database) has only the frozen worker's heartbeat to go on. It
     // reports it stale, and stays ready: a worker outage must not empty the load balancer.
     let web = Server::start(
