@@ -76,7 +76,7 @@ pub fn print_cover(book: &BookId) -> String {
     format!("books/{book}/print/cover.pdf")
 }
 
-/// What the print step found (`pipeline::steps::PrintResult`, JSON): the print edition's
+/// What the print step found (`pipeline::printing::Printed`, JSON): the print edition's
 /// size, or why it could not be made, and its warnings.
 pub fn print_report(book: &BookId) -> String {
     format!("books/{book}/print/report.json")

@@ -2,10 +2,11 @@
 //!
 //! Typst's memory grows with the book and nothing can cancel it, so the `package_pdf` step
 //! runs `bindery print-book`, limited like the reading child. The child reads the stored model
-//! and images, typesets them, and stores the interior PDF, the print cover and the pagination (where each
-//! printed page begins, which the ebooks then mark); it answers with what the report shows. A
-//! book whose print edition cannot be made (too long for any binding, a limit hit, Typst
-//! refusing it) is `Refused`: that step fails alone, and the ebooks publish without a page list.
+//! and images, typesets them, and stores the interior PDF, the print cover and the pagination
+//! (where each printed page begins, which the ebooks then mark); it answers with what the
+//! report shows ([`Printed`]). A book whose print edition cannot be made (too long for any
+//! binding, a limit hit, Typst refusing it) is refused, with the reason in the report's
+//! `failure`: that step fails alone, and the ebooks publish without a page list.
 
 use std::process::ExitCode;
 
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::child::{Child, Ran};
 use crate::books::{BookId, keys};
 use crate::config::Config;
-use crate::ebook::{Book, Pagination};
+use crate::ebook::{Book, BookMetadata, Pagination};
 use crate::print::{self, PrintOptions};
 use crate::report::{PrintFailure, PrintReport, Warning};
 use crate::storage::BlobStore;
@@ -34,37 +35,44 @@ pub struct Request {
     pub book: BookId,
 }
 
-/// What the child answers on stdout.
+/// What the child answers on stdout, and the step stores for the report
+/// (`keys::print_report`): the print edition's size, or why it could not be made, and its
+/// warnings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reply {
-    /// The interior and the pagination are stored.
-    Printed {
-        report: PrintReport,
-        warnings: Vec<Warning>,
-        pdf_bytes: u64,
-    },
-    /// No print edition: `report.failure` says why.
-    Refused { report: PrintReport },
+pub struct Printed {
+    pub report: PrintReport,
+    pub warnings: Vec<Warning>,
+    /// The interior's size, when it was made.
+    pub pdf_bytes: Option<u64>,
 }
 
-/// Runs the child and waits for it. `Err` is a failure worth retrying.
-pub async fn print_in_child(
-    config: &Config,
-    book: &Book,
-    request: &Request,
-) -> anyhow::Result<Reply> {
-    Ok(match CHILD.run(config, &request.book, request).await? {
-        Ran::Answered(reply) => reply,
-        Ran::Stopped(error) => Reply::Refused {
+impl Printed {
+    /// No print edition, for `code`'s reason: what `metadata` asked for, and the failure.
+    fn refused(metadata: &BookMetadata, code: &str, message: String) -> Printed {
+        Printed {
             report: PrintReport {
                 failure: Some(PrintFailure {
-                    code: error.code().to_owned(),
-                    message: error.to_string(),
+                    code: code.to_owned(),
+                    message,
                 }),
-                ..asked(book)
+                ..asked(metadata)
             },
-        },
+            warnings: Vec::new(),
+            pdf_bytes: None,
+        }
+    }
+}
+
+/// Runs the child and waits for it. `Err` is a failure worth retrying; a limit that stopped
+/// it is a refusal.
+pub async fn print_in_child(
+    config: &Config,
+    metadata: &BookMetadata,
+    request: &Request,
+) -> anyhow::Result<Printed> {
+    Ok(match CHILD.run(config, &request.book, request).await? {
+        Ran::Answered(printed) => printed,
+        Ran::Stopped(error) => Printed::refused(metadata, error.code(), error.to_string()),
     })
 }
 
@@ -76,8 +84,8 @@ pub fn child_main(config: &Config) -> ExitCode {
 }
 
 /// What the book asked for, before anything is typeset.
-pub fn asked(book: &Book) -> PrintReport {
-    let options = options(book);
+pub fn asked(metadata: &BookMetadata) -> PrintReport {
+    let options = PrintOptions::of(metadata);
     PrintReport {
         trim: options.trim.name().to_owned(),
         paper: options.paper.name().to_owned(),
@@ -89,13 +97,10 @@ pub fn asked(book: &Book) -> PrintReport {
     }
 }
 
-fn options(book: &Book) -> PrintOptions {
-    PrintOptions::of(&book.metadata)
-}
-
-async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Reply> {
+async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Printed> {
     let book: Book = serde_json::from_slice(&blobs.get(&keys::model(id)).await?)
         .context("reading the stored document model")?;
+    let metadata = &book.metadata;
     let mut resources = crate::convert::Resources::new();
     let front = book.cover.as_ref().map(|c| c.file_name.as_str());
     for name in book
@@ -108,38 +113,21 @@ async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Reply
         let bytes = blobs.get(&keys::resource(id, name)).await?;
         resources.insert(name.to_owned(), bytes.to_vec());
     }
-    let options = options(&book);
-    let edition = match print::typeset(&book.document, &resources, &book.metadata, &options) {
+    let options = PrintOptions::of(metadata);
+    let edition = match print::typeset(&book.document, &resources, metadata, &options) {
         Ok(edition) => edition,
+        Err(e) => return Ok(Printed::refused(metadata, e.code(), e.to_string())),
+    };
+    let cover = match print::cover(metadata, front, &resources, edition.pages, &options) {
+        Ok(cover) => cover,
         Err(e) => {
-            return Ok(Reply::Refused {
-                report: PrintReport {
-                    failure: Some(PrintFailure {
-                        code: e.code().to_owned(),
-                        message: e.to_string(),
-                    }),
-                    ..asked(&book)
-                },
-            });
+            let message = format!("the print cover could not be made: {e}");
+            return Ok(Printed::refused(metadata, e.code(), message));
         }
     };
     let pagination = Pagination {
-        edition: crate::ebook::PrintEdition::of(&book.metadata),
-        pages: edition.page_starts.clone(),
-    };
-    let cover = match print::cover(&book.metadata, front, &resources, edition.pages, &options) {
-        Ok(cover) => cover,
-        Err(e) => {
-            return Ok(Reply::Refused {
-                report: PrintReport {
-                    failure: Some(PrintFailure {
-                        code: e.code().to_owned(),
-                        message: format!("the print cover could not be made: {e}"),
-                    }),
-                    ..asked(&book)
-                },
-            });
-        }
+        edition: crate::ebook::PrintEdition::of(metadata),
+        pages: edition.page_starts,
     };
     let pdf_bytes = edition.pdf.len() as u64;
     blobs.put_if_absent(&keys::pdf(id), edition.pdf).await?;
@@ -150,14 +138,14 @@ async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Reply
     blobs
         .put_if_absent(&keys::pagination(id), serde_json::to_vec(&pagination)?)
         .await?;
-    Ok(Reply::Printed {
+    Ok(Printed {
         report: PrintReport {
             pages: Some(edition.pages),
             gutter_inches: Some(edition.gutter),
             spine_inches: Some(cover.spine),
-            ..asked(&book)
+            ..asked(metadata)
         },
         warnings: edition.warnings,
-        pdf_bytes,
+        pdf_bytes: Some(pdf_bytes),
     })
 }

@@ -188,65 +188,40 @@ impl Job for PackagePdf {
             ));
         }
         cx.progress(10, "typesetting the print edition").await?;
-        // The model as parse stored it, read past the cache: the cache holds the model with
-        // the print edition's pages marked, which do not exist yet.
-        let book: crate::ebook::Book =
+        // Only the metadata, for the report of a child a limit stopped: the child reads the
+        // model itself (as parse stored it, not the cache's, which marks the pages this makes).
+        #[derive(Deserialize)]
+        struct Stored {
+            metadata: crate::ebook::BookMetadata,
+        }
+        let stored: Stored =
             serde_json::from_slice(&app.blobs.get(&keys::model(&self.book)).await?)
                 .context("reading the stored document model")?;
         let request = printing::Request {
             book: self.book.clone(),
         };
-        let reply = printing::print_in_child(&app.config, &book, &request).await?;
-        let (report, warnings, pdf_bytes) = match &reply {
-            printing::Reply::Printed {
-                report,
-                warnings,
-                pdf_bytes,
-            } => (report, warnings.as_slice(), Some(*pdf_bytes)),
-            printing::Reply::Refused { report } => (report, &[][..], None),
-        };
+        let printed = printing::print_in_child(&app.config, &stored.metadata, &request).await?;
         app.blobs
             .put_if_absent(
                 &keys::print_report(&self.book),
-                serde_json::to_vec(&PrintResult {
-                    report: report.clone(),
-                    warnings: warnings.to_vec(),
-                    pdf_bytes,
-                })?,
+                serde_json::to_vec(&printed)?,
             )
             .await?;
-        match reply {
-            printing::Reply::Printed {
-                report, pdf_bytes, ..
-            } => {
-                tracing::info!(for_author = true, pages = report.pages, trim = %report.trim, bytes = pdf_bytes, "print edition typeset");
+        let report = printed.report;
+        match report.failure {
+            None => {
+                tracing::info!(for_author = true, pages = report.pages, trim = %report.trim, bytes = printed.pdf_bytes, "print edition typeset");
                 Ok(Outcome::done_with(serde_json::json!({
                     "pages": report.pages,
-                    "pdf_bytes": pdf_bytes,
+                    "pdf_bytes": printed.pdf_bytes,
                 })))
             }
-            printing::Reply::Refused { report } => {
-                let failure = report
-                    .failure
-                    .unwrap_or_else(|| crate::report::PrintFailure {
-                        code: "print_failed".into(),
-                        message: "the print edition could not be made".into(),
-                    });
+            Some(failure) => {
                 tracing::warn!(for_author = true, code = %failure.code, reason = %failure.message, "no print edition; the ebooks publish without it");
                 Ok(Outcome::Discard(failure.message))
             }
         }
     }
-}
-
-/// What the print step found, for the report (`keys::print_report`): written whether or not
-/// the print edition could be made.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PrintResult {
-    pub report: crate::report::PrintReport,
-    pub warnings: Vec<Warning>,
-    /// The interior's size, when it was made.
-    pub pdf_bytes: Option<u64>,
 }
 
 /// The join of the print edition, however it ended: renders every chapter, with the printed
@@ -585,7 +560,7 @@ impl Job for Publish {
         // The print edition: what it is, or why there is none (`PackagePdf`).
         let pdf_bytes = match app.blobs.get_opt(&keys::print_report(&self.book)).await? {
             Some(bytes) => {
-                let found: PrintResult =
+                let found: printing::Printed =
                     serde_json::from_slice(&bytes).context("reading the print report")?;
                 for warning in found.warnings {
                     report.warn(warning.at("print edition"));
@@ -609,7 +584,7 @@ impl Job for Publish {
                                 job.state
                             ),
                         }),
-                        ..printing::asked(book)
+                        ..printing::asked(&book.metadata)
                     });
                 }
                 None
