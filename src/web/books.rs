@@ -111,6 +111,8 @@ async fn store_cover(
 pub(crate) struct Download {
     pub key: fn(&BookId) -> String,
     pub media_type: &'static str,
+    /// What it is, in an error's words (`EPUB`, `print cover`).
+    pub what: &'static str,
     /// What the attachment's name ends with, after the book's download name.
     pub suffix: &'static str,
 }
@@ -119,21 +121,25 @@ impl Download {
     pub const EPUB: Download = Download {
         key: keys::epub,
         media_type: "application/epub+zip",
+        what: "EPUB",
         suffix: ".epub",
     };
     pub const PDF: Download = Download {
         key: keys::pdf,
         media_type: "application/pdf",
+        what: "print edition",
         suffix: ".pdf",
     };
     pub const STORE_COVER: Download = Download {
         key: keys::store_cover,
         media_type: "image/jpeg",
+        what: "store cover",
         suffix: "-cover.jpg",
     };
     pub const PRINT_COVER: Download = Download {
         key: keys::print_cover,
         media_type: "application/pdf",
+        what: "print cover",
         suffix: "-print-cover.pdf",
     };
 

@@ -549,7 +549,7 @@ pub async fn epub(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    ready_file(&state, &book, &Download::EPUB, "EPUB").await
+    ready_file(&state, &book, &Download::EPUB).await
 }
 
 /// Download the print edition
@@ -646,7 +646,7 @@ pub async fn store_cover(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    ready_file(&state, &book, &Download::STORE_COVER, "store cover").await
+    ready_file(&state, &book, &Download::STORE_COVER).await
 }
 
 /// A ready book's file of the print edition, or why it has none.
@@ -679,7 +679,7 @@ async fn printed_file(
             ),
         ));
     }
-    ready_file(state, book, file, "print edition").await
+    ready_file(state, book, file).await
 }
 
 /// A ready book's file, as an attachment; 409 before the book is ready.
@@ -687,8 +687,8 @@ async fn ready_file(
     state: &AppState,
     book: &BookRow,
     file: &Download,
-    what: &str,
 ) -> Result<HttpResponse, ApiError> {
+    let what = file.what;
     if book.status != BookStatus::Ready {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
