@@ -100,10 +100,7 @@ pub fn thumbnail(cover: &CoverInfo, bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
     } else {
         decoded
     };
-    let mut out = Vec::new();
-    image::DynamicImage::ImageRgb8(small.to_rgb8())
-        .write_with_encoder(JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY))?;
-    Ok(out)
+    Ok(jpeg(small.to_rgb8())?)
 }
 
 /// The cover as the stores ask for it (KDP: a JPEG, ideally 1600×2560, in RGB): a generated
@@ -119,6 +116,11 @@ pub fn store_jpeg(cover: &CoverInfo, bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
     } else {
         image::load_from_memory(bytes)?.to_rgb8()
     };
+    Ok(jpeg(rgb)?)
+}
+
+/// `rgb` as a JPEG at Bindery's quality.
+fn jpeg(rgb: image::RgbImage) -> image::ImageResult<Vec<u8>> {
     let mut out = Vec::new();
     image::DynamicImage::ImageRgb8(rgb)
         .write_with_encoder(JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY))?;
