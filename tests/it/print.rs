@@ -16,7 +16,7 @@ use bindery::document::positions::{self, PageStart};
 use bindery::document::{Document, inline_text};
 use bindery::manuscript::Limits;
 use bindery::pipeline::in_memory;
-use common::{BIN, need};
+use common::need;
 use serde_json::Value;
 
 /// Trim name, width and height in points.
@@ -43,21 +43,11 @@ fn novel_path() -> PathBuf {
     common::corpus::fixtures().join("markdown/love-among-the-chickens.md")
 }
 
+/// `bindery convert INPUT --pdf PDF --json EXTRA…`, the EPUB beside the PDF.
 fn convert(input: &Path, pdf: &Path, extra: &[&str]) -> Output {
-    Command::new(BIN)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("SOURCE_DATE_EPOCH", "1700000000")
-        .arg("convert")
-        .arg(input)
-        .arg("-o")
-        .arg(pdf.with_extension("epub"))
-        .arg("--pdf")
-        .arg(pdf)
-        .arg("--json")
-        .args(extra)
-        .output()
-        .expect("run bindery convert")
+    let mut args = vec!["--pdf", path(pdf), "--json"];
+    args.extend_from_slice(extra);
+    crate::convert::convert(input, &pdf.with_extension("epub"), &args)
 }
 
 /// A typeset book: its PDF and what `--json` said of it.

@@ -179,14 +179,9 @@ fn a_stuck_worker_counts_as_dead() {
     assert_eq!(line["worker.pid"], worker_pid);
 }
 
-/// The worker frozen in the middle of a SQLite write holds the database's lock: every other
-/// write waits, the supervisor's probe too. It must still count as stuck, not as an outage.
-#[test]
-fn a_worker_stopped_in_the_middle_of_a_write_counts_as_dead() {
-    let stall = Duration::from_secs(2);
-    let mut server = Server::start(&["serve"], &[("WORKER_STALL_TIMEOUT", "2s")]);
-    server.wait_ready(Duration::from_secs(10));
-    let worker_pid = server.worker_pid();
+/// The server's SQLite database, opened beside it (with the runtime its pool lives on), to
+/// see who holds its write lock.
+fn sqlite_of(server: &Server) -> (tokio::runtime::Runtime, bindery::storage::Database) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -199,6 +194,18 @@ fn a_worker_stopped_in_the_middle_of_a_write_counts_as_dead() {
             1,
         ))
         .expect("open the database");
+    (runtime, db)
+}
+
+/// The worker frozen in the middle of a SQLite write holds the database's lock: every other
+/// write waits, the supervisor's probe too. It must still count as stuck, not as an outage.
+#[test]
+fn a_worker_stopped_in_the_middle_of_a_write_counts_as_dead() {
+    let stall = Duration::from_secs(2);
+    let mut server = Server::start(&["serve"], &[("WORKER_STALL_TIMEOUT", "2s")]);
+    server.wait_ready(Duration::from_secs(10));
+    let worker_pid = server.worker_pid();
+    let (_runtime, db) = sqlite_of(&server);
     let pid = u32::try_from(worker_pid).expect("pid");
     // Freeze it the moment it is seen writing; if the write ended in between, let it go on
     // and try again. It writes its heartbeat, its jobs' state and its log lines.
@@ -229,18 +236,7 @@ fn readyz_reports_a_stale_heartbeat() {
     let server = Server::start(&["serve"], &[("WORKER_STALL_TIMEOUT", "30s")]);
     server.wait_ready(Duration::from_secs(10));
     let worker_pid = server.worker_pid();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let db = runtime
-        .block_on(bindery::storage::Database::connect(
-            &bindery::config::DatabaseUrl::Sqlite {
-                path: server.data_dir().join("bindery.db"),
-            },
-            1,
-        ))
-        .expect("open the database");
+    let (_runtime, db) = sqlite_of(&server);
     let pid = u32::try_from(worker_pid).expect("pid");
     // Frozen between writes: a worker frozen holding SQLite's write lock stops every other
     // writer too, the readiness probe's among them (that case is the test above); here only
