@@ -144,6 +144,7 @@ fn a_session_writes_only_with_its_csrf_token_and_ends_on_sign_out_or_revocation(
     // With the page's token it goes through, and the book page is the tenant's.
     let created = http()
         .post(server.url("/api/v1/books?wait=30"))
+        .timeout(common::HELD)
         .header(COOKIE, &s.cookie)
         .header("X-CSRF-Token", &s.csrf)
         .multipart(novel())

@@ -113,6 +113,7 @@ fn an_admin_watches_queues_jobs_and_live_logs_in_chromium() {
     // Some finished jobs to list: a book through the pipeline.
     let book = common::client()
         .post(server.url("/api/v1/books?wait=30"))
+        .timeout(common::HELD)
         .bearer_auth(&token)
         .multipart(
             reqwest::blocking::multipart::Form::new().part(

@@ -76,6 +76,7 @@ fn refused(cmd: Command) -> String {
 fn upload(server: &Server, token: &str) -> String {
     let response = client()
         .post(server.url("/api/v1/books?wait=30"))
+        .timeout(common::HELD)
         .bearer_auth(token)
         .multipart(Form::new().part(
             "manuscript",

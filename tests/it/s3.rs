@@ -200,7 +200,9 @@ fn a_book_lives_in_an_s3_bucket_from_upload_to_delete() {
         .send()
         .expect("DELETE");
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
-    assert!(keys(&whole_bucket, &format!("bindery/prod/books/{id}")).is_empty());
+    common::until_gone("the book's objects removed", || {
+        keys(&whole_bucket, &format!("bindery/prod/books/{id}"))
+    });
 }
 
 /// S3 takes multipart uploads in parts of at least 5 MiB (all but the last), and so does moto.

@@ -59,6 +59,7 @@ const MANUSCRIPT: &[u8] = b"# One\n\nA short book, to be announced.\n\n# Two\n\n
 fn upload(server: &Server, token: &str, form: Form) -> reqwest::blocking::Response {
     client()
         .post(server.url("/api/v1/books?wait=30"))
+        .timeout(common::HELD)
         .bearer_auth(token)
         .multipart(form)
         .send()

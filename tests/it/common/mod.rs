@@ -16,7 +16,7 @@ pub mod shared;
 pub mod wait;
 pub mod web;
 
-pub use wait::{eventually, eventually_async, throughout, within};
+pub use wait::{eventually, eventually_async, throughout, until_gone, within};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -363,6 +363,12 @@ pub fn handled_outage_line(server: &Server, what: &str) -> Value {
     assert_eq!(line["level"], "WARN", "{line}");
     line
 }
+
+/// How long a test waits for an answer the server may hold: `?wait=N` uploads (N at most 60)
+/// and the book behind them. [`client`]'s 10 s is for answers the server gives at once; a held
+/// one on a loaded machine outlasted it, and the test failed on its own timeout, not the
+/// server's answer.
+pub const HELD: Duration = Duration::from_secs(90);
 
 pub fn client() -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()

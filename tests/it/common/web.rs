@@ -31,6 +31,7 @@ pub fn upload(
         .post(server.url(&format!("/api/v1/books{query}")))
         .bearer_auth(token)
         .multipart(form)
+        .timeout(super::HELD)
         .send()
         .expect("POST /api/v1/books")
 }
