@@ -86,8 +86,8 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
 }
 
 /// Whether a job of type `kind` that died fails its book: any but an extra's (the print
-/// edition), which the book publishes without.
-fn fails_the_book(kind: &str) -> bool {
+/// edition, the web's covers), which the book publishes without.
+pub(super) fn fails_the_book(kind: &str) -> bool {
     by_job(kind).is_none_or(|step| !step.extra)
 }
 

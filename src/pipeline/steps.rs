@@ -341,6 +341,9 @@ impl Job for Package {
                 NewJob::of(&PackageReader {
                     book: self.book.clone(),
                 }),
+                NewJob::of(&PackageCovers {
+                    book: self.book.clone(),
+                }),
             ],
             NewJob::of(&Verify {
                 book: self.book.clone(),
@@ -494,6 +497,52 @@ impl Job for Verify {
     }
 }
 
+/// The book's covers beyond the EPUB's: the pages' thumbnail and the stores' 1600×2560 JPEG.
+/// A job of its own beside the EPUB and the reader, not part of publishing: drawing the large
+/// one was the longest thing publishing did, and a kill during it cost publishing an attempt.
+/// An extra: without it the pages show the EPUB's cover and the store cover is missing, but
+/// the book publishes (and a worker older than this step, which discards it, fails nothing).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PackageCovers {
+    pub book: BookId,
+}
+
+impl Job for PackageCovers {
+    const NAME: &'static str = "book.package_covers";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let planned = model(app, &self.book).await?;
+        let Some(cover) = planned.book.cover.clone() else {
+            return Ok(Outcome::done());
+        };
+        let bytes = app
+            .blobs
+            .get(&keys::resource(&self.book, &cover.file_name))
+            .await?;
+        let (thumbnail, store_cover) = tokio::task::spawn_blocking(move || {
+            anyhow::Ok((
+                crate::ebook::cover::thumbnail(&cover, &bytes)?,
+                crate::ebook::cover::store_jpeg(&cover, &bytes)?,
+            ))
+        })
+        .await??;
+        app.blobs
+            .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
+            .await?;
+        app.blobs
+            .put_if_absent(&keys::store_cover(&self.book), store_cover)
+            .await?;
+        Ok(Outcome::done())
+    }
+}
+
 /// The book becomes ready, with its report, and its tenant's catalog is refreshed
 /// (`books::publish`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -590,27 +639,6 @@ impl Job for Publish {
                 None
             }
         };
-        // The pages' small cover and the stores' large one, before the book is ready, so a
-        // ready book always has them.
-        if let Some(cover) = book.cover.clone() {
-            let bytes = app
-                .blobs
-                .get(&keys::resource(&self.book, &cover.file_name))
-                .await?;
-            let (thumbnail, store_cover) = tokio::task::spawn_blocking(move || {
-                anyhow::Ok((
-                    crate::ebook::cover::thumbnail(&cover, &bytes)?,
-                    crate::ebook::cover::store_jpeg(&cover, &bytes)?,
-                ))
-            })
-            .await??;
-            app.blobs
-                .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
-                .await?;
-            app.blobs
-                .put_if_absent(&keys::store_cover(&self.book), store_cover)
-                .await?;
-        }
         // Before the book is ready, so a catalog that lists it always finds its entry.
         app.blobs
             .put_if_absent(
@@ -677,7 +705,8 @@ pub enum InMemory {
     Same,
     /// Its jobs' work runs there as one pass, under this name (a fan-out in the worker).
     Fused(&'static str),
-    /// It has no work of its own without storage (a join, publishing).
+    /// It has no work of its own without storage (a join, publishing), or none a file on disk
+    /// needs (the web pages' covers).
     Skipped,
 }
 
@@ -721,6 +750,7 @@ pub const STEPS: &[Step] = &[
     Step::of::<Package>("Plan the book", InMemory::Skipped),
     Step::of::<PackageEpub>("Build the EPUB", InMemory::Same),
     Step::of::<PackageReader>("Build the web reader", InMemory::Same),
+    Step::of::<PackageCovers>("Draw the covers", InMemory::Skipped).extra(),
     Step::of::<Verify>("Check the EPUB", InMemory::Same),
     Step::of::<Publish>("Publish", InMemory::Skipped),
 ];
@@ -864,10 +894,14 @@ pub fn stopped_at(job: &str) -> String {
     }
 }
 
-/// For joins: if a child ended in anything but success, the book fails with its error.
+/// For joins: if a child other than an extra ended in anything but success, the book fails
+/// with its error.
 async fn fail_if_a_child_failed(cx: &Cx, book: &BookId) -> anyhow::Result<Option<Outcome>> {
     let children = cx.children().await?;
-    let Some(failed) = children.iter().find(|c| !c.succeeded()) else {
+    let Some(failed) = children
+        .iter()
+        .find(|c| !c.succeeded() && super::progress::fails_the_book(&c.kind))
+    else {
         return Ok(None);
     };
     let error = failed

@@ -130,6 +130,7 @@ async fn happy_path(server: &Server, store: &Store) {
             "package",
             "package_epub",
             "package_reader",
+            "package_covers",
             "verify"
         ]
     );
@@ -340,17 +341,11 @@ fn stop(mut worker: Running) {
     );
 }
 
-/// The steps a worker is killed around, before and after each commits.
-const STEPS: [&str; 8] = [
-    "book.ingest",
-    "book.parse",
-    "book.render_chapter",
-    "book.package",
-    "book.package_epub",
-    "book.package_reader",
-    "book.verify",
-    "book.publish",
-];
+/// The steps a worker is killed around, before and after each commits: every step of the
+/// pipeline.
+fn steps() -> impl Iterator<Item = &'static str> {
+    bindery::pipeline::steps::STEPS.iter().map(|step| step.job)
+}
 
 /// What an uninterrupted run leaves behind, which every crashed run must leave too.
 #[derive(Clone)]
@@ -375,8 +370,7 @@ async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identica
         chapters: clean_book_chapters(&store, &clean).await,
     };
 
-    let points: Vec<String> = STEPS
-        .iter()
+    let points: Vec<String> = steps()
         .flat_map(|step| ["before_commit", "after_commit"].map(|moment| format!("{moment}:{step}")))
         .collect();
     // Two lanes, each with a data directory of its own (a worker claims whatever its database
@@ -425,7 +419,7 @@ async fn kill_at_each(points: Vec<String>, expected: CleanRun) {
         );
         let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
         let per_kind = |kind: &str| jobs.iter().filter(|j| j.kind == kind).count();
-        for step in STEPS.iter().filter(|s| **s != "book.render_chapter") {
+        for step in steps().filter(|s| *s != "book.render_chapter") {
             assert_eq!(per_kind(step), 1, "{point}: {step} enqueued more than once");
         }
         assert_eq!(
