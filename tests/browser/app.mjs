@@ -8,6 +8,7 @@
 //        BINDERY_NOVEL     the manuscript to upload
 //        BINDERY_HOSTILE   a manuscript full of script payloads
 //        BINDERY_RESUME    JSON argv of a command that resumes the (paused) books queue
+//        BINDERY_STEPS     how many steps the pipeline has (the book page lists each)
 //
 // Exits 0 when every check passed, 1 with a "FAIL: …" line otherwise. Nothing is downloaded:
 // the browser is /usr/bin/chromium (or $CHROMIUM).
@@ -21,7 +22,8 @@ import { check, launch, run, step } from './harness.mjs';
 const [base, shotDir] = process.argv.slice(2);
 const { BINDERY_TOKEN: token, BINDERY_NOVEL: novel, BINDERY_HOSTILE: hostile, BINDERY_RESUME: resume } =
   process.env;
-if (!base || !shotDir || !token || !novel || !hostile || !resume) {
+const steps = Number(process.env.BINDERY_STEPS);
+if (!base || !shotDir || !token || !novel || !hostile || !resume || !steps) {
   console.error('usage: see the header of app.mjs');
   process.exit(2);
 }
@@ -118,7 +120,7 @@ async function main() {
     step('the book page shows the queued steps, then live progress to ready');
     const book = page.locator('#book');
     check((await book.getAttribute('data-status')) === 'processing', 'the book was not processing (the queue should be paused)');
-    check((await page.locator('.steps li').count()) === 10, 'the page does not list the 10 steps');
+    check((await page.locator('.steps li').count()) === steps, `the page does not list the ${steps} steps`);
     await shoot(page, 'book-queued.png');
     execFileSync(JSON.parse(resume)[0], JSON.parse(resume).slice(1), { stdio: 'ignore' });
     // No reload by the test: the page follows the book over Server-Sent Events.
