@@ -68,7 +68,10 @@ fn an_author_signs_in_uploads_follows_downloads_and_reads_in_chromium() {
         .arg(&shots)
         .env("BINDERY_TOKEN", &token)
         // How many steps the book page lists: the pipeline's.
-        .env("BINDERY_STEPS", bindery::pipeline::steps::STEPS.len().to_string())
+        .env(
+            "BINDERY_STEPS",
+            bindery::pipeline::steps::STEPS.len().to_string(),
+        )
         .env(
             "BINDERY_NOVEL",
             corpus().join("markdown/love-among-the-chickens.md"),
@@ -191,7 +194,10 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
         .arg(&shots)
         .env("BINDERY_TOKEN", &token)
         // How many steps the book page lists: the pipeline's.
-        .env("BINDERY_STEPS", bindery::pipeline::steps::STEPS.len().to_string())
+        .env(
+            "BINDERY_STEPS",
+            bindery::pipeline::steps::STEPS.len().to_string(),
+        )
         .env(
             "BINDERY_NOVEL",
             corpus().join("markdown/love-among-the-chickens.md"),
