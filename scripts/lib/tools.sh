@@ -47,6 +47,16 @@ install_honcho() {
   fi
 }
 
+# DAISY Ace, the EPUB accessibility checker (tests/it/ace.rs). --ignore-scripts: its Electron
+# and Puppeteer would each download a browser; it drives Debian's Chromium instead.
+install_ace() {
+  install_debian chromium
+  if [ ! -x tests/ace/node_modules/.bin/ace-puppeteer ]; then
+    printf 'installing DAISY Ace (no browser download)\n' >&2
+    (cd tests/ace && npm ci --silent --no-audit --no-fund --ignore-scripts)
+  fi
+}
+
 install_browser_tests() {
   install_debian chromium
   if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/axe-core ]; then

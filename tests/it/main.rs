@@ -4,6 +4,7 @@
 
 mod common;
 
+mod ace;
 mod admin;
 mod api;
 mod app;

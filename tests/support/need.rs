@@ -103,6 +103,23 @@ pub fn browser() -> bool {
     })
 }
 
+/// DAISY Ace (`tests/ace`'s node_modules) and the Chromium it drives.
+pub fn ace() -> bool {
+    need("DAISY Ace", || {
+        let ace =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ace/node_modules/.bin/ace-puppeteer");
+        if !ace.is_file() {
+            Some(
+                "tests/ace has no node_modules/.bin/ace-puppeteer (npm ci --ignore-scripts)".into(),
+            )
+        } else if !Path::new("/usr/bin/chromium").is_file() {
+            Some("no Chromium at /usr/bin/chromium".into())
+        } else {
+            missing_program("node", &["--version"])
+        }
+    })
+}
+
 /// honcho, the Procfile runner.
 pub fn honcho() -> bool {
     need("honcho", || {

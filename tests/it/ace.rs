@@ -1,0 +1,140 @@
+//! DAISY Ace, the EPUB accessibility checker the stores and publishers use, on the EPUBs that
+//! carry what Ace checks beyond EPUBCheck: the corpus novel with its cover and its print
+//! edition's page list (`pageBreakSource`, the page-list nav, page-break markers), and the
+//! mathematics fixture (MathML with its TeX as annotation). Each must come out with no
+//! violation at all, of any impact. Ace's reports are kept under `target/tmp/ace/` for a
+//! person to read.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common;
+
+fn fixtures() -> PathBuf {
+    common::corpus::fixtures()
+}
+
+/// What Ace found in one EPUB.
+struct Checked {
+    /// Each violation, one line each.
+    violations: Vec<String>,
+    /// What Ace saw the EPUB hold (`hasPageBreaks`, `hasMathML`, …).
+    properties: Value,
+}
+
+/// `bindery convert MANUSCRIPT -o DIR/book.epub ARGS…`, then Ace on the EPUB.
+fn ace(name: &str, manuscript: &Path, args: &[&str]) -> Checked {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("ace")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("output dir");
+    let epub = dir.join("book.epub");
+    let mut convert = Command::new(common::BIN);
+    convert
+        .arg("convert")
+        .arg(manuscript)
+        .arg("-o")
+        .arg(&epub)
+        .arg("--quiet")
+        .args(args)
+        .current_dir(&dir);
+    common::succeed(&mut convert, "bindery convert");
+
+    let report = dir.join("report");
+    let out = Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ace/node_modules/.bin/ace-puppeteer"),
+    )
+    .arg("--outdir")
+    .arg(&report)
+    .args(["--force", "--silent", "--tempdir"])
+    .arg(dir.join("unpacked"))
+    .arg(&epub)
+    .env("PUPPETEER_EXECUTABLE_PATH", "/usr/bin/chromium")
+    .output()
+    .expect("ace is not installed: run the suite through scripts/test");
+    let json = std::fs::read(report.join("report.json")).unwrap_or_else(|e| {
+        panic!(
+            "Ace wrote no report ({e}): {:?}\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let report: Value = serde_json::from_slice(&json).expect("Ace's report is JSON");
+    let mut violations = Vec::new();
+    for document in report["assertions"].as_array().into_iter().flatten() {
+        let file = document["earl:testSubject"]["url"].as_str().unwrap_or("?");
+        for assertion in document["assertions"].as_array().into_iter().flatten() {
+            let test = &assertion["earl:test"];
+            violations.push(format!(
+                "{file}: {} {} — {}",
+                test["earl:impact"].as_str().unwrap_or("?"),
+                test["dct:title"].as_str().unwrap_or("?"),
+                assertion["earl:result"]["dct:description"]
+                    .as_str()
+                    .unwrap_or("")
+            ));
+        }
+    }
+    if violations.is_empty() {
+        assert_eq!(
+            report["earl:result"]["earl:outcome"], "pass",
+            "{name}: Ace's outcome with no violation listed"
+        );
+    }
+    Checked {
+        violations,
+        properties: report["properties"].clone(),
+    }
+}
+
+#[test]
+fn ace_finds_nothing_in_a_paged_novel_or_a_book_of_mathematics() {
+    if !common::need::ace() {
+        return;
+    }
+    let novel = fixtures().join("markdown/love-among-the-chickens.md");
+    let cover = fixtures().join("love-among-the-chickens-cover.jpg");
+    let pdf = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ace/novel.pdf");
+    std::fs::create_dir_all(pdf.parent().expect("dir")).expect("dir");
+    let math = fixtures().join("markdown/math.md");
+    let (novel, math) = std::thread::scope(|scope| {
+        let novel = scope.spawn(|| {
+            ace(
+                "novel",
+                &novel,
+                &[
+                    "--cover",
+                    cover.to_str().expect("path"),
+                    "--pdf",
+                    pdf.to_str().expect("path"),
+                ],
+            )
+        });
+        let math = scope.spawn(|| ace("math", &math, &[]));
+        (
+            novel.join().expect("the novel's check"),
+            math.join().expect("the mathematics' check"),
+        )
+    });
+    assert!(
+        novel.violations.is_empty(),
+        "the paged novel: {:#?}",
+        novel.violations
+    );
+    assert!(
+        math.violations.is_empty(),
+        "the mathematics: {:#?}",
+        math.violations
+    );
+    // Ace saw what it was run for.
+    assert_eq!(
+        novel.properties["hasPageBreaks"], true,
+        "{}",
+        novel.properties
+    );
+    assert_eq!(math.properties["hasMathML"], true, "{}", math.properties);
+}
