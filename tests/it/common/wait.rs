@@ -164,6 +164,21 @@ pub fn throughout<R: Polled>(what: &str, window: Duration, mut check: impl FnMut
     }
 }
 
+/// Waits until `left` lists nothing, for a deleted book's stored files: the deletion answers
+/// after a moment's wait for the worker's removal, not for ever, so on a loaded machine the
+/// files may outlive its answer by a little. They must go within 30 s; the panic names those
+/// that did not.
+pub fn until_gone(what: &str, mut left: impl FnMut() -> Vec<String>) {
+    eventually(what, Duration::from_secs(30), || {
+        let left = left();
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{left:?}"))
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,19 +223,4 @@ mod tests {
         .await;
         assert_eq!(calls, 2);
     }
-}
-
-/// Waits until `left` lists nothing, for a deleted book's stored files: the deletion answers
-/// after a moment's wait for the worker's removal, not for ever, so on a loaded machine the
-/// files may outlive its answer by a little. They must go within 30 s; the panic names those
-/// that did not.
-pub fn until_gone(what: &str, mut left: impl FnMut() -> Vec<String>) {
-    eventually(what, Duration::from_secs(30), || {
-        let left = left();
-        if left.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{left:?}"))
-        }
-    });
 }
