@@ -421,19 +421,28 @@ impl<'a> Emitter<'a> {
                 self.out.push(')');
             }
             Inline::Math(math) => {
-                // Its characters, set as the reader's text shows them, and one piece for the
-                // page starts (a page beginning inside it begins after it). Typesetting the
-                // TeX is a later step.
+                // Laid out by Typst's math from its MathML (TeX and Word equations alike), or
+                // where that cannot be read, its characters in italics. Either is one piece for
+                // the page starts: a page beginning inside it begins after it.
                 let text = math.text();
-                self.out.push_str(if math.display {
-                    "#linebreak()#h(1fr)#emph("
-                } else {
-                    "#emph("
-                });
-                push_literal(&mut self.out, &text);
-                self.out.push(')');
-                if math.display {
-                    self.out.push_str("#h(1fr)#linebreak()");
+                match math
+                    .mathml
+                    .as_deref()
+                    .and_then(|mathml| super::equations::equation(mathml, math.display))
+                {
+                    Some(equation) => self.out.push_str(&equation),
+                    None => {
+                        self.out.push_str(if math.display {
+                            "#linebreak()#h(1fr)#emph("
+                        } else {
+                            "#emph("
+                        });
+                        push_literal(&mut self.out, &text);
+                        self.out.push(')');
+                        if math.display {
+                            self.out.push_str("#h(1fr)#linebreak()");
+                        }
+                    }
                 }
                 self.advance(text.len());
             }

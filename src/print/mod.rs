@@ -15,6 +15,7 @@
 
 mod boxes;
 mod cover;
+mod equations;
 mod error;
 mod markup;
 mod pages;

@@ -683,3 +683,66 @@ fn a_bad_trim_is_refused_naming_the_good_ones() {
     );
     assert!(!dir.join("bad-trim.pdf").exists());
 }
+
+/// Equations, TeX and Word alike, are set by Typst's math from their MathML: the mathematics
+/// fixtures print with no typesetting warning and the math font embedded, and a page of each
+/// is kept as a PNG (`renders/equations-*.png`).
+#[test]
+fn equations_print_as_mathematics() {
+    if !need::pdf_tools() {
+        return;
+    }
+    let fixtures = common::corpus::fixtures();
+    for (name, input) in [
+        ("tex", fixtures.join("markdown/math.md")),
+        ("word", fixtures.join("docx/equations.docx")),
+    ] {
+        let pdf = out_dir().join(format!("equations-{name}.pdf"));
+        let book = typeset(&input, &pdf, &[]);
+        let typesetting: Vec<&Value> = book.report["report"]["warnings"]
+            .as_array()
+            .expect("warnings")
+            .iter()
+            .filter(|w| {
+                w["code"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("print_typesetting"))
+            })
+            .collect();
+        assert!(typesetting.is_empty(), "{name}: {typesetting:#?}");
+        let fonts = run("pdffonts", &[path(&pdf)]);
+        assert!(
+            fonts.contains("NewCMMath"),
+            "{name}: no math font in\n{fonts}"
+        );
+        // The first page with an equation's font on it, kept for a person to look at.
+        let page = (1..=book.pages())
+            .find(|p| {
+                run(
+                    "pdffonts",
+                    &["-f", &p.to_string(), "-l", &p.to_string(), path(&pdf)],
+                )
+                .contains("NewCMMath")
+            })
+            .expect("a page with an equation");
+        let renders = out_dir().join("renders");
+        std::fs::create_dir_all(&renders).expect("create renders");
+        let prefix = renders.join(format!("equations-{name}"));
+        let n = page.to_string();
+        run(
+            "pdftoppm",
+            &[
+                "-png",
+                "-r",
+                "100",
+                "-singlefile",
+                "-f",
+                &n,
+                "-l",
+                &n,
+                path(&pdf),
+                path(&prefix),
+            ],
+        );
+    }
+}
