@@ -60,12 +60,23 @@ impl Node {
     }
 }
 
+/// How deep an equation Typst is given. Each level of MathML is two or three of Typst's
+/// (a call, a content block), and Typst's parser and layout recurse on them; what the book's
+/// MathML allows (`crate::math::MAX_DEPTH`, 100) is more than a real equation needs, and a
+/// deeper one prints its characters.
+const MAX_DEPTH: usize = 32;
+
 fn parse(mathml: &str) -> Option<Node> {
     let mut reader = Reader::from_str(mathml);
     let mut stack: Vec<Node> = vec![Node::default()];
     loop {
         match reader.read_event().ok()? {
-            Event::Start(e) => stack.push(node(&e)),
+            Event::Start(e) => {
+                if stack.len() > MAX_DEPTH {
+                    return None;
+                }
+                stack.push(node(&e));
+            }
             Event::Empty(e) => {
                 let n = node(&e);
                 stack.last_mut()?.children.push(n);
@@ -467,6 +478,22 @@ mod tests {
             "{}",
             typst(mat)
         );
+    }
+
+    #[test]
+    fn an_equation_nested_too_deep_prints_its_characters() {
+        let deep = format!(
+            "<math>{}<mi>x</mi>{}</math>",
+            "<mrow>".repeat(MAX_DEPTH + 1),
+            "</mrow>".repeat(MAX_DEPTH + 1)
+        );
+        assert_eq!(equation(&deep, false), None);
+        let fine = format!(
+            "<math>{}<mi>x</mi>{}</math>",
+            "<mrow>".repeat(MAX_DEPTH - 2),
+            "</mrow>".repeat(MAX_DEPTH - 2)
+        );
+        assert!(equation(&fine, false).is_some());
     }
 
     #[test]
