@@ -1,7 +1,7 @@
 //! Where a book is: its status, why it failed, and how far each step of its pipeline is, from
 //! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
 
-use super::steps::{STEP_FAILED, STEPS, Step, by_job, stopped_at};
+use super::steps::{STEP_FAILED, STEPS, Step, fails_the_book, stopped_at};
 use crate::books::{BookRow, BookStatus};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
@@ -83,12 +83,6 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
         status,
         failure,
     })
-}
-
-/// Whether a job of type `kind` that died fails its book: any but an extra's (the print
-/// edition, the web's covers), which the book publishes without.
-pub(super) fn fails_the_book(kind: &str) -> bool {
-    by_job(kind).is_none_or(|step| !step.extra)
 }
 
 /// The progress of every step, from the counts of the workflow's jobs by type and state. Once

@@ -762,6 +762,12 @@ pub fn register(registry: Registry<Services>) -> Registry<Services> {
         .fold(registry, |registry, step| (step.register)(registry))
 }
 
+/// Whether a job of type `kind` that died fails its book: any but an extra's (the print
+/// edition, the web's covers), which the book publishes without.
+pub fn fails_the_book(kind: &str) -> bool {
+    by_job(kind).is_none_or(|step| !step.extra)
+}
+
 /// The step whose job type is `job`.
 pub fn by_job(job: &str) -> Option<&'static Step> {
     STEPS.iter().find(|step| step.job == job)
@@ -900,7 +906,7 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &BookId) -> anyhow::Result<Option
     let children = cx.children().await?;
     let Some(failed) = children
         .iter()
-        .find(|c| !c.succeeded() && super::progress::fails_the_book(&c.kind))
+        .find(|c| !c.succeeded() && fails_the_book(&c.kind))
     else {
         return Ok(None);
     };

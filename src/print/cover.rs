@@ -13,7 +13,7 @@ use typst::layout::PagedDocument;
 
 use crate::ebook::BookMetadata;
 
-use super::markup::literal;
+use super::strings::literal;
 use super::trim::BLEED_INCHES;
 use super::world::{BookWorld, IMAGES};
 use super::{PrintError, PrintOptions};

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
-use super::markup::literal;
+use super::strings::literal;
 
 /// Typst for `mathml` (one `<math>` element) as an equation, inline or displayed; `None` when
 /// the MathML cannot be read, and the caller prints the equation's characters instead.

@@ -21,6 +21,7 @@ use crate::document::{
 };
 use crate::report::Warning;
 
+use super::strings::push_literal;
 use super::world::IMAGES;
 
 /// Figures print at 300 dpi or better; below that the report says so.
@@ -37,29 +38,6 @@ pub(crate) struct Literal {
     pub end: usize,
     /// The place its first byte of text stands for.
     pub at: TextPosition,
-}
-
-/// A Typst string literal holding `s` verbatim: `\` and `"` escaped, control characters and
-/// the line and paragraph separators as `\u{…}` so that the literal stays on one line.
-pub(crate) fn literal(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    push_literal(&mut out, s);
-    out
-}
-
-fn push_literal(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// The room a figure may take, in inches.
@@ -615,16 +593,6 @@ impl Grid {
 mod tests {
     use super::*;
     use crate::document::{Cell, Row};
-
-    #[test]
-    fn literals_escape_only_what_strings_need() {
-        assert_eq!(literal(r#"a "b" \c"#), r#""a \"b\" \\c""#);
-        assert_eq!(
-            literal("#read(\"/etc/passwd\")"),
-            r##""#read(\"/etc/passwd\")""##
-        );
-        assert_eq!(literal("x\u{2028}y\u{7}"), r#""x\u{2028}y\u{7}""#);
-    }
 
     #[test]
     fn languages_become_typst_lang_and_region() {

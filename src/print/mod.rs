@@ -19,6 +19,7 @@ mod equations;
 mod error;
 mod markup;
 mod pages;
+mod strings;
 mod template;
 #[cfg(test)]
 mod tests;

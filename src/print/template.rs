@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use crate::document::{Division, Document};
 use crate::ebook::BookMetadata;
 
-use super::markup::{Emitter, Literal, Room, literal, typst_language};
+use super::markup::{Emitter, Literal, Room, typst_language};
+use super::strings::literal;
 use super::trim::PageGeometry;
 
 /// Labels Typst carries from the source to the pages, read back after each pass.
