@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::labels::{self, Key, Labels};
 use crate::language::{self, DEFAULT_LANGUAGE};
 use crate::report::MetadataSource;
 use chrono::Datelike;
@@ -50,6 +51,17 @@ pub struct BookMetadata {
     pub bleed: bool,
     #[serde(default)]
     pub print_isbn: Option<String>,
+    /// The book's own words for labels the table has (`contents` → `Inhalt`), by the key's
+    /// name; they replace the table's ([`crate::labels`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+impl BookMetadata {
+    /// The words Bindery writes into this book: its language's, with its own replacements.
+    pub fn labels(&self) -> Labels<'_> {
+        Labels::new(&self.language, &self.labels)
+    }
 }
 
 /// What the conversion knows besides the manuscript.
@@ -232,8 +244,21 @@ pub fn resolve(
         },
     };
 
+    let labels = resolve_labels(&m.labels, inputs, warnings)?;
+    if labels::table_for(&language).is_none() {
+        warnings.push(Warning::new(
+            "labels_not_translated",
+            format!(
+                "Bindery has no translation of its own words (Contents, Notes, Cover, the \
+                 reader's buttons) for the book's language {language:?}, so they are in \
+                 English. Supply labels.contents=… and the other labels to name them."
+            ),
+        ));
+    }
+
     let text = |v: &Option<String>| v.as_deref().map(clean).filter(|s| !s.is_empty());
     Ok(BookMetadata {
+        labels,
         blurb: m
             .blurb
             .as_deref()
@@ -272,6 +297,55 @@ pub fn resolve(
             .clone()
             .unwrap_or_else(|| FIXED_MODIFIED.to_owned()),
     })
+}
+
+/// The book's replacements for labels, by the key's own name. A key the table does not have
+/// is the user's error when they supplied it, else a warning, and left out.
+fn resolve_labels(
+    found: &BTreeMap<String, String>,
+    inputs: &MetadataInputs,
+    warnings: &mut Vec<Warning>,
+) -> Result<BTreeMap<String, String>, InputError> {
+    let mut labels = BTreeMap::new();
+    for (name, value) in found {
+        let value = clean(value);
+        match Key::parse(name) {
+            Some(key) if !value.is_empty() => {
+                labels.insert(key.name().to_owned(), value);
+            }
+            Some(_) => {}
+            None => {
+                let key = format!("labels.{name}");
+                let user = inputs
+                    .overrides
+                    .keys()
+                    .any(|k| k.trim().eq_ignore_ascii_case(&key));
+                let known = || {
+                    Key::ALL
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                if user {
+                    return Err(InputError::Metadata {
+                        key,
+                        value,
+                        problem: format!("not a label Bindery writes; the labels are {}", known()),
+                    });
+                }
+                warnings.push(Warning::new(
+                    "label_unknown",
+                    format!(
+                        "The manuscript's {key} is not a label Bindery writes and was not used; \
+                         the labels are {}.",
+                        known()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(labels)
 }
 
 /// A value `key` must parse as: the user's bad value is an error they can fix; the
@@ -485,7 +559,12 @@ fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputE
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
     };
-    match key.to_ascii_lowercase().replace('-', "_").as_str() {
+    let key = key.trim().to_ascii_lowercase().replace('-', "_");
+    if let Some(label) = key.strip_prefix("labels.") {
+        m.labels.insert(label.to_owned(), value.to_owned());
+        return Ok(());
+    }
+    match key.as_str() {
         "title" => m.title = some(),
         "subtitle" => m.subtitle = some(),
         "author" | "authors" | "creator" => m.authors = list(),
@@ -507,7 +586,10 @@ fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputE
             return Err(InputError::Metadata {
                 key: key.into(),
                 value: value.into(),
-                problem: format!("unknown key; known keys are {}", KEYS.join(", ")),
+                problem: format!(
+                    "unknown key; known keys are {} and labels.KEY",
+                    KEYS.join(", ")
+                ),
             });
         }
     }

@@ -113,7 +113,20 @@ fn apply(key: &str, value: &Yaml, m: &mut Metadata) {
             set(&mut m.series_number, scalar(value))
         }
         "rights" | "copyright" | "license" => set(&mut m.rights, scalar(value)),
-        _ => {}
+        "labels" => {
+            if let Yaml::Hash(map) = value {
+                for (name, text) in map {
+                    if let (Some(name), Some(text)) = (scalar(name), scalar(text)) {
+                        m.labels.insert(name.to_ascii_lowercase(), text);
+                    }
+                }
+            }
+        }
+        key => {
+            if let (Some(name), Some(text)) = (key.strip_prefix("labels."), scalar(value)) {
+                m.labels.insert(name.to_ascii_lowercase(), text);
+            }
+        }
     }
 }
 
