@@ -844,6 +844,72 @@ mod tests {
     }
 
     #[test]
+    fn labels_are_replaced_by_the_books_own_words() {
+        let found = Metadata {
+            language: Some("de".into()),
+            labels: BTreeMap::from([
+                ("notes".to_owned(), "  Endnoten ".to_owned()),
+                ("contents".to_owned(), "Inhalt".to_owned()),
+            ]),
+            ..Metadata::default()
+        };
+        // The upload's value wins over the manuscript's, whatever its spelling of the key.
+        let m = resolve_with(found, &[("labels.Contents", "Übersicht")]).expect("valid");
+        assert_eq!(m.labels().get(Key::Contents), "Übersicht");
+        assert_eq!(m.labels().get(Key::Notes), "Endnoten");
+        assert_eq!(m.labels().get(Key::Cover), "Umschlag");
+    }
+
+    #[test]
+    fn an_unknown_label_is_the_uploads_error_and_the_manuscripts_warning() {
+        match resolve_with(Metadata::default(), &[("labels.contnets", "Inhalt")]) {
+            Err(InputError::Metadata { key, problem, .. }) => {
+                assert_eq!(key, "labels.contnets");
+                assert!(problem.contains("contents"), "{problem}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut warnings = Vec::new();
+        let found = Metadata {
+            labels: BTreeMap::from([("contnets".to_owned(), "Inhalt".to_owned())]),
+            ..Metadata::default()
+        };
+        let m = resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
+        assert!(m.labels.is_empty());
+        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, ["label_unknown"]);
+        assert!(warnings[0].message.contains("labels.contnets"));
+    }
+
+    #[test]
+    fn a_language_without_labels_is_english_and_says_so() {
+        let mut warnings = Vec::new();
+        let found = Metadata {
+            language: Some("haw".into()),
+            ..Metadata::default()
+        };
+        let m = resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
+        assert_eq!(m.labels().get(Key::Contents), "Contents");
+        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, ["labels_not_translated"]);
+        assert!(
+            warnings[0].message.contains("\"haw\""),
+            "{}",
+            warnings[0].message
+        );
+        // A language the table has, in any region, says nothing.
+        for tag in ["en", "fr-CA", "zh-TW", "ar-EG"] {
+            let mut warnings = Vec::new();
+            let found = Metadata {
+                language: Some(tag.into()),
+                ..Metadata::default()
+            };
+            resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
+            assert!(warnings.is_empty(), "{tag}: {warnings:?}");
+        }
+    }
+
+    #[test]
     fn unknown_keys_are_refused_by_name() {
         let err = resolve_with(Metadata::default(), &[("titel", "x")]).unwrap_err();
         assert!(err.to_string().contains("titel"));

@@ -371,7 +371,7 @@ impl<'a> Renderer<'a> {
                 language,
                 text: code,
             } => {
-                self.out.push_str("<pre class=\"code\"><code");
+                let _ = write!(self.out, "<pre class=\"code\"{}><code", self.code_dir());
                 let language: String = language
                     .as_deref()
                     .unwrap_or("")
@@ -588,7 +588,7 @@ impl<'a> Renderer<'a> {
             Inline::Subscript(c) => self.wrap("<sub>", "</sub>", c),
             Inline::SmallCaps(c) => self.wrap("<span class=\"smallcaps\">", "</span>", c),
             Inline::Code(code) => {
-                self.out.push_str("<code>");
+                let _ = write!(self.out, "<code{}>", self.code_dir());
                 text(&mut self.out, code);
                 self.out.push_str("</code>");
             }
@@ -660,6 +660,15 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// ` dir="ltr"` for code in a right-to-left book: code reads left to right in any book, and
+    /// EPUB style sheets may not say so (`direction` is refused), so the markup does.
+    fn code_dir(&self) -> &'static str {
+        match Direction::of(&self.book.metadata.language) {
+            Direction::RightToLeft => " dir=\"ltr\"",
+            Direction::LeftToRight => "",
+        }
+    }
+
     /// An equation: its MathML as the reader made it (already checked and escaped, see
     /// `crate::math`), or, when it could not be converted, its TeX as code (the reader
     /// warned about it).
@@ -668,7 +677,7 @@ impl<'a> Renderer<'a> {
             (Some(mathml), _) => self.out.push_str(mathml),
             (None, Some(tex)) => {
                 let class = if math.display { "tex display" } else { "tex" };
-                let _ = write!(self.out, "<code class=\"{class}\">");
+                let _ = write!(self.out, "<code class=\"{class}\"{}>", self.code_dir());
                 text(&mut self.out, tex);
                 self.out.push_str("</code>");
             }

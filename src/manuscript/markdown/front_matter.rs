@@ -226,6 +226,24 @@ mod tests {
     }
 
     #[test]
+    fn labels_come_as_a_map_or_one_by_one() {
+        let m = meta("labels:\n  contents: Inhalt\n  Notes: Anmerkungen\nlabels.cover: Einband\n");
+        let labels: Vec<(&str, &str)> = m
+            .labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("contents", "Inhalt"),
+                ("cover", "Einband"),
+                ("notes", "Anmerkungen")
+            ]
+        );
+    }
+
+    #[test]
     fn invalid_yaml_is_a_front_matter_error() {
         let err = parse("title: [unclosed\n", &mut Metadata::default()).unwrap_err();
         assert_eq!(err.code(), "bad_front_matter");
