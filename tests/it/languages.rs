@@ -392,3 +392,63 @@ fn fonts_dir_gives_the_print_edition_the_fonts_its_own_lack() {
     );
     assert!(used.contains("DroidSansFallback"), "{used}");
 }
+
+/// The readers of a right-to-left book and of a Chinese and a Japanese one, served under the
+/// reader's policy (`tests/browser/serve.py`), in Chromium: `tests/browser/reader-languages.mjs`
+/// checks the layout runs the book's way, the arrow keys, the script's words and axe-core. The
+/// screenshots stay in `target/tmp/screenshots/languages/`.
+#[test]
+fn the_readers_run_the_books_way_and_pass_axe_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let browser = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/languages");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let none = BTreeMap::new();
+    for (name, tag, direction) in [
+        ("ar", "ar", "rtl"),
+        ("he", "he", "rtl"),
+        ("ja", "ja", "ltr"),
+        ("zh", "zh-Hans", "ltr"),
+    ] {
+        let book = convert_with_reader(name, dir.path(), &[]);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let _server = crate::math::Serving(
+            Command::new("python3")
+                .arg(browser.join("serve.py"))
+                .arg(port.to_string())
+                .arg(&book.site)
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("python3"),
+        );
+        common::eventually(
+            "the reader's server to answer",
+            std::time::Duration::from_secs(10),
+            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        );
+        let expected = serde_json::json!({
+            "name": name,
+            "continue": Labels::new(tag, &none).get(Key::ContinueReading),
+        });
+        let out = Command::new("node")
+            .arg(browser.join("reader-languages.mjs"))
+            .arg(format!("http://127.0.0.1:{port}/index.html"))
+            .arg(&shots)
+            .arg(direction)
+            .arg(expected.to_string())
+            .output()
+            .expect("node");
+        assert!(
+            out.status.success(),
+            "{name}: the browser check failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -329,7 +329,7 @@ fn the_readers_chapters_lay_out_every_equation_and_pass_axe() {
 }
 
 /// A server process stopped when the test ends, however it ends.
-struct Serving(std::process::Child);
+pub(crate) struct Serving(pub(crate) std::process::Child);
 
 impl Drop for Serving {
     fn drop(&mut self) {
