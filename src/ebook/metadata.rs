@@ -559,12 +559,12 @@ fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputE
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
     };
-    let key = key.trim().to_ascii_lowercase().replace('-', "_");
-    if let Some(label) = key.strip_prefix("labels.") {
+    let normal = key.trim().to_ascii_lowercase().replace('-', "_");
+    if let Some(label) = normal.strip_prefix("labels.") {
         m.labels.insert(label.to_owned(), value.to_owned());
         return Ok(());
     }
-    match key.as_str() {
+    match normal.as_str() {
         "title" => m.title = some(),
         "subtitle" => m.subtitle = some(),
         "author" | "authors" | "creator" => m.authors = list(),
