@@ -319,7 +319,7 @@ fn resolve_labels(
                 let user = inputs
                     .overrides
                     .keys()
-                    .any(|k| k.trim().eq_ignore_ascii_case(&key));
+                    .any(|k| k.trim().to_ascii_lowercase().replace('-', "_") == key);
                 let known = || {
                     Key::ALL
                         .iter()
@@ -862,9 +862,12 @@ mod tests {
 
     #[test]
     fn an_unknown_label_is_the_uploads_error_and_the_manuscripts_warning() {
-        match resolve_with(Metadata::default(), &[("labels.contnets", "Inhalt")]) {
+        match resolve_with(
+            Metadata::default(),
+            &[("labels.Table-Of-Contents", "Inhalt")],
+        ) {
             Err(InputError::Metadata { key, problem, .. }) => {
-                assert_eq!(key, "labels.contnets");
+                assert_eq!(key, "labels.table_of_contents");
                 assert!(problem.contains("contents"), "{problem}");
             }
             other => panic!("{other:?}"),
