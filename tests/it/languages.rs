@@ -452,3 +452,57 @@ fn the_readers_run_the_books_way_and_pass_axe_in_chromium() {
         );
     }
 }
+
+/// A right-to-left book is bound on the right: with bleed, a recto's trim box sits against
+/// the spine on its right and its bleed is on the left, the mirror of a left-to-right book's.
+#[test]
+fn a_right_to_left_print_edition_is_bound_on_the_right() {
+    if !common::need::pdf_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let boxes = |name: &str| {
+        let pdf = dir.path().join(format!("{name}.pdf"));
+        let out = convert(
+            &fixture(name),
+            &dir.path().join(format!("{name}.epub")),
+            &["--quiet", "--pdf", pdf.to_str().expect("utf-8"), "--bleed"],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let info = Command::new("pdfinfo")
+            .args(["-box", "-f", "1", "-l", "2"])
+            .arg(&pdf)
+            .output()
+            .expect("pdfinfo");
+        let info = String::from_utf8_lossy(&info.stdout).into_owned();
+        let trim = |page: usize| -> f64 {
+            let prefix = format!("Page {page:>4} TrimBox:");
+            let line = info
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("no {prefix} in {info}"));
+            line[prefix.len()..]
+                .split_whitespace()
+                .next()
+                .and_then(|x| x.parse().ok())
+                .expect("a number")
+        };
+        (trim(1), trim(2))
+    };
+    // 0.125 in of bleed, in points.
+    let bleed = 9.0;
+    assert_eq!(
+        boxes("ru"),
+        (0.0, bleed),
+        "left to right: the recto's bleed on the right"
+    );
+    assert_eq!(
+        boxes("ar"),
+        (bleed, 0.0),
+        "right to left: the recto's bleed on the left"
+    );
+}
