@@ -10,7 +10,8 @@
 //!
 //! Where the words come from: the words for the table of contents (`contents`), `page` and
 //! `bibliography` are seeded from Typst's translation files (`outline`, `page` and
-//! `bibliography` in typst-library 0.14's `translations/*.txt`, © Typst contributors,
+//! `bibliography` in typst-library 0.14's `translations/*.txt`, whose `page` is sometimes the
+//! abbreviation `page_short` holds here, © Typst contributors,
 //! Apache-2.0, <https://github.com/typst/typst>). Typst has no words for the rest (landmarks,
 //! cover, notes, divisions, the copyright page, the reader's controls): those were translated
 //! for Bindery, kept short and in the register reading systems use. pandoc's translation
@@ -56,6 +57,7 @@ keys! {
     Copyright = "copyright",
     Pages = "pages",
     Page = "page",
+    PageShort = "page_short",
     Notes = "notes",
     Chapter = "chapter",
     Part = "part",

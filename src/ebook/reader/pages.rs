@@ -112,9 +112,10 @@ impl Site<'_> {
         } else {
             format!(
                 "<a class=\"bar-pages\" href=\"{PAGES_FILE}\" title=\"{go}\">\
-                 <span aria-hidden=\"true\">p.</span>\
+                 <span aria-hidden=\"true\">{short}</span>\
                  <span class=\"visually-hidden\">{go}</span></a>\n",
                 go = self.word(Key::GoToPrintPage),
+                short = self.word(Key::PageShort),
             )
         };
         let total = self.labels.len();
