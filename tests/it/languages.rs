@@ -506,3 +506,66 @@ fn a_right_to_left_print_edition_is_bound_on_the_right() {
         "right to left: the recto's bleed on the left"
     );
 }
+
+/// A right-to-left book's paperback opens the other way: on its print cover the back (the
+/// blurb) is the right half of the sheet and the front the left, the mirror of a
+/// left-to-right book's.
+#[test]
+fn a_right_to_left_print_cover_has_its_front_on_the_left() {
+    if !common::need::pdf_tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let blurb_side = |name: &str| {
+        let cover = dir.path().join(format!("{name}-cover.pdf"));
+        let out = convert(
+            &fixture(name),
+            &dir.path().join(format!("{name}.epub")),
+            &[
+                "--quiet",
+                "--pdf",
+                dir.path()
+                    .join(format!("{name}.pdf"))
+                    .to_str()
+                    .expect("utf-8"),
+                "--print-cover",
+                cover.to_str().expect("utf-8"),
+                "--meta",
+                "blurb=BLURBMARK",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bbox = Command::new("pdftotext")
+            .arg("-bbox")
+            .arg(&cover)
+            .arg("-")
+            .output()
+            .expect("pdftotext");
+        let bbox = String::from_utf8_lossy(&bbox.stdout).into_owned();
+        let number = |text: &str, name: &str| -> f64 {
+            let at = text
+                .find(&format!("{name}=\""))
+                .unwrap_or_else(|| panic!("no {name} in {text}"));
+            let rest = &text[at + name.len() + 2..];
+            rest[..rest.find('"').expect("closing quote")]
+                .parse()
+                .expect("a number")
+        };
+        let width = number(&bbox, "width");
+        let line = bbox
+            .lines()
+            .find(|l| l.contains(">BLURBMARK<"))
+            .unwrap_or_else(|| panic!("the blurb is not on the cover: {bbox}"));
+        if number(line, "xMin") > width / 2.0 {
+            "right"
+        } else {
+            "left"
+        }
+    };
+    assert_eq!(blurb_side("ru"), "left", "a left-to-right book's back");
+    assert_eq!(blurb_side("ar"), "right", "a right-to-left book's back");
+}
