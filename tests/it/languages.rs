@@ -414,31 +414,14 @@ fn the_readers_run_the_books_way_and_pass_axe_in_chromium() {
         ("zh", "zh-Hans", "ltr"),
     ] {
         let book = convert_with_reader(name, dir.path(), &[]);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let _server = crate::math::Serving(
-            Command::new("python3")
-                .arg(browser.join("serve.py"))
-                .arg(port.to_string())
-                .arg(&book.site)
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .expect("python3"),
-        );
-        common::eventually(
-            "the reader's server to answer",
-            std::time::Duration::from_secs(10),
-            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
-        );
+        let (_server, url) = crate::math::serve_reader(&book.site);
         let expected = serde_json::json!({
             "name": name,
             "continue": Labels::new(tag, &none).get(Key::ContinueReading),
         });
         let out = Command::new("node")
             .arg(browser.join("reader-languages.mjs"))
-            .arg(format!("http://127.0.0.1:{port}/index.html"))
+            .arg(&url)
             .arg(&shots)
             .arg(direction)
             .arg(expected.to_string())
