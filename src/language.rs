@@ -23,3 +23,77 @@ pub fn normalize(tag: &str) -> Option<String> {
     }
     Some(parsed.as_str().to_owned())
 }
+
+/// Which way a language's script runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    LeftToRight,
+    RightToLeft,
+}
+
+impl Direction {
+    /// The tag's direction: its script subtag decides when it has one (`pa-Arab` is right to
+    /// left, `ku-Latn` is not), else its language. The one list of right-to-left languages.
+    pub fn of(tag: &str) -> Direction {
+        let lower = tag.trim().to_ascii_lowercase();
+        let mut subtags = lower.split('-');
+        let primary = subtags.next().unwrap_or("");
+        let rtl = match subtags.find(|s| s.len() == 4 && s.bytes().all(|b| b.is_ascii_alphabetic()))
+        {
+            Some(script) => matches!(
+                script,
+                "arab" | "hebr" | "thaa" | "syrc" | "nkoo" | "adlm" | "rohg" | "mand" | "samr"
+            ),
+            None => matches!(
+                primary,
+                "ar" | "arc"
+                    | "ckb"
+                    | "dv"
+                    | "fa"
+                    | "he"
+                    | "iw"
+                    | "ks"
+                    | "ku"
+                    | "ps"
+                    | "sd"
+                    | "syr"
+                    | "ug"
+                    | "ur"
+                    | "yi"
+            ),
+        };
+        if rtl {
+            Direction::RightToLeft
+        } else {
+            Direction::LeftToRight
+        }
+    }
+
+    /// The value of HTML's `dir` and of the OPF's `page-progression-direction`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::LeftToRight => "ltr",
+            Direction::RightToLeft => "rtl",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn right_to_left_languages_are_recognised() {
+        for tag in [
+            "ar", "he", "fa-IR", "ur", "ps", "yi", "dv", "ckb", "pa-Arab", "iw",
+        ] {
+            assert_eq!(Direction::of(tag), Direction::RightToLeft, "{tag}");
+        }
+        for tag in [
+            "en", "ja", "zh-Hant", "ku-Latn", "az-Latn", "ar-Latn", "uz-Cyrl", "el",
+        ] {
+            assert_eq!(Direction::of(tag), Direction::LeftToRight, "{tag}");
+        }
+        assert_eq!(Direction::of("ar").as_str(), "rtl");
+    }
+}

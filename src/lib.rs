@@ -76,6 +76,7 @@ pub mod executable;
 pub mod fuzzing;
 pub mod jobs;
 pub mod keepalive;
+pub mod labels;
 pub mod language;
 pub mod logbook;
 pub mod logs;

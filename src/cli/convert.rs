@@ -31,7 +31,8 @@ pub struct ConvertArgs {
     pub cover: Option<PathBuf>,
     /// Metadata that overrides the manuscript's, e.g. --meta title="My Book" --meta
     /// author="A. Writer" (keys: title, subtitle, author, language, isbn, identifier,
-    /// publisher, date, description, subject, series, series_number, rights).
+    /// publisher, date, description, subject, series, series_number, rights, and
+    /// labels.KEY for one of the words Bindery writes, e.g. --meta labels.contents=Inhalt).
     #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta)]
     pub meta: Vec<(String, String)>,
     /// Read the manuscript as this format instead of sniffing it.
@@ -99,6 +100,7 @@ impl From<anyhow::Error> for Failure {
 
 fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     let started = Instant::now();
+    crate::pipeline::printing::use_operator_fonts(config);
     let manuscript = read_limited(&args.manuscript, config.limits.max_manuscript_bytes)?;
     let cover = match &args.cover {
         Some(path) => Some((

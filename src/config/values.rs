@@ -25,6 +25,18 @@ pub fn path(value: &str) -> Parsed<PathBuf> {
     Ok(PathBuf::from(value))
 }
 
+/// A directory that exists, as the process sees it at start.
+pub fn directory(value: &str) -> Parsed<PathBuf> {
+    let path = PathBuf::from(value);
+    if path.is_dir() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "is not a directory this process can see: {value} (create it, or unset the variable)"
+        ))
+    }
+}
+
 pub fn port(value: &str) -> Parsed<u16> {
     value
         .parse()

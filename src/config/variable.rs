@@ -121,6 +121,12 @@ impl Show for std::time::Duration {
     }
 }
 
+impl Show for std::path::PathBuf {
+    fn show(&self) -> String {
+        self.display().to_string()
+    }
+}
+
 /// Unset shows as nothing.
 impl<T: Show> Show for Option<T> {
     fn show(&self) -> String {

@@ -240,6 +240,12 @@ variables! {
     /// BCP 47 language of books whose manuscript and upload name none.
     var DEFAULT_LANGUAGE: String = value(crate::language::DEFAULT_LANGUAGE), example "en-GB",
         parse values::language, {field default_language};
+    /// Directory of fonts (`.ttf`, `.otf`, `.ttc`, in it and its folders) the print edition may
+    /// use besides its own (Libertinus Serif, New Computer Modern, DejaVu Sans Mono), for the
+    /// scripts those lack: Arabic, Hebrew, Devanagari, Chinese, Japanese, Korean… A face's file
+    /// is read only when a book uses it.
+    var FONTS_DIR: PathBuf = unset, example "/usr/share/fonts/opentype/noto",
+        parse values::directory, {field fonts_dir};
     /// Uploads, deletes and retries allowed per API token (`N/s`, `N/min`, `N/h`, or `off`), per
     /// web process.
     var RATE_LIMIT_WRITES: Option<RateLimit> = value("60/min"), example "600/h",

@@ -63,6 +63,10 @@ pub struct Metadata {
     pub bleed: Option<String>,
     #[serde(default)]
     pub print_isbn: Option<String>,
+    /// Replacements for Bindery's own words (`labels.contents: Inhalt`), by key, as found;
+    /// checked against the table of labels later.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// One unit of reading: one XHTML file in the EPUB, one page in the web reader.

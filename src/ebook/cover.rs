@@ -245,7 +245,10 @@ pub fn generate(metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
     );
     let mut label = title.clone();
     if !authors.is_empty() {
-        label = format!("{label}, by {}", authors.join(", "));
+        label = metadata.labels().fill(
+            crate::labels::Key::TitleBy,
+            &[("title", &label), ("authors", &authors.join(", "))],
+        );
     }
     let _ = writeln!(svg, "<title>{}</title>", escaped(&label));
     let _ = writeln!(

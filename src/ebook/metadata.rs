@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::labels::{self, Key, Labels};
 use crate::language::{self, DEFAULT_LANGUAGE};
 use crate::report::MetadataSource;
 use chrono::Datelike;
@@ -50,6 +51,17 @@ pub struct BookMetadata {
     pub bleed: bool,
     #[serde(default)]
     pub print_isbn: Option<String>,
+    /// The book's own words for labels the table has (`contents` → `Inhalt`), by the key's
+    /// name; they replace the table's ([`crate::labels`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+impl BookMetadata {
+    /// The words Bindery writes into this book: its language's, with its own replacements.
+    pub fn labels(&self) -> Labels<'_> {
+        Labels::new(&self.language, &self.labels)
+    }
 }
 
 /// What the conversion knows besides the manuscript.
@@ -232,8 +244,21 @@ pub fn resolve(
         },
     };
 
+    let labels = resolve_labels(&m.labels, inputs, warnings)?;
+    if labels::table_for(&language).is_none() {
+        warnings.push(Warning::new(
+            "labels_not_translated",
+            format!(
+                "Bindery has no translation of its own words (Contents, Notes, Cover, the \
+                 reader's buttons) for the book's language {language:?}, so they are in \
+                 English. Supply labels.contents=… and the other labels to name them."
+            ),
+        ));
+    }
+
     let text = |v: &Option<String>| v.as_deref().map(clean).filter(|s| !s.is_empty());
     Ok(BookMetadata {
+        labels,
         blurb: m
             .blurb
             .as_deref()
@@ -272,6 +297,55 @@ pub fn resolve(
             .clone()
             .unwrap_or_else(|| FIXED_MODIFIED.to_owned()),
     })
+}
+
+/// The book's replacements for labels, by the key's own name. A key the table does not have
+/// is the user's error when they supplied it, else a warning, and left out.
+fn resolve_labels(
+    found: &BTreeMap<String, String>,
+    inputs: &MetadataInputs,
+    warnings: &mut Vec<Warning>,
+) -> Result<BTreeMap<String, String>, InputError> {
+    let mut labels = BTreeMap::new();
+    for (name, value) in found {
+        let value = clean(value);
+        match Key::parse(name) {
+            Some(key) if !value.is_empty() => {
+                labels.insert(key.name().to_owned(), value);
+            }
+            Some(_) => {}
+            None => {
+                let key = format!("labels.{name}");
+                let user = inputs
+                    .overrides
+                    .keys()
+                    .any(|k| k.trim().to_ascii_lowercase().replace('-', "_") == key);
+                let known = || {
+                    Key::ALL
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                if user {
+                    return Err(InputError::Metadata {
+                        key,
+                        value,
+                        problem: format!("not a label Bindery writes; the labels are {}", known()),
+                    });
+                }
+                warnings.push(Warning::new(
+                    "label_unknown",
+                    format!(
+                        "The manuscript's {key} is not a label Bindery writes and was not used; \
+                         the labels are {}.",
+                        known()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(labels)
 }
 
 /// A value `key` must parse as: the user's bad value is an error they can fix; the
@@ -485,7 +559,12 @@ fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputE
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
     };
-    match key.to_ascii_lowercase().replace('-', "_").as_str() {
+    let normal = key.trim().to_ascii_lowercase().replace('-', "_");
+    if let Some(label) = normal.strip_prefix("labels.") {
+        m.labels.insert(label.to_owned(), value.to_owned());
+        return Ok(());
+    }
+    match normal.as_str() {
         "title" => m.title = some(),
         "subtitle" => m.subtitle = some(),
         "author" | "authors" | "creator" => m.authors = list(),
@@ -507,7 +586,10 @@ fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputE
             return Err(InputError::Metadata {
                 key: key.into(),
                 value: value.into(),
-                problem: format!("unknown key; known keys are {}", KEYS.join(", ")),
+                problem: format!(
+                    "unknown key; known keys are {} and labels.KEY",
+                    KEYS.join(", ")
+                ),
             });
         }
     }
@@ -759,6 +841,75 @@ mod tests {
             Some("2006-07-17")
         );
         assert_eq!(normalize_date("May 2020").as_deref(), Some("2020-05"));
+    }
+
+    #[test]
+    fn labels_are_replaced_by_the_books_own_words() {
+        let found = Metadata {
+            language: Some("de".into()),
+            labels: BTreeMap::from([
+                ("notes".to_owned(), "  Endnoten ".to_owned()),
+                ("contents".to_owned(), "Inhalt".to_owned()),
+            ]),
+            ..Metadata::default()
+        };
+        // The upload's value wins over the manuscript's, whatever its spelling of the key.
+        let m = resolve_with(found, &[("labels.Contents", "Übersicht")]).expect("valid");
+        assert_eq!(m.labels().get(Key::Contents), "Übersicht");
+        assert_eq!(m.labels().get(Key::Notes), "Endnoten");
+        assert_eq!(m.labels().get(Key::Cover), "Umschlag");
+    }
+
+    #[test]
+    fn an_unknown_label_is_the_uploads_error_and_the_manuscripts_warning() {
+        match resolve_with(
+            Metadata::default(),
+            &[("labels.Table-Of-Contents", "Inhalt")],
+        ) {
+            Err(InputError::Metadata { key, problem, .. }) => {
+                assert_eq!(key, "labels.table_of_contents");
+                assert!(problem.contains("contents"), "{problem}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut warnings = Vec::new();
+        let found = Metadata {
+            labels: BTreeMap::from([("contnets".to_owned(), "Inhalt".to_owned())]),
+            ..Metadata::default()
+        };
+        let m = resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
+        assert!(m.labels.is_empty());
+        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, ["label_unknown"]);
+        assert!(warnings[0].message.contains("labels.contnets"));
+    }
+
+    #[test]
+    fn a_language_without_labels_is_english_and_says_so() {
+        let mut warnings = Vec::new();
+        let found = Metadata {
+            language: Some("haw".into()),
+            ..Metadata::default()
+        };
+        let m = resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
+        assert_eq!(m.labels().get(Key::Contents), "Contents");
+        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, ["labels_not_translated"]);
+        assert!(
+            warnings[0].message.contains("\"haw\""),
+            "{}",
+            warnings[0].message
+        );
+        // A language the table has, in any region, says nothing.
+        for tag in ["en", "fr-CA", "zh-TW", "ar-EG"] {
+            let mut warnings = Vec::new();
+            let found = Metadata {
+                language: Some(tag.into()),
+                ..Metadata::default()
+            };
+            resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
+            assert!(warnings.is_empty(), "{tag}: {warnings:?}");
+        }
     }
 
     #[test]

@@ -15,9 +15,10 @@ use super::Book;
 use crate::document::{
     Align, Block, Cell, Definition, Division, Image, Inline, LinkTarget, ListKind, Math, Table,
 };
-use crate::language;
+use crate::labels::Key;
+use crate::language::{self, Direction};
 use crate::report::Warning;
-use escape::{attr, collapse, text};
+use escape::{attr, collapse, escaped, text};
 use ids::IdPlan;
 
 /// The default stylesheet, shared by the EPUB (`css/book.css`) and the web reader.
@@ -84,32 +85,33 @@ pub fn chapter_title(book: &Book, index: usize) -> String {
         .iter()
         .filter(|c| c.division == chapter.division)
         .count();
-    match chapter.division {
-        Division::Chapter | Division::Part | Division::Appendix => {
-            format!("{} {nth}", division_name(chapter.division))
+    let labels = book.metadata.labels();
+    match division_label(chapter.division) {
+        key @ (Key::Chapter | Key::Part | Key::Appendix) => {
+            labels.fill(key, &[("n", &nth.to_string())])
         }
-        d => division_name(d).to_owned(),
+        key => labels.get(key).to_owned(),
     }
 }
 
-/// A division's name in English, for labels.
-pub fn division_name(division: Division) -> &'static str {
+/// The label that names an untitled chapter of a division (`Chapter {n}`, `Prologue`).
+pub fn division_label(division: Division) -> Key {
     match division {
-        Division::Dedication => "Dedication",
-        Division::Epigraph => "Epigraph",
-        Division::Foreword => "Foreword",
-        Division::Preface => "Preface",
-        Division::Introduction => "Introduction",
-        Division::Prologue => "Prologue",
-        Division::Chapter => "Chapter",
-        Division::Part => "Part",
-        Division::Epilogue => "Epilogue",
-        Division::Afterword => "Afterword",
-        Division::Acknowledgments => "Acknowledgments",
-        Division::Appendix => "Appendix",
-        Division::Glossary => "Glossary",
-        Division::Bibliography => "Bibliography",
-        Division::Endnotes => "Notes",
+        Division::Dedication => Key::Dedication,
+        Division::Epigraph => Key::Epigraph,
+        Division::Foreword => Key::Foreword,
+        Division::Preface => Key::Preface,
+        Division::Introduction => Key::Introduction,
+        Division::Prologue => Key::Prologue,
+        Division::Chapter => Key::Chapter,
+        Division::Part => Key::Part,
+        Division::Epilogue => Key::Epilogue,
+        Division::Afterword => Key::Afterword,
+        Division::Acknowledgments => Key::Acknowledgments,
+        Division::Appendix => Key::Appendix,
+        Division::Glossary => Key::Glossary,
+        Division::Bibliography => Key::Bibliography,
+        Division::Endnotes => Key::Notes,
     }
 }
 
@@ -369,7 +371,7 @@ impl<'a> Renderer<'a> {
                 language,
                 text: code,
             } => {
-                self.out.push_str("<pre class=\"code\"><code");
+                let _ = write!(self.out, "<pre class=\"code\"{}><code", self.code_dir());
                 let language: String = language
                     .as_deref()
                     .unwrap_or("")
@@ -586,7 +588,7 @@ impl<'a> Renderer<'a> {
             Inline::Subscript(c) => self.wrap("<sub>", "</sub>", c),
             Inline::SmallCaps(c) => self.wrap("<span class=\"smallcaps\">", "</span>", c),
             Inline::Code(code) => {
-                self.out.push_str("<code>");
+                let _ = write!(self.out, "<code{}>", self.code_dir());
                 text(&mut self.out, code);
                 self.out.push_str("</code>");
             }
@@ -637,8 +639,13 @@ impl<'a> Renderer<'a> {
             Target::Web => {
                 self.out.push_str(" data-page=\"");
                 attr(&mut self.out, &label);
-                self.out.push_str("\" title=\"Page ");
-                attr(&mut self.out, &label);
+                self.out.push_str("\" title=\"");
+                let title = self
+                    .book
+                    .metadata
+                    .labels()
+                    .fill(Key::Page, &[("page", &label)]);
+                attr(&mut self.out, &title);
             }
         }
         self.out.push_str("\"></span>");
@@ -653,6 +660,15 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// ` dir="ltr"` for code in a right-to-left book: code reads left to right in any book, and
+    /// EPUB style sheets may not say so (`direction` is refused), so the markup does.
+    fn code_dir(&self) -> &'static str {
+        match Direction::of(&self.book.metadata.language) {
+            Direction::RightToLeft => " dir=\"ltr\"",
+            Direction::LeftToRight => "",
+        }
+    }
+
     /// An equation: its MathML as the reader made it (already checked and escaped, see
     /// `crate::math`), or, when it could not be converted, its TeX as code (the reader
     /// warned about it).
@@ -661,7 +677,7 @@ impl<'a> Renderer<'a> {
             (Some(mathml), _) => self.out.push_str(mathml),
             (None, Some(tex)) => {
                 let class = if math.display { "tex display" } else { "tex" };
-                let _ = write!(self.out, "<code class=\"{class}\">");
+                let _ = write!(self.out, "<code class=\"{class}\"{}>", self.code_dir());
                 text(&mut self.out, tex);
                 self.out.push_str("</code>");
             }
@@ -675,7 +691,16 @@ impl<'a> Renderer<'a> {
                 self.inlines(content);
             }
             Some(tag) => {
-                let _ = write!(self.out, "<span lang=\"{tag}\" xml:lang=\"{tag}\">");
+                let _ = write!(self.out, "<span lang=\"{tag}\" xml:lang=\"{tag}\"");
+                // A run whose script runs the other way from the book's is isolated
+                // (HTML gives an element with `dir` `unicode-bidi: isolate`), so that a
+                // Hebrew phrase in an English sentence, or an English one in Arabic, keeps
+                // its own order and leaves the sentence's around it alone.
+                let direction = Direction::of(&tag);
+                if direction != Direction::of(&self.book.metadata.language) {
+                    let _ = write!(self.out, " dir=\"{}\"", direction.as_str());
+                }
+                self.out.push('>');
                 self.inlines(content);
                 self.out.push_str("</span>");
             }
@@ -810,7 +835,8 @@ impl<'a> Renderer<'a> {
         if !orphans.is_empty() {
             let level = if self.last_level == 0 { 1 } else { 2 };
             self.out.push_str("<section class=\"notes\">\n");
-            let _ = writeln!(self.out, "<h{level}>Notes</h{level}>");
+            let heading = escaped(self.book.metadata.labels().get(Key::Notes));
+            let _ = writeln!(self.out, "<h{level}>{heading}</h{level}>");
             self.last_level = level;
             for n in orphans {
                 if let (Some(note), Some(Some(p))) = (notes.get(n), plan.notes.get(n)) {

@@ -78,9 +78,29 @@ pub async fn print_in_child(
 
 /// The child: typesets the book its [`Request`] names and stores what it made.
 pub fn child_main(config: &Config) -> ExitCode {
+    use_operator_fonts(config);
     CHILD.main(config, |request: Request, blobs| async move {
         print_and_store(&blobs, &request.book).await
     })
+}
+
+/// Makes the operator's `FONTS_DIR` fonts available to the print edition, in this process.
+/// A directory that cannot be listed leaves the built-in fonts alone, and says so: the book
+/// still prints, its missing characters named in its report.
+pub fn use_operator_fonts(config: &Config) {
+    let Some(dir) = &config.fonts_dir else {
+        return;
+    };
+    match print::use_fonts_from(dir) {
+        Ok(faces) => {
+            tracing::debug!(dir = %dir.display(), faces, "the operator's fonts are listed")
+        }
+        Err(e) => tracing::warn!(
+            dir = %dir.display(),
+            error = format!("{e:#}"),
+            "FONTS_DIR could not be read; the print edition uses its own fonts only"
+        ),
+    }
 }
 
 /// What the book asked for, before anything is typeset.

@@ -11,7 +11,11 @@
 use anyhow::{Context as _, anyhow, bail};
 
 /// Adds the boxes to every page; `bleed` is in points.
-pub(crate) fn add_trim_boxes(pdf: &[u8], bleed: f64) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn add_trim_boxes(
+    pdf: &[u8],
+    bleed: f64,
+    bound_on_right: bool,
+) -> anyhow::Result<Vec<u8>> {
     let xref_at = start_xref(pdf)?;
     let table = XrefTable::parse(pdf, xref_at)?;
     let kids = page_kids(pdf, &table)?;
@@ -39,8 +43,9 @@ pub(crate) fn add_trim_boxes(pdf: &[u8], bleed: f64) -> anyhow::Result<Vec<u8>> 
                 numbers.len()
             );
         };
-        // Page 1 is a recto: its spine edge is on the left, its bleed on the right.
-        let trim = if index % 2 == 0 {
+        // Page 1 is a recto: its spine edge is on the left, its bleed on the right (the other
+        // way round in a book bound on the right, one in a right-to-left script).
+        let trim = if (index % 2 == 0) != bound_on_right {
             [x0, y0 + bleed, x1 - bleed, y1 - bleed]
         } else {
             [x0 + bleed, y0 + bleed, x1, y1 - bleed]

@@ -5,6 +5,8 @@
 //! the paper's thickness, and carries the title and author only from 80 pages, below which a
 //! spine is too narrow to print on. The front is the book's cover image (an upload or the
 //! generated design), the back the metadata's `blurb` (or, without one, its description).
+//! A right-to-left book opens the other way: its front is on the left of the sheet, its back
+//! on the right.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -57,6 +59,16 @@ pub fn cover(
     let b = BLEED_INCHES;
     let title = literal(&metadata.title);
     let authors = literal(&metadata.authors.join(", "));
+    // Where the back's panel and the front's (bleed included) begin on the sheet.
+    let right_to_left = crate::language::Direction::of(&metadata.language)
+        == crate::language::Direction::RightToLeft;
+    let (back_x, front_x) = if right_to_left {
+        (b + trim_w + spine, 0.0)
+    } else {
+        (b, b + trim_w + spine)
+    };
+    // The front's own text block, a trim's width wide, leaves out the bleed at the sheet's edge.
+    let front_text_x = if right_to_left { b } else { front_x };
     let mut source = format!(
         r##"#set page(width: {width:.4}in, height: {height:.4}in, margin: 0pt, fill: rgb("#23262d"))
 #set text(font: ("Libertinus Serif", "New Computer Modern", "DejaVu Sans Mono"), fill: white, hyphenate: false)
@@ -68,7 +80,7 @@ pub fn cover(
         let _ = writeln!(
             source,
             "#place(top + left, dx: {:.4}in, dy: {:.4}in, block(width: {:.4}in, text(size: 11pt, {})))",
-            b + 0.5,
+            back_x + 0.5,
             b + 0.75,
             trim_w - 1.0,
             literal(blurb)
@@ -84,7 +96,6 @@ pub fn cover(
         );
     }
     // The front, bleed included: the cover image cropped to fill it, or the title and author.
-    let front_x = b + trim_w + spine;
     match front.filter(|id| resources.contains_key(*id)) {
         Some(id) => {
             let _ = writeln!(
@@ -97,7 +108,7 @@ pub fn cover(
         None => {
             let _ = writeln!(
                 source,
-                "#place(top + left, dx: {front_x:.4}in, dy: {:.4}in, block(width: {trim_w:.4}in, align(center, text(size: 28pt, {title}) + v(0.5in) + text(size: 16pt, {authors}))))",
+                "#place(top + left, dx: {front_text_x:.4}in, dy: {:.4}in, block(width: {trim_w:.4}in, align(center, text(size: 28pt, {title}) + v(0.5in) + text(size: 16pt, {authors}))))",
                 b + 2.0,
             );
         }

@@ -17,6 +17,7 @@ mod boxes;
 mod cover;
 mod equations;
 mod error;
+mod fonts;
 mod markup;
 mod pages;
 mod strings;
@@ -42,6 +43,7 @@ use crate::report::Warning;
 
 pub use cover::{PrintCover, SPINE_TEXT_PAGES, cover, cover_size};
 pub use error::PrintError;
+pub use fonts::use_fonts_from;
 pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
 
 use template::{Arrangement, Generated, PageData};
@@ -283,12 +285,18 @@ fn describe(world: &BookWorld<'_>, errors: &[SourceDiagnostic]) -> String {
 }
 
 fn missing_glyphs(missing: &BTreeSet<char>) -> Warning {
-    let shown: String = missing.iter().take(20).collect();
+    let shown: Vec<String> = missing
+        .iter()
+        .take(20)
+        .map(|c| format!("{c} U+{:04X}", u32::from(*c)))
+        .collect();
+    let more = if missing.len() > 20 { ", …" } else { "" };
     Warning::new(
         "print_missing_glyphs",
         format!(
-            "The print edition's fonts cannot draw {} character(s) of the book ({shown}); they print as empty boxes.",
-            missing.len()
+            "The print edition's fonts cannot draw {} character(s) of the book ({}{more}); they print as empty boxes. The operator can add a font that has them to FONTS_DIR.",
+            missing.len(),
+            shown.join(", ")
         ),
     )
 }
@@ -317,7 +325,9 @@ fn export(
         )
     })?;
     if options.bleed {
-        boxes::add_trim_boxes(&pdf, trim::BLEED_INCHES * 72.0)
+        let bound_on_right = crate::language::Direction::of(&metadata.language)
+            == crate::language::Direction::RightToLeft;
+        boxes::add_trim_boxes(&pdf, trim::BLEED_INCHES * 72.0, bound_on_right)
             .map_err(|e| PrintError::Pdf(format!("adding the trim box: {e:#}")))
     } else {
         Ok(pdf)

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 
 use crate::document::{Division, Document};
 use crate::ebook::BookMetadata;
+use crate::labels::Key;
+use crate::language::Direction;
 
 use super::markup::{Emitter, Literal, Room, typst_language};
 use super::strings::literal;
@@ -96,7 +98,7 @@ pub(crate) fn generate(
         e.chapter(i, &document.chapters[i]);
     }
     if !arrangement.listed.is_empty() {
-        e.raw(&contents(document, &arrangement, pages));
+        e.raw(&contents(document, metadata, &arrangement, pages));
     }
     for i in arrangement.listed.clone() {
         open_chapter(&mut e, i);
@@ -115,12 +117,9 @@ fn open_chapter(e: &mut Emitter<'_>, index: usize) {
     ));
 }
 
+/// The authors, joined in the book's language.
 fn authors(metadata: &BookMetadata) -> String {
-    match metadata.authors.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
+    metadata.labels().join(&metadata.authors)
 }
 
 fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) -> String {
@@ -133,11 +132,17 @@ fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) 
     let (lang, region) = typst_language(&metadata.language).unwrap_or(("en".into(), None));
     let region = region.map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
     let size = super::trim::font_size(g.trim);
+    // A right-to-left book is bound on the right: its recto pages have their inside margin
+    // there. Typst sets the text's direction from `lang` itself.
+    let binding = match Direction::of(&metadata.language) {
+        Direction::LeftToRight => "left",
+        Direction::RightToLeft => "right",
+    };
     let sink = text_height * 0.22;
     let mut out = format!(
         r#"#set document(title: {title}, author: ({authors}))
 #set page(
-  width: {width:.4}in, height: {height:.4}in, binding: left,
+  width: {width:.4}in, height: {height:.4}in, binding: {binding},
   margin: (inside: {inside:.4}in, outside: {outside:.4}in, top: {top:.4}in, bottom: {bottom:.4}in),
   // The running head and the folio sit as far from the trim whatever the bleed.
   header-ascent: 12pt, footer-descent: 12pt,
@@ -239,15 +244,17 @@ fn front_matter(m: &BookMetadata) -> String {
         .as_deref()
         .and_then(|d| d.get(..4))
         .filter(|y| y.bytes().all(|b| b.is_ascii_digit()));
+    let labels = m.labels();
     let mut lines = vec![m.title.clone()];
     if let Some(subtitle) = &m.subtitle {
         lines[0] = format!("{}: {subtitle}", m.title);
     }
     match (&m.rights, year) {
         (Some(rights), _) => lines.push(rights.clone()),
-        (None, Some(year)) if !m.authors.is_empty() => {
-            lines.push(format!("Copyright © {year} {}", authors(m)))
-        }
+        (None, Some(year)) if !m.authors.is_empty() => lines.push(labels.fill(
+            Key::CopyrightYear,
+            &[("year", year), ("authors", &authors(m))],
+        )),
         _ if !m.authors.is_empty() => lines.push(format!("© {}", authors(m))),
         _ => {}
     }
@@ -255,12 +262,12 @@ fn front_matter(m: &BookMetadata) -> String {
         lines.push(format!("ISBN {isbn}"));
     }
     if let Some(publisher) = &m.publisher {
-        lines.push(format!("Published by {publisher}"));
+        lines.push(labels.fill(Key::PublishedBy, &[("publisher", publisher)]));
     }
     if let (Some(date), None) = (&m.date, &m.rights) {
-        lines.push(format!("First published {date}"));
+        lines.push(labels.fill(Key::FirstPublished, &[("date", date)]));
     }
-    lines.push("Typeset with Bindery.".to_owned());
+    lines.push(labels.get(Key::TypesetWithBindery).to_owned());
     out.push_str("#pagebreak()\n#v(1fr)\n#[\n#set text(size: 0.8em)\n#set par(justify: false, spacing: 0.9em)\n");
     for line in lines {
         let _ = write!(out, "#{}\n\n", literal(&line));
@@ -269,9 +276,15 @@ fn front_matter(m: &BookMetadata) -> String {
     out
 }
 
-fn contents(document: &Document, arrangement: &Arrangement, pages: Option<&PageData>) -> String {
+fn contents(
+    document: &Document,
+    metadata: &BookMetadata,
+    arrangement: &Arrangement,
+    pages: Option<&PageData>,
+) -> String {
+    let heading = literal(metadata.labels().get(Key::Contents));
     let mut out = format!(
-        "#pagebreak(to: \"odd\", weak: true)\n#metadata(none)<{CONTENTS_LABEL}>\n#[\n#set par(justify: false, first-line-indent: 0pt, spacing: 0.75em, hanging-indent: 1em)\n#v(0.8in)\n#align(center, text(size: 1.4em, \"Contents\"))\n#v(0.3in)\n"
+        "#pagebreak(to: \"odd\", weak: true)\n#metadata(none)<{CONTENTS_LABEL}>\n#[\n#set par(justify: false, first-line-indent: 0pt, spacing: 0.75em, hanging-indent: 1em)\n#v(0.8in)\n#align(center, text(size: 1.4em, {heading}))\n#v(0.3in)\n"
     );
     for (n, i) in arrangement.listed.clone().enumerate() {
         let chapter = &document.chapters[i];

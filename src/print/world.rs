@@ -1,5 +1,5 @@
-//! Typst's view of the world while it typesets one book: the generated source, the fonts built
-//! into the binary, a fixed date, and the book's own images. Nothing else exists: any other
+//! Typst's view of the world while it typesets one book: the generated source, the fonts
+//! (`fonts.rs`: built into the binary, and the operator's `FONTS_DIR`), a fixed date, and the book's own images. Nothing else exists: any other
 //! file, a package, the clock, is refused, so neither the template nor anything that slipped
 //! past the emitter can read the machine or vary between runs.
 
@@ -10,23 +10,13 @@ use typst::diag::{FileError, FileResult};
 use typst::foundations::{Bytes, Datetime};
 use typst::syntax::{FileId, Source, VirtualPath};
 use typst::text::{Font, FontBook};
+
+use super::fonts::fonts;
 use typst::utils::LazyHash;
 use typst::{Library, LibraryExt, World};
 
 /// Where the source names an image: `/images/ID`, ID being an `Image::id` of the document.
 pub(crate) const IMAGES: &str = "/images/";
-
-/// The fonts typst-assets embeds (Libertinus Serif, New Computer Modern, DejaVu Sans Mono, each
-/// with italic and bold), parsed once per process.
-fn fonts() -> &'static (LazyHash<FontBook>, Vec<Font>) {
-    static FONTS: OnceLock<(LazyHash<FontBook>, Vec<Font>)> = OnceLock::new();
-    FONTS.get_or_init(|| {
-        let fonts: Vec<Font> = typst_assets::fonts()
-            .flat_map(|data| Font::iter(Bytes::new(data)))
-            .collect();
-        (LazyHash::new(FontBook::from_fonts(&fonts)), fonts)
-    })
-}
 
 /// The standard library, built once: it holds no state of a book.
 fn library() -> &'static LazyHash<Library> {
@@ -59,7 +49,7 @@ impl World for BookWorld<'_> {
     }
 
     fn book(&self) -> &LazyHash<FontBook> {
-        &fonts().0
+        &fonts().book
     }
 
     fn main(&self) -> FileId {
@@ -89,7 +79,7 @@ impl World for BookWorld<'_> {
     }
 
     fn font(&self, index: usize) -> Option<Font> {
-        fonts().1.get(index).cloned()
+        fonts().get(index)
     }
 
     fn today(&self, _offset: Option<i64>) -> Option<Datetime> {

@@ -138,3 +138,38 @@ fn ace_finds_nothing_in_a_paged_novel_or_a_book_of_mathematics() {
     );
     assert_eq!(math.properties["hasMathML"], true, "{}", math.properties);
 }
+
+/// The books in other languages (`tests/fixtures/languages/`): right to left, CJK, Cyrillic
+/// and Greek, with their labels in their language. Ace reads `lang` and `dir` on every
+/// document; none may show a violation of any impact.
+#[test]
+fn ace_finds_nothing_in_books_in_other_languages() {
+    if !common::need::ace() {
+        return;
+    }
+    let names = ["ar", "he", "ja", "zh", "ru", "el"];
+    let mut failures = Vec::new();
+    for pair in names.chunks(2) {
+        let checked: Vec<(&str, Checked)> = std::thread::scope(|scope| {
+            let running: Vec<_> = pair
+                .iter()
+                .map(|name| {
+                    scope.spawn(move || {
+                        let manuscript = fixtures().join(format!("languages/{name}.md"));
+                        (*name, ace(&format!("languages-{name}"), &manuscript, &[]))
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|r| r.join().expect("Ace's check"))
+                .collect()
+        });
+        for (name, checked) in checked {
+            if !checked.violations.is_empty() {
+                failures.push(format!("{name}: {:#?}", checked.violations));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

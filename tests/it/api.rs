@@ -756,6 +756,13 @@ fn mistakes_get_json_errors_naming_the_field() {
             "isbn",
         ),
         (
+            novel_form().text("labels.contnets", "Inhalt"),
+            "",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_metadata",
+            "labels.contnets",
+        ),
+        (
             novel_form().text("title", "One").text("title", "Two"),
             "",
             StatusCode::BAD_REQUEST,

@@ -83,6 +83,7 @@ fn other_bad_values_name_their_variable() {
         ("LOG_FORMAT", "yaml"),
         ("KEEPALIVE_URL", "not a url"),
         ("BLOB_URL", "gs://bucket"),
+        ("FONTS_DIR", "/nonexistent/bindery-fonts"),
     ] {
         assert_refused(&["serve"], &[(name, value)], name);
     }

@@ -25,6 +25,7 @@ mod http;
 mod installation;
 mod jobs;
 mod jobs_cli;
+mod languages;
 mod logs_cli;
 mod math;
 mod openapi;

@@ -83,6 +83,17 @@ pub fn pdf_tools() -> bool {
     })
 }
 
+/// Debian's Droid Sans Fallback (`fonts-droid-fallback`), a font with the Chinese and
+/// Japanese characters the print edition's own fonts lack, for `FONTS_DIR`.
+pub const CJK_FONT: &str = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf";
+
+pub fn cjk_font() -> bool {
+    need("a CJK font", || {
+        (!Path::new(CJK_FONT).is_file())
+            .then(|| format!("no {CJK_FONT} (Debian's fonts-droid-fallback)"))
+    })
+}
+
 /// Chromium, node and `tests/browser`'s playwright-core.
 pub fn browser() -> bool {
     need("the browser tests' Chromium", || {

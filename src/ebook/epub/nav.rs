@@ -11,6 +11,7 @@ use crate::ebook::Book;
 use crate::ebook::xhtml::escape::{collapse, escaped, escaped_attr};
 use crate::ebook::xhtml::ids::IdPlan;
 use crate::ebook::xhtml::{Target, chapter_file_name, chapter_label, is_blank, printed_pages};
+use crate::labels::Key;
 
 /// One entry of the table of contents.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,46 +106,63 @@ fn nest(items: &mut std::iter::Peekable<impl Iterator<Item = (u8, NavPoint)>>) -
 
 /// `nav.xhtml`. `pages` is [`page_list`]: without pages, no page list.
 pub fn nav_document(book: &Book, manifest: &Manifest, pages: &[NavPoint]) -> String {
+    let labels = book.metadata.labels();
+    let word = |key: Key| escaped(labels.get(key));
     let mut body = String::new();
-    body.push_str("<nav epub:type=\"toc\" role=\"doc-toc\" id=\"toc\">\n<h1>Contents</h1>\n");
+    let _ = writeln!(
+        body,
+        "<nav epub:type=\"toc\" role=\"doc-toc\" id=\"toc\">\n<h1>{}</h1>",
+        word(Key::Contents)
+    );
     let points = toc(book);
     if points.is_empty() {
         // A navigation list may not be empty; the title page is always there.
-        body.push_str("<ol>\n<li><a href=\"titlepage.xhtml\">Title Page</a></li>\n</ol>\n");
+        let _ = writeln!(
+            body,
+            "<ol>\n<li><a href=\"titlepage.xhtml\">{}</a></li>\n</ol>",
+            word(Key::TitlePage)
+        );
     } else {
         nav_list(&mut body, &points);
     }
     body.push_str("</nav>\n");
-    body.push_str("<nav epub:type=\"landmarks\" id=\"landmarks\" hidden=\"hidden\">\n<h2>Landmarks</h2>\n<ol>\n");
-    let mut landmark = |kind: &str, href: &str, label: &str| {
+    let _ = writeln!(
+        body,
+        "<nav epub:type=\"landmarks\" id=\"landmarks\" hidden=\"hidden\">\n<h2>{}</h2>\n<ol>",
+        word(Key::Landmarks)
+    );
+    let mut landmark = |kind: &str, href: &str, key: Key| {
+        let label = word(key);
         let _ = writeln!(
             body,
             "<li><a epub:type=\"{kind}\" href=\"{href}\">{label}</a></li>"
         );
     };
     if manifest.cover.is_some() {
-        landmark("cover", "cover.xhtml", "Cover");
+        landmark("cover", "cover.xhtml", Key::Cover);
     }
-    landmark("titlepage", "titlepage.xhtml", "Title Page");
-    landmark("toc", "nav.xhtml#toc", "Contents");
+    landmark("titlepage", "titlepage.xhtml", Key::TitlePage);
+    landmark("toc", "nav.xhtml#toc", Key::Contents);
     if let Some(start) = body_start(book) {
         landmark(
             "bodymatter",
             &chapter_file_name(start, Target::Epub),
-            "Start of Content",
+            Key::StartOfContent,
         );
     }
-    landmark("copyright-page", "copyright.xhtml", "Copyright");
+    landmark("copyright-page", "copyright.xhtml", Key::Copyright);
     body.push_str("</ol>\n</nav>\n");
     if !pages.is_empty() {
         // Hidden like the landmarks: reading systems offer it as their "go to page".
-        body.push_str(
-            "<nav epub:type=\"page-list\" role=\"doc-pagelist\" id=\"page-list\" aria-labelledby=\"page-list-heading\" hidden=\"hidden\">\n<h2 id=\"page-list-heading\">Pages</h2>\n",
+        let _ = writeln!(
+            body,
+            "<nav epub:type=\"page-list\" role=\"doc-pagelist\" id=\"page-list\" aria-labelledby=\"page-list-heading\" hidden=\"hidden\">\n<h2 id=\"page-list-heading\">{}</h2>",
+            word(Key::Pages)
         );
         nav_list(&mut body, pages);
         body.push_str("</nav>\n");
     }
-    page(book, "Contents", "", &body)
+    page(book, labels.get(Key::Contents), "", &body)
 }
 
 /// Where reading starts: the first chapter that is not front matter.
@@ -198,7 +216,11 @@ pub fn ncx(book: &Book) -> String {
     out.push_str("<navMap>\n");
     let mut order = 0;
     if points.is_empty() {
-        out.push_str("<navPoint id=\"np-1\" playOrder=\"1\"><navLabel><text>Title Page</text></navLabel><content src=\"titlepage.xhtml\"/></navPoint>\n");
+        let _ = writeln!(
+            out,
+            "<navPoint id=\"np-1\" playOrder=\"1\"><navLabel><text>{}</text></navLabel><content src=\"titlepage.xhtml\"/></navPoint>",
+            escaped(book.metadata.labels().get(Key::TitlePage))
+        );
     }
     ncx_points(&mut out, &points, &mut order);
     out.push_str("</navMap>\n</ncx>\n");

@@ -8,6 +8,7 @@ use crate::ebook::Book;
 use crate::ebook::metadata::FIXED_MODIFIED;
 use crate::ebook::xhtml::escape::{collapse, escaped};
 use crate::ebook::xhtml::{Target, chapter_file_name};
+use crate::language::Direction;
 
 /// `paged`: the book marks its print edition's pages and has a page list.
 pub fn package_document(book: &Book, manifest: &Manifest, paged: bool) -> String {
@@ -277,7 +278,14 @@ pub fn chapter_id(index: usize) -> String {
 }
 
 fn spine(out: &mut String, book: &Book, manifest: &Manifest) {
-    out.push_str("  <spine toc=\"ncx\">\n");
+    // A right-to-left book turns its pages leftwards; a left-to-right one says nothing
+    // (`default`), as it always did.
+    match Direction::of(&book_language(book)) {
+        Direction::RightToLeft => {
+            out.push_str("  <spine toc=\"ncx\" page-progression-direction=\"rtl\">\n")
+        }
+        Direction::LeftToRight => out.push_str("  <spine toc=\"ncx\">\n"),
+    }
     let mut itemref = |id: &str| {
         let _ = writeln!(out, "    <itemref idref=\"{id}\"/>");
     };

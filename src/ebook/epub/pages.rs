@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use crate::ebook::Book;
 use crate::ebook::xhtml::chapter_label;
 use crate::ebook::xhtml::escape::{collapse, escaped, escaped_attr};
-use crate::language::{self, DEFAULT_LANGUAGE};
+use crate::labels::Key;
+use crate::language::{self, DEFAULT_LANGUAGE, Direction};
 
 /// The book's language as a tag safe to write anywhere.
 pub fn book_language(book: &Book) -> String {
@@ -30,12 +31,17 @@ fn authors(book: &Book) -> Vec<String> {
         .collect()
 }
 
-/// "A", "A and B", "A, B and C".
-fn join_names(names: &[String]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+/// "A", "A and B", "A, B and C", in the book's language.
+fn join_names(book: &Book, names: &[String]) -> String {
+    book.metadata.labels().join(names)
+}
+
+/// ` dir="rtl"` for a book whose language is written right to left, else nothing (left to
+/// right is every document's default, and English books keep their bytes).
+pub fn dir_attribute(book: &Book) -> &'static str {
+    match Direction::of(&book_language(book)) {
+        Direction::RightToLeft => " dir=\"rtl\"",
+        Direction::LeftToRight => "",
     }
 }
 
@@ -43,11 +49,12 @@ fn join_names(names: &[String]) -> String {
 /// `epub:type`, if any.
 pub fn page(book: &Book, title: &str, body_type: &str, body: &str) -> String {
     let lang = book_language(book);
+    let dir = dir_attribute(book);
     let mut out = String::with_capacity(body.len() + 512);
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n");
     let _ = writeln!(
         out,
-        "<html xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\" lang=\"{lang}\" xml:lang=\"{lang}\">"
+        "<html xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\" lang=\"{lang}\" xml:lang=\"{lang}\"{dir}>"
     );
     let title = match collapse(title) {
         t if t.is_empty() => book_title(book),
@@ -79,24 +86,28 @@ pub fn chapter_page(book: &Book, index: usize, body: &str) -> String {
 }
 
 pub fn cover_page(book: &Book, href: &str) -> String {
-    let names = join_names(&authors(book));
+    let labels = book.metadata.labels();
+    let names = join_names(book, &authors(book));
+    let title = book_title(book);
     let alt = if names.is_empty() {
-        format!("Cover of {}", book_title(book))
+        labels.fill(Key::CoverOf, &[("title", &title)])
     } else {
-        format!("Cover of {} by {names}", book_title(book))
+        labels.fill(Key::CoverOfBy, &[("title", &title), ("authors", &names)])
     };
     let body = format!(
         "<div class=\"cover\"><img role=\"doc-cover\" src=\"{}\" alt=\"{}\"/></div>\n",
         escaped_attr(href),
         escaped_attr(&alt)
     );
-    page(book, "Cover", "cover", &body)
+    page(book, labels.get(Key::Cover), "cover", &body)
 }
 
 pub fn title_page(book: &Book) -> String {
     let m = &book.metadata;
-    let mut body = String::from(
-        "<section epub:type=\"titlepage\" class=\"titlepage\" aria-label=\"Title page\">\n",
+    let labels = m.labels();
+    let mut body = format!(
+        "<section epub:type=\"titlepage\" class=\"titlepage\" aria-label=\"{}\">\n",
+        escaped_attr(labels.get(Key::TitlePage))
     );
     let _ = writeln!(
         body,
@@ -123,13 +134,15 @@ pub fn title_page(book: &Book) -> String {
         let _ = writeln!(body, "<p class=\"publisher\">{}</p>", escaped(&publisher));
     }
     body.push_str("</section>\n");
-    page(book, "Title Page", "frontmatter", &body)
+    page(book, labels.get(Key::TitlePage), "frontmatter", &body)
 }
 
 pub fn copyright_page(book: &Book) -> String {
     let m = &book.metadata;
-    let mut body = String::from(
-        "<section epub:type=\"copyright-page\" class=\"copyright\" aria-label=\"Copyright\">\n",
+    let labels = m.labels();
+    let mut body = format!(
+        "<section epub:type=\"copyright-page\" class=\"copyright\" aria-label=\"{}\">\n",
+        escaped_attr(labels.get(Key::Copyright))
     );
     let mut para = |text: &str| {
         let _ = writeln!(body, "<p>{}</p>", escaped(text));
@@ -143,17 +156,21 @@ pub fn copyright_page(book: &Book) -> String {
     {
         title = format!("{title}: {subtitle}");
     }
-    let names = join_names(&authors(book));
+    let names = join_names(book, &authors(book));
     if names.is_empty() {
         para(&title);
     } else {
-        para(&format!("{title}, by {names}"));
+        para(&labels.fill(Key::TitleBy, &[("title", &title), ("authors", &names)]));
     }
     let rights = m.rights.as_deref().map(collapse).filter(|s| !s.is_empty());
-    para(rights.as_deref().unwrap_or("All rights reserved."));
+    para(
+        rights
+            .as_deref()
+            .unwrap_or(labels.get(Key::AllRightsReserved)),
+    );
     match &m.isbn {
         Some(isbn) => para(&format!("ISBN {isbn}")),
-        None => para(&format!("Identifier: {}", collapse(&m.identifier))),
+        None => para(&labels.fill(Key::Identifier, &[("identifier", &collapse(&m.identifier))])),
     }
     let publisher = m
         .publisher
@@ -161,12 +178,14 @@ pub fn copyright_page(book: &Book) -> String {
         .map(collapse)
         .filter(|s| !s.is_empty());
     match (publisher, &m.date) {
-        (Some(p), Some(d)) => para(&format!("Published by {p}, {d}.")),
-        (Some(p), None) => para(&format!("Published by {p}.")),
-        (None, Some(d)) => para(&format!("Published {d}.")),
+        (Some(p), Some(d)) => {
+            para(&labels.fill(Key::PublishedByOn, &[("publisher", &p), ("date", d)]))
+        }
+        (Some(p), None) => para(&labels.fill(Key::PublishedBy, &[("publisher", &p)])),
+        (None, Some(d)) => para(&labels.fill(Key::PublishedOn, &[("date", d)])),
         (None, None) => {}
     }
-    para("Made with Bindery.");
+    para(labels.get(Key::MadeWithBindery));
     body.push_str("</section>\n");
-    page(book, "Copyright", "frontmatter", &body)
+    page(book, labels.get(Key::Copyright), "frontmatter", &body)
 }

@@ -45,6 +45,14 @@ pub fn manifest(metadata: &BookMetadata) -> anyhow::Result<Vec<u8>> {
     if let (Some(description), Some(object)) = (&metadata.description, manifest.as_object_mut()) {
         object.insert("description".into(), json!(description));
     }
+    // The name and description run the book's way; said only for right-to-left books, so
+    // the others' manifests stay as they were.
+    let direction = crate::language::Direction::of(&metadata.language);
+    if let (crate::language::Direction::RightToLeft, Some(object)) =
+        (direction, manifest.as_object_mut())
+    {
+        object.insert("dir".into(), json!(direction.as_str()));
+    }
     let mut bytes = serde_json::to_vec_pretty(&manifest)?;
     bytes.push(b'\n');
     Ok(bytes)
@@ -109,6 +117,19 @@ mod tests {
             short_name("Supercalifragilistic Tales"),
             "Supercalifr\u{2026}"
         );
+    }
+
+    #[test]
+    fn a_right_to_left_books_manifest_says_so() {
+        let mut metadata = crate::ebook::xhtml::fixture::metadata();
+        let dir = |metadata: &BookMetadata| {
+            let manifest: serde_json::Value =
+                serde_json::from_slice(&manifest(metadata).unwrap()).unwrap();
+            manifest.get("dir").cloned()
+        };
+        assert_eq!(dir(&metadata), None);
+        metadata.language = "fa".into();
+        assert_eq!(dir(&metadata), Some(json!("rtl")));
     }
 
     #[test]

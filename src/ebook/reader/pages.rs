@@ -11,6 +11,8 @@ use crate::document::Division;
 use crate::ebook::Book;
 use crate::ebook::xhtml::escape::{escaped, escaped_attr};
 use crate::ebook::xhtml::{PrintedPage, Target, chapter_file_name};
+use crate::labels::{Key, Labels};
+use crate::language::Direction;
 
 /// Colours the browser chrome takes while a page loads (`theme-color`), per theme; the same
 /// values as `--bar` in `reader.css`.
@@ -45,52 +47,19 @@ enum Place {
     Chapter(usize),
 }
 
-/// Scripts written right to left; the page's `dir` and the arrow keys follow the language.
-fn is_rtl(language: &str) -> bool {
-    let lower = language.to_ascii_lowercase();
-    let mut subtags = lower.split('-');
-    let primary = subtags.next().unwrap_or("");
-    // An explicit script subtag decides (`pa-Arab` is RTL, `ku-Latn` is not).
-    if let Some(script) =
-        subtags.find(|s| s.len() == 4 && s.chars().all(|c| c.is_ascii_alphabetic()))
-    {
-        return matches!(
-            script,
-            "arab" | "hebr" | "thaa" | "syrc" | "nkoo" | "adlm" | "rohg"
-        );
-    }
-    matches!(
-        primary,
-        "ar" | "arc"
-            | "ckb"
-            | "dv"
-            | "fa"
-            | "he"
-            | "iw"
-            | "ks"
-            | "ku"
-            | "ps"
-            | "sd"
-            | "syr"
-            | "ug"
-            | "ur"
-            | "yi"
-    )
-}
-
-/// "A", "A and B", "A, B and C".
-fn join_authors(authors: &[String]) -> String {
-    match authors {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
 impl Site<'_> {
+    fn labels(&self) -> Labels<'_> {
+        self.book.metadata.labels()
+    }
+
+    /// A label escaped for an attribute or an element's text.
+    fn word(&self, key: Key) -> String {
+        escaped_attr(self.labels().get(key))
+    }
+
     fn head(&self, title: &str, links: &str) -> String {
         let m = &self.book.metadata;
-        let dir = if is_rtl(&m.language) { "rtl" } else { "ltr" };
+        let dir = Direction::of(&m.language).as_str();
         let description = m
             .description
             .as_deref()
@@ -142,9 +111,11 @@ impl Site<'_> {
             String::new()
         } else {
             format!(
-                "<a class=\"bar-pages\" href=\"{PAGES_FILE}\" title=\"Go to a page of the print edition\">\
-                 <span aria-hidden=\"true\">p.</span>\
-                 <span class=\"visually-hidden\">Go to a page of the print edition</span></a>\n"
+                "<a class=\"bar-pages\" href=\"{PAGES_FILE}\" title=\"{go}\">\
+                 <span aria-hidden=\"true\">{short}</span>\
+                 <span class=\"visually-hidden\">{go}</span></a>\n",
+                go = self.word(Key::GoToPrintPage),
+                short = self.word(Key::PageShort),
             )
         };
         let total = self.labels.len();
@@ -153,10 +124,22 @@ impl Site<'_> {
                 "bar bar-chapter",
                 format!(
                     "<span class=\"bar-position\" data-index=\"{index}\" data-total=\"{total}\">\
-                     <span class=\"visually-hidden\">Chapter </span>{n}\u{a0}of\u{a0}{total}\
+                     <span class=\"visually-hidden\">{chapter} </span>{position}\
                      <span class=\"bar-percent\"></span></span>\n\
                      <span class=\"bar-progress\" aria-hidden=\"true\"><span></span></span>\n",
-                    n = index + 1,
+                    chapter = self.word(Key::ReadingChapter),
+                    position = escaped(
+                        &self
+                            .labels()
+                            .fill(
+                                Key::Position,
+                                &[
+                                    ("n", &(index + 1).to_string()),
+                                    ("total", &total.to_string())
+                                ]
+                            )
+                            .replace(' ', "\u{a0}")
+                    ),
                 ),
             ),
             None => ("bar", String::new()),
@@ -165,20 +148,25 @@ impl Site<'_> {
             "<header class=\"{class}\">\n\
              <a class=\"bar-home\" href=\"index.html\"{current}>\
              <span class=\"bar-icon\" aria-hidden=\"true\">\u{2630}</span>\
-             <span class=\"visually-hidden\">Contents: </span>\
+             <span class=\"visually-hidden\">{contents}: </span>\
              <span class=\"bar-title\">{title}</span></a>\n\
              {position}\
              {pages}\
-             <div class=\"controls\" role=\"group\" aria-label=\"Reading settings\">\n\
-             <button type=\"button\" data-action=\"smaller\" aria-label=\"Smaller text\" title=\"Smaller text\">\
+             <div class=\"controls\" role=\"group\" aria-label=\"{settings}\">\n\
+             <button type=\"button\" data-action=\"smaller\" aria-label=\"{smaller}\" title=\"{smaller}\">\
              <span aria-hidden=\"true\" class=\"a-small\">A</span></button>\n\
-             <button type=\"button\" data-action=\"larger\" aria-label=\"Larger text\" title=\"Larger text\">\
+             <button type=\"button\" data-action=\"larger\" aria-label=\"{larger}\" title=\"{larger}\">\
              <span aria-hidden=\"true\" class=\"a-large\">A</span></button>\n\
-             <button type=\"button\" data-action=\"theme\" aria-pressed=\"false\" aria-label=\"Dark theme\" title=\"Dark theme\">\
+             <button type=\"button\" data-action=\"theme\" aria-pressed=\"false\" aria-label=\"{dark}\" title=\"{dark}\">\
              <span aria-hidden=\"true\" class=\"theme-icon\"></span></button>\n\
              </div>\n\
              </header>\n",
             title = escaped(&self.book.metadata.title),
+            contents = self.word(Key::Contents),
+            settings = self.word(Key::ReadingSettings),
+            smaller = self.word(Key::SmallerText),
+            larger = self.word(Key::LargerText),
+            dark = self.word(Key::DarkTheme),
         )
     }
 
@@ -187,17 +175,21 @@ impl Site<'_> {
         let m = &self.book.metadata;
         let mut html = self.head(&m.title, "");
         html.push_str("<body class=\"contents-page\">\n");
-        html.push_str("<a class=\"skip\" href=\"#main\">Skip to contents</a>\n");
+        html.push_str(&format!(
+            "<a class=\"skip\" href=\"#main\">{}</a>\n",
+            self.word(Key::SkipToContents)
+        ));
         html.push_str(&self.bar(Place::Contents));
         html.push_str("<main id=\"main\" tabindex=\"-1\">\n");
         html.push_str(&self.book_links());
         html.push_str("<div class=\"titlepage\">\n");
         if let (Some(path), Some(cover)) = (&self.cover, &self.book.cover) {
             html.push_str(&format!(
-                "<img class=\"cover\" src=\"{}\" width=\"{}\" height=\"{}\" alt=\"Cover\">\n",
+                "<img class=\"cover\" src=\"{}\" width=\"{}\" height=\"{}\" alt=\"{}\">\n",
                 escaped_attr(path),
                 cover.width.max(1),
                 cover.height.max(1),
+                self.word(Key::Cover),
             ));
         }
         html.push_str(&format!(
@@ -213,27 +205,31 @@ impl Site<'_> {
         if !m.authors.is_empty() {
             html.push_str(&format!(
                 "<p class=\"book-authors\">{}</p>\n",
-                escaped(&join_authors(&m.authors))
+                escaped(&self.labels().join(&m.authors))
             ));
         }
         if let Some(first) = self.labels.first() {
             // The label and the chapter line are always there, so that filling them in from
-            // the remembered position moves nothing on the page.
+            // the remembered position moves nothing on the page. The script's words for it
+            // come with it, in the book's language.
             html.push_str(&format!(
-                "<p class=\"start\"><a class=\"button\" id=\"continue\" href=\"{href}\">\
-                 <span class=\"continue-label\">Start reading</span>\
+                "<p class=\"start\"><a class=\"button\" id=\"continue\" href=\"{href}\" data-continue=\"{again}\">\
+                 <span class=\"continue-label\">{start}</span>\
                  <span class=\"continue-where\">{label}</span></a></p>\n",
                 href = chapter_file_name(0, Target::Web),
                 label = escaped(first),
+                start = self.word(Key::StartReading),
+                again = self.word(Key::ContinueReading),
             ));
         }
         html.push_str("</div>\n");
         html.push_str(&self.go_to_page("goto-page"));
         if !self.labels.is_empty() {
-            html.push_str(
+            html.push_str(&format!(
                 "<nav class=\"toc\" aria-labelledby=\"toc-heading\">\n\
-                 <h2 id=\"toc-heading\">Contents</h2>\n<ol>\n",
-            );
+                 <h2 id=\"toc-heading\">{}</h2>\n<ol>\n",
+                self.word(Key::Contents)
+            ));
             for (i, (title, subtitle)) in self.toc.iter().enumerate() {
                 let class = self.toc_class(i);
                 let subtitle = subtitle
@@ -270,15 +266,21 @@ impl Site<'_> {
             .as_ref()
             .map(|p| format!(" ({})", escaped(&p.trim)))
             .unwrap_or_default();
+        let hint = self.labels().fill(
+            Key::PagesHint,
+            &[("first", &first.label), ("last", &last.label)],
+        );
         format!(
             "<form class=\"goto-page\" action=\"{PAGES_FILE}\" method=\"get\">\n\
-             <label for=\"{id}\">Go to page</label>\n\
+             <label for=\"{id}\">{label}</label>\n\
              <input id=\"{id}\" name=\"page\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\" enterkeyhint=\"go\" size=\"6\" required aria-describedby=\"{id}-hint\">\n\
-             <button type=\"submit\">Go</button>\n\
-             <p class=\"goto-hint\" id=\"{id}-hint\">Pages {first} to {last} of the print edition{edition}.</p>\n\
+             <button type=\"submit\">{go}</button>\n\
+             <p class=\"goto-hint\" id=\"{id}-hint\">{hint}</p>\n\
              </form>\n",
-            first = escaped(&first.label),
-            last = escaped(&last.label),
+            label = self.word(Key::GoToPage),
+            go = self.word(Key::Go),
+            // The trim is escaped already; the hint's own text is escaped around it.
+            hint = escaped(&hint).replace("{edition}", &edition),
         )
     }
 
@@ -288,20 +290,33 @@ impl Site<'_> {
         if self.pages.is_empty() {
             return None;
         }
-        let title = format!("Pages \u{2014} {}", self.book.metadata.title);
+        let title = format!(
+            "{} \u{2014} {}",
+            self.labels().get(Key::Pages),
+            self.book.metadata.title
+        );
         let mut html = self.head(&title, "");
         html.push_str("<body class=\"pages-page\">\n");
-        html.push_str("<a class=\"skip\" href=\"#main\">Skip to the pages</a>\n");
+        html.push_str(&format!(
+            "<a class=\"skip\" href=\"#main\">{}</a>\n",
+            self.word(Key::SkipToPages)
+        ));
         html.push_str(&self.bar(Place::Pages));
         html.push_str("<main id=\"main\" class=\"pages\" tabindex=\"-1\">\n");
-        html.push_str("<h1>Pages of the print edition</h1>\n");
+        html.push_str(&format!("<h1>{}</h1>\n", self.word(Key::PrintPages)));
         html.push_str(&self.go_to_page("goto-page"));
-        // Where the script says that a page asked for is not in the book.
-        html.push_str("<p class=\"goto-status\" id=\"goto-status\" role=\"status\"></p>\n");
-        html.push_str(
+        // Where the script says that a page asked for is not in the book, in the words
+        // it is given here ({page}, {first} and {last} filled in by the script).
+        html.push_str(&format!(
+            "<p class=\"goto-status\" id=\"goto-status\" role=\"status\" data-no-such-page=\"{}\" data-type-a-page=\"{}\"></p>\n",
+            self.word(Key::NoSuchPage),
+            self.word(Key::TypeAPage),
+        ));
+        html.push_str(&format!(
             "<nav class=\"page-list\" aria-labelledby=\"page-list-heading\">\n\
-             <h2 id=\"page-list-heading\">Every page</h2>\n<ol>\n",
-        );
+             <h2 id=\"page-list-heading\">{}</h2>\n<ol>\n",
+            self.word(Key::EveryPage)
+        ));
         for page in &self.pages {
             html.push_str(&format!(
                 "<li><a href=\"{}\">{}</a></li>\n",
@@ -318,20 +333,30 @@ impl Site<'_> {
         let mut links = String::new();
         if let Some(page) = &self.links.book_page {
             links.push_str(&format!(
-                "<a class=\"book-page\" href=\"{}\"><span aria-hidden=\"true\">\u{2190} </span>The book\u{2019}s page</a>\n",
-                escaped_attr(page)
+                "<a class=\"book-page\" href=\"{}\"><span aria-hidden=\"true\">{arrow} </span>{}</a>\n",
+                escaped_attr(page),
+                self.word(Key::BookPage),
+                // Back points the way the book's text runs from.
+                arrow = match Direction::of(&self.book.metadata.language) {
+                    Direction::LeftToRight => '\u{2190}',
+                    Direction::RightToLeft => '\u{2192}',
+                },
             ));
         }
         if let Some(epub) = &self.links.epub {
             links.push_str(&format!(
-                "<a class=\"download\" href=\"{}\" download>Download the EPUB</a>\n",
-                escaped_attr(epub)
+                "<a class=\"download\" href=\"{}\" download>{}</a>\n",
+                escaped_attr(epub),
+                self.word(Key::DownloadEpub)
             ));
         }
         if links.is_empty() {
             return links;
         }
-        format!("<nav class=\"book-links\" aria-label=\"This book\">\n{links}</nav>\n")
+        format!(
+            "<nav class=\"book-links\" aria-label=\"{}\">\n{links}</nav>\n",
+            self.word(Key::ThisBook)
+        )
     }
 
     fn toc_class(&self, index: usize) -> &'static str {
@@ -362,7 +387,10 @@ impl Site<'_> {
             "<body class=\"chapter-page\" data-chapter=\"{}\">\n",
             chapter_file_name(index, Target::Web)
         ));
-        html.push_str("<a class=\"skip\" href=\"#main\">Skip to text</a>\n");
+        html.push_str(&format!(
+            "<a class=\"skip\" href=\"#main\">{}</a>\n",
+            self.word(Key::SkipToText)
+        ));
         html.push_str(&self.bar(Place::Chapter(index)));
         html.push_str("<main id=\"main\" class=\"chapter\" tabindex=\"-1\">\n");
         html.push_str(&with_image_sizes(body, &self.image_sizes));
@@ -373,7 +401,10 @@ impl Site<'_> {
     }
 
     fn pager(&self, prev: Option<usize>, next: Option<usize>) -> String {
-        let mut html = String::from("<nav class=\"pager\" aria-label=\"Chapters\">\n");
+        let mut html = format!(
+            "<nav class=\"pager\" aria-label=\"{}\">\n",
+            self.word(Key::Chapters)
+        );
         let item = |rel: &str, word: &str, index: usize| {
             format!(
                 "<a class=\"pager-{rel}\" rel=\"{rel}\" href=\"{}\">\
@@ -384,20 +415,24 @@ impl Site<'_> {
             )
         };
         match prev {
-            Some(p) => html.push_str(&item("prev", "Previous", p)),
-            None => html.push_str(
+            Some(p) => html.push_str(&item("prev", &self.word(Key::Previous), p)),
+            None => html.push_str(&format!(
                 "<a class=\"pager-prev\" href=\"index.html\">\
-                 <span class=\"pager-dir\">Back to</span>\
-                 <span class=\"pager-title\">Contents</span></a>\n",
-            ),
+                 <span class=\"pager-dir\">{}</span>\
+                 <span class=\"pager-title\">{}</span></a>\n",
+                self.word(Key::BackTo),
+                self.word(Key::Contents),
+            )),
         }
         match next {
-            Some(n) => html.push_str(&item("next", "Next", n)),
-            None => html.push_str(
+            Some(n) => html.push_str(&item("next", &self.word(Key::Next), n)),
+            None => html.push_str(&format!(
                 "<a class=\"pager-next\" href=\"index.html\">\
-                 <span class=\"pager-dir\">The end</span>\
-                 <span class=\"pager-title\">Contents</span></a>\n",
-            ),
+                 <span class=\"pager-dir\">{}</span>\
+                 <span class=\"pager-title\">{}</span></a>\n",
+                self.word(Key::TheEnd),
+                self.word(Key::Contents),
+            )),
         }
         html.push_str("</nav>\n");
         html
@@ -542,22 +577,5 @@ mod tests {
             );
             assert_eq!(html.replace(" width=\"640\" height=\"480\"", ""), fragment);
         }
-    }
-
-    #[test]
-    fn right_to_left_languages_are_recognised() {
-        assert!(is_rtl("ar"));
-        assert!(is_rtl("he-IL"));
-        assert!(!is_rtl("en-GB"));
-        assert!(!is_rtl("ku-Latn"));
-        assert!(is_rtl("pa-Arab"));
-    }
-
-    #[test]
-    fn authors_are_joined_as_in_prose() {
-        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(join_authors(&names(&["A"])), "A");
-        assert_eq!(join_authors(&names(&["A", "B"])), "A and B");
-        assert_eq!(join_authors(&names(&["A", "B", "C"])), "A, B and C");
     }
 }

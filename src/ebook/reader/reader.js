@@ -191,7 +191,8 @@
     var entry = document.querySelector('.toc a[href="' + CSS.escape(position.chapter) + '"]');
     if (!entry) return;
     link.setAttribute('href', position.chapter);
-    link.querySelector('.continue-label').textContent = 'Continue reading';
+    // The words come from the page, in the book's language (ebook::reader::pages).
+    link.querySelector('.continue-label').textContent = link.getAttribute('data-continue');
     var percent = Math.round(position.fraction * 100);
     link.querySelector('.continue-where').textContent =
       entry.textContent + (percent > 0 ? ' \u00b7 ' + percent + '%' : '');
@@ -281,9 +282,13 @@
     }
     var first = links.length ? links[0].textContent : '';
     var last = links.length ? links[links.length - 1].textContent : '';
-    status.textContent = wanted
-      ? 'The print edition has no page \u201c' + wanted + '\u201d: its pages run from ' + first + ' to ' + last + '.'
-      : 'Type the number of a page, from ' + first + ' to ' + last + '.';
+    // The sentences come from the page, in the book's language, with {page}, {first} and
+    // {last} to fill.
+    var template = wanted ? status.getAttribute('data-no-such-page') : status.getAttribute('data-type-a-page');
+    var values = { page: wanted, first: first, last: last };
+    status.textContent = (template || '').replace(/\{(page|first|last)\}/g, function (_, name) {
+      return values[name];
+    });
   }
 
   // Offline --------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ fn metadata(title: &str) -> BookMetadata {
         paper: Default::default(),
         bleed: false,
         print_isbn: None,
+        labels: Default::default(),
     }
 }
 

@@ -113,7 +113,20 @@ fn apply(key: &str, value: &Yaml, m: &mut Metadata) {
             set(&mut m.series_number, scalar(value))
         }
         "rights" | "copyright" | "license" => set(&mut m.rights, scalar(value)),
-        _ => {}
+        "labels" => {
+            if let Yaml::Hash(map) = value {
+                for (name, text) in map {
+                    if let (Some(name), Some(text)) = (scalar(name), scalar(text)) {
+                        m.labels.insert(name.to_ascii_lowercase(), text);
+                    }
+                }
+            }
+        }
+        key => {
+            if let (Some(name), Some(text)) = (key.strip_prefix("labels."), scalar(value)) {
+                m.labels.insert(name.to_ascii_lowercase(), text);
+            }
+        }
     }
 }
 
@@ -209,6 +222,24 @@ mod tests {
         assert_eq!(
             (m.series.as_deref(), m.series_number.as_deref()),
             (Some("Saga"), Some("3"))
+        );
+    }
+
+    #[test]
+    fn labels_come_as_a_map_or_one_by_one() {
+        let m = meta("labels:\n  contents: Inhalt\n  Notes: Anmerkungen\nlabels.cover: Einband\n");
+        let labels: Vec<(&str, &str)> = m
+            .labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("contents", "Inhalt"),
+                ("cover", "Einband"),
+                ("notes", "Anmerkungen")
+            ]
         );
     }
 

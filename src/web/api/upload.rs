@@ -23,6 +23,10 @@ const MAX_FIELD_BYTES: usize = 64 * 1024;
 /// round trips to a remote store.
 const CHUNK_BYTES: usize = 2 * 1024 * 1024;
 
+/// Metadata fields that replace one of Bindery's own words (`labels.contents`); the
+/// metadata's resolution refuses a label it does not know.
+const LABEL_PREFIX: &str = "labels.";
+
 /// Spellings `read` also takes for metadata keys, besides `KEYS`.
 const KEY_ALIASES: &[&str] = &["authors", "lang", "series_index"];
 
@@ -30,7 +34,9 @@ const KEY_ALIASES: &[&str] = &["authors", "lang", "series_index"];
 // stream itself). A field `read` learns to take needs its property here too; the unit test
 // below keeps the metadata keys in step with `KEYS`.
 /// An upload: the manuscript, an optional cover, and metadata fields, which override what
-/// the manuscript says.
+/// the manuscript says. Besides the fields below, `labels.KEY` (`labels.contents`,
+/// `labels.notes`…) replaces one of the words Bindery writes into the book in its language;
+/// an unknown KEY is refused with `invalid_metadata`.
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct UploadForm {
@@ -214,7 +220,10 @@ pub async fn read(
                 })?);
             }
             "callback_url" => callback_url = Some(text(&mut field, &name).await?),
-            key if KEYS.contains(&key) || KEY_ALIASES.contains(&key) => {
+            key if KEYS.contains(&key)
+                || KEY_ALIASES.contains(&key)
+                || key.starts_with(LABEL_PREFIX) =>
+            {
                 let value = text(&mut field, &name).await?;
                 metadata.insert(key.to_owned(), value);
             }
@@ -223,7 +232,7 @@ pub async fn read(
                     "unknown_field",
                     format!(
                         "The form field {other:?} is not one Bindery reads. Send `manuscript` (a file), \
-                         optionally `cover` (a file), `format`, `callback_url`, and metadata: {}.",
+                         optionally `cover` (a file), `format`, `callback_url`, and metadata: {} and labels.KEY.",
                         KEYS.join(", ")
                     ),
                 )
