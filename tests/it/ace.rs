@@ -1,7 +1,8 @@
 //! DAISY Ace, the EPUB accessibility checker the stores and publishers use, on the EPUBs that
 //! carry what Ace checks beyond EPUBCheck: the corpus novel with its cover and its print
 //! edition's page list (`pageBreakSource`, the page-list nav, page-break markers), and the
-//! mathematics fixture (MathML with its TeX as annotation). Each must come out with no
+//! mathematics fixtures (TeX in Markdown, MathML with its TeX as annotation; Word equations in
+//! a DOCX), and the books in other languages. Each must come out with no
 //! violation at all, of any impact. Ace's reports are kept under `target/tmp/ace/` for a
 //! person to read.
 
@@ -92,7 +93,7 @@ fn ace(name: &str, manuscript: &Path, args: &[&str]) -> Checked {
 }
 
 #[test]
-fn ace_finds_nothing_in_a_paged_novel_or_a_book_of_mathematics() {
+fn ace_finds_nothing_in_a_paged_novel_or_books_of_mathematics() {
     if !common::need::ace() {
         return;
     }
@@ -101,7 +102,8 @@ fn ace_finds_nothing_in_a_paged_novel_or_a_book_of_mathematics() {
     let pdf = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ace/novel.pdf");
     std::fs::create_dir_all(pdf.parent().expect("dir")).expect("dir");
     let math = fixtures().join("markdown/math.md");
-    let (novel, math) = std::thread::scope(|scope| {
+    let word = fixtures().join("docx/equations.docx");
+    let (novel, math, word) = std::thread::scope(|scope| {
         let novel = scope.spawn(|| {
             ace(
                 "novel",
@@ -115,9 +117,11 @@ fn ace_finds_nothing_in_a_paged_novel_or_a_book_of_mathematics() {
             )
         });
         let math = scope.spawn(|| ace("math", &math, &[]));
+        let word = scope.spawn(|| ace("word-equations", &word, &[]));
         (
             novel.join().expect("the novel's check"),
             math.join().expect("the mathematics' check"),
+            word.join().expect("the Word equations' check"),
         )
     });
     assert!(
@@ -137,6 +141,12 @@ fn ace_finds_nothing_in_a_paged_novel_or_a_book_of_mathematics() {
         novel.properties
     );
     assert_eq!(math.properties["hasMathML"], true, "{}", math.properties);
+    assert!(
+        word.violations.is_empty(),
+        "the Word equations: {:#?}",
+        word.violations
+    );
+    assert_eq!(word.properties["hasMathML"], true, "{}", word.properties);
 }
 
 /// The books in other languages (`tests/fixtures/languages/`): right to left, CJK, Cyrillic
