@@ -317,6 +317,7 @@ fn wait_and_events(postgres: bool) {
     let events = client()
         .get(server.url(&format!("{location}/events")))
         .bearer_auth(&alice)
+        .timeout(common::HELD)
         .send()
         .expect("GET events");
     assert_eq!(events.headers()["content-type"], "text/event-stream");
@@ -557,9 +558,12 @@ fn change_reaches_stream(postgres: bool) {
     let book = json(upload(&server, &alice, "", novel_form()));
     let id = book["id"].as_str().expect("id").to_owned();
     let open = || {
+        // The stream lasts until the book is done: the client's 10 s would end it first on a
+        // loaded machine.
         let response = client()
             .get(server.url(&format!("/api/v1/books/{id}/events")))
             .bearer_auth(&alice)
+            .timeout(common::HELD)
             .send()
             .expect("GET events");
         assert_eq!(response.status(), StatusCode::OK);
