@@ -579,8 +579,6 @@ fn the_same_book_twice_gives_the_same_bytes() {
 
 /// Keeps PNGs of the title page, the contents, a chapter opening and a page with footnotes.
 fn render_pages(torture: &Typeset, torture_text: &str) {
-    let renders = out_dir().join("renders");
-    std::fs::create_dir_all(&renders).expect("create renders");
     let novel = novel("6x9");
     let folios = novel.folios();
     let contents = (1..=novel.pages())
@@ -602,25 +600,32 @@ fn render_pages(torture: &Typeset, torture_text: &str) {
         ("chapter-opening", &novel.pdf, opening),
         ("footnotes", &torture.pdf, note_page),
     ] {
-        let n = page.to_string();
-        let prefix = renders.join(name);
-        run(
-            "pdftoppm",
-            &[
-                "-png",
-                "-r",
-                "80",
-                "-singlefile",
-                "-f",
-                &n,
-                "-l",
-                &n,
-                path(pdf),
-                path(&prefix),
-            ],
-        );
-        assert!(prefix.with_extension("png").is_file(), "{name}");
+        render_page(pdf, page, 80, name);
     }
+}
+
+/// Page `page` of `pdf` as `renders/NAME.png` at `dpi`, kept for a person to look at.
+fn render_page(pdf: &Path, page: usize, dpi: u32, name: &str) {
+    let renders = out_dir().join("renders");
+    std::fs::create_dir_all(&renders).expect("create renders");
+    let prefix = renders.join(name);
+    let (n, dpi) = (page.to_string(), dpi.to_string());
+    run(
+        "pdftoppm",
+        &[
+            "-png",
+            "-r",
+            &dpi,
+            "-singlefile",
+            "-f",
+            &n,
+            "-l",
+            &n,
+            path(pdf),
+            path(&prefix),
+        ],
+    );
+    assert!(prefix.with_extension("png").is_file(), "{name}");
 }
 
 #[test]
@@ -725,24 +730,6 @@ fn equations_print_as_mathematics() {
                 .contains("NewCMMath")
             })
             .expect("a page with an equation");
-        let renders = out_dir().join("renders");
-        std::fs::create_dir_all(&renders).expect("create renders");
-        let prefix = renders.join(format!("equations-{name}"));
-        let n = page.to_string();
-        run(
-            "pdftoppm",
-            &[
-                "-png",
-                "-r",
-                "100",
-                "-singlefile",
-                "-f",
-                &n,
-                "-l",
-                &n,
-                path(&pdf),
-                path(&prefix),
-            ],
-        );
+        render_page(&pdf, page, 100, &format!("equations-{name}"));
     }
 }
