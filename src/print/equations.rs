@@ -309,9 +309,9 @@ fn under_over(node: &Node, out: &mut String) {
         return;
     }
     // An accent over the base (a hat, a tilde, an arrow) sits on it.
-    let accent = node.attribute("accent") == Some("true")
-        || (first.name == "mo" && first.text.chars().count() == 1 && is_accent(&first.text));
-    if over && accent && first.name == "mo" && first.text.chars().count() == 1 {
+    let one_operator = first.name == "mo" && first.text.chars().count() == 1;
+    if over && one_operator && (node.attribute("accent") == Some("true") || is_accent(&first.text))
+    {
         out.push_str("math.accent(");
         expression(base, out);
         out.push_str(", ");
