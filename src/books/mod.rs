@@ -168,6 +168,10 @@ pub async fn delete(
     Ok(())
 }
 
+/// The error code of a book whose step failed (ran out of attempts, or a fan-out child did):
+/// the one failure a retry can mend.
+pub const STEP_FAILED: &str = "step_failed";
+
 /// Why a book cannot be retried.
 #[derive(Debug, thiserror::Error)]
 pub enum RetryError {
@@ -175,6 +179,8 @@ pub enum RetryError {
     InputRefused,
     #[error("The book is {0}; only a book whose steps ran out of attempts can be retried.")]
     NothingToRetry(BookStatus),
+    #[error("The book's other steps are still stopping; retry once they have (in a few seconds).")]
+    StillStopping,
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
 }
@@ -185,19 +191,31 @@ impl RetryError {
         match self {
             RetryError::InputRefused => "input_refused",
             RetryError::NothingToRetry(_) => "nothing_to_retry",
+            RetryError::StillStopping => "still_stopping",
             RetryError::Unexpected(_) => "internal_error",
         }
     }
 }
 
 /// Runs again the steps of a failed book that ran out of attempts: the book goes back to
-/// processing and each dead step is queued again, in one transaction.
+/// processing and each dead step is queued again, in one transaction (a step that a join
+/// waited for opens the join again, so the book goes on from there).
+///
+/// Only once the workflow has stopped: a join still deciding would fail the book again after
+/// the retry had set it going.
 pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<(), RetryError> {
-    let jobs = queue.workflow(&book.id).await?.jobs;
-    if jobs.iter().any(|j| j.state == JobState::Discarded) {
+    if book.status != BookStatus::Failed {
+        return Err(RetryError::NothingToRetry(book.status));
+    }
+    if book.error_code.as_deref() != Some(STEP_FAILED) {
         return Err(RetryError::InputRefused);
     }
-    let dead: Vec<i64> = jobs
+    let workflow = queue.workflow(&book.id).await?;
+    if !workflow.finished() {
+        return Err(RetryError::StillStopping);
+    }
+    let dead: Vec<i64> = workflow
+        .jobs
         .iter()
         .filter(|j| j.state == JobState::Dead)
         .map(|j| j.id)
@@ -337,10 +355,18 @@ mod tests {
                 "{backend}"
             );
 
+            let failed = async |code: &str| {
+                fail(&db, &queue, None, &book.id, code, "It stopped.")
+                    .await
+                    .expect("fail");
+                get(&db, &book.id).await.expect("read").expect("the book")
+            };
+            // A step still running: the retry waits for the workflow to stop.
+            let book = failed(STEP_FAILED).await;
+            let refused = retry(&db, &queue, &book).await.expect_err("running");
+            assert_eq!(refused.code(), "still_stopping", "{backend}");
+
             exec(&db, "UPDATE jobs SET state = 'dead', attempt = 1").await;
-            fail(&db, &queue, None, &book.id, "step_failed", "It stopped.")
-                .await
-                .expect("fail");
             retry(&db, &queue, &book).await.expect("retry");
             let again = get(&db, &book.id).await.expect("read").expect("the book");
             assert_eq!(again.status, BookStatus::Processing, "{backend}");
@@ -348,8 +374,12 @@ mod tests {
             let first = jobs(&queue, First::NAME).await;
             assert_eq!(first[0].state, JobState::Available, "{backend}");
             assert_eq!(first[0].attempt, 0, "{backend}");
+            let refused = retry(&db, &queue, &again).await.expect_err("processing");
+            assert_eq!(refused.code(), "nothing_to_retry", "{backend}");
 
-            exec(&db, "UPDATE jobs SET state = 'discarded'").await;
+            // A refused manuscript fails the same way again, whatever its jobs say.
+            exec(&db, "UPDATE jobs SET state = 'dead'").await;
+            let book = failed("manuscript_empty").await;
             let refused = retry(&db, &queue, &book).await.expect_err("refused input");
             assert_eq!(refused.code(), "input_refused", "{backend}");
         }

@@ -292,20 +292,48 @@ async fn set_paused(db: &Database, queue: &str, paused: bool) -> sqlx::Result<()
 }
 
 /// Puts a finished job back in the queue with a fresh set of attempts; its history stays.
+/// A child's join is opened again to wait for it, since what the join decided came from the
+/// child's failure (see [`reopen_join`]).
 async fn retry_job(tx: &mut Tx, id: i64) -> sqlx::Result<bool> {
-    let affected = on_tx!(tx, |conn, d| {
-        sqlx::query(sql!(
+    let join: Option<Option<i64>> = on_tx!(tx, |conn, d| {
+        sqlx::query_scalar(sql!(
             d,
             "UPDATE jobs SET state = 'available', attempt = 0, run_at = {now},
                     finished_at = NULL, locked_by = NULL, locked_until = NULL
-             WHERE id = $1 AND state IN ('dead', 'discarded', 'cancelled')"
+             WHERE id = $1 AND state IN ('dead', 'discarded', 'cancelled')
+             RETURNING join_id"
         ))
         .bind(id)
-        .execute(conn)
+        .fetch_optional(conn)
         .await?
-        .rows_affected()
     });
-    Ok(affected == 1)
+    let Some(join) = join else { return Ok(false) };
+    if let Some(join) = join {
+        reopen_join(tx, join).await?;
+    }
+    Ok(true)
+}
+
+/// A join one of whose children runs again waits for it once more: still waiting, it counts
+/// one more child; already released, or ended without success (a join fails or cancels its
+/// book when a child failed), it waits for this child alone, with fresh attempts. A join that
+/// completed, or is running, is left alone: its successors are already under way.
+async fn reopen_join(tx: &mut Tx, join: i64) -> sqlx::Result<()> {
+    on_tx!(tx, |conn, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE jobs SET pending_children = CASE WHEN state = 'waiting'
+                                                     THEN pending_children + 1 ELSE 1 END,
+                    state = 'waiting', attempt = 0, finished_at = NULL,
+                    locked_by = NULL, locked_until = NULL
+             WHERE id = $1 AND state IN ('waiting', 'available', 'scheduled', 'dead',
+                                         'discarded', 'cancelled')"
+        ))
+        .bind(join)
+        .execute(conn)
+        .await?;
+    });
+    Ok(())
 }
 
 /// Ends a job that has not finished: `cancelled` or `discarded`, with a reason in its history.

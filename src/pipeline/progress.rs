@@ -1,8 +1,8 @@
 //! Where a book is: its status, why it failed, and how far each step of its pipeline is, from
 //! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
 
-use super::steps::{STEP_FAILED, STEPS, Step, fails_the_book, stopped_at};
-use crate::books::{BookRow, BookStatus};
+use super::steps::{STEPS, Step, fails_the_book, stopped_at};
+use crate::books::{BookRow, BookStatus, STEP_FAILED};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
 // Where a step is: part of the book's view, which the API and the pages show.

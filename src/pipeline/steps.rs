@@ -25,7 +25,7 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
 use super::{printing, reading};
-use crate::books::{self, BookId, BookRow, keys};
+use crate::books::{self, BookId, BookRow, STEP_FAILED, keys};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
@@ -879,9 +879,6 @@ async fn step_failed(cx: &Cx, book: &BookId, job: &str, error: &str) -> anyhow::
     let message = stopped_at(job);
     mark_failed(cx.app(), book, STEP_FAILED, &message, Some(&message)).await
 }
-
-/// The error code of a book whose step failed (ran out of attempts, or a fan-out child did).
-pub const STEP_FAILED: &str = "step_failed";
 
 /// What a person can do about a step that failed.
 pub const RETRY_ADVICE: &str = "Retry the book; if it fails again, the operator's logs say why.";

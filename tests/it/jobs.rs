@@ -124,6 +124,22 @@ impl Log {
     fn count(&self, key: &str) -> usize {
         self.events().iter().filter(|e| e.key == key).count()
     }
+
+    /// Makes the failing children succeed from now on, or fail again.
+    fn heal(&self, healed: bool) {
+        let mut events = self.events.lock().expect("log");
+        events.retain(|e| e.key != HEALED);
+        if healed {
+            let now = Instant::now();
+            events.push(Event {
+                key: HEALED.into(),
+                tag: String::new(),
+                started: now,
+                ended: now,
+                attempt: 0,
+            });
+        }
+    }
 }
 
 /// Runs for `sleep_ms`, and records when.
@@ -240,7 +256,11 @@ impl Job for Behave {
     }
 }
 
-/// Fans out `children` children (child `failing` always fails) and a join.
+/// What a test logs to make a failing child succeed from then on.
+const HEALED: &str = "healed";
+
+/// Fans out `children` children and a join. Child `failing` fails until the log says
+/// [`HEALED`]; with `barrier`, the others wait at the log's barrier first.
 #[derive(Serialize, Deserialize)]
 struct Parent {
     children: usize,
@@ -258,7 +278,7 @@ impl Job for Parent {
                 NewJob::of(&Child {
                     index: i,
                     fail: self.failing == Some(i),
-                    barrier: self.barrier,
+                    barrier: self.barrier && self.failing != Some(i),
                 })
                 .max_attempts(1)
             })
@@ -286,7 +306,7 @@ impl Job for Child {
                 b.wait().await;
             }
         }
-        if self.fail {
+        if self.fail && cx.app().count(HEALED) == 0 {
             anyhow::bail!("child {} cannot render", self.index);
         }
         Ok(Outcome::done_with(self.index))
@@ -322,8 +342,15 @@ impl Job for Join {
             ended: Instant::now(),
             attempt: cx.attempt,
         });
+        if !failed.is_empty() {
+            // As the pipeline's joins do: a failed child stops the workflow here.
+            return Ok(Outcome::Cancel(format!(
+                "children failed: {}",
+                failed.join(",")
+            )));
+        }
         Ok(Outcome::done_with(
-            serde_json::json!({ "children": children.len(), "failed": failed }),
+            serde_json::json!({ "children": children.len() }),
         ))
     }
 }
@@ -419,6 +446,7 @@ on_both_backends!(
     cancel_stops_queued_and_running_jobs,
     a_panicking_job_fails_and_the_runner_lives_on,
     a_join_runs_exactly_once_after_all_children,
+    a_retried_child_opens_its_join_again,
     wait_for_resolves_or_times_out,
     schedules_enqueue_each_slot_once_across_schedulers,
     priority_delay_pause_and_stats,
@@ -973,6 +1001,114 @@ async fn a_join_runs_exactly_once_after_all_children(b: Backend) {
     );
     one.shutdown(Duration::from_secs(1)).await;
     two.shutdown(Duration::from_secs(1)).await;
+}
+
+/// A join decides from how its children ended, so a child run again makes its join wait for
+/// it again, whether the join was still waiting for others or had already stopped the
+/// workflow: a retried book goes on from where it stopped instead of waiting for ever.
+async fn a_retried_child_opens_its_join_again(b: Backend) {
+    let queue = b.queue();
+    let log = Log::default();
+    let runner = b.runner(&log, 4).await;
+    let workflow = WaitTarget::Workflow("book-3".into());
+    let joins = || -> Vec<String> {
+        log.events()
+            .into_iter()
+            .filter(|e| e.key == "join")
+            .map(|e| e.tag)
+            .collect()
+    };
+    let kind_of = async |kind: &str| -> Vec<bindery::jobs::JobRecord> {
+        let jobs = queue.workflow("book-3").await.expect("workflow").jobs;
+        jobs.into_iter().filter(|j| j.kind == kind).collect()
+    };
+
+    // Child 0 dies while child 1 is held at the barrier: the join still waits for child 1.
+    let gate = Arc::new(tokio::sync::Barrier::new(2));
+    *log.barrier.lock().expect("barrier") = Some(gate.clone());
+    let parent = NewJob::of(&Parent {
+        children: 2,
+        failing: Some(0),
+        barrier: true,
+    });
+    queue
+        .enqueue(parent.workflow("book-3"))
+        .await
+        .expect("enqueue");
+    let dead = common::eventually_async("child 0 to die", Duration::from_secs(20), async || {
+        let children = kind_of(Child::NAME).await;
+        match children.iter().find(|c| c.state == JobState::Dead) {
+            Some(dead) => Ok(dead.id),
+            None => Err(format!("{children:?}")),
+        }
+    })
+    .await;
+    log.heal(true);
+    assert!(queue.retry(dead).await.expect("retry"), "the dead child");
+    assert_eq!(wait_job(&queue, dead).await.state, JobState::Completed);
+    let join = kind_of(Join::NAME).await.remove(0);
+    assert_eq!(
+        join.state,
+        JobState::Waiting,
+        "the join ran before child 1 finished: {:?}",
+        joins()
+    );
+    gate.wait().await;
+    assert!(
+        queue
+            .wait_for(&workflow, Duration::from_secs(20))
+            .await
+            .expect("wait")
+    );
+    assert_eq!(joins(), ["2/2|"], "the join runs once, after both");
+    *log.barrier.lock().expect("barrier") = None;
+
+    // Child 0 of a second fan-out dies after the other: the join stops the workflow.
+    let before = joins().len();
+    log.heal(false);
+    let parent = NewJob::of(&Parent {
+        children: 2,
+        failing: Some(0),
+        barrier: false,
+    });
+    queue
+        .enqueue(parent.workflow("book-4"))
+        .await
+        .expect("enqueue");
+    let book_4 = WaitTarget::Workflow("book-4".into());
+    assert!(
+        queue
+            .wait_for(&book_4, Duration::from_secs(20))
+            .await
+            .expect("wait")
+    );
+    let jobs = queue.workflow("book-4").await.expect("workflow").jobs;
+    let join = jobs.iter().find(|j| j.kind == Join::NAME).expect("join");
+    assert_eq!(join.state, JobState::Cancelled, "{jobs:#?}");
+    let dead = jobs
+        .iter()
+        .find(|j| j.state == JobState::Dead)
+        .expect("a dead child");
+    // Run again, it opens the join once more, and the workflow ends well.
+    log.heal(true);
+    assert!(queue.retry(dead.id).await.expect("retry"));
+    assert!(
+        queue
+            .wait_for(&book_4, Duration::from_secs(20))
+            .await
+            .expect("wait")
+    );
+    let workflow = queue.workflow("book-4").await.expect("workflow");
+    assert!(!workflow.failed(), "{:#?}", workflow.jobs);
+    let join = workflow
+        .jobs
+        .iter()
+        .find(|j| j.kind == Join::NAME)
+        .expect("join");
+    assert_eq!(join.state, JobState::Completed, "{:#?}", workflow.jobs);
+    assert_eq!(joins()[before..].len(), 2, "{:?}", joins());
+    assert_eq!(joins().last().map(String::as_str), Some("2/2|"));
+    runner.shutdown(Duration::from_secs(1)).await;
 }
 
 async fn wait_for_resolves_or_times_out(b: Backend) {

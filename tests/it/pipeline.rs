@@ -433,34 +433,36 @@ async fn kill_at_each(points: Vec<String>, expected: CleanRun) {
 /// A step that takes its worker down on every attempt (as a manuscript that runs it out of
 /// memory would) is stopped after `MAX_LOST_WORKERS` lost workers, and its book fails with the
 /// reason, as a step that fails for good does: the rescue that stops it runs no step code, and
-/// the book was left "processing" for ever.
+/// the book was left "processing" for ever. The step is a fan-out's child, whose join then
+/// stops the workflow; retried, the book goes on from there to ready (the join used to stay
+/// stopped, and the book "processing" for ever).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
+async fn a_book_whose_step_keeps_killing_its_worker_fails_says_why_and_can_be_retried() {
+    const STEP: &str = "book.render_chapter";
     let data = tempfile::tempdir().expect("tempdir");
     let store = open(data.path(), None).await;
     let id = submit_bytes(&store, "short.md", b"# One\n\nA line.\n".to_vec(), None).await;
-    // The failpoint fires once per process: every worker dies in its first run of the parse.
-    let doomed = [("BINDERY_FAILPOINT", "before_commit:book.parse")];
-    let parse = |jobs: &[bindery::jobs::JobRecord]| {
-        jobs.iter()
-            .find(|j| j.kind == "book.parse")
-            .map(|j| j.state)
-    };
+    // The failpoint fires once per process: every worker dies in its first run of the step.
+    let failpoint = format!("before_commit:{STEP}");
+    let doomed = [("BINDERY_FAILPOINT", failpoint.as_str())];
     let mut platform = Platform::new(bindery::jobs::MAX_LOST_WORKERS + 1);
     common::eventually_async(
-        "the parse to stop, dead",
+        "the workflow to stop, with the step dead",
         Duration::from_secs(60),
         async || {
-            let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
-            if parse(&jobs) == Some(JobState::Dead) {
+            let workflow = store.queue.workflow(&id).await.expect("workflow");
+            let dead = workflow
+                .jobs
+                .iter()
+                .any(|j| j.kind == STEP && j.state == JobState::Dead);
+            if dead && workflow.finished() {
                 return Ok(());
             }
             platform.restart_if_gone(|| worker(data.path(), &doomed, false));
-            Err(format!("{jobs:#?}"))
+            Err(format!("{:#?}", workflow.jobs))
         },
     )
     .await;
-    // The worker that made it dead, or the next one, fails the book.
     let w = platform
         .alive()
         .unwrap_or_else(|| worker(data.path(), &[], true));
@@ -470,21 +472,30 @@ async fn a_book_whose_step_keeps_killing_its_worker_fails_and_says_why() {
     assert_eq!(book.error_code.as_deref(), Some("step_failed"), "{book:?}");
     // The book names the step and what to do; why it kept failing is the operator's to read
     // (a server's error can name its paths and hosts), in the job's history.
-    let error = book.error.unwrap_or_default();
-    let label = bindery::pipeline::steps::by_job("book.parse")
+    let error = book.error.clone().unwrap_or_default();
+    let label = bindery::pipeline::steps::by_job(STEP)
         .map(|s| s.label)
         .expect("a step");
     assert!(error.contains(label), "the book says which step: {error}");
     let jobs = store.queue.workflow(&id).await.expect("workflow").jobs;
     let history = jobs
         .iter()
-        .find(|j| j.kind == "book.parse")
+        .find(|j| j.kind == STEP)
         .and_then(|j| j.last_error())
         .unwrap_or_default();
     assert!(
         history.contains("died or froze"),
         "the operator reads why: {history}"
     );
+
+    // Retried with a worker that lives, the book is made.
+    bindery::books::retry(&store.db, &store.queue, &book)
+        .await
+        .expect("retry");
+    let w = worker(data.path(), &[], true);
+    let book = wait_book(&store, &id, Duration::from_secs(60)).await;
+    stop(w);
+    assert_eq!(book.status, "ready", "{book:?}");
 }
 
 /// A job that kills its worker takes down whatever runs beside it. Run together again, they

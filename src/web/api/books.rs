@@ -752,7 +752,7 @@ const REMOVAL_WAIT: Duration = Duration::from_secs(5);
 
 /// Retry a failed book
 ///
-/// Runs again the steps that ran out of attempts.
+/// Runs again the steps that ran out of attempts, and the book goes on from where it stopped.
 #[utoipa::path(
     operation_id = "retry_book",
     tag = "books",
@@ -763,7 +763,8 @@ const REMOVAL_WAIT: Duration = Duration::from_secs(5);
         (status = 403, response = CsrfFailed),
         (status = 404, response = NotFound),
         (status = 409, description = "Nothing to retry: the book did not fail \
-            (`nothing_to_retry`), or its manuscript was refused (`input_refused`).",
+            (`nothing_to_retry`), its manuscript was refused (`input_refused`), or its other \
+            steps are still stopping (`still_stopping`, a few seconds).",
             body = ErrorBody),
         (status = 429, response = RateLimited),
         (status = 500, response = Internal),

@@ -11,7 +11,6 @@ use crate::books::log::{self as book_log, BookLogLine};
 use crate::books::view::Progress;
 use crate::books::{self, BookId, BookStatus, BookView, StepState, Tenant};
 use crate::manuscript::naming;
-use crate::pipeline::steps;
 use crate::report::sentence;
 use crate::report::{Report, Warning};
 use crate::web::AppState;
@@ -205,7 +204,7 @@ async fn show(
                     h2 #failure-title { "What went wrong" }
                     // The message says what to do; the page only offers the way to do it.
                     p { (error.message) }
-                    @if error.code == steps::STEP_FAILED {
+                    @if error.code == books::STEP_FAILED {
                         form data-api="POST" data-url={ "/api/v1/books/" (book.id) "/retry" } data-then="reload" {
                             button type="submit" { "Retry" }
                         }
