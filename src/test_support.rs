@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+use crate::config::DatabaseUrl;
+use crate::storage::Database;
+
 // Shared with the integration tests (`tests/it`): where the test manuscripts are, what a test
 // needs from outside the crate, and EPUBCheck.
 #[path = "../tests/support/corpus.rs"]
@@ -15,16 +18,50 @@ pub mod need;
 
 /// A migrated SQLite database of the test's own, in a directory that lives as long as the
 /// `TempDir` returned with it.
-pub async fn sqlite_database() -> (tempfile::TempDir, crate::storage::Database) {
+pub async fn sqlite_database() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let url = crate::config::DatabaseUrl::Sqlite {
+    let url = DatabaseUrl::Sqlite {
         path: dir.path().join("bindery.db"),
     };
-    let db = crate::storage::Database::connect(&url, 2)
-        .await
-        .expect("connect");
+    let db = Database::connect(&url, 2).await.expect("connect");
     db.migrate().await.expect("migrate");
     (dir, db)
+}
+
+/// A database of each backend the tests can reach, migrated up to `version`, with the
+/// migrator that takes it on. PostgreSQL only under `scripts/test`.
+pub async fn databases(
+    version: i64,
+    dir: &std::path::Path,
+) -> Vec<(Database, sqlx::migrate::Migrator)> {
+    let url = DatabaseUrl::Sqlite {
+        path: dir.join("bindery.db"),
+    };
+    let sqlite = Database::connect(&url, 2).await.expect("connect");
+    let Database::Sqlite(pool) = &sqlite else {
+        unreachable!("opened SQLite")
+    };
+    let migrator = sqlx::migrate!("migrations/sqlite");
+    migrator.run_to(version, pool).await.expect("migrate");
+    let mut databases = vec![(sqlite, migrator)];
+    let Ok(admin) = std::env::var("TEST_POSTGRES_URL") else {
+        eprintln!("TEST_POSTGRES_URL is not set: PostgreSQL is left out (scripts/test sets it)");
+        return databases;
+    };
+    use sqlx::Connection;
+    let name = format!("bindery_test_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .expect("create database");
+    let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
+    url.set_path(&name);
+    let pool = sqlx::PgPool::connect(url.as_str()).await.expect("connect");
+    let migrator = sqlx::migrate!("migrations/postgres");
+    migrator.run_to(version, &pool).await.expect("migrate");
+    databases.push((Database::Postgres(pool), migrator));
+    databases
 }
 
 /// A file of the committed test fixtures (`tests/fixtures/`, described in its README).

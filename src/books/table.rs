@@ -567,7 +567,7 @@ pub async fn mark_ready(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::config::DatabaseUrl;
+    pub(crate) use crate::test_support::databases;
 
     /// What the test writes by hand: rows as the queue and the pipeline leave them.
     async fn run(db: &Database, sql: &'static str) {
@@ -575,44 +575,6 @@ pub(super) mod tests {
             unreachable!("the test opens SQLite")
         };
         sqlx::query(sql).execute(pool).await.expect(sql);
-    }
-
-    /// A database of each backend the tests can reach, migrated up to `version`, with the
-    /// migrator that takes it on. PostgreSQL only under `scripts/test`.
-    pub(crate) async fn databases(
-        version: i64,
-        dir: &std::path::Path,
-    ) -> Vec<(Database, sqlx::migrate::Migrator)> {
-        let url = DatabaseUrl::Sqlite {
-            path: dir.join("bindery.db"),
-        };
-        let sqlite = Database::connect(&url, 2).await.expect("connect");
-        let Database::Sqlite(pool) = &sqlite else {
-            unreachable!("opened SQLite")
-        };
-        let migrator = sqlx::migrate!("migrations/sqlite");
-        migrator.run_to(version, pool).await.expect("migrate");
-        let mut databases = vec![(sqlite, migrator)];
-        let Ok(admin) = std::env::var("TEST_POSTGRES_URL") else {
-            eprintln!(
-                "TEST_POSTGRES_URL is not set: PostgreSQL is left out (scripts/test sets it)"
-            );
-            return databases;
-        };
-        use sqlx::Connection;
-        let name = format!("bindery_test_{}", uuid::Uuid::new_v4().simple());
-        let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut conn)
-            .await
-            .expect("create database");
-        let mut url = url::Url::parse(&admin).expect("TEST_POSTGRES_URL");
-        url.set_path(&name);
-        let pool = sqlx::PgPool::connect(url.as_str()).await.expect("connect");
-        let migrator = sqlx::migrate!("migrations/postgres");
-        migrator.run_to(version, &pool).await.expect("migrate");
-        databases.push((Database::Postgres(pool), migrator));
-        databases
     }
 
     /// A statement for either backend (they read these the same).

@@ -46,7 +46,7 @@ impl ClaimedRow {
 /// parameter (`lost_workers < $n`) in every claim made PostgreSQL's generic plan guess a third
 /// of the rows gone, and sort the whole queue instead of walking the claim index (7x slower
 /// drains). A constant it estimates from the column's statistics: nearly all rows pass.
-const NO_SUSPECTS: &str = "AND c.lost_workers < 2";
+pub(super) const NO_SUSPECTS: &str = "AND c.lost_workers < 2";
 const _: () = assert!(SUSPECT_LOST_WORKERS == 2, "NO_SUSPECTS names the bound");
 
 /// The room a worker's memory budget has for more jobs (see `admission`): a job of cost `c`
@@ -78,7 +78,7 @@ impl Room {
 }
 
 /// The SQLite claim (see [`claim_sqlite`]), with `suspects` among its conditions.
-fn claim_sqlite_text(suspects: &str) -> String {
+pub(super) fn claim_sqlite_text(suspects: &str) -> String {
     format!(
         "UPDATE jobs SET state = 'running', attempt = attempt + 1, locked_by = $3,
                         locked_until = {{now}} + $4, started_at = {{now}}
@@ -136,7 +136,7 @@ async fn claim_sqlite(
 
 /// PostgreSQL's claim-and-complete (see [`claim_and_complete`]), with `suspects` among the
 /// claim's conditions.
-fn claim_and_complete_text(suspects: &str) -> String {
+pub(super) fn claim_and_complete_text(suspects: &str) -> String {
     format!(
         "WITH done AS ({completion}),
      now AS (SELECT {{now}} AS ms),

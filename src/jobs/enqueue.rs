@@ -17,27 +17,27 @@ pub(crate) struct Placement {
     pub pending_children: i32,
 }
 
+/// The queue's front at priority `$1`: the oldest fair tag due now.
+pub(super) const FRONT_TAG: &str = "SELECT min(fair_tag) FROM jobs
+                                    WHERE state = 'available' AND priority = $1";
+
+/// Tenant `$1`'s last queued fair tag at priority `$2`.
+pub(super) const OWN_TAG: &str = "SELECT max(fair_tag) FROM jobs
+                                  WHERE state = 'available' AND tenant = $1 AND priority = $2";
+
 /// The fair tag for the next job of `tenant` at `priority`: after the tenant's own queued jobs,
 /// and no earlier than the oldest job that is due now (the queue's "virtual time").
 async fn next_fair_tag(tx: &mut Tx, tenant: &str, priority: i16) -> sqlx::Result<i64> {
     let (front, own): (Option<i64>, Option<i64>) = on_tx!(tx, |conn, d| {
-        let front: Option<i64> = sqlx::query_scalar(sql!(
-            d,
-            "SELECT min(fair_tag) FROM jobs
-             WHERE state = 'available' AND priority = $1"
-        ))
-        .bind(priority)
-        .fetch_one(&mut *conn)
-        .await?;
-        let own: Option<i64> = sqlx::query_scalar(sql!(
-            d,
-            "SELECT max(fair_tag) FROM jobs
-             WHERE state = 'available' AND tenant = $1 AND priority = $2"
-        ))
-        .bind(tenant)
-        .bind(priority)
-        .fetch_one(&mut *conn)
-        .await?;
+        let front: Option<i64> = sqlx::query_scalar(sql!(d, FRONT_TAG))
+            .bind(priority)
+            .fetch_one(&mut *conn)
+            .await?;
+        let own: Option<i64> = sqlx::query_scalar(sql!(d, OWN_TAG))
+            .bind(tenant)
+            .bind(priority)
+            .fetch_one(&mut *conn)
+            .await?;
         (front, own)
     });
     Ok(match (front, own) {

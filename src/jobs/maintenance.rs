@@ -34,6 +34,10 @@ pub(crate) async fn prune_finished(
     })
 }
 
+/// [`promote_due`]'s statement.
+pub(super) const PROMOTE_DUE: &str = "UPDATE jobs SET state = 'available'
+                                      WHERE state = 'scheduled' AND run_at <= (SELECT {now})";
+
 /// Makes scheduled jobs (delayed, retrying, snoozed) whose time has come available. Kept apart
 /// so that the claim index holds only runnable jobs: a million jobs scheduled for tomorrow
 /// cost a claim nothing. The clock is read once, in a subquery: compared directly, PostgreSQL
@@ -41,14 +45,10 @@ pub(crate) async fn prune_finished(
 /// with 10,000 jobs scheduled, every 20 ms of a busy worker).
 pub(crate) async fn promote_due(db: &Database) -> sqlx::Result<u64> {
     on_pool!(db, |pool, d| {
-        Ok(sqlx::query(sql!(
-            d,
-            "UPDATE jobs SET state = 'available'
-             WHERE state = 'scheduled' AND run_at <= (SELECT {now})"
-        ))
-        .execute(pool)
-        .await?
-        .rows_affected())
+        Ok(sqlx::query(sql!(d, PROMOTE_DUE))
+            .execute(pool)
+            .await?
+            .rows_affected())
     })
 }
 

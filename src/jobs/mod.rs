@@ -28,6 +28,8 @@ mod executor;
 mod failpoint;
 pub mod heartbeat;
 mod maintenance;
+#[cfg(test)]
+mod plans;
 mod producer;
 mod queue;
 mod records;
