@@ -272,9 +272,10 @@ pub async fn fail(
 mod tests {
     use serde::{Deserialize, Serialize};
 
-    use super::table::tests::{databases, exec};
+    use super::table::tests::exec;
     use super::*;
     use crate::jobs::{Job, JobContext, JobFilter, JobRecord, Outcome};
+    use crate::test_support::databases;
 
     /// A first step that no worker runs here.
     #[derive(Serialize, Deserialize)]

@@ -567,7 +567,7 @@ pub async fn mark_ready(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    pub(crate) use crate::test_support::databases;
+    use crate::test_support::databases;
 
     /// What the test writes by hand: rows as the queue and the pipeline leave them.
     async fn run(db: &Database, sql: &'static str) {
