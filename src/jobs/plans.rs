@@ -96,7 +96,8 @@ async fn the_hot_statements_read_a_deep_queue_by_their_indexes() {
             .join(",")
     );
     let waited = format!("ARRAY[{}]::bigint[]", vec!["5"; BATCH].join(","));
-    sqlx::raw_sql("SET plan_cache_mode = force_generic_plan")
+    // As the workers' pools plan and run them (`Database::connect_with`).
+    sqlx::raw_sql("SET plan_cache_mode = force_generic_plan; SET jit = off")
         .execute(&mut *conn)
         .await
         .expect("generic plans");
@@ -338,4 +339,130 @@ async fn the_sqlite_claim_walks_its_index_without_sorting() {
             "{suspects:?}: {details:#?}"
         );
     }
+}
+
+/// How the claim's cost moves through a deep drain: a million jobs waiting, drained by the
+/// engine's own claim-and-complete (32 at a time, completing the previous 32), with shared
+/// buffers per claim, dead tuples and autovacuum runs reported at 10 %, 50 % and 90 %. A
+/// measurement for #29 (a claim whose index walk steps over the entries of claims made since
+/// the last vacuum would grow through the drain), not a check: run it by hand with
+/// `scripts/test --lib -- --ignored --nocapture jobs::plans::a_deep_drain`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a measurement over a million jobs, more than a minute: run by hand"]
+async fn a_deep_drain_shows_where_the_claims_buffers_go() {
+    use super::claim::{Room, claim_and_complete};
+    if !need::postgres() {
+        return;
+    }
+    const DEPTH: i64 = 1_000_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some((Database::Postgres(pool), _)) = databases(i64::MAX, dir.path()).await.pop() else {
+        unreachable!("PostgreSQL comes last")
+    };
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag, run_at,
+                           max_attempts, created_at)
+         SELECT 'test.job', 'q0', 't' || (g % 50), '{{}}', 'available', 0, g / 50, 0, 3, 0
+         FROM generate_series(1, {DEPTH}) g;
+         ANALYZE jobs;"
+    )))
+    .execute(&pool)
+    .await
+    .expect("fill");
+    let options = (*pool.connect_options())
+        .clone()
+        // As the workers' pools are (`Database::connect_with`): JIT alone costs 170 ms a claim.
+        .options([("plan_cache_mode", "force_generic_plan"), ("jit", "off")]);
+    let generic = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(options)
+        .await
+        .expect("connect");
+    let db = Database::Postgres(generic.clone());
+    let queues = vec!["q0".to_owned()];
+    let mut done: Vec<i64> = Vec::new();
+    let mut drained: i64 = 0;
+    let mut marks = [DEPTH / 10, DEPTH / 2, DEPTH * 9 / 10]
+        .into_iter()
+        .peekable();
+    let started = std::time::Instant::now();
+    let mut window = (std::time::Instant::now(), 0_i64);
+    while let Some(&mark) = marks.peek() {
+        let waited = vec![0; done.len()];
+        let (claimed, _) = claim_and_complete(
+            &db,
+            "w1",
+            &queues,
+            &done,
+            &waited,
+            BATCH,
+            60_000,
+            &Room::UNLIMITED,
+            false,
+        )
+        .await
+        .expect("claim");
+        drained += claimed.len() as i64;
+        done = claimed.iter().map(|c| c.id).collect();
+        if drained >= mark {
+            marks.next();
+            let mut conn = generic.acquire().await.expect("connection");
+            let mut tx = conn.begin().await.expect("begin");
+            let text = Dialect::Postgres.render(&claim_and_complete_text(NO_SUSPECTS));
+            let explained: Value = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {text}"
+            )))
+            .bind(Vec::<i64>::new())
+            .bind("w2")
+            .bind(Vec::<i64>::new())
+            .bind(&queues)
+            .bind(BATCH as i64)
+            .bind(60_000_i64)
+            .bind(i64::MAX)
+            .bind(i64::MAX)
+            .bind(Vec::<String>::new())
+            .bind(Vec::<i64>::new())
+            .fetch_one(&mut *tx)
+            .await
+            .expect("explain");
+            tx.rollback().await.expect("rollback");
+            let plan = &explained[0]["Plan"];
+            let claim_index = flatten(plan)
+                .into_iter()
+                .find(|n| n["Index Name"] == "jobs_claim")
+                .cloned()
+                .unwrap_or_default();
+            let stats = sqlx::query(
+                "SELECT n_live_tup, n_dead_tup, autovacuum_count, n_tup_upd, n_tup_hot_upd,
+                        pg_total_relation_size('jobs') AS bytes,
+                        pg_relation_size('jobs_claim') AS claim_bytes
+                 FROM pg_stat_user_tables WHERE relname = 'jobs'",
+            )
+            .fetch_one(&mut *conn)
+            .await
+            .expect("stats");
+            let count = |name: &str| stats.get::<i64, _>(name);
+            eprintln!(
+                "drained {drained:>8} ({:>3.0} %): {:>6.0} jobs/s lately; one claim: {} shared \
+                 buffers, its index scan {} ({} rows); jobs: {} live, {} dead, {} autovacuums, \
+                 {} of {} updates HOT, {} MiB (claim index {} MiB)",
+                drained as f64 * 100.0 / DEPTH as f64,
+                (drained - window.1) as f64 / window.0.elapsed().as_secs_f64().max(0.001),
+                plan["Shared Hit Blocks"].as_i64().unwrap_or(0)
+                    + plan["Shared Read Blocks"].as_i64().unwrap_or(0),
+                claim_index["Shared Hit Blocks"].as_i64().unwrap_or(0)
+                    + claim_index["Shared Read Blocks"].as_i64().unwrap_or(0),
+                claim_index["Actual Rows"],
+                count("n_live_tup"),
+                count("n_dead_tup"),
+                count("autovacuum_count"),
+                count("n_tup_hot_upd"),
+                count("n_tup_upd"),
+                count("bytes") >> 20,
+                count("claim_bytes") >> 20,
+            );
+            window = (std::time::Instant::now(), drained);
+        }
+    }
+    eprintln!("{drained} drained in {:?}", started.elapsed());
 }
