@@ -1018,6 +1018,18 @@ async fn a_retried_child_opens_its_join_again(b: Backend) {
             .map(|e| e.tag)
             .collect()
     };
+    // Two children, of which child 0 fails until healed.
+    let fan_out = async |workflow: &str, barrier: bool| {
+        let parent = NewJob::of(&Parent {
+            children: 2,
+            failing: Some(0),
+            barrier,
+        });
+        queue
+            .enqueue(parent.workflow(workflow))
+            .await
+            .expect("enqueue");
+    };
     let kind_of = async |kind: &str| -> Vec<bindery::jobs::JobRecord> {
         let jobs = queue.workflow("book-3").await.expect("workflow").jobs;
         jobs.into_iter().filter(|j| j.kind == kind).collect()
@@ -1026,15 +1038,7 @@ async fn a_retried_child_opens_its_join_again(b: Backend) {
     // Child 0 dies while child 1 is held at the barrier: the join still waits for child 1.
     let gate = Arc::new(tokio::sync::Barrier::new(2));
     *log.barrier.lock().expect("barrier") = Some(gate.clone());
-    let parent = NewJob::of(&Parent {
-        children: 2,
-        failing: Some(0),
-        barrier: true,
-    });
-    queue
-        .enqueue(parent.workflow("book-3"))
-        .await
-        .expect("enqueue");
+    fan_out("book-3", true).await;
     let dead = common::eventually_async("child 0 to die", Duration::from_secs(20), async || {
         let children = kind_of(Child::NAME).await;
         match children.iter().find(|c| c.state == JobState::Dead) {
@@ -1066,15 +1070,7 @@ async fn a_retried_child_opens_its_join_again(b: Backend) {
     // Child 0 of a second fan-out dies after the other: the join stops the workflow.
     let before = joins().len();
     log.heal(false);
-    let parent = NewJob::of(&Parent {
-        children: 2,
-        failing: Some(0),
-        barrier: false,
-    });
-    queue
-        .enqueue(parent.workflow("book-4"))
-        .await
-        .expect("enqueue");
+    fan_out("book-4", false).await;
     let book_4 = WaitTarget::Workflow("book-4".into());
     assert!(
         queue
