@@ -172,11 +172,17 @@ pub async fn delete(
 /// the one failure a retry can mend.
 pub const STEP_FAILED: &str = "step_failed";
 
+/// The error code of a book Bindery itself damaged (its checks found the EPUB or the reader
+/// broken): a bug, which no upload or retry mends.
+pub const DAMAGED: &str = "internal_error";
+
 /// Why a book cannot be retried.
 #[derive(Debug, thiserror::Error)]
 pub enum RetryError {
     #[error("The manuscript itself was refused; retrying cannot help. Fix it and upload it again.")]
     InputRefused,
+    #[error("Bindery damaged this book, and would again; retrying cannot help. Please report it.")]
+    Damaged,
     #[error("The book is {0}; only a book whose steps ran out of attempts can be retried.")]
     NothingToRetry(BookStatus),
     #[error("The book's other steps are still stopping; retry once they have (in a few seconds).")]
@@ -190,6 +196,7 @@ impl RetryError {
     pub fn code(&self) -> &'static str {
         match self {
             RetryError::InputRefused => "input_refused",
+            RetryError::Damaged => "book_damaged",
             RetryError::NothingToRetry(_) => "nothing_to_retry",
             RetryError::StillStopping => "still_stopping",
             RetryError::Unexpected(_) => "internal_error",
@@ -207,8 +214,10 @@ pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<()
     if book.status != BookStatus::Failed {
         return Err(RetryError::NothingToRetry(book.status));
     }
-    if book.error_code.as_deref() != Some(STEP_FAILED) {
-        return Err(RetryError::InputRefused);
+    match book.error_code.as_deref() {
+        Some(STEP_FAILED) => {}
+        Some(DAMAGED) => return Err(RetryError::Damaged),
+        _ => return Err(RetryError::InputRefused),
     }
     let workflow = queue.workflow(&book.id).await?;
     if !workflow.finished() {
@@ -383,6 +392,12 @@ mod tests {
             let book = failed("manuscript_empty").await;
             let refused = retry(&db, &queue, &book).await.expect_err("refused input");
             assert_eq!(refused.code(), "input_refused", "{backend}");
+
+            // Nor does a book Bindery damaged, and the answer does not blame the manuscript.
+            exec(&db, "UPDATE books SET status = 'processing'").await;
+            let book = failed(DAMAGED).await;
+            let refused = retry(&db, &queue, &book).await.expect_err("damaged");
+            assert_eq!(refused.code(), "book_damaged", "{backend}");
         }
     }
 

@@ -476,7 +476,7 @@ impl Job for Verify {
                 "Bindery produced a damaged book ({}). This is a bug in Bindery, not in your manuscript; please report it.",
                 problems.join("; ")
             );
-            mark_failed(app, &self.book, "internal_error", &message, Some(&message)).await?;
+            mark_failed(app, &self.book, books::DAMAGED, &message, Some(&message)).await?;
             return Ok(Outcome::Discard(message));
         }
         tracing::info!(

@@ -763,8 +763,9 @@ const REMOVAL_WAIT: Duration = Duration::from_secs(5);
         (status = 403, response = CsrfFailed),
         (status = 404, response = NotFound),
         (status = 409, description = "Nothing to retry: the book did not fail \
-            (`nothing_to_retry`), its manuscript was refused (`input_refused`), or its other \
-            steps are still stopping (`still_stopping`, a few seconds).",
+            (`nothing_to_retry`), its manuscript was refused (`input_refused`), Bindery \
+            damaged it (`book_damaged`, a bug to report), or its other steps are still \
+            stopping (`still_stopping`, a few seconds).",
             body = ErrorBody),
         (status = 429, response = RateLimited),
         (status = 500, response = Internal),

@@ -208,7 +208,7 @@ async fn show(
                         form data-api="POST" data-url={ "/api/v1/books/" (book.id) "/retry" } data-then="reload" {
                             button type="submit" { "Retry" }
                         }
-                    } @else if error.code != INTERNAL_ERROR {
+                    } @else if error.code != books::DAMAGED {
                         p { a.button href="/books/new" { "Upload a corrected manuscript" } }
                     }
                     p.error role="alert" hidden {}
@@ -435,9 +435,6 @@ fn step_state_text(state: StepState, done: usize, total: usize, message: Option<
         _ => base,
     }
 }
-
-/// The code of a book Bindery itself damaged: no upload or retry mends it.
-const INTERNAL_ERROR: &str = "internal_error";
 
 /// The book's cover, small, or a blank of the same size while it has none.
 fn cover_thumbnail(book: &BookView) -> Markup {
