@@ -316,12 +316,8 @@ fn print_report(
             cover.spine,
         );
     }
-    let warnings: Vec<&crate::report::Warning> = c
-        .report
-        .warnings
-        .iter()
-        .chain(print.iter().flat_map(|(_, e)| &e.warnings))
-        .collect();
+    // The print edition's warnings are in the book's report already, marked "print edition".
+    let warnings = &c.report.warnings;
     if warnings.is_empty() {
         let _ = writeln!(out, "No warnings.");
     } else {

@@ -290,6 +290,29 @@ fn the_report_names_the_book_and_its_warnings() {
     assert_eq!(report["language"], "en-US");
 }
 
+/// The text report lists each warning once: the print edition's are in the book's report,
+/// marked as the print edition's, and were listed a second time after them.
+#[test]
+fn the_text_report_lists_a_print_warning_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let short = dir.path().join("short.md");
+    std::fs::write(&short, "# One\n\nA line.\n").expect("write");
+    let pdf = dir.path().join("short.pdf");
+    let out = convert(
+        &short,
+        &dir.path().join("short.epub"),
+        &["--pdf", pdf.to_str().expect("utf-8 path")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.matches("[print_too_short]").count(), 1, "{stdout}");
+    assert!(stdout.contains("1 warning"), "{stdout}");
+}
+
 #[test]
 fn bad_input_is_refused_with_a_reason_and_exit_code_65() {
     let dir = tempfile::tempdir().expect("tempdir");
