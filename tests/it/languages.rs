@@ -403,7 +403,6 @@ fn the_readers_run_the_books_way_and_pass_axe_in_chromium() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let browser = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/languages");
     std::fs::create_dir_all(&shots).expect("screenshot dir");
     let none = BTreeMap::new();
@@ -419,19 +418,13 @@ fn the_readers_run_the_books_way_and_pass_axe_in_chromium() {
             "name": name,
             "continue": Labels::new(tag, &none).get(Key::ContinueReading),
         });
-        let out = Command::new("node")
-            .arg(browser.join("reader-languages.mjs"))
-            .arg(&url)
-            .arg(&shots)
-            .arg(direction)
-            .arg(expected.to_string())
-            .output()
-            .expect("node");
-        assert!(
-            out.status.success(),
-            "{name}: the browser check failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        common::browser_passes(
+            common::browser_script("reader-languages.mjs")
+                .arg(&url)
+                .arg(&shots)
+                .arg(direction)
+                .arg(expected.to_string()),
+            name,
         );
     }
 }

@@ -293,21 +293,14 @@ fn the_readers_chapters_lay_out_every_equation_and_pass_axe() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let browser = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
     let (_server, url) = serve_reader(&site);
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/math");
     std::fs::create_dir_all(&shots).expect("screenshot dir");
-    let out = Command::new("node")
-        .arg(browser.join("reader-math.mjs"))
-        .arg(&url)
-        .arg(&shots)
-        .output()
-        .expect("node");
-    assert!(
-        out.status.success(),
-        "the browser check failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    common::browser_passes(
+        common::browser_script("reader-math.mjs")
+            .arg(&url)
+            .arg(&shots),
+        "the equations",
     );
 }
 

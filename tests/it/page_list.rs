@@ -280,22 +280,15 @@ fn the_reader_shows_the_printed_pages_and_goes_to_one_by_number_in_chromium() {
         .find(|e| e.start.label == "112")
         .expect("the novel has a page 112");
     let server = StaticServer::start(site.path());
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/page-list.mjs");
     let shots = output_dir().join("screenshots");
     std::fs::create_dir_all(&shots).expect("screenshots");
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(format!("http://127.0.0.1:{}/index.html", server.port))
-        .arg(&shots)
-        .arg(&page.start.label)
-        .arg(page.words.join(" "))
-        .output()
-        .expect("node is not installed: run the suite through scripts/test");
-    drop(server);
-    assert!(
-        out.status.success(),
-        "the browser test failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    common::browser_passes(
+        common::browser_script("page-list.mjs")
+            .arg(format!("http://127.0.0.1:{}/index.html", server.port))
+            .arg(&shots)
+            .arg(&page.start.label)
+            .arg(page.words.join(" ")),
+        "the page list",
     );
+    drop(server);
 }

@@ -533,6 +533,31 @@ pub fn succeed(cmd: &mut Command, what: &str) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
+/// `node tests/browser/SCRIPT`: a browser test (playwright-core on Debian's Chromium), to which
+/// the caller adds its arguments.
+pub fn browser_script(script: &str) -> Command {
+    let mut node = Command::new("node");
+    node.arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/browser")
+            .join(script),
+    );
+    node
+}
+
+/// Runs a browser test to success, or fails the test with all it printed.
+pub fn browser_passes(node: &mut Command, what: &str) {
+    let out = node
+        .output()
+        .expect("node is not installed: run the suite through scripts/test");
+    assert!(
+        out.status.success(),
+        "{what}: the browser check failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The words pandoc (an independent reader) finds in a file.
 pub fn pandoc_words(path: &Path, from: &str) -> Vec<String> {
     try_pandoc_words(path, from)
