@@ -7,11 +7,13 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
+use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgSslMode};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{PgPool, SqlitePool};
@@ -19,8 +21,21 @@ use sqlx::{PgPool, SqlitePool};
 use super::fault;
 use crate::config::{ConfigError, DatabaseUrl, SYSTEM_ROOTS};
 
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+static SQLITE_MIGRATIONS: LazyLock<Migrator> =
+    LazyLock::new(|| beside_newer(sqlx::migrate!("migrations/sqlite")));
+static POSTGRES_MIGRATIONS: LazyLock<Migrator> =
+    LazyLock::new(|| beside_newer(sqlx::migrate!("migrations/postgres")));
+
+/// Lets a database hold migrations this release does not carry: a later release's, applied by
+/// its release phase. Migrations are additive so that the previous release runs beside them
+/// (README, "Migrations while the old release still runs"), and it must also start beside them:
+/// an old process restarting during a rolling deploy, or every process after a rollback. By
+/// default sqlx refuses to, and the previous release could not start at all. A migration this
+/// release carries is still checked against the stored one.
+fn beside_newer(mut migrator: Migrator) -> Migrator {
+    migrator.set_ignore_missing(true);
+    migrator
+}
 
 /// How long opening a database may take while it cannot be reached; past it, a starting process
 /// exits for its host to try again.
@@ -538,8 +553,18 @@ where
     )
 }
 
-/// One line per migration this process applied, and one for the whole run.
-fn log_applied(migrator: &sqlx::migrate::Migrator, before: &HashSet<i64>, started: Instant) {
+/// One line per migration this process applied, one for the whole run, and a warning naming
+/// the migrations a later release applied, if the database holds any.
+fn log_applied(migrator: &Migrator, before: &HashSet<i64>, started: Instant) {
+    let known: HashSet<i64> = migrator.iter().map(|m| m.version).collect();
+    let mut newer: Vec<i64> = before.difference(&known).copied().collect();
+    if !newer.is_empty() {
+        newer.sort_unstable();
+        tracing::warn!(
+            versions = ?newer,
+            "the database holds migrations of a later release than this one; running beside them, as migrations are additive (a rollback past a release that dropped something is not safe)"
+        );
+    }
     let mut applied = 0;
     for migration in migrator.iter() {
         if migration.migration_type.is_down_migration() || before.contains(&migration.version) {

@@ -40,19 +40,25 @@ fn migration_versions(backend: &str) -> Vec<i64> {
     versions
 }
 
-/// `(version, success)` of every row of `_sqlx_migrations`, in version order.
-fn applied_migrations(database_url: &str) -> Vec<(i64, bool)> {
+/// Runs `sql` on the database at `database_url`, then reads the `(i64, bool)` rows of `query`.
+fn on_database(database_url: &str, sql: Option<&str>, query: &str) -> Vec<(i64, bool)> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
         use sqlx::Connection;
-        let query = "SELECT version, success FROM _sqlx_migrations ORDER BY version";
+        let query = sqlx::AssertSqlSafe(query.to_owned());
         if database_url.starts_with("postgres") {
             let mut conn = sqlx::PgConnection::connect(database_url)
                 .await
                 .expect("connect to PostgreSQL");
+            if let Some(sql) = sql {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+                    .execute(&mut conn)
+                    .await
+                    .expect(sql);
+            }
             sqlx::query_as(query)
                 .fetch_all(&mut conn)
                 .await
@@ -61,12 +67,27 @@ fn applied_migrations(database_url: &str) -> Vec<(i64, bool)> {
             let mut conn = sqlx::SqliteConnection::connect(database_url)
                 .await
                 .expect("open SQLite");
+            if let Some(sql) = sql {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+                    .execute(&mut conn)
+                    .await
+                    .expect(sql);
+            }
             sqlx::query_as(query)
                 .fetch_all(&mut conn)
                 .await
                 .expect("read _sqlx_migrations")
         }
     })
+}
+
+/// `(version, success)` of every row of `_sqlx_migrations`, in version order.
+fn applied_migrations(database_url: &str) -> Vec<(i64, bool)> {
+    on_database(
+        database_url,
+        None,
+        "SELECT version, success FROM _sqlx_migrations ORDER BY version",
+    )
 }
 
 /// Asserts that the database holds each of the binary's migrations exactly once, applied.
@@ -89,6 +110,65 @@ fn simultaneous_migrates_on_a_fresh_postgres_database_apply_each_migration_once(
         return;
     }
     simultaneous_migrates(true);
+}
+
+/// The previous release starts on a database that a later release has migrated: an old process
+/// restarting during a rolling deploy, or every process after a rollback. The migration it
+/// does not carry is let be (migrations are additive), with a warning that names it.
+#[test]
+fn the_previous_release_starts_beside_a_later_releases_migration_on_sqlite() {
+    beside_a_later_migration(false);
+}
+
+#[test]
+fn the_previous_release_starts_beside_a_later_releases_migration_on_postgres() {
+    if !crate::common::need::postgres() {
+        return;
+    }
+    beside_a_later_migration(true);
+}
+
+fn beside_a_later_migration(postgres: bool) {
+    const LATER: i64 = 99_990_101;
+    let data = tempfile::tempdir().expect("tempdir");
+    let database_url = if postgres {
+        crate::common::postgres_database()
+    } else {
+        format!("sqlite://{}", data.path().join("bindery.db").display())
+    };
+    let command = || {
+        let mut cmd = crate::common::command(data.path());
+        cmd.env("DATABASE_URL", &database_url);
+        cmd
+    };
+    common::succeed(command().arg("migrate"), "bindery migrate");
+    let checksum = if postgres { "'\\x00'::bytea" } else { "X'00'" };
+    let rows = on_database(
+        &database_url,
+        Some(&format!(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES ({LATER}, 'a later release', TRUE, {checksum}, 0)"
+        )),
+        "SELECT version, success FROM _sqlx_migrations ORDER BY version DESC LIMIT 1",
+    );
+    assert_eq!(rows, [(LATER, true)]);
+
+    let out = command()
+        .arg("migrate")
+        .output()
+        .expect("run bindery migrate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "bindery migrate refused a database a later release migrated ({}):\n{stderr}",
+        out.status
+    );
+    assert!(
+        stderr.contains("migrations of a later release") && stderr.contains(&LATER.to_string()),
+        "no warning naming the later migration:\n{stderr}"
+    );
+    let token = crate::common::web::create_token(command(), "alice", false);
+    assert!(token.starts_with("bdy_"), "{token}");
 }
 
 fn simultaneous_migrates(postgres: bool) {
