@@ -47,6 +47,7 @@ use std::time::Duration;
 use serde::{Serialize, de::DeserializeOwned};
 
 pub use context::JobContext;
+pub use maintenance::VACUUM_EVERY;
 pub use queue::{JobQueue, QueueStats, WaitTarget};
 pub use records::{
     ChildOutcome, JobFilter, JobRecord, KindStats, QueueRow, StepCount, WorkflowState,

@@ -342,8 +342,9 @@ async fn the_sqlite_claim_walks_its_index_without_sorting() {
 }
 
 /// How the claim's cost moves through a deep drain: a million jobs waiting, drained by the
-/// engine's own claim-and-complete (32 at a time, completing the previous 32), with shared
-/// buffers per claim, dead tuples and autovacuum runs reported at 10 %, 50 % and 90 %. A
+/// engine's own claim-and-complete (32 at a time, completing the previous 32) and vacuumed
+/// beside it as the pump does (`maintenance::VACUUM_EVERY`), with shared buffers per claim,
+/// dead tuples and vacuums reported at 10 %, 50 % and 90 %. A
 /// measurement for #29 (a claim whose index walk steps over the entries of claims made since
 /// the last vacuum would grow through the drain), not a check: run it by hand with
 /// `scripts/test --lib -- --ignored --nocapture jobs::plans::a_deep_drain`.
@@ -387,6 +388,8 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
         .peekable();
     let started = std::time::Instant::now();
     let mut window = (std::time::Instant::now(), 0_i64);
+    let mut since_vacuum = 0;
+    let mut vacuum: Option<tokio::task::JoinHandle<()>> = None;
     while let Some(&mark) = marks.peek() {
         let waited = vec![0; done.len()];
         let (claimed, _) = claim_and_complete(
@@ -403,6 +406,16 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
         .await
         .expect("claim");
         drained += claimed.len() as i64;
+        since_vacuum += claimed.len() as u64;
+        if since_vacuum >= super::maintenance::VACUUM_EVERY
+            && vacuum.as_ref().is_none_or(|v| v.is_finished())
+        {
+            since_vacuum = 0;
+            let db = db.clone();
+            vacuum = Some(tokio::spawn(async move {
+                super::maintenance::vacuum(&db).await.expect("vacuum");
+            }));
+        }
         done = claimed.iter().map(|c| c.id).collect();
         if drained >= mark {
             marks.next();
@@ -433,7 +446,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
                 .cloned()
                 .unwrap_or_default();
             let stats = sqlx::query(
-                "SELECT n_live_tup, n_dead_tup, autovacuum_count, n_tup_upd, n_tup_hot_upd,
+                "SELECT n_live_tup, n_dead_tup, autovacuum_count, vacuum_count, n_tup_upd, n_tup_hot_upd,
                         pg_total_relation_size('jobs') AS bytes,
                         pg_relation_size('jobs_claim') AS claim_bytes
                  FROM pg_stat_user_tables WHERE relname = 'jobs'",
@@ -444,7 +457,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
             let count = |name: &str| stats.get::<i64, _>(name);
             eprintln!(
                 "drained {drained:>8} ({:>3.0} %): {:>6.0} jobs/s lately; one claim: {} shared \
-                 buffers, its index scan {} ({} rows); jobs: {} live, {} dead, {} autovacuums, \
+                 buffers, its index scan {} ({} rows); jobs: {} live, {} dead, {} vacuums and {} autovacuums, \
                  {} of {} updates HOT, {} MiB (claim index {} MiB)",
                 drained as f64 * 100.0 / DEPTH as f64,
                 (drained - window.1) as f64 / window.0.elapsed().as_secs_f64().max(0.001),
@@ -455,6 +468,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
                 claim_index["Actual Rows"],
                 count("n_live_tup"),
                 count("n_dead_tup"),
+                count("vacuum_count"),
                 count("autovacuum_count"),
                 count("n_tup_hot_upd"),
                 count("n_tup_upd"),

@@ -1496,3 +1496,48 @@ async fn pruning_deletes_old_finished_jobs_in_batches_and_keeps_the_rest(b: Back
         0
     );
 }
+
+/// On PostgreSQL a worker vacuums the jobs table itself every `VACUUM_EVERY` jobs it claims: a
+/// claim leaves dead entries in the claim index that every later claim walks over until a
+/// vacuum, and autovacuum may not come for a minute. (What it is worth is measured by
+/// `scripts/bench-queue postgres scale`: the drain of a million waiting jobs.) SQLite updates in
+/// place and has nothing to vacuum.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_vacuums_the_jobs_table_as_it_claims() {
+    if !common::need::postgres() {
+        return;
+    }
+    let b = Backend::postgres().await;
+    let Database::Postgres(pool) = &b.db else {
+        unreachable!("a PostgreSQL backend")
+    };
+    let vacuums = async || -> i64 {
+        sqlx::query_scalar("SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'jobs'")
+            .fetch_one(pool)
+            .await
+            .expect("read the table's statistics")
+    };
+    let queue = b.queue();
+    let n = usize::try_from(bindery::jobs::VACUUM_EVERY).expect("a count") + 100;
+    let jobs: Vec<NewJob> = (0..n).map(|i| record("v", &i.to_string(), 0)).collect();
+    for chunk in jobs.chunks(10_000) {
+        queue.enqueue_bulk(chunk).await.expect("bulk");
+    }
+    assert_eq!(vacuums().await, 0, "nothing vacuumed the table yet");
+    let log = Log::default();
+    let runner = b.runner(&log, 32).await;
+    common::eventually_async(
+        "every job run and the table vacuumed",
+        Duration::from_secs(60),
+        async || {
+            let (ran, vacuumed) = (log.count("v"), vacuums().await);
+            if ran == n && vacuumed >= 1 {
+                Ok(())
+            } else {
+                Err(format!("{ran} of {n} ran; {vacuumed} vacuums"))
+            }
+        },
+    )
+    .await;
+    runner.shutdown(Duration::from_secs(1)).await;
+}
