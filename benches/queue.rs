@@ -154,9 +154,66 @@ async fn enqueue_noops(queue: &JobQueue, n: usize) -> f64 {
     n as f64 / started.elapsed().as_secs_f64()
 }
 
-/// Drains every runnable job with a 32-executor runner; returns jobs per second.
-async fn drain(db: &Database, url: &DatabaseUrl, n: u64) -> f64 {
+/// What a drain cost, per 1,000 jobs: the CPU of this process (the worker) and of every
+/// PostgreSQL process, and the WAL written. On a machine where the worker and the server share
+/// the cores, it says which of them the time goes to.
+#[derive(Clone, Copy, Default)]
+struct Cost {
+    worker_cpu_ms: f64,
+    server_cpu_ms: f64,
+    wal_kib: f64,
+}
+
+/// A drain's rate, and its cost (none on SQLite, where the worker is the server).
+struct Drained {
+    rate: f64,
+    cost: Option<Cost>,
+}
+
+/// CPU time of this process and of the PostgreSQL server's processes, in milliseconds, from
+/// `/proc` (in clock ticks, 100 a second on Linux).
+fn cpu_ms() -> (f64, f64) {
+    let ticks = |stat: &str| -> Option<f64> {
+        // The fields after the command's closing parenthesis; utime and stime are the 12th
+        // and 13th of them.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split(' ').collect();
+        Some((fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?) * 10.0)
+    };
+    let own = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| ticks(&s))
+        .unwrap_or(0.0);
+    let server = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|s| s.contains(" (postgres) "))
+        .filter_map(|s| ticks(&s))
+        .sum();
+    (own, server)
+}
+
+async fn wal_bytes(db: &Database) -> Option<f64> {
+    match db {
+        Database::Postgres(pool) => Some(
+            sqlx::query_scalar::<_, f64>(
+                "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8",
+            )
+            .fetch_one(pool)
+            .await
+            .expect("WAL position"),
+        ),
+        Database::Sqlite(_) => None,
+    }
+}
+
+/// Drains every runnable job with a 32-executor runner.
+async fn drain(db: &Database, url: &DatabaseUrl, n: u64) -> Drained {
     let bench = Arc::new(Bench::default());
+    let wal_before = wal_bytes(db).await;
+    let cpu_before = cpu_ms();
     let started = Instant::now();
     let handle = runner(db, url, bench.clone(), 32).await;
     // Counting open rows is itself a scan; only ask the database once every job has run,
@@ -168,9 +225,36 @@ async fn drain(db: &Database, url: &DatabaseUrl, n: u64) -> f64 {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     let took = started.elapsed();
+    // Before the shutdown, while the worker's connections (and so their server processes,
+    // whose CPU time is counted) are still there.
+    let cpu_after = cpu_ms();
+    let wal_after = wal_bytes(db).await;
     handle.shutdown(Duration::from_secs(5)).await;
     assert_eq!(bench.ran.load(Ordering::Relaxed), n);
-    n as f64 / took.as_secs_f64()
+    let per_1000 = 1000.0 / n as f64;
+    Drained {
+        rate: n as f64 / took.as_secs_f64(),
+        cost: wal_before.zip(wal_after).map(|(before, after)| Cost {
+            worker_cpu_ms: (cpu_after.0 - cpu_before.0) * per_1000,
+            server_cpu_ms: (cpu_after.1 - cpu_before.1) * per_1000,
+            wal_kib: (after - before) / 1024.0 * per_1000,
+        }),
+    }
+}
+
+/// The medians of drains' costs, as one line's end.
+fn costs(costs: &[Option<Cost>]) -> String {
+    let costs: Vec<Cost> = costs.iter().flatten().copied().collect();
+    if costs.is_empty() {
+        return String::new();
+    }
+    let of = |f: fn(&Cost) -> f64| median(costs.iter().map(f).collect());
+    format!(
+        "; per 1,000 jobs: worker CPU {:.0} ms, PostgreSQL CPU {:.0} ms, WAL {:.0} KiB (medians)",
+        of(|c| c.worker_cpu_ms),
+        of(|c| c.server_cpu_ms),
+        of(|c| c.wal_kib)
+    )
 }
 
 fn runs() -> usize {
@@ -183,10 +267,13 @@ fn runs() -> usize {
 async fn throughput(url: &DatabaseUrl, backend: &str) {
     let mut enqueue_rates = Vec::new();
     let mut drain_rates = Vec::new();
+    let mut drain_costs = Vec::new();
     for _ in 0..runs() {
         let db = fresh(url).await;
         enqueue_rates.push(enqueue_noops(&JobQueue::new(db.clone()), 100_000).await);
-        drain_rates.push(drain(&db, url, 100_000).await);
+        let drained = drain(&db, url, 100_000).await;
+        drain_rates.push(drained.rate);
+        drain_costs.push(drained.cost);
         db.close().await;
     }
     println!(
@@ -195,9 +282,10 @@ async fn throughput(url: &DatabaseUrl, backend: &str) {
         fmt(&enqueue_rates)
     );
     println!(
-        "{backend} drain_100k_noop_c32_jobs_per_s: median {:.0} (runs: {})",
+        "{backend} drain_100k_noop_c32_jobs_per_s: median {:.0} (runs: {}){}",
         median(drain_rates.clone()),
-        fmt(&drain_rates)
+        fmt(&drain_rates),
+        costs(&drain_costs)
     );
 }
 
@@ -205,6 +293,7 @@ async fn throughput(url: &DatabaseUrl, backend: &str) {
 /// waiting jobs in alternating runs, and the worker's peak memory while draining the million.
 async fn deep(url: &DatabaseUrl, backend: &str) {
     let (mut shallow, mut deep, mut peaks) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut shallow_costs, mut deep_costs) = (Vec::new(), Vec::new());
     for _ in 0..runs() {
         for n in [100_000, 1_000_000] {
             let db = fresh(url).await;
@@ -214,11 +303,13 @@ async fn deep(url: &DatabaseUrl, backend: &str) {
             // The enqueue's own allocations are freed by now; the peak from here on is the
             // worker's (this process is one) while it drains.
             reset_peak_rss();
-            let rate = drain(&db, url, n as u64).await;
+            let drained = drain(&db, url, n as u64).await;
             if n == 100_000 {
-                shallow.push(rate);
+                shallow.push(drained.rate);
+                shallow_costs.push(drained.cost);
             } else {
-                deep.push(rate);
+                deep.push(drained.rate);
+                deep_costs.push(drained.cost);
                 peaks.push(peak_rss_kb() as f64 / 1024.0);
                 println!(
                     "{backend} jobs_table_with_1m_waiting: {sizes}; after the drain: {}",
@@ -229,15 +320,17 @@ async fn deep(url: &DatabaseUrl, backend: &str) {
         }
     }
     println!(
-        "{backend} drain_100k_noop_c32_jobs_per_s: median {:.0} (runs: {})",
+        "{backend} drain_100k_noop_c32_jobs_per_s: median {:.0} (runs: {}){}",
         median(shallow.clone()),
-        fmt(&shallow)
+        fmt(&shallow),
+        costs(&shallow_costs)
     );
     println!(
-        "{backend} drain_1m_noop_c32_jobs_per_s: median {:.0} (runs: {}); {:.0} % of 100k",
+        "{backend} drain_1m_noop_c32_jobs_per_s: median {:.0} (runs: {}); {:.0} % of 100k{}",
         median(deep.clone()),
         fmt(&deep),
-        100.0 * median(deep.clone()) / median(shallow.clone())
+        100.0 * median(deep.clone()) / median(shallow.clone()),
+        costs(&deep_costs)
     );
     println!(
         "{backend} worker_peak_rss_draining_1m_mib: median {:.0} (runs: {})",
@@ -264,7 +357,7 @@ async fn retained(url: &DatabaseUrl, backend: &str) {
     let mut quiet = Vec::new();
     for _ in 0..runs() {
         enqueue_noops(&queue, N).await;
-        quiet.push(drain(&db, url, N as u64).await);
+        quiet.push(drain(&db, url, N as u64).await.rate);
     }
     enqueue_noops(&queue, N).await;
     let prune_queue = queue.clone();
@@ -277,7 +370,7 @@ async fn retained(url: &DatabaseUrl, backend: &str) {
         (pruned, started.elapsed())
     });
     // The drain while the prune runs (it outlasts the drain: ten million rows against 200k).
-    let during = drain(&db, url, N as u64).await;
+    let during = drain(&db, url, N as u64).await.rate;
     let (pruned, took) = pruning.await.expect("prune task");
     println!(
         "{backend} drain_200k_beside_10m_finished_jobs_per_s: median {:.0} (runs: {})",
@@ -480,7 +573,7 @@ async fn log_flood(url: &DatabaseUrl, backend: &str) {
                 let stop = stop.clone();
                 std::thread::spawn(move || flood_logs(&stop))
             });
-            let rate = drain(&db, url, FLOOD_DRAIN).await;
+            let rate = drain(&db, url, FLOOD_DRAIN).await.rate;
             stop.store(true, Ordering::Relaxed);
             if let Some(flooder) = flooder {
                 let (n, worst) = flooder.join().expect("flooder");

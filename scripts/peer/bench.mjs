@@ -3,6 +3,7 @@
 // queue of 500, completions and failures batched). Run by scripts/bench-queue-peer.
 import { run, makeWorkerUtils, Logger } from "graphile-worker";
 import pg from "pg";
+import fs from "node:fs";
 
 const connectionString = process.env.PG_URL;
 const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -27,15 +28,35 @@ const pct = (sorted, p) => sorted[Math.round(p * (sorted.length - 1))];
 const fmt = (v) => v.map((x) => x.toFixed(0)).join(", ");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// What a drain costs, as benches/queue.rs counts it: CPU of this process (the worker) and of
+// every PostgreSQL process (from /proc, in clock ticks of 10 ms), and the WAL written.
+const ticksMs = (stat) => {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+const serverCpuMs = () =>
+  fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).reduce((sum, p) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, "utf8");
+      return stat.includes(" (postgres) ") ? sum + ticksMs(stat) : sum;
+    } catch {
+      return sum;
+    }
+  }, 0);
+const workerCpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+
 const utils = await makeWorkerUtils({ connectionString, logger: quiet });
 await utils.migrate();
 const db = new pg.Pool({ connectionString, max: 2 });
 const clear = () => db.query("TRUNCATE graphile_worker._private_jobs CASCADE");
+const wal = async () =>
+  Number((await db.query("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8 AS b")).rows[0].b);
 const open = async () =>
   Number((await db.query("SELECT count(*) FROM graphile_worker._private_jobs")).rows[0].count);
 
 const enqueueRates = [];
 const drainRates = [];
+const costs = [];
 for (let r = 0; r < runs; r++) {
   await clear();
   let started = performance.now();
@@ -55,6 +76,8 @@ for (let r = 0; r < runs; r++) {
   await db.query("CHECKPOINT");
 
   let ran = 0;
+  const walBefore = await wal();
+  const cpuBefore = [workerCpuMs(), serverCpuMs()];
   started = performance.now();
   const runner = await run({
     preset,
@@ -65,10 +88,17 @@ for (let r = 0; r < runs; r++) {
   while (ran < depth) await sleep(5);
   while ((await open()) > 0) await sleep(2);
   drainRates.push(depth / ((performance.now() - started) / 1000));
+  const per1000 = 1000 / depth;
+  costs.push({
+    worker: (workerCpuMs() - cpuBefore[0]) * per1000,
+    server: (serverCpuMs() - cpuBefore[1]) * per1000,
+    wal: ((await wal()) - walBefore) / 1024 * per1000,
+  });
   await runner.stop();
 }
 console.log(`graphile-worker bulk_enqueue_${label}_jobs_per_s: median ${median(enqueueRates).toFixed(0)} (runs: ${fmt(enqueueRates)})`);
-console.log(`graphile-worker drain_${label}_noop_c24_jobs_per_s: median ${median(drainRates).toFixed(0)} (runs: ${fmt(drainRates)})`);
+const cost = (key) => median(costs.map((c) => c[key])).toFixed(0);
+console.log(`graphile-worker drain_${label}_noop_c24_jobs_per_s: median ${median(drainRates).toFixed(0)} (runs: ${fmt(drainRates)}); per 1,000 jobs: worker CPU ${cost("worker")} ms, PostgreSQL CPU ${cost("server")} ms, WAL ${cost("wal")} KiB (medians)`);
 
 for (const queued of process.env.BENCH_QUEUE_ONLY === "drain" ? [] : [0, 10000]) {
   await clear();
