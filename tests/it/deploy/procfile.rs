@@ -90,6 +90,22 @@ fn applied_migrations(database_url: &str) -> Vec<(i64, bool)> {
     )
 }
 
+/// A new PostgreSQL database, or an SQLite one in `dir`: its URL.
+fn fresh_database(postgres: bool, dir: &Path) -> String {
+    if postgres {
+        crate::common::postgres_database()
+    } else {
+        format!("sqlite://{}", dir.join("bindery.db").display())
+    }
+}
+
+/// `bindery` in `dir`, on the database at `database_url`.
+fn bindery_on(dir: &Path, database_url: &str) -> Command {
+    let mut cmd = crate::common::command(dir);
+    cmd.env("DATABASE_URL", database_url);
+    cmd
+}
+
 /// Asserts that the database holds each of the binary's migrations exactly once, applied.
 fn assert_migrated(database_url: &str, backend: &str) {
     let expected: Vec<(i64, bool)> = migration_versions(backend)
@@ -131,16 +147,8 @@ fn the_previous_release_starts_beside_a_later_releases_migration_on_postgres() {
 fn beside_a_later_migration(postgres: bool) {
     const LATER: i64 = 99_990_101;
     let data = tempfile::tempdir().expect("tempdir");
-    let database_url = if postgres {
-        crate::common::postgres_database()
-    } else {
-        format!("sqlite://{}", data.path().join("bindery.db").display())
-    };
-    let command = || {
-        let mut cmd = crate::common::command(data.path());
-        cmd.env("DATABASE_URL", &database_url);
-        cmd
-    };
+    let database_url = fresh_database(postgres, data.path());
+    let command = || bindery_on(data.path(), &database_url);
     common::succeed(command().arg("migrate"), "bindery migrate");
     let checksum = if postgres { "'\\x00'::bytea" } else { "X'00'" };
     let rows = on_database(
@@ -176,16 +184,8 @@ fn simultaneous_migrates(postgres: bool) {
     let mut waits = 0;
     for round in 0..ROUNDS {
         let data = tempfile::tempdir().expect("tempdir");
-        let database_url = if postgres {
-            crate::common::postgres_database()
-        } else {
-            format!("sqlite://{}", data.path().join("bindery.db").display())
-        };
-        let command = || {
-            let mut cmd = crate::common::command(data.path());
-            cmd.env("DATABASE_URL", &database_url);
-            cmd
-        };
+        let database_url = fresh_database(postgres, data.path());
+        let command = || bindery_on(data.path(), &database_url);
 
         // Each process is started by its own thread as the barrier opens.
         let gate = Arc::new(Barrier::new(RACERS));
