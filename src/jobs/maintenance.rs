@@ -18,16 +18,46 @@ use crate::storage::Database;
 /// itself, so that however many there are, the table is vacuumed about once in that many claims.
 pub const VACUUM_EVERY: u64 = 50_000;
 
-/// [`vacuum`]'s statement. `SKIP_LOCKED`: if another worker, or autovacuum, is at it already,
+/// [`Vacuums`]' statement. `SKIP_LOCKED`: if another worker, or autovacuum, is at it already,
 /// this one has nothing to add.
 const VACUUM_JOBS: &str = "VACUUM (SKIP_LOCKED) jobs";
 
-/// Vacuums the jobs table on PostgreSQL. SQLite updates rows in place and leaves nothing for
-/// a claim to walk over, so there it does nothing.
-pub(crate) async fn vacuum(db: &Database) -> sqlx::Result<()> {
-    match db {
-        Database::Postgres(pool) => sqlx::raw_sql(VACUUM_JOBS).execute(pool).await.map(drop),
-        Database::Sqlite(_) => Ok(()),
+/// A worker's vacuums of the jobs table: counts the jobs it claims and, every
+/// [`VACUUM_EVERY`] of them, vacuums the table on a task of its own, so that the claims go on
+/// meanwhile; one at a time. Only on PostgreSQL: SQLite updates rows in place and leaves
+/// nothing for a claim to walk over.
+#[derive(Default)]
+pub(crate) struct Vacuums {
+    claimed: u64,
+    running: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Vacuums {
+    pub(crate) fn claimed(&mut self, db: &Database, jobs: usize) {
+        let Database::Postgres(pool) = db else {
+            return;
+        };
+        self.claimed += jobs as u64;
+        if self.claimed < VACUUM_EVERY || self.running.as_ref().is_some_and(|v| !v.is_finished()) {
+            return;
+        }
+        let claims = std::mem::take(&mut self.claimed);
+        let pool = pool.clone();
+        self.running = Some(tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            match sqlx::raw_sql(VACUUM_JOBS).execute(&pool).await {
+                Ok(_) => tracing::debug!(
+                    claims,
+                    took_ms = started.elapsed().as_millis(),
+                    "vacuumed the jobs table"
+                ),
+                Err(e) => tracing::warn!(
+                    claims,
+                    error = %e,
+                    "could not vacuum the jobs table; claims walk over more dead entries until autovacuum does"
+                ),
+            }
+        }));
     }
 }
 

@@ -343,7 +343,7 @@ async fn the_sqlite_claim_walks_its_index_without_sorting() {
 
 /// How the claim's cost moves through a deep drain: a million jobs waiting, drained by the
 /// engine's own claim-and-complete (32 at a time, completing the previous 32) and vacuumed
-/// beside it as the pump does (`maintenance::VACUUM_EVERY`), with shared buffers per claim,
+/// beside it as the pump does (`maintenance::Vacuums`), with shared buffers per claim,
 /// dead tuples and vacuums reported at 10 %, 50 % and 90 %. A
 /// measurement for #29 (a claim whose index walk steps over the entries of claims made since
 /// the last vacuum would grow through the drain), not a check: run it by hand with
@@ -388,8 +388,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
         .peekable();
     let started = std::time::Instant::now();
     let mut window = (std::time::Instant::now(), 0_i64);
-    let mut since_vacuum = 0;
-    let mut vacuum: Option<tokio::task::JoinHandle<()>> = None;
+    let mut vacuums = super::maintenance::Vacuums::default();
     while let Some(&mark) = marks.peek() {
         let waited = vec![0; done.len()];
         let (claimed, _) = claim_and_complete(
@@ -406,16 +405,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
         .await
         .expect("claim");
         drained += claimed.len() as i64;
-        since_vacuum += claimed.len() as u64;
-        if since_vacuum >= super::maintenance::VACUUM_EVERY
-            && vacuum.as_ref().is_none_or(|v| v.is_finished())
-        {
-            since_vacuum = 0;
-            let db = db.clone();
-            vacuum = Some(tokio::spawn(async move {
-                super::maintenance::vacuum(&db).await.expect("vacuum");
-            }));
-        }
+        vacuums.claimed(&db, claimed.len());
         done = claimed.iter().map(|c| c.id).collect();
         if drained >= mark {
             marks.next();

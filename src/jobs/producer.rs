@@ -122,10 +122,7 @@ struct Pump<C> {
     idle: bool,
     /// Suspects were claimed beyond the one a worker runs at a time, and given back.
     held_back_suspects: bool,
-    /// Jobs claimed since this worker last vacuumed the table, and that vacuum while it runs
-    /// (see `maintenance::VACUUM_EVERY`).
-    claimed_since_vacuum: u64,
-    vacuum: Option<tokio::task::JoinHandle<()>>,
+    vacuums: maintenance::Vacuums,
 }
 
 impl<C: Send + Sync + 'static> Pump<C> {
@@ -158,8 +155,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             prefetch: 0,
             idle: false,
             held_back_suspects: false,
-            claimed_since_vacuum: 0,
-            vacuum: None,
+            vacuums: maintenance::Vacuums::default(),
         }
     }
 
@@ -302,34 +298,6 @@ impl<C: Send + Sync + 'static> Pump<C> {
         }
     }
 
-    /// Counts the jobs just claimed and, every `maintenance::VACUUM_EVERY` of them, vacuums the
-    /// table beside the pump, on the engine's pool: the claims go on meanwhile.
-    fn vacuum_when_due(&mut self, claimed: usize) {
-        self.claimed_since_vacuum += claimed as u64;
-        if self.claimed_since_vacuum < maintenance::VACUUM_EVERY
-            || self.vacuum.as_ref().is_some_and(|v| !v.is_finished())
-        {
-            return;
-        }
-        let claims = std::mem::take(&mut self.claimed_since_vacuum);
-        let db = self.shared.db.clone();
-        self.vacuum = Some(tokio::spawn(async move {
-            let started = Instant::now();
-            match maintenance::vacuum(&db).await {
-                Ok(()) => tracing::debug!(
-                    claims,
-                    took_ms = started.elapsed().as_millis(),
-                    "vacuumed the jobs table"
-                ),
-                Err(e) => tracing::warn!(
-                    claims,
-                    error = %e,
-                    "could not vacuum the jobs table; claims walk over more dead entries until autovacuum does"
-                ),
-            }
-        }));
-    }
-
     /// Commits the batch and claims up to `wanted` jobs, starting claimed jobs meanwhile.
     /// False when the statement failed (after a pause).
     async fn commit_and_claim(&mut self, wanted: usize, stop: &mut watch::Receiver<bool>) -> bool {
@@ -365,7 +333,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             Ok(rows) => {
                 self.exchanges.succeeded();
                 self.shared.commits.succeeded();
-                self.vacuum_when_due(rows.len());
+                self.vacuums.claimed(&self.shared.db, rows.len());
                 let (rows, over) = self.shared.admission().admit(rows);
                 self.shared
                     .give_back(over.iter().map(|r| r.id).collect())
