@@ -632,14 +632,19 @@ fn webhooks_delivered(results: &mut Results, submitted: &[Submitted], receiver: 
         // Each delivery's first request, in the order they came.
         let mut deliveries: Vec<&crate::common::receiver::Received> = Vec::new();
         for r in &requests {
+            let delivery = r.header("bindery-delivery");
+            if r.answered != 200 {
+                results.fail(format!(
+                    "book {id}: delivery {delivery} was not acknowledged"
+                ));
+            }
             match deliveries
                 .iter()
-                .find(|d| d.header("bindery-delivery") == r.header("bindery-delivery"))
+                .find(|d| d.header("bindery-delivery") == delivery)
             {
-                Some(first) if first.body != r.body || r.answered != 200 => {
+                Some(first) if first.body != r.body => {
                     results.fail(format!(
-                        "book {id}: delivery {} came again with another body, or was not acknowledged",
-                        r.header("bindery-delivery")
+                        "book {id}: delivery {delivery} came again with another body"
                     ));
                 }
                 Some(_) => {}
