@@ -6,7 +6,6 @@
 use crate::common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::{Server, command, corpus};
 
@@ -61,10 +60,8 @@ fn an_author_signs_in_uploads_follows_downloads_and_reads_in_chromium() {
     .expect("json");
 
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/app");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/app.mjs");
-    let mut node = Command::new("node");
-    node.arg(&script)
-        .arg(server.url("/"))
+    let mut node = common::browser_script("app.mjs");
+    node.arg(server.url("/"))
         .arg(&shots)
         .env("BINDERY_TOKEN", &token)
         // How many steps the book page lists: the pipeline's.
@@ -84,15 +81,7 @@ fn an_author_signs_in_uploads_follows_downloads_and_reads_in_chromium() {
             node.env(key, value);
         }
     }
-    let out = node
-        .output()
-        .expect("node is not installed: run the suite through scripts/test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the browser test failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = common::browser_passes(&mut node, "the app");
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
 }
 
@@ -135,19 +124,12 @@ fn an_admin_watches_queues_jobs_and_live_logs_in_chromium() {
     assert_eq!(book.status(), 200);
 
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/admin");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/admin.mjs");
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(server.url("/"))
-        .arg(&shots)
-        .env("BINDERY_TOKEN", &token)
-        .output()
-        .expect("node is not installed: run the suite through scripts/test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the browser test failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = common::browser_passes(
+        common::browser_script("admin.mjs")
+            .arg(server.url("/"))
+            .arg(&shots)
+            .env("BINDERY_TOKEN", &token),
+        "the admin pages",
     );
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
 }
@@ -187,10 +169,8 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
     let empty = write("empty.md", b"");
 
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/author");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/author.mjs");
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(server.url("/"))
+    let mut node = common::browser_script("author.mjs");
+    node.arg(server.url("/"))
         .arg(&shots)
         .env("BINDERY_TOKEN", &token)
         // How many steps the book page lists: the pipeline's.
@@ -208,15 +188,9 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
         )
         .env("BINDERY_NOTES", &notes)
         .env("BINDERY_PAGE", &page)
-        .env("BINDERY_EMPTY", &empty)
-        .output()
-        .expect("node is not installed: run the suite through scripts/test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("OK"),
-        "the browser test failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .env("BINDERY_EMPTY", &empty);
+    let stdout = common::browser_passes(&mut node, "the author's walk");
+    assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
     let books: serde_json::Value = stdout
         .lines()
         .find_map(|line| line.strip_prefix("BOOKS "))

@@ -409,21 +409,14 @@ fn the_tokens_page_creates_and_revokes_in_chromium() {
     let server = start(tempfile::tempdir().expect("tempdir"), None, CHOSEN);
     first_admin_line(&server);
     let shots = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/tokens");
-    let script =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/tokens.mjs");
-    let out = Command::new("node")
-        .arg(&script)
-        .arg(server.url("/"))
-        .arg(&shots)
-        .env("BINDERY_TOKEN", CHOSEN)
-        .output()
-        .expect("node is not installed: run the suite through scripts/test");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("OK"),
-        "the browser test failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = common::browser_passes(
+        common::browser_script("tokens.mjs")
+            .arg(server.url("/"))
+            .arg(&shots)
+            .env("BINDERY_TOKEN", CHOSEN),
+        "the tokens page",
     );
+    assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
     // The token the page showed was kobo-alice's, and is revoked now.
     let shown = stdout
         .lines()

@@ -4,7 +4,6 @@
 use crate::common;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use common::books::{open, submit, wait_book};
@@ -88,26 +87,19 @@ async fn the_reader_installs_and_reads_offline_in_chromium() {
     let book = wait_book(&store, &id, Duration::from_secs(60)).await;
     assert_eq!(book.status, "ready", "{:?}", book.error);
 
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/reader-offline.mjs");
     let url = server.url(&format!("/books/{id}/reader/index.html"));
     let token = bindery::tokens::create(&store.db, "test", false)
         .await
         .expect("token");
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .env("BINDERY_TOKEN", token)
-            .arg(&script)
-            .arg(&url)
-            .arg(screenshot_dir())
-            .output()
-            .expect("node is not installed: run the suite through scripts/test")
+    tokio::task::spawn_blocking(move || {
+        common::browser_passes(
+            common::browser_script("reader-offline.mjs")
+                .env("BINDERY_TOKEN", token)
+                .arg(&url)
+                .arg(screenshot_dir()),
+            "the offline reader",
+        )
     })
     .await
     .expect("browser thread");
-    assert!(
-        out.status.success(),
-        "the browser test failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

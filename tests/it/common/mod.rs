@@ -545,17 +545,19 @@ pub fn browser_script(script: &str) -> Command {
     node
 }
 
-/// Runs a browser test to success, or fails the test with all it printed.
-pub fn browser_passes(node: &mut Command, what: &str) {
+/// Runs a browser test to success, or fails the test with all it printed; returns what it
+/// printed on stdout.
+pub fn browser_passes(node: &mut Command, what: &str) -> String {
     let out = node
         .output()
         .expect("node is not installed: run the suite through scripts/test");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
-        "{what}: the browser check failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
+        "{what}: the browser check failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    stdout
 }
 
 /// The words pandoc (an independent reader) finds in a file.
