@@ -3,8 +3,9 @@
 //! other test; only the drain rate shows it, in a benchmark, after the fact (a parameter in
 //! the claim once made PostgreSQL's generic plan sort the whole queue: drains 7x slower).
 //!
-//! PostgreSQL: each statement is prepared and explained under `plan_cache_mode =
-//! force_generic_plan`, the plan the workers' pools use (`storage::Plans::Generic`). It must
+//! PostgreSQL: each statement is prepared and explained under the settings the workers' pools
+//! use (`storage::database::GENERIC_PLANS`), on a queue without statistics and again after
+//! `ANALYZE`. It must
 //! read `jobs` through the expected index, with no `Sort`, no `Seq Scan` or `Bitmap Heap Scan`
 //! of `jobs` and no `Hash Join`; run for real in a transaction that is rolled back, it must
 //! touch a bounded number of shared buffers, a few per job it claims or completes. SQLite:
@@ -20,6 +21,7 @@ use super::completer::{Completing, completion};
 use super::enqueue::{FRONT_TAG, OWN_TAG};
 use super::maintenance::PROMOTE_DUE;
 use crate::storage::Database;
+use crate::storage::database::{GENERIC_PLANS, JIT_OFF};
 use crate::storage::sql::Dialect;
 use crate::test_support::{databases, need};
 
@@ -36,7 +38,8 @@ const CLAIM_BUFFERS: i64 = 16 * BATCH as i64;
 /// The queue the plans are chosen on: 200,000 jobs available across four queues, fifty
 /// tenants and three priorities (one in ten with a serial key, one in seven with a cost, one
 /// in a thousand a suspect), 200,000 finished, 50,000 scheduled for later and 1,000 running on
-/// 32 workers.
+/// 32 workers. The plans are checked twice: on the queue just filled, before any statistics
+/// (as a burst of enqueues leaves it until autovacuum's analyze), and after `ANALYZE`.
 const FILL: &str = "
     INSERT INTO jobs (kind, queue, tenant, payload, state, priority, fair_tag, run_at,
                       max_attempts, serial_key, cost, lost_workers, created_at)
@@ -56,8 +59,7 @@ const FILL: &str = "
                       started_at, attempt, locked_by, locked_until)
     SELECT 'test.job', 'q' || (g % 4), 't' || (g % 50), '{}', 'running', 0, 3, 0, 0, 1,
            'w' || (g % 32), 4000000000000
-    FROM generate_series(1, 1000) g;
-    ANALYZE jobs;";
+    FROM generate_series(1, 1000) g;";
 
 /// One statement as the engine runs it: its text, its parameters' types and values (SQL
 /// literals), the indexes it may read `jobs` by, and how many shared buffers it may touch.
@@ -97,7 +99,12 @@ async fn the_hot_statements_read_a_deep_queue_by_their_indexes() {
     );
     let waited = format!("ARRAY[{}]::bigint[]", vec!["5"; BATCH].join(","));
     // As the workers' pools plan and run them (`Database::connect_with`).
-    sqlx::raw_sql("SET plan_cache_mode = force_generic_plan; SET jit = off")
+    let settings: String = GENERIC_PLANS
+        .iter()
+        .chain([&JIT_OFF])
+        .map(|(name, value)| format!("SET {name} = {value};"))
+        .collect();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(settings))
         .execute(&mut *conn)
         .await
         .expect("generic plans");
@@ -172,9 +179,18 @@ async fn the_hot_statements_read_a_deep_queue_by_their_indexes() {
         },
     ];
     let mut failures = String::new();
-    for statement in &statements {
-        if let Err(e) = check(&mut conn, statement).await {
-            let _ = writeln!(failures, "{}: {e}", statement.name);
+    for analyzed in [false, true] {
+        if analyzed {
+            sqlx::raw_sql("ANALYZE jobs")
+                .execute(&mut *conn)
+                .await
+                .expect("analyze");
+        }
+        for statement in &statements {
+            if let Err(e) = check(&mut conn, statement).await {
+                let state = if analyzed { "analyzed" } else { "fresh" };
+                let _ = writeln!(failures, "{} ({state}): {e}", statement.name);
+            }
         }
     }
     assert!(failures.is_empty(), "{failures}");
@@ -373,7 +389,8 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
     let options = (*pool.connect_options())
         .clone()
         // As the workers' pools are (`Database::connect_with`): JIT alone costs 170 ms a claim.
-        .options([("plan_cache_mode", "force_generic_plan"), ("jit", "off")]);
+        .options(GENERIC_PLANS)
+        .options([JIT_OFF]);
     let generic = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)
         .connect_with(options)

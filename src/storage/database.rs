@@ -99,6 +99,26 @@ pub enum Plans {
     Generic,
 }
 
+/// JIT off: Bindery's statements are short, indexed lookups, and JIT only pays for long
+/// analytic scans. Left to the server, a cost estimate that grows with the jobs table passes
+/// `jit_above_cost`, and the claim was compiled afresh on every call: with a million jobs
+/// waiting, ~120 ms a claim and 208 jobs/s instead of ~25,000. Managed services differ in
+/// their default, so it is set on every connection, not left to the server.
+pub const JIT_OFF: (&str, &str) = ("jit", "off");
+
+/// The settings of a [`Plans::Generic`] pool's connections.
+///
+/// Bitmap scans are off too. On a table without statistics, which is what a burst of
+/// enqueues leaves until autovacuum's next analyze, the generic plans of the claim's update
+/// and of the completion (`id = ANY($1)`) read `jobs` by a bitmap heap scan, which costs
+/// PostgreSQL a third of its time on a drain: 28–36k jobs/s against 33–43k without, in
+/// alternating runs (`BENCH_QUEUE_ONLY=drain`). Every statement these pools run finds a
+/// handful of rows by an index, where a plain index scan is as good or better.
+pub const GENERIC_PLANS: [(&str, &str); 2] = [
+    ("plan_cache_mode", "force_generic_plan"),
+    ("enable_bitmapscan", "off"),
+];
+
 /// A connection pool to whichever backend `DATABASE_URL` names. Cheap to clone.
 #[derive(Clone, Debug)]
 pub enum Database {
@@ -142,18 +162,12 @@ impl Database {
                 Ok(Database::Sqlite(pool))
             }
             DatabaseUrl::Postgres { url } => {
-                // JIT off: Bindery's statements are short, indexed lookups, and JIT only pays
-                // for long analytic scans. Left to the server, a cost estimate that grows with
-                // the jobs table passes `jit_above_cost`, and the claim was compiled afresh on
-                // every call: with a million jobs waiting, ~120 ms a claim and 208 jobs/s
-                // instead of ~25,000. Managed services differ in their default, so it is set
-                // here, not left to the server.
-                let mut options = postgres_options(url.expose())?.options([("jit", "off")]);
+                let mut options = postgres_options(url.expose())?.options([JIT_OFF]);
                 if durability == Durability::Relaxed {
                     options = options.options([("synchronous_commit", "off")]);
                 }
                 if plans == Plans::Generic {
-                    options = options.options([("plan_cache_mode", "force_generic_plan")]);
+                    options = options.options(GENERIC_PLANS);
                 }
                 // sqlx itself tries again only while connections are refused. A server that
                 // is shutting down or restarting also accepts and then cuts them, and a process
