@@ -57,6 +57,7 @@ pub(crate) fn spawn_job<C: Send + Sync + 'static>(
     let run = shared.registry.start(&row.kind, &row.payload, cx);
     let id = row.id;
     let suspect = row.suspect();
+    let attempt = row.attempt;
     let waited_ms = i64::try_from(waited.as_millis()).unwrap_or(i64::MAX);
     let task_shared = shared.clone();
     // Hold the map's lock across the spawn, so the task cannot remove its entry before it exists.
@@ -115,6 +116,7 @@ pub(crate) fn spawn_job<C: Send + Sync + 'static>(
             abort: task.abort_handle(),
             claimed_at: Instant::now(),
             suspect,
+            attempt,
         },
     );
 }

@@ -105,7 +105,7 @@ pub(crate) async fn run(
 pub(crate) async fn rescue_expired(db: &Database, rescuer: &str) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
     let rescued: Vec<Rescued> = on_tx!(&mut tx, |conn, d| {
-        let lost = "lease expired: the worker running this job stopped heartbeating";
+        let lost = LOST;
         let stopped = format!(
             "stopped: the worker running this job died or froze in {MAX_LOST_WORKERS} of its \
              attempts (out of memory, or killed), so it is not tried again; the operator's logs \
@@ -170,6 +170,53 @@ pub(crate) async fn rescue_expired(db: &Database, rescuer: &str) -> sqlx::Result
     }
     tx.commit().await?;
     Ok(rescued.len() as u64)
+}
+
+/// The history entry of a rescued attempt whose job may run again.
+const LOST: &str = "lease expired: the worker running this job stopped heartbeating";
+
+/// Takes back the lost-worker charge `rescue_expired` made when `worker`'s lease on `job`'s
+/// `attempt` ran out, now that the worker is back: it stood still (stopped, its machine paused,
+/// or its heartbeat withheld while storage failed) and did not die, so the job did not take it
+/// down, and should not come nearer to being run alone or stopped for it. The entry in the
+/// job's history stays: the lease did expire, and the attempt was spent. A job already made
+/// dead stays dead; its burial has run. True when a charge was taken back.
+pub(crate) async fn take_back(
+    db: &Database,
+    worker: &str,
+    job: i64,
+    attempt: i32,
+) -> sqlx::Result<bool> {
+    let taken = on_pool!(db, |pool, d| {
+        let text = match d {
+            Dialect::Sqlite => sql!(
+                d,
+                "UPDATE jobs SET lost_workers = lost_workers - 1
+                 WHERE id = $1 AND lost_workers > 0 AND state <> $5
+                   AND EXISTS (SELECT 1 FROM json_each(jobs.errors) e
+                               WHERE json_extract(e.value, '$.worker') = $2
+                                 AND json_extract(e.value, '$.attempt') = $3
+                                 AND json_extract(e.value, '$.error') = $4)"
+            ),
+            Dialect::Postgres => sql!(
+                d,
+                "UPDATE jobs SET lost_workers = lost_workers - 1
+                 WHERE id = $1 AND lost_workers > 0 AND state <> $5
+                   AND errors::jsonb @> jsonb_build_array(jsonb_build_object(
+                       'worker', $2::text, 'attempt', $3::int, 'error', $4::text))"
+            ),
+        };
+        sqlx::query(text)
+            .bind(job)
+            .bind(worker)
+            .bind(attempt)
+            .bind(LOST)
+            .bind(JobState::Dead.as_str())
+            .execute(pool)
+            .await?
+            .rows_affected()
+    });
+    Ok(taken > 0)
 }
 
 /// A job the rescue gave back or made dead.

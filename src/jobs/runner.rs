@@ -362,6 +362,7 @@ async fn watch_leases<C: Send + Sync + 'static>(
         let Some(beat) = held.borrow_and_update().clone() else {
             continue;
         };
+        let mut stopped = Vec::new();
         let orphans: Vec<i64> = {
             let mut running = shared.running();
             let lost: Vec<i64> = running
@@ -376,6 +377,7 @@ async fn watch_leases<C: Send + Sync + 'static>(
                         job.id = id,
                         "stopped a job this worker no longer holds (cancelled, or rescued after its lease lapsed)"
                     );
+                    stopped.push((id, job.attempt));
                 }
             }
             if running.is_empty() {
@@ -395,6 +397,20 @@ async fn watch_leases<C: Send + Sync + 'static>(
                     .collect()
             }
         };
+        for (id, attempt) in stopped {
+            match rescuer::take_back(&shared.db, &shared.worker, id, attempt).await {
+                Ok(true) => tracing::info!(
+                    job.id = id,
+                    "this worker came back after its job was rescued: the job did not lose it, so its lost-worker charge is taken back"
+                ),
+                Ok(false) => {}
+                Err(e) => tracing::warn!(
+                    job.id = id,
+                    error = %e,
+                    "could not take back the lost-worker charge of a job rescued from this worker while it stood still"
+                ),
+            }
+        }
         if !orphans.is_empty() {
             for id in &orphans {
                 unused.remove(id);

@@ -21,6 +21,8 @@ pub(crate) struct RunningJob {
     pub(crate) abort: AbortHandle,
     pub(crate) claimed_at: Instant,
     pub(crate) suspect: bool,
+    /// The attempt it runs, by which a rescue's entry in its history names this run.
+    pub(crate) attempt: i32,
 }
 
 /// One runner's state, shared by its tasks.

@@ -114,6 +114,82 @@ async fn a_frozen_worker_that_comes_back_keeps_its_jobs(shared: Shared) {
     );
 }
 
+/// A worker frozen past its lease whose job another worker rescued meanwhile, and that then
+/// comes back: it stops its own run of the job, which is no longer its, and takes back the
+/// lost-worker charge the rescue made, since it did not die. The charge counts towards running
+/// a job alone and then stopping it, as one that kills its workers; a paused machine is not
+/// the job's doing.
+async fn a_frozen_worker_whose_job_was_rescued_takes_back_the_charge(shared: Shared) {
+    use bindery::storage::Database;
+
+    let queue = shared.queue().await;
+    let db = Database::connect(&shared.url, 2).await.expect("connect");
+    let env = [("JOB_LEASE", "1s"), ("WORKER_CONCURRENCY", "1")];
+    let frozen = shared.worker(&env);
+    // Long enough to be running still when its first worker comes back: a run that ended
+    // first would only find its completion refused.
+    let job = queue
+        .enqueue(NewJob::of(&Sleep { millis: 6000 }))
+        .await
+        .expect("enqueue");
+    wait_started(&queue, job.id).await;
+    frozen.signal(Signal::SIGSTOP);
+    let other = shared.worker(&env);
+    common::eventually_async(
+        "the job rescued and running on the other worker",
+        Duration::from_secs(15),
+        async || {
+            let record = queue.job(job.id).await.expect("read").expect("job");
+            if record.state == JobState::Running && record.attempt == 2 {
+                Ok(())
+            } else {
+                Err(format!("{record:?}"))
+            }
+        },
+    )
+    .await;
+    assert_eq!(
+        lost_workers(&db, job.id).await,
+        1,
+        "the rescue charged the lost worker"
+    );
+    frozen.signal(Signal::SIGCONT);
+    frozen
+        .logs
+        .wait_for("the charge taken back", Duration::from_secs(10), |l| {
+            common::message(
+                l,
+                Some("worker"),
+                "this worker came back after its job was rescued",
+            )
+        });
+    assert_eq!(
+        lost_workers(&db, job.id).await,
+        0,
+        "the charge was taken back"
+    );
+    let done = wait_job(&queue, job.id).await;
+    assert_eq!(done.state, JobState::Completed, "{done:?}");
+    assert_eq!(done.attempt, 2, "{done:?}");
+    let result = done.result_json().expect("result");
+    assert_eq!(
+        result["worker_pid"],
+        other.pid(),
+        "completed by the other worker"
+    );
+    assert_eq!(lost_workers(&db, job.id).await, 0);
+}
+
+async fn lost_workers(db: &bindery::storage::Database, id: i64) -> i32 {
+    use bindery::storage::Database;
+    let sql = "SELECT lost_workers FROM jobs WHERE id = $1";
+    match db {
+        Database::Sqlite(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await,
+        Database::Postgres(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await,
+    }
+    .expect("read lost_workers")
+}
+
 /// A claim that committed but whose answer never reached the worker (the connection cut at
 /// that moment): the database says the worker holds the job, and its heartbeat renews the
 /// lease, but nothing runs it. The worker gives the lease back after a whole lease unused.
@@ -327,6 +403,7 @@ on_both_backends!(
     a_worker_killed_mid_job_loses_nothing,
     a_long_job_keeps_its_lease_while_its_worker_lives,
     a_frozen_worker_that_comes_back_keeps_its_jobs,
+    a_frozen_worker_whose_job_was_rescued_takes_back_the_charge,
     a_claim_whose_answer_was_lost_is_given_back,
     kills_during_claims_and_commits_lose_and_duplicate_nothing,
     serialization_keys_hold_across_two_worker_processes,
