@@ -5,11 +5,10 @@
 //!
 //! PostgreSQL: each statement is prepared and explained under the settings the workers' pools
 //! use (`storage::database::GENERIC_PLANS`), on a queue without statistics and again after
-//! `ANALYZE`. It must
-//! read `jobs` through the expected index, with no `Sort`, no `Seq Scan` or `Bitmap Heap Scan`
-//! of `jobs` and no `Hash Join`; run for real in a transaction that is rolled back, it must
-//! touch a bounded number of shared buffers, a few per job it claims or completes. SQLite:
-//! the claim reads the claim index, with no temporary B-tree to sort.
+//! `ANALYZE`. It must read `jobs` through the expected index, with no `Sort`, no `Seq Scan` or
+//! `Bitmap Heap Scan` of `jobs` and no `Hash Join`; run for real in a transaction that is
+//! rolled back, it must touch a bounded number of shared buffers, a few per job it claims or
+//! completes. SQLite: the claim reads the claim index, with no temporary B-tree to sort.
 
 use std::fmt::Write as _;
 

@@ -110,10 +110,10 @@ pub const JIT_OFF: (&str, &str) = ("jit", "off");
 ///
 /// Bitmap scans are off too. On a table without statistics, which is what a burst of
 /// enqueues leaves until autovacuum's next analyze, the generic plans of the claim's update
-/// and of the completion (`id = ANY($1)`) read `jobs` by a bitmap heap scan, which costs
-/// PostgreSQL a third of its time on a drain: 28–36k jobs/s against 33–43k without, in
-/// alternating runs (`BENCH_QUEUE_ONLY=drain`). Every statement these pools run finds a
-/// handful of rows by an index, where a plain index scan is as good or better.
+/// and of the completion (`id = ANY($1)`) read `jobs` by bitmap heap scans, a quarter of
+/// PostgreSQL's time on a drain: 28–35k jobs/s against 35–41k without, in alternating runs
+/// (`BENCH_QUEUE_ONLY=drain`). The statements these pools run find a handful of rows each by
+/// an index, where a plain index scan is as good or better.
 pub const GENERIC_PLANS: [(&str, &str); 2] = [
     ("plan_cache_mode", "force_generic_plan"),
     ("enable_bitmapscan", "off"),
