@@ -19,6 +19,7 @@ use super::claim::{NO_SUSPECTS, claim_and_complete_text, claim_sqlite_text};
 use super::completer::{Completing, completion};
 use super::enqueue::{FRONT_TAG, OWN_TAG};
 use super::maintenance::PROMOTE_DUE;
+use super::rescuer::RESCUE_POSTGRES;
 use crate::storage::Database;
 use crate::storage::database::{GENERIC_PLANS, JIT_OFF};
 use crate::storage::sql::Dialect;
@@ -33,6 +34,10 @@ const BATCH: usize = 32;
 /// `jobs_serial`), since no update of `state` is HOT. A sort or a scan of the queue costs
 /// thousands. (#29 aims at 10 a job, with a claim table that holds only live work.)
 const CLAIM_BUFFERS: i64 = 16 * BATCH as i64;
+
+/// Shared buffers the rescue may touch: one per running job (the queue below has 1,000;
+/// measured at 634–637), where a scan of the table reads all of its thousands of pages.
+const RESCUE_BUFFERS: i64 = 1_000;
 
 /// The queue the plans are chosen on: 200,000 jobs available across four queues, fifty
 /// tenants and three priorities (one in ten with a serial key, one in seven with a cost, one
@@ -167,6 +172,15 @@ async fn the_hot_statements_read_a_deep_queue_by_their_indexes() {
             values: "'t7', 1".into(),
             indexes: &["jobs_tenant"],
             buffers: 10,
+        },
+        Statement {
+            name: "the rescue of expired leases",
+            text: pg(RESCUE_POSTGRES),
+            types: "text, text, integer, text",
+            values: "'lost', 'stopped', 3, 'w1'".into(),
+            // Every running job's lease is read (none has expired here): bounded by how many run.
+            indexes: &["jobs_running"],
+            buffers: RESCUE_BUFFERS,
         },
         Statement {
             name: "the promotion of due jobs",

@@ -129,24 +129,7 @@ pub(crate) async fn rescue_expired(db: &Database, rescuer: &str) -> sqlx::Result
                  WHERE state = 'running' AND locked_until < {now} AND locked_by <> $4
                  RETURNING id, join_id, state, queue, tenant, workflow"
             )),
-            Dialect::Postgres => sqlx::query_as(sql!(
-                d,
-                "UPDATE jobs SET
-                    state = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
-                                 THEN 'dead' ELSE 'available' END,
-                    run_at = {now},
-                    finished_at = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
-                                       THEN {now} ELSE NULL END,
-                    errors = (errors::jsonb || jsonb_build_array(jsonb_build_object(
-                        'attempt', attempt, 'at', {now},
-                        'error', CASE WHEN lost_workers + 1 >= $3 THEN $2::text
-                                      ELSE $1::text END,
-                        'worker', locked_by)))::text,
-                    lost_workers = lost_workers + 1,
-                    locked_by = NULL, locked_until = NULL
-                 WHERE state = 'running' AND locked_until < {now} AND locked_by <> $4
-                 RETURNING id, join_id, state, queue, tenant, workflow"
-            )),
+            Dialect::Postgres => sqlx::query_as(sql!(d, RESCUE_POSTGRES)),
         }
         .bind(lost)
         .bind(stopped)
@@ -171,6 +154,25 @@ pub(crate) async fn rescue_expired(db: &Database, rescuer: &str) -> sqlx::Result
     tx.commit().await?;
     Ok(rescued.len() as u64)
 }
+
+/// The rescue on PostgreSQL (`$1` the lost message, `$2` the stopped one, `$3`
+/// [`MAX_LOST_WORKERS`], `$4` the rescuing worker), apart for the plan guard (`plans`): it runs
+/// every second on every worker, and must read only the running jobs' index, never the table.
+pub(super) const RESCUE_POSTGRES: &str = "UPDATE jobs SET
+            state = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
+                         THEN 'dead' ELSE 'available' END,
+            run_at = {now},
+            finished_at = CASE WHEN attempt >= max_attempts OR lost_workers + 1 >= $3
+                               THEN {now} ELSE NULL END,
+            errors = (errors::jsonb || jsonb_build_array(jsonb_build_object(
+                'attempt', attempt, 'at', {now},
+                'error', CASE WHEN lost_workers + 1 >= $3 THEN $2::text
+                              ELSE $1::text END,
+                'worker', locked_by)))::text,
+            lost_workers = lost_workers + 1,
+            locked_by = NULL, locked_until = NULL
+         WHERE state = 'running' AND locked_until < {now} AND locked_by <> $4
+         RETURNING id, join_id, state, queue, tenant, workflow";
 
 /// The history entry of a rescued attempt whose job may run again.
 const LOST: &str = "lease expired: the worker running this job stopped heartbeating";
