@@ -88,7 +88,7 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
 /// The progress of every step, from the counts of the workflow's jobs by type and state. Once
 /// the book has `failed`, a step never enqueued will not run: it is skipped, not waiting.
 fn progress(counts: &[StepCount], failed_book: bool) -> Progress {
-    let steps: Vec<StepProgress> = STEPS
+    let mut steps: Vec<StepProgress> = STEPS
         .iter()
         .map(|step| {
             let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == step.job).collect();
@@ -140,6 +140,18 @@ fn progress(counts: &[StepCount], failed_book: bool) -> Progress {
             }
         })
         .collect();
+    // A step that fails its book writes the book's failure while it runs, and its job's end is
+    // committed after, by its worker's next statement. In between, the book has failed and the
+    // step still runs; the book's page, which stops following the book once it has failed,
+    // showed it running for good. With no step failed yet, the running step that can fail the
+    // book is the one that did.
+    if failed_book && !steps.iter().any(|s| s.state == StepState::Failed) {
+        for step in &mut steps {
+            if step.state == StepState::Running && fails_the_book(step.step.job) {
+                step.state = StepState::Failed;
+            }
+        }
+    }
     let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
     Progress { percent, steps }
 }
@@ -265,6 +277,42 @@ mod tests {
             ]
         );
         assert!(states[6..].iter().all(|s| s.1 == StepState::Skipped));
+        // Refused at ingest, before the ingest job's end was committed: the step that failed
+        // the book is the one still running, not an extra running beside it.
+        let refusing = progress(
+            &[
+                count("book.ingest", JobState::Running, 1, 10),
+                count("book.package_pdf", JobState::Running, 1, 10),
+            ],
+            true,
+        );
+        let states: Vec<(&str, StepState)> = refusing
+            .steps
+            .iter()
+            .map(|s| (s.step.name, s.state))
+            .collect();
+        assert_eq!(
+            states[..3],
+            [
+                ("ingest", StepState::Failed),
+                ("parse", StepState::Skipped),
+                ("package_pdf", StepState::Running)
+            ]
+        );
+        // Once a step has failed, another still running is not taken for it.
+        let beside = progress(
+            &[
+                count("book.package_epub", JobState::Discarded, 1, 0),
+                count("book.package_reader", JobState::Running, 1, 50),
+            ],
+            true,
+        );
+        let reader = beside
+            .steps
+            .iter()
+            .find(|s| s.step.name == "package_reader")
+            .map(|s| s.state);
+        assert_eq!(reader, Some(StepState::Running));
         // While the book is still converting, steps not yet enqueued are only waiting.
         let running = progress(&[count("book.ingest", JobState::Running, 1, 50)], false);
         assert!(
