@@ -105,7 +105,6 @@ pub(crate) async fn run(
 pub(crate) async fn rescue_expired(db: &Database, rescuer: &str) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
     let rescued: Vec<Rescued> = on_tx!(&mut tx, |conn, d| {
-        let lost = LOST;
         let stopped = format!(
             "stopped: the worker running this job died or froze in {MAX_LOST_WORKERS} of its \
              attempts (out of memory, or killed), so it is not tried again; the operator's logs \
@@ -131,7 +130,7 @@ pub(crate) async fn rescue_expired(db: &Database, rescuer: &str) -> sqlx::Result
             )),
             Dialect::Postgres => sqlx::query_as(sql!(d, RESCUE_POSTGRES)),
         }
-        .bind(lost)
+        .bind(LOST)
         .bind(stopped)
         .bind(MAX_LOST_WORKERS)
         .bind(rescuer)
