@@ -160,6 +160,15 @@ fn progress(counts: &[StepCount], failed_book: bool) -> Progress {
 mod tests {
     use super::*;
 
+    /// Each step's name and state, in order.
+    fn named_states(progress: &Progress) -> Vec<(&'static str, StepState)> {
+        progress
+            .steps
+            .iter()
+            .map(|s| (s.step.name, s.state))
+            .collect()
+    }
+
     fn count(kind: &str, state: JobState, jobs: i64, progress: i64) -> StepCount {
         StepCount {
             kind: kind.into(),
@@ -224,13 +233,8 @@ mod tests {
             ],
             false,
         );
-        let states: Vec<(&str, StepState)> = printed
-            .steps
-            .iter()
-            .map(|s| (s.step.name, s.state))
-            .collect();
         assert_eq!(
-            states[2..4],
+            named_states(&printed)[2..4],
             [
                 ("package_pdf", StepState::Failed),
                 ("chapters", StepState::Completed)
@@ -267,8 +271,7 @@ mod tests {
             ],
             true,
         );
-        let states: Vec<(&str, StepState)> =
-            died.steps.iter().map(|s| (s.step.name, s.state)).collect();
+        let states = named_states(&died);
         assert_eq!(
             states[4..6],
             [
@@ -286,13 +289,8 @@ mod tests {
             ],
             true,
         );
-        let states: Vec<(&str, StepState)> = refusing
-            .steps
-            .iter()
-            .map(|s| (s.step.name, s.state))
-            .collect();
         assert_eq!(
-            states[..3],
+            named_states(&refusing)[..3],
             [
                 ("ingest", StepState::Failed),
                 ("parse", StepState::Skipped),
