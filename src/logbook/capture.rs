@@ -1,10 +1,11 @@
 //! The `tracing` layer that hands every event to the logbook's writer, never waiting for it.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber, span};
 use tracing_subscriber::Layer;
@@ -25,6 +26,79 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 
 /// The receiving end, until this process's writer takes it.
 static RECEIVER: Mutex<Option<(mpsc::Receiver<Line>, Origin)>> = Mutex::new(None);
+
+/// How far a layer's lines have gone: handed to the channel, and dealt with by the writer
+/// (stored, or dropped when the database refused them). [`Progress::flush`] waits for the
+/// second to reach the first.
+pub(super) struct Progress {
+    writing: AtomicBool,
+    sent: AtomicU64,
+    handled: AtomicU64,
+    changed: Notify,
+}
+
+/// The installed layer's.
+static PROGRESS: Progress = Progress::new();
+
+impl Progress {
+    pub(super) const fn new() -> Progress {
+        Progress {
+            writing: AtomicBool::new(false),
+            sent: AtomicU64::new(0),
+            handled: AtomicU64::new(0),
+            changed: Notify::const_new(),
+        }
+    }
+
+    /// The installed layer's, which [`flush`] reads.
+    pub(super) fn installed() -> &'static Progress {
+        &PROGRESS
+    }
+
+    /// See [`flush`].
+    pub(super) async fn flush(&self, within: Duration) -> bool {
+        let target = self.sent.load(Ordering::Acquire);
+        let dealt_with = async {
+            loop {
+                let changed = self.changed.notified();
+                tokio::pin!(changed);
+                // Registered before the check, so a change between the two still wakes it.
+                changed.as_mut().enable();
+                if !self.writing.load(Ordering::Acquire)
+                    || self.handled.load(Ordering::Acquire) >= target
+                {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(within, dealt_with).await.is_ok()
+    }
+
+    /// A writer takes these lines (`true`), or stopped taking them.
+    pub(super) fn set_writing(&self, writing: bool) {
+        self.writing.store(writing, Ordering::Release);
+        self.changed.notify_waiters();
+    }
+
+    /// The writer dealt with `n` more of the lines the channel held.
+    pub(super) fn count_handled(&self, n: usize) {
+        self.handled
+            .fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Release);
+        self.changed.notify_waiters();
+    }
+}
+
+/// Waits, at most `within`, until the writer has dealt with every line this process logged
+/// before the call (stored it, or given up on a database that refused it), and says whether
+/// it has. A process without a writer has nothing to wait for.
+///
+/// Lines reach the logbook a moment after they are logged, so a reader that sees what was
+/// committed next can miss the line that explains it: a book's page that shows the book failed
+/// and a log without the reason. What must be read in that order flushes before it commits.
+pub async fn flush(within: Duration) -> bool {
+    PROGRESS.flush(within).await
+}
 
 /// Log events this process dropped because the writer could not keep up (or could not write).
 pub fn dropped() -> u64 {
@@ -49,7 +123,7 @@ pub(super) struct Origin {
 }
 
 impl Origin {
-    fn of_this_process(role: &'static str) -> Origin {
+    pub(super) fn of_this_process(role: &'static str) -> Origin {
         Origin {
             role,
             host: nix::unistd::gethostname()
@@ -91,6 +165,8 @@ pub struct Capture {
     sender: mpsc::Sender<Line>,
     origin: Origin,
     rate: RateLimit,
+    /// Where its lines are counted, for [`flush`].
+    progress: &'static Progress,
 }
 
 /// At most so many events a second go to the logbook; the rest are dropped and counted before
@@ -131,19 +207,24 @@ impl Capture {
     /// The layer for this process, storing at most `max_per_second` events a second; its
     /// writer (`Writer::start`) takes the other end.
     pub fn install(role: &'static str, max_per_second: u64) -> Capture {
-        let (mut capture, receiver) = Capture::with_channel(role, CAPACITY);
+        let (mut capture, receiver) = Capture::with_channel(role, CAPACITY, Progress::installed());
         capture.rate = RateLimit::new(max_per_second);
         *RECEIVER.lock().unwrap_or_else(|e| e.into_inner()) =
             Some((receiver, capture.origin.clone()));
         capture
     }
 
-    fn with_channel(role: &'static str, capacity: usize) -> (Capture, mpsc::Receiver<Line>) {
+    pub(super) fn with_channel(
+        role: &'static str,
+        capacity: usize,
+        progress: &'static Progress,
+    ) -> (Capture, mpsc::Receiver<Line>) {
         let (sender, receiver) = mpsc::channel(capacity);
         let capture = Capture {
             sender,
             origin: Origin::of_this_process(role),
             rate: RateLimit::new(u64::MAX),
+            progress,
         };
         (capture, receiver)
     }
@@ -329,6 +410,8 @@ where
         };
         if self.sender.try_send(line).is_err() {
             count_dropped(1);
+        } else {
+            self.progress.sent.fetch_add(1, Ordering::Release);
         }
     }
 }
@@ -339,8 +422,10 @@ mod tests {
 
     use super::*;
 
+    static UNCOUNTED: Progress = Progress::new();
+
     fn captured(capacity: usize, log: impl FnOnce()) -> (Vec<Line>, u64) {
-        let (capture, mut receiver) = Capture::with_channel("web", capacity);
+        let (capture, mut receiver) = Capture::with_channel("web", capacity, &UNCOUNTED);
         let before = dropped();
         let subscriber = tracing_subscriber::registry().with(capture);
         tracing::subscriber::with_default(subscriber, log);
@@ -393,7 +478,7 @@ mod tests {
 
     #[test]
     fn beyond_the_rate_events_are_dropped_and_counted() {
-        let (mut capture, mut receiver) = Capture::with_channel("worker", 100);
+        let (mut capture, mut receiver) = Capture::with_channel("worker", 100, &UNCOUNTED);
         capture.rate = RateLimit::new(5);
         let before = dropped();
         let subscriber = tracing_subscriber::registry().with(capture);

@@ -23,7 +23,7 @@ mod writer;
 
 use serde::Serialize;
 
-pub use capture::{Capture, dropped};
+pub use capture::{Capture, dropped, flush};
 pub use store::{Filter, Follow};
 pub use writer::Writer;
 

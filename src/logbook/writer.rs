@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::capture::{OWN_TARGET, Origin, count_dropped, dropped, take_receiver};
+use super::capture::{OWN_TARGET, Origin, Progress, count_dropped, dropped, take_receiver};
 use super::{Level, Line, store};
 use crate::storage::Database;
 use crate::storage::backoff::Backoff;
@@ -30,7 +30,9 @@ impl Writer {
     pub fn start(db: Database) -> Option<Writer> {
         let (receiver, origin) = take_receiver()?;
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(run(db, receiver, origin, stopped));
+        let progress = Progress::installed();
+        progress.set_writing(true);
+        let task = tokio::spawn(run(db, receiver, origin, stopped, progress));
         Some(Writer { stop, task })
     }
 
@@ -51,6 +53,7 @@ async fn run(
     mut receiver: mpsc::Receiver<Line>,
     origin: Origin,
     mut stop: watch::Receiver<bool>,
+    progress: &'static Progress,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut reported = dropped();
@@ -72,6 +75,7 @@ async fn run(
                 }
             }
         }
+        let received = batch.len();
         let now_dropped = dropped();
         if now_dropped > reported {
             let n = now_dropped - reported;
@@ -102,7 +106,9 @@ async fn run(
             }
         }
         batch.clear();
+        progress.count_handled(received);
         if stopping {
+            progress.set_writing(false);
             return;
         }
         let wait = if backoff.failing() {
@@ -119,5 +125,65 @@ async fn run(
                 _ = stop.changed() => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+    use crate::logbook::Capture;
+
+    async fn stored(db: &Database, book: &str) -> usize {
+        store::of_book(db, book, 10_000).await.expect("read").len()
+    }
+
+    #[tokio::test]
+    async fn a_flush_returns_once_every_line_logged_before_it_is_stored() {
+        static PROGRESS: Progress = Progress::new();
+        let (_dir, db) = crate::test_support::sqlite_database().await;
+        let (capture, receiver) = Capture::with_channel("worker", 8_192, &PROGRESS);
+        let _subscriber =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(capture));
+        let (stop, stopped) = watch::channel(false);
+        PROGRESS.set_writing(true);
+        let origin = Origin::of_this_process("worker");
+        let task = tokio::spawn(run(db.clone(), receiver, origin, stopped, &PROGRESS));
+
+        // More than a batch, so that the flush outlasts several inserts.
+        let lines = BATCH * 2 + BATCH / 2;
+        for n in 0..lines {
+            tracing::info!(book.id = "b-flush", n, "a line");
+        }
+        // Nothing has been awaited on this one thread: the writer has not run yet.
+        assert_eq!(stored(&db, "b-flush").await, 0, "stored before the flush");
+        assert!(
+            PROGRESS.flush(Duration::from_secs(20)).await,
+            "the flush timed out"
+        );
+        assert_eq!(
+            stored(&db, "b-flush").await,
+            lines,
+            "lines missing after the flush"
+        );
+
+        // Once the writer has stopped, a flush has nothing to wait for.
+        stop.send_replace(true);
+        task.await.expect("the writer ends");
+        tracing::info!(book.id = "b-flush", "after the writer stopped");
+        assert!(PROGRESS.flush(Duration::from_secs(20)).await);
+    }
+
+    #[tokio::test]
+    async fn a_process_without_a_writer_does_not_wait_to_flush() {
+        static PROGRESS: Progress = Progress::new();
+        let (capture, _receiver) = Capture::with_channel("cli", 16, &PROGRESS);
+        let _subscriber =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(capture));
+        tracing::info!("never stored");
+        let started = tokio::time::Instant::now();
+        assert!(PROGRESS.flush(Duration::from_secs(20)).await);
+        assert!(started.elapsed() < Duration::from_secs(1));
     }
 }

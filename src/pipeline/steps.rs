@@ -30,6 +30,7 @@ use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
 use crate::jobs::{Job, JobContext, JobState, NewJob, Outcome, Registry};
+use crate::logbook;
 use crate::manuscript::Format;
 use crate::report::{Report, StepTiming, Warning};
 use crate::services::Services;
@@ -42,6 +43,11 @@ pub const QUEUE: &str = "books";
 /// chapter; one at a time, a long book's packaging waited out a round trip to the blob store
 /// per file, and a longer step is likelier to be cut short by a worker's death.
 const BLOB_REQUESTS: usize = 8;
+
+/// How long a failing book waits for its log to be stored (`mark_failed`): the writer stores
+/// within a twentieth of a second when the database is well, and a database that is not must
+/// not hold the failure back for long.
+const LOG_FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 type Cx = JobContext<Services>;
 
@@ -842,9 +848,12 @@ async fn refuse(cx: &Cx, book: &BookId, code: &str, message: String) -> anyhow::
 }
 
 /// Marks the book failed (its `book.failed` event links under this service's public URL).
-/// With a `reason`, it also ends the book's log with why, in words written for its author
+/// With a `reason`, it first ends the book's log with why, in words written for its author
 /// (what to do about a step that failed, never a server's error text); a refusal has said
 /// why already (`refuse`).
+///
+/// The book's page reloads the moment the book has failed, and shows its log: so the line
+/// that says why is in the database before the failure is committed (`logbook::flush`).
 async fn mark_failed(
     app: &Services,
     book: &BookId,
@@ -852,11 +861,14 @@ async fn mark_failed(
     message: &str,
     reason: Option<&str>,
 ) -> anyhow::Result<()> {
-    let public_url = app.config.public_url.as_ref();
-    books::fail(&app.db, &app.queue, public_url, book, code, message).await?;
     if let Some(reason) = reason {
         tracing::warn!(for_author = true, book.id = %book, code, reason, "book failed");
     }
+    if !logbook::flush(LOG_FLUSH_WITHIN).await {
+        tracing::debug!(book.id = %book, "the log lines before the book's failure were not stored in time; failing it anyway");
+    }
+    let public_url = app.config.public_url.as_ref();
+    books::fail(&app.db, &app.queue, public_url, book, code, message).await?;
     Ok(())
 }
 
