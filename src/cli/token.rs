@@ -17,7 +17,8 @@ pub enum TokenCommand {
     Create {
         /// The token's name, also its tenant: 1 to 64 letters, digits, '-', '_' or '.'.
         name: String,
-        /// Let the token act on every tenant's books and jobs.
+        /// Let the token use the admin pages and API: every tenant's jobs, queues, workers,
+        /// tokens and logs. Its books are its own tenant's, as for any token.
         #[arg(long)]
         admin: bool,
     },

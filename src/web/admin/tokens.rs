@@ -15,7 +15,8 @@ use crate::web::error::ApiError;
 pub(crate) struct TokenView {
     /// The token's name, also its tenant.
     pub(crate) name: String,
-    /// It may act on every tenant's books and jobs, and reach the admin pages.
+    /// It may use the admin pages and `/api/v1/admin`: every tenant's jobs, queues, workers,
+    /// tokens and logs. Its books are its own tenant's, as for any token.
     pub(crate) admin: bool,
     #[schema(format = DateTime)]
     pub(crate) created_at: String,
