@@ -16,29 +16,38 @@ use crate::storage::Database;
 /// taking 0.1–0.3 s of the server, with 5 million finished jobs kept beside the million too
 /// (`plans::a_deep_drain_shows_where_the_claims_buffers_go`). Counted by each worker for
 /// itself, so that however many there are, the table is vacuumed about once in that many claims.
+/// The default of `RunnerConfig::vacuum_every`.
 pub const VACUUM_EVERY: u64 = 50_000;
 
 /// [`Vacuums`]' statement. `SKIP_LOCKED`: if another worker, or autovacuum, is at it already,
 /// this one has nothing to add.
 const VACUUM_JOBS: &str = "VACUUM (SKIP_LOCKED) jobs";
 
-/// A worker's vacuums of the jobs table: counts the jobs it claims and, every
-/// [`VACUUM_EVERY`] of them, vacuums the table on a task of its own, so that the claims go on
-/// meanwhile; one at a time. Only on PostgreSQL: SQLite updates rows in place and leaves
-/// nothing for a claim to walk over.
-#[derive(Default)]
+/// A worker's vacuums of the jobs table: counts the jobs it claims and, every `every` of them
+/// ([`VACUUM_EVERY`] unless configured), vacuums the table on a task of its own, so that the
+/// claims go on meanwhile; one at a time. Only on PostgreSQL: SQLite updates rows in place and
+/// leaves nothing for a claim to walk over.
 pub(crate) struct Vacuums {
+    every: u64,
     claimed: u64,
     running: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Vacuums {
+    pub(crate) fn every(claims: u64) -> Vacuums {
+        Vacuums {
+            every: claims.max(1),
+            claimed: 0,
+            running: None,
+        }
+    }
+
     pub(crate) fn claimed(&mut self, db: &Database, jobs: usize) {
         let Database::Postgres(pool) = db else {
             return;
         };
         self.claimed += jobs as u64;
-        if self.claimed < VACUUM_EVERY || self.running.as_ref().is_some_and(|v| !v.is_finished()) {
+        if self.claimed < self.every || self.running.as_ref().is_some_and(|v| !v.is_finished()) {
             return;
         }
         let claims = std::mem::take(&mut self.claimed);

@@ -418,7 +418,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
         .peekable();
     let started = std::time::Instant::now();
     let mut window = (std::time::Instant::now(), 0_i64);
-    let mut vacuums = super::maintenance::Vacuums::default();
+    let mut vacuums = super::maintenance::Vacuums::every(super::maintenance::VACUUM_EVERY);
     while let Some(&mark) = marks.peek() {
         let waited = vec![0; done.len()];
         let (claimed, _) = claim_and_complete(

@@ -134,6 +134,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
     ) -> Self {
         let (finished_tx, finished) = mpsc::unbounded_channel::<Finished>();
         let all_queues = shared.registry.queues();
+        let vacuums = maintenance::Vacuums::every(shared.vacuum_every);
         Pump {
             queues: all_queues.clone(),
             all_queues,
@@ -155,7 +156,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             prefetch: 0,
             idle: false,
             held_back_suspects: false,
-            vacuums: maintenance::Vacuums::default(),
+            vacuums,
         }
     }
 

@@ -61,6 +61,9 @@ pub struct RunnerConfig {
     /// Memory the running jobs may hold together, by their declared costs (see `admission`);
     /// `None` admits by executors alone.
     pub memory_budget: Option<u64>,
+    /// On PostgreSQL, how many jobs this worker claims between two vacuums of the jobs table
+    /// that it runs itself ([`maintenance::VACUUM_EVERY`](super::VACUUM_EVERY)).
+    pub vacuum_every: u64,
 }
 
 impl RunnerConfig {
@@ -76,6 +79,7 @@ impl RunnerConfig {
             failpoint: None,
             memory_budget: None,
             engine_connections: None,
+            vacuum_every: super::VACUUM_EVERY,
         }
     }
 }
@@ -160,6 +164,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
             worker: Arc::from(config.worker_id.as_str()),
             lease_ms: i64::try_from(config.lease.as_millis()).unwrap_or(i64::MAX),
             retry_base: config.retry_base,
+            vacuum_every: config.vacuum_every,
             sqlite_path: match &config.database_url {
                 DatabaseUrl::Sqlite { path } => Some(path.clone()),
                 DatabaseUrl::Postgres { .. } => None,

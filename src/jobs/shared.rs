@@ -35,6 +35,8 @@ pub(crate) struct Shared<C> {
     pub(crate) worker: Arc<str>,
     pub(crate) lease_ms: i64,
     pub(crate) retry_base: Duration,
+    /// Claims between two of this worker's vacuums of the jobs table (`maintenance::Vacuums`).
+    pub(crate) vacuum_every: u64,
     pub(crate) sqlite_path: Option<std::path::PathBuf>,
     pub(crate) wake: Notify,
     pub(crate) running: Mutex<HashMap<i64, RunningJob>>,

@@ -155,6 +155,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         failpoint: config.failpoint.clone(),
         engine_connections,
         memory_budget: Some(config.worker_memory_budget),
+        vacuum_every: crate::jobs::VACUUM_EVERY,
     };
     let runner = Runner::new(db.clone(), registry(), context, runner_config)
         .start()

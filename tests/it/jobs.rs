@@ -66,11 +66,20 @@ impl Backend {
     }
 
     async fn runner_on(&self, db: Database, log: &Log, concurrency: usize) -> RunnerHandle {
+        self.start(log, db, self.config(concurrency)).await
+    }
+
+    /// The tests' runner configuration: quick retries, leases and polls.
+    fn config(&self, concurrency: usize) -> RunnerConfig {
         let mut config = RunnerConfig::new(self.url.clone());
         config.concurrency = concurrency;
         config.retry_base = Duration::from_millis(20);
         config.lease = Duration::from_secs(5);
         config.poll_interval = Duration::from_millis(200);
+        config
+    }
+
+    async fn start(&self, log: &Log, db: Database, config: RunnerConfig) -> RunnerHandle {
         Runner::new(db, registry(), log.clone(), config)
             .start()
             .await
@@ -1497,7 +1506,8 @@ async fn pruning_deletes_old_finished_jobs_in_batches_and_keeps_the_rest(b: Back
     );
 }
 
-/// On PostgreSQL a worker vacuums the jobs table itself every `VACUUM_EVERY` jobs it claims: a
+/// On PostgreSQL a worker vacuums the jobs table itself every `vacuum_every` jobs it claims
+/// (`VACUUM_EVERY` unless configured, as here to keep the test short): a
 /// claim leaves dead entries in the claim index that every later claim walks over until a
 /// vacuum, and autovacuum may not come for a minute. (What it is worth is measured by
 /// `scripts/bench-queue postgres scale`: the drain of a million waiting jobs.) SQLite updates in
@@ -1518,14 +1528,19 @@ async fn a_worker_vacuums_the_jobs_table_as_it_claims() {
             .expect("read the table's statistics")
     };
     let queue = b.queue();
-    let n = usize::try_from(bindery::jobs::VACUUM_EVERY).expect("a count") + 100;
+    // Fewer claims between vacuums than a worker's default (`VACUUM_EVERY`), so that the test
+    // drains thousands of jobs, not tens of thousands.
+    let every = 2_000;
+    let n = every + 100;
     let jobs: Vec<NewJob> = (0..n).map(|i| record("v", &i.to_string(), 0)).collect();
     for chunk in jobs.chunks(10_000) {
         queue.enqueue_bulk(chunk).await.expect("bulk");
     }
     assert_eq!(vacuums().await, 0, "nothing vacuumed the table yet");
     let log = Log::default();
-    let runner = b.runner(&log, 32).await;
+    let mut config = b.config(32);
+    config.vacuum_every = u64::try_from(every).expect("a count");
+    let runner = b.start(&log, b.db.clone(), config).await;
     common::eventually_async(
         "every job run and the table vacuumed",
         Duration::from_secs(60),
