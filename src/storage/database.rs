@@ -152,13 +152,24 @@ impl Database {
                     .synchronous(SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(10))
                     .foreign_keys(true);
-                let pool = SqlitePoolOptions::new()
-                    .max_connections(max_connections)
-                    .min_connections(1)
-                    .acquire_timeout(ACQUIRE_PATIENCE)
-                    .connect_with(options)
-                    .await
-                    .with_context(|| format!("opening SQLite database {}", path.display()))?;
+                // Turning a new database's journal to WAL takes a lock that SQLite's busy
+                // timeout does not wait for (sqlx's `journal_mode`), so a process opening the
+                // file at that moment (two release phases at once, or `migrate` beside
+                // `serve`) was refused with "database is locked". It waits as for a server.
+                let pool = patiently(
+                    "the SQLite database is locked",
+                    fault::sqlx_unreachable,
+                    async || {
+                        SqlitePoolOptions::new()
+                            .max_connections(max_connections)
+                            .min_connections(1)
+                            .acquire_timeout(ACQUIRE_PATIENCE)
+                            .connect_with(options.clone())
+                            .await
+                    },
+                )
+                .await
+                .with_context(|| format!("opening SQLite database {}", path.display()))?;
                 Ok(Database::Sqlite(pool))
             }
             DatabaseUrl::Postgres { url } => {
@@ -346,6 +357,11 @@ fn postgres_options(url: &url::Url) -> anyhow::Result<PgConnectOptions> {
 /// the connection before it said a word (a closed socket reads as a zero byte where the answer
 /// to sqlx's TLS request belongs, which sqlx calls a protocol error). A server that is not
 /// PostgreSQL at all is told apart only when the patience runs out, with the same error.
+/// SQLite answered busy or locked: another process holds the file for now.
+fn sqlite_locked(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(_)) && fault::sqlx_unreachable(e)
+}
+
 fn connect_again(e: &sqlx::Error) -> bool {
     fault::sqlx_unreachable(e) || matches!(e, sqlx::Error::Protocol(_))
 }
