@@ -156,18 +156,14 @@ impl Database {
                 // timeout does not wait for (sqlx's `journal_mode`), so a process opening the
                 // file at that moment (two release phases at once, or `migrate` beside
                 // `serve`) was refused with "database is locked". It waits as for a server.
-                let pool = patiently(
-                    "the SQLite database is locked",
-                    fault::sqlx_unreachable,
-                    async || {
-                        SqlitePoolOptions::new()
-                            .max_connections(max_connections)
-                            .min_connections(1)
-                            .acquire_timeout(ACQUIRE_PATIENCE)
-                            .connect_with(options.clone())
-                            .await
-                    },
-                )
+                let pool = patiently("the SQLite database is locked", sqlite_locked, async || {
+                    SqlitePoolOptions::new()
+                        .max_connections(max_connections)
+                        .min_connections(1)
+                        .acquire_timeout(ACQUIRE_PATIENCE)
+                        .connect_with(options.clone())
+                        .await
+                })
                 .await
                 .with_context(|| format!("opening SQLite database {}", path.display()))?;
                 Ok(Database::Sqlite(pool))
