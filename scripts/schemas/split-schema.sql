@@ -1,39 +1,9 @@
--- The split: `jobs` keeps the record, with no index on its state or lease (so that updates
--- can be HOT, in the room a fillfactor leaves), `job_queue` the jobs waiting, with the claim's
--- keys, and `job_leases` the running ones.
-DROP TABLE IF EXISTS jobs, job_queue, job_leases;
-CREATE TABLE jobs (
-    id               BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    kind             TEXT     NOT NULL,
-    queue            TEXT     NOT NULL,
-    tenant           TEXT     NOT NULL DEFAULT '',
-    payload          TEXT     NOT NULL,
-    state            TEXT     NOT NULL,
-    priority         SMALLINT NOT NULL DEFAULT 0,
-    fair_tag         BIGINT   NOT NULL DEFAULT 0,
-    run_at           BIGINT   NOT NULL,
-    attempt          INTEGER  NOT NULL DEFAULT 0,
-    max_attempts     INTEGER  NOT NULL,
-    unique_key       TEXT,
-    serial_key       TEXT,
-    workflow         TEXT,
-    join_id          BIGINT,
-    pending_children INTEGER  NOT NULL DEFAULT 0,
-    locked_by        TEXT,
-    locked_until     BIGINT,
-    progress         INTEGER,
-    progress_message TEXT,
-    result           TEXT,
-    errors           TEXT     NOT NULL DEFAULT '[]',
-    created_at       BIGINT   NOT NULL,
-    started_at       BIGINT,
-    finished_at      BIGINT,
-    lost_workers     INTEGER NOT NULL DEFAULT 0,
-    cost             BIGINT NOT NULL DEFAULT 0
-) WITH (fillfactor = :ff);
-CREATE UNIQUE INDEX jobs_unique_key ON jobs (unique_key) WHERE unique_key IS NOT NULL;
-CREATE INDEX jobs_workflow ON jobs (workflow) WHERE workflow IS NOT NULL;
-CREATE INDEX jobs_join ON jobs (join_id) WHERE join_id IS NOT NULL;
+-- The split, made from the migrations' schema: `jobs` keeps the record and loses its indexes on
+-- state and lease, so that its updates can be HOT in the room fillfactor :ff leaves (the
+-- unique key, workflow and join indexes stay: those columns do not change); `job_queue` holds
+-- the waiting jobs with the claim's keys, and `job_leases` the running ones.
+DROP INDEX jobs_claim, jobs_tenant, jobs_serial, jobs_scheduled, jobs_running, jobs_dead;
+ALTER TABLE jobs SET (fillfactor = :ff);
 CREATE TABLE job_queue (
     id           BIGINT   PRIMARY KEY,
     queue        TEXT     NOT NULL,
