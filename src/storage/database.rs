@@ -345,23 +345,24 @@ fn postgres_options(url: &url::Url) -> anyhow::Result<PgConnectOptions> {
     Ok(options)
 }
 
-/// Turns the connection failures that only a change of `DATABASE_URL` can mend (TLS settings,
-/// credentials, the database's name) into a [`ConfigError`] that says what to change, so the
-/// process exits with the configuration code instead of being restarted into the same failure.
-/// Anything else (a server that is down or unreachable) is passed on as it is.
-/// Whether a failed connection is worth trying again: the server could not be reached, or cut
-/// the connection before it said a word (a closed socket reads as a zero byte where the answer
-/// to sqlx's TLS request belongs, which sqlx calls a protocol error). A server that is not
-/// PostgreSQL at all is told apart only when the patience runs out, with the same error.
-/// SQLite answered busy or locked: another process holds the file for now.
+/// Whether opening a SQLite file is worth trying again: SQLite answered busy or locked, so
+/// another process holds the file for now.
 fn sqlite_locked(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(_)) && fault::sqlx_unreachable(e)
 }
 
+/// Whether a failed connection is worth trying again: the server could not be reached, or cut
+/// the connection before it said a word (a closed socket reads as a zero byte where the answer
+/// to sqlx's TLS request belongs, which sqlx calls a protocol error). A server that is not
+/// PostgreSQL at all is told apart only when the patience runs out, with the same error.
 fn connect_again(e: &sqlx::Error) -> bool {
     fault::sqlx_unreachable(e) || matches!(e, sqlx::Error::Protocol(_))
 }
 
+/// Turns the connection failures that only a change of `DATABASE_URL` can mend (TLS settings,
+/// credentials, the database's name) into a [`ConfigError`] that says what to change, so the
+/// process exits with the configuration code instead of being restarted into the same failure.
+/// Anything else (a server that is down or unreachable) is passed on as it is.
 fn explain_connect_error(e: sqlx::Error, url: &url::Url) -> anyhow::Error {
     let host = url.host_str().unwrap_or("?");
     // rustls reports a refused certificate from inside the handshake's I/O.
