@@ -94,7 +94,7 @@ fn novel() -> std::path::PathBuf {
 
 /// A short book that still takes every step, with a chapter per part (every markup the reader
 /// knows, in 800 words): the kill test converts it 45 times, where the novel (51,000 words and a
-/// 150-page print edition) cost 90 s of CPU.
+/// 150-page print edition) cost 86 s of CPU.
 fn short_book() -> std::path::PathBuf {
     corpus().join("markdown/torture.md")
 }
