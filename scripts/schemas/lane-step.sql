@@ -1,0 +1,27 @@
+-- One turn of the pump on the lane schema. The completion changes no column an index reads. The
+-- claim takes the claim lane's jobs and empties their lane, and the worker's row records the
+-- jobs it now holds (those it claimed, and, as the pump would send them, those it claimed the
+-- turn before, still running).
+WITH done AS (
+  UPDATE jobs SET state = 'completed', result = NULL, progress = 100, finished_at = (extract(epoch from clock_timestamp()) * 1000)::bigint,
+         started_at = started_at + 0, locked_by = NULL, locked_until = NULL
+  WHERE id = ANY(:ids::bigint[]) AND state = 'running' AND locked_by = 'w1' RETURNING id, join_id),
+now AS (SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms),
+picked AS (
+  SELECT c.id FROM jobs c
+  WHERE c.lane = 1 AND c.queue = ANY('{default}'::text[])
+    AND (c.serial_key IS NULL OR NOT EXISTS (
+         SELECT 1 FROM jobs b WHERE b.serial_key = c.serial_key AND b.id < c.id
+           AND b.state IN ('available', 'scheduled', 'waiting', 'running')))
+    AND c.lost_workers < 2
+  ORDER BY c.priority, c.fair_tag, c.id LIMIT :batch FOR UPDATE SKIP LOCKED),
+claimed AS (
+  UPDATE jobs SET state = 'running', lane = NULL, attempt = jobs.attempt + 1, locked_by = 'w1',
+         locked_until = (SELECT ms FROM now) + 30000, started_at = (SELECT ms FROM now)
+  WHERE jobs.id = ANY(ARRAY(SELECT id FROM picked))
+  RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant, jobs.attempt, jobs.max_attempts,
+            jobs.workflow, jobs.join_id, jobs.serial_key, jobs.priority, jobs.fair_tag, jobs.cost, jobs.lost_workers),
+holding AS (
+  UPDATE workers SET holding = ARRAY(SELECT id FROM claimed) || :ids::bigint[] WHERE id = 'w1')
+SELECT coalesce(array_agg(id), '{}') AS ids, (SELECT count(*) FROM done) AS n FROM claimed
+\gset
