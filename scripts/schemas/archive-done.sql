@@ -1,4 +1,4 @@
--- The completion on the archive schema: it moves its jobs to `jobs_done`; `claim.sql` follows it.
+-- The completion on the archive schema: it moves its jobs to `jobs_done`; `current-claim.sql` follows it.
 WITH finished AS (
   DELETE FROM jobs WHERE id = ANY(:ids::bigint[]) AND state = 'running' AND locked_by = 'w1'
   RETURNING *),

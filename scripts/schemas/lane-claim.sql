@@ -1,11 +1,8 @@
--- One turn of the pump on the lane schema. The completion changes no column an index reads. The
--- claim takes the claim lane's jobs and empties their lane, and the worker's row records the
--- jobs it now holds (those it claimed, and, as the pump would send them, those it claimed the
--- turn before, still running).
-WITH done AS (
-  UPDATE jobs SET state = 'completed', result = NULL, progress = 100, finished_at = (extract(epoch from clock_timestamp()) * 1000)::bigint,
-         started_at = started_at + 0, locked_by = NULL, locked_until = NULL
-  WHERE id = ANY(:ids::bigint[]) AND state = 'running' AND locked_by = 'w1' RETURNING id, join_id),
+-- The claim on the lane schema, after the current completion (current-done.sql), which changes
+-- no column an index reads here. It takes the claim lane's jobs and empties their lane, and the
+-- worker's row records the jobs it now holds (those it claimed, and, as the pump would send
+-- them, those it claimed the turn before, still running). It differs from current-claim.sql in
+-- those three places.
 now AS (SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms),
 picked AS (
   SELECT c.id FROM jobs c
