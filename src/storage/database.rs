@@ -99,6 +99,19 @@ pub enum Plans {
     Generic,
 }
 
+/// Whether a pool makes sure of a connection before handing it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checkout {
+    /// sqlx's default: a round trip (a ping) before each use, so that a connection the server
+    /// dropped (a restart, a failover) is replaced unseen instead of failing a statement.
+    Tested,
+    /// No ping: a dropped connection fails the one statement that finds it, and the pool opens
+    /// another for the next. For a caller that retries failed statements anyway and runs
+    /// back-to-back short ones, where the ping is a round trip more for each: the job
+    /// engine's pump, on whose one connection the server sat idle during the pings.
+    Trusted,
+}
+
 /// JIT off: Bindery's statements are short, indexed lookups, and JIT only pays for long
 /// analytic scans. Left to the server, a cost estimate that grows with the jobs table passes
 /// `jit_above_cost`, and the claim was compiled afresh on every call: with a million jobs
@@ -129,16 +142,25 @@ pub enum Database {
 impl Database {
     /// Opens a pool of at most `max_connections`. Nothing else in Bindery opens a database.
     pub async fn connect(url: &DatabaseUrl, max_connections: u32) -> anyhow::Result<Self> {
-        Self::connect_with(url, max_connections, Durability::Flush, Plans::Auto).await
+        Self::connect_with(
+            url,
+            max_connections,
+            Durability::Flush,
+            Plans::Auto,
+            Checkout::Tested,
+        )
+        .await
     }
 
-    /// Like [`Database::connect`], choosing how commits reach the disk and how PostgreSQL plans
-    /// statements.
+    /// Like [`Database::connect`], choosing how commits reach the disk, how PostgreSQL plans
+    /// statements and whether a connection is tested before each use (PostgreSQL only: a
+    /// SQLite file does not go away).
     pub async fn connect_with(
         url: &DatabaseUrl,
         max_connections: u32,
         durability: Durability,
         plans: Plans,
+        checkout: Checkout,
     ) -> anyhow::Result<Self> {
         match url {
             DatabaseUrl::Sqlite { path } => {
@@ -184,6 +206,7 @@ impl Database {
                     PgPoolOptions::new()
                         .max_connections(max_connections)
                         .acquire_timeout(ACQUIRE_PATIENCE)
+                        .test_before_acquire(checkout == Checkout::Tested)
                         .connect_with(options.clone())
                         .await
                 })

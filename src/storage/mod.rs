@@ -11,7 +11,7 @@ pub(crate) mod sql;
 pub mod workers;
 
 pub use blob::BlobStore;
-pub use database::{Database, Durability, Plans, Tx};
+pub use database::{Checkout, Database, Durability, Plans, Tx};
 
 /// A stored time (unix milliseconds, from the database's clock) as RFC 3339 UTC with
 /// milliseconds, how the API, webhook events and the CLI show times.

@@ -127,3 +127,82 @@ fn an_unreachable_postgres_fails_with_a_clear_error() {
     );
     assert!(!out.contains("hunter2"), "{out}");
 }
+
+/// A server that cuts every connection (a pooler or a failover restarting, an idle-connection
+/// reaper) stops no work. The job engine's pump does not test its connection before each
+/// statement (`Checkout::Trusted`): the cut fails one of its statements, and the next must
+/// run on a fresh connection, not on the dead one.
+#[test]
+fn jobs_still_run_after_the_server_cuts_every_connection() {
+    if !common::need::postgres() {
+        return;
+    }
+    let database = common::postgres_database();
+    let server = Server::start(&["serve"], &[("DATABASE_URL", &database)]);
+    server.wait_ready(Duration::from_secs(10));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let cut_every_connection = || {
+        runtime.block_on(async {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&database)
+                .await
+                .expect("connect");
+            let cut: Vec<bool> = sqlx::query_scalar(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            )
+            .fetch_all(&mut conn)
+            .await
+            .expect("terminate");
+            conn.close().await.expect("close");
+            cut.len()
+        })
+    };
+    let ping_completes = |round: usize| {
+        let out = common::command(&server.data_dir())
+            .env("DATABASE_URL", &database)
+            .args(["jobs", "ping"])
+            .output()
+            .expect("run bindery jobs ping");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let id = stdout
+            .trim()
+            .strip_prefix("enqueued job ")
+            .unwrap_or_else(|| panic!("round {round}: {stdout}"))
+            .to_owned();
+        common::eventually(
+            &format!("round {round}: job {id} completed"),
+            Duration::from_secs(15),
+            || {
+                let out = common::command(&server.data_dir())
+                    .env("DATABASE_URL", &database)
+                    .args(["jobs", "list", "--state", "completed"])
+                    .output()
+                    .expect("run bindery jobs list");
+                let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+                if listing
+                    .lines()
+                    .any(|l| l.split_whitespace().next() == Some(id.as_str()))
+                {
+                    Ok(())
+                } else {
+                    Err(listing)
+                }
+            },
+        );
+    };
+    ping_completes(0);
+    for round in 1..=2 {
+        let cut = cut_every_connection();
+        assert!(cut >= 3, "round {round}: only {cut} connections to cut");
+        ping_completes(round);
+    }
+    assert!(
+        !common::process_gone(server.process.pid()),
+        "serve exited after its connections were cut:\n{}",
+        server.process.logs.dump()
+    );
+}
