@@ -9,7 +9,7 @@ use super::completer::{Completing, completion, json_ids, ms_by_id};
 use super::rescuer::MAX_LOST_WORKERS;
 use super::wake::{self, CHANNEL_DONE, CHANNEL_JOBS};
 use crate::storage::sql::Dialect;
-use crate::storage::{Database, Tx};
+use crate::storage::{Database, KeptConnection, Tx};
 
 /// A claimed job, as the runner needs it.
 #[derive(Debug, Clone, FromRow)]
@@ -212,7 +212,7 @@ struct ClaimCompleteRow {
 // One parameter per part of the statement it runs.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn claim_and_complete(
-    db: &Database,
+    db: &mut KeptConnection,
     worker: &str,
     queues: &[String],
     complete: &[i64],
@@ -223,82 +223,80 @@ pub(crate) async fn claim_and_complete(
     suspects: bool,
 ) -> sqlx::Result<(Vec<ClaimedRow>, usize)> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    match db {
-        Database::Postgres(pool) => {
-            if complete.is_empty() && limit == 0 {
-                return Ok((Vec::new(), 0));
-            }
-            let text = if suspects {
-                sql!(Dialect::Postgres, &claim_and_complete_text(""))
-            } else {
-                sql!(Dialect::Postgres, &claim_and_complete_text(NO_SUSPECTS))
-            };
-            let rows: Vec<ClaimCompleteRow> = sqlx::query_as(text)
-                // Completion's parameters first ($1–$3), as `completion` numbers them.
-                .bind(complete)
+    if let Database::Sqlite(pool) = db.database() {
+        let completed = if complete.is_empty() {
+            0
+        } else {
+            sqlx::query(completion(Dialect::Sqlite, Completing::Batch))
+                .bind(json_ids(complete))
                 .bind(worker)
-                .bind(waited_ms)
-                .bind(queues)
-                .bind(limit)
-                .bind(lease_ms)
-                .bind(room.cap)
-                .bind(room.free)
-                .bind(
-                    room.tenants
-                        .iter()
-                        .map(|(t, _)| t.clone())
-                        .collect::<Vec<String>>(),
-                )
-                .bind(room.tenants.iter().map(|(_, r)| *r).collect::<Vec<i64>>())
-                .fetch_all(pool)
-                .await?;
-            let completed = rows
-                .first()
-                .map_or(0, |r| usize::try_from(r.completed).unwrap_or(0));
-            let mut claimed: Vec<ClaimedRow> = rows
-                .into_iter()
-                .filter_map(|r| {
-                    Some(ClaimedRow {
-                        id: r.id?,
-                        kind: r.kind?,
-                        payload: r.payload?,
-                        queue: r.queue?,
-                        tenant: r.tenant?,
-                        attempt: r.attempt?,
-                        max_attempts: r.max_attempts?,
-                        workflow: r.workflow,
-                        join_id: r.join_id,
-                        serial_key: r.serial_key,
-                        priority: r.priority?,
-                        fair_tag: r.fair_tag?,
-                        cost: r.cost?,
-                        lost_workers: r.lost_workers?,
-                    })
-                })
-                .collect();
-            claimed.sort_by_key(|r| (r.priority, r.fair_tag, r.id));
-            Ok((claimed, completed))
-        }
-        Database::Sqlite(pool) => {
-            let completed = if complete.is_empty() {
-                0
-            } else {
-                sqlx::query(completion(Dialect::Sqlite, Completing::Batch))
-                    .bind(json_ids(complete))
-                    .bind(worker)
-                    .bind(ms_by_id(complete, waited_ms))
-                    .execute(pool)
-                    .await?
-                    .rows_affected() as usize
-            };
-            let claimed = if limit > 0 {
-                claim_sqlite(pool, worker, queues, limit, lease_ms, room, suspects).await?
-            } else {
-                Vec::new()
-            };
-            Ok((claimed, completed))
-        }
+                .bind(ms_by_id(complete, waited_ms))
+                .execute(pool)
+                .await?
+                .rows_affected() as usize
+        };
+        let claimed = if limit > 0 {
+            claim_sqlite(pool, worker, queues, limit, lease_ms, room, suspects).await?
+        } else {
+            Vec::new()
+        };
+        return Ok((claimed, completed));
     }
+    if complete.is_empty() && limit == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let text = if suspects {
+        sql!(Dialect::Postgres, &claim_and_complete_text(""))
+    } else {
+        sql!(Dialect::Postgres, &claim_and_complete_text(NO_SUSPECTS))
+    };
+    let query = sqlx::query_as::<_, ClaimCompleteRow>(text)
+        // Completion's parameters first ($1–$3), as `completion` numbers them.
+        .bind(complete)
+        .bind(worker)
+        .bind(waited_ms)
+        .bind(queues)
+        .bind(limit)
+        .bind(lease_ms)
+        .bind(room.cap)
+        .bind(room.free)
+        .bind(
+            room.tenants
+                .iter()
+                .map(|(t, _)| t.clone())
+                .collect::<Vec<String>>(),
+        )
+        .bind(room.tenants.iter().map(|(_, r)| *r).collect::<Vec<i64>>());
+    let rows = db
+        .on_postgres(async |conn| query.fetch_all(conn).await)
+        .await
+        .expect("a PostgreSQL pool: SQLite returned above")?;
+    let completed = rows
+        .first()
+        .map_or(0, |r| usize::try_from(r.completed).unwrap_or(0));
+    let mut claimed: Vec<ClaimedRow> = rows
+        .into_iter()
+        .filter_map(|r| {
+            Some(ClaimedRow {
+                id: r.id?,
+                kind: r.kind?,
+                payload: r.payload?,
+                queue: r.queue?,
+                tenant: r.tenant?,
+                attempt: r.attempt?,
+                max_attempts: r.max_attempts?,
+                workflow: r.workflow,
+                join_id: r.join_id,
+                serial_key: r.serial_key,
+                priority: r.priority?,
+                fair_tag: r.fair_tag?,
+                cost: r.cost?,
+                lost_workers: r.lost_workers?,
+            })
+        })
+        .collect();
+    claimed.sort_by_key(|r| (r.priority, r.fair_tag, r.id));
+    Ok((claimed, completed))
 }
 
 /// Gives jobs back without spending their attempt (a worker stopping, or claimed jobs that

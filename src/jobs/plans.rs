@@ -381,6 +381,7 @@ async fn the_sqlite_claim_walks_its_index_without_sorting() {
 #[ignore = "a measurement over a million jobs, more than a minute: run by hand"]
 async fn a_deep_drain_shows_where_the_claims_buffers_go() {
     use super::claim::{Room, claim_and_complete};
+    use crate::storage::KeptConnection;
     if !need::postgres() {
         return;
     }
@@ -410,6 +411,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
         .await
         .expect("connect");
     let db = Database::Postgres(generic.clone());
+    let mut pump = KeptConnection::new(db.clone());
     let queues = vec!["q0".to_owned()];
     let mut done: Vec<i64> = Vec::new();
     let mut drained: i64 = 0;
@@ -422,7 +424,7 @@ async fn a_deep_drain_shows_where_the_claims_buffers_go() {
     while let Some(&mark) = marks.peek() {
         let waited = vec![0; done.len()];
         let (claimed, _) = claim_and_complete(
-            &db,
+            &mut pump,
             "w1",
             &queues,
             &done,

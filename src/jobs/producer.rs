@@ -15,6 +15,7 @@ use super::shared::Shared;
 use super::{failpoint, maintenance, records};
 use crate::config::Moment;
 use crate::storage::backoff::Backoff;
+use crate::storage::{Database, KeptConnection};
 
 /// The local queue holds at most this many jobs per executor. It only fills that far with jobs
 /// short enough for the executors to get through that many in one round trip; measured on the
@@ -45,12 +46,13 @@ pub const PAUSE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 /// order: a job claimed later that sorts earlier starts first.
 pub(crate) async fn pump<C: Send + Sync + 'static>(
     shared: Arc<Shared<C>>,
+    connection: KeptConnection,
     permits: Arc<Semaphore>,
     concurrency: usize,
     poll_interval: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut pump = Pump::new(shared, permits, concurrency, poll_interval);
+    let mut pump = Pump::new(shared, connection, permits, concurrency, poll_interval);
     loop {
         let stopping = *stop.borrow();
         if stopping && pump.finished_tx.is_some() {
@@ -95,6 +97,9 @@ pub(crate) async fn pump<C: Send + Sync + 'static>(
 /// What the pump keeps from one turn to the next.
 struct Pump<C> {
     shared: Arc<Shared<C>>,
+    /// Every statement of the pump's goes through it: its own connection on PostgreSQL (kept
+    /// from one claim to the next), the shared pool on SQLite. See `Runner::start`.
+    connection: KeptConnection,
     permits: Arc<Semaphore>,
     concurrency: usize,
     poll_interval: Duration,
@@ -128,6 +133,7 @@ struct Pump<C> {
 impl<C: Send + Sync + 'static> Pump<C> {
     fn new(
         shared: Arc<Shared<C>>,
+        connection: KeptConnection,
         permits: Arc<Semaphore>,
         concurrency: usize,
         poll_interval: Duration,
@@ -139,6 +145,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             queues: all_queues.clone(),
             all_queues,
             shared,
+            connection,
             permits,
             concurrency,
             poll_interval,
@@ -228,7 +235,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
         let nap = if self.idle {
             // A job that is due but could not be promoted is not due before promotion may
             // be tried again.
-            next_nap(&self.shared, self.poll_interval)
+            next_nap(self.connection.pool(), self.poll_interval)
                 .await
                 .max(self.promotions.wait())
         } else {
@@ -264,7 +271,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             return;
         }
         self.paused_checked = Some(Instant::now());
-        match records::paused_queues(&self.shared.pump_db).await {
+        match records::paused_queues(self.connection.pool()).await {
             Ok(paused) => {
                 self.pause_reads.succeeded();
                 self.queues = self
@@ -291,7 +298,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             return;
         }
         self.promoted = Some(Instant::now());
-        match maintenance::promote_due(&self.shared.pump_db).await {
+        match maintenance::promote_due(self.connection.pool()).await {
             Ok(_) => self.promotions.succeeded(),
             Err(e) => {
                 self.promotions.failed(&e.into());
@@ -308,7 +315,14 @@ impl<C: Send + Sync + 'static> Pump<C> {
         let suspects =
             !self.local.has_suspect() && !self.shared.running().values().any(|j| j.suspect);
         let exchanged = {
-            let statement = exchange(&self.shared, &self.queues, &self.batch, wanted, suspects);
+            let statement = exchange(
+                &self.shared,
+                &mut self.connection,
+                &self.queues,
+                &self.batch,
+                wanted,
+                suspects,
+            );
             tokio::pin!(statement);
             loop {
                 tokio::select! {
@@ -389,6 +403,7 @@ struct Exchanged {
 /// Commits `batch` and claims up to `wanted` jobs.
 async fn exchange<C>(
     shared: &Shared<C>,
+    connection: &mut KeptConnection,
     queues: &[String],
     batch: &[Finished],
     wanted: usize,
@@ -397,7 +412,7 @@ async fn exchange<C>(
     let room = shared.admission().room();
     if !batch.is_empty() && !batch.iter().all(Finished::is_plain) {
         // Successors, joins, failures: their own transaction, then claim.
-        match completer::finish_batch(&shared.pump_db, &shared.worker, batch).await {
+        match completer::finish_batch(connection.pool(), &shared.worker, batch).await {
             Ok(accepted) => {
                 report_dropped(batch, accepted.len());
                 after_commit(shared, batch);
@@ -413,7 +428,7 @@ async fn exchange<C>(
         }
         let claimed = if wanted > 0 {
             claim::claim_and_complete(
-                &shared.pump_db,
+                connection,
                 &shared.worker,
                 queues,
                 &[],
@@ -436,7 +451,7 @@ async fn exchange<C>(
     let ids: Vec<i64> = batch.iter().map(|f| f.id).collect();
     let waited_ms: Vec<i64> = batch.iter().map(|f| f.waited_ms).collect();
     match claim::claim_and_complete(
-        &shared.pump_db,
+        connection,
         &shared.worker,
         queues,
         &ids,
@@ -560,8 +575,8 @@ fn report_dropped(batch: &[Finished], accepted: usize) {
 }
 
 /// Until the next scheduled job is due, within the fallback poll interval.
-async fn next_nap<C>(shared: &Shared<C>, poll_interval: Duration) -> Duration {
-    match maintenance::next_due_in_ms(&shared.pump_db).await {
+async fn next_nap(db: &Database, poll_interval: Duration) -> Duration {
+    match maintenance::next_due_in_ms(db).await {
         Ok(Some(ms)) => Duration::from_millis(u64::try_from(ms).unwrap_or(0))
             .clamp(Duration::from_millis(5), poll_interval),
         _ => poll_interval,

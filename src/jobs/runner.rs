@@ -33,7 +33,7 @@ use super::wake::{self, CHANNEL_JOBS, listen};
 use super::{backoff, producer, rescuer};
 use crate::config::{DatabaseUrl, Failpoint};
 use crate::storage::workers::{self, WorkerIdentity};
-use crate::storage::{Checkout, Database, Durability, Plans};
+use crate::storage::{Checkout, Database, Durability, KeptConnection, Plans};
 
 /// How long a stopping worker tries to commit what finished before it gives up on it.
 const COMMIT_WITHIN: Duration = Duration::from_secs(2);
@@ -149,9 +149,11 @@ impl<C: Send + Sync + 'static> Runner<C> {
         // The pump's statements go through one connection of their own. Through the shared pool,
         // which hands out its idle connections in turn, each claim woke a different server
         // process with cold caches; on the no-op drain one connection went from 23–27k to
-        // 30–38k jobs/s, in alternating runs on a loaded machine. Untested (`Checkout`): the
-        // pump retries a failed statement, and a ping before each left the server idle for a
-        // round trip per claim (no-op drain 46–49k jobs/s tested, 47–51k untested).
+        // 30–38k jobs/s, in alternating runs on a loaded machine. The pump keeps that
+        // connection from one claim to the next (`KeptConnection`), and the pool does not ping
+        // it before use (`Checkout::Trusted`): the pump retries a failed statement anyway, and
+        // each ping, like sqlx's on taking a connection back, was a round trip per claim with
+        // the server idle.
         let pump_db = match &self.db {
             Database::Postgres(_) => {
                 Database::connect_with(
@@ -167,7 +169,6 @@ impl<C: Send + Sync + 'static> Runner<C> {
         };
         let shared = Arc::new(Shared {
             db: engine_db,
-            pump_db,
             registry: self.registry,
             app: self.app,
             worker: Arc::from(config.worker_id.as_str()),
@@ -205,6 +206,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
         // on the claim index (SKIP LOCKED scans over each other's rows).
         let pump = tokio::spawn(producer::pump(
             shared.clone(),
+            KeptConnection::new(pump_db),
             permits,
             config.concurrency.max(1),
             config.poll_interval,

@@ -28,8 +28,6 @@ pub(crate) struct RunningJob {
 /// One runner's state, shared by its tasks.
 pub(crate) struct Shared<C> {
     pub(crate) db: Database,
-    /// The pump's own connection on PostgreSQL (the shared pool on SQLite): see `Runner::start`.
-    pub(crate) pump_db: Database,
     pub(crate) registry: Arc<Registry<C>>,
     pub(crate) app: Arc<C>,
     pub(crate) worker: Arc<str>,

@@ -7,11 +7,13 @@ pub mod budget;
 pub mod database;
 pub mod fault;
 pub mod installation;
+pub mod kept;
 pub(crate) mod sql;
 pub mod workers;
 
 pub use blob::BlobStore;
 pub use database::{Checkout, Database, Durability, Plans, Tx};
+pub use kept::KeptConnection;
 
 /// A stored time (unix milliseconds, from the database's clock) as RFC 3339 UTC with
 /// milliseconds, how the API, webhook events and the CLI show times.
