@@ -11,9 +11,10 @@ use sqlx::{PgConnection, Postgres};
 
 use super::Database;
 
-/// The connection goes back to its pool when a statement on it fails (the pool's ping then
-/// tells a live connection from a broken one, and closes the broken one), and whenever the
-/// owner needs the pool itself ([`KeptConnection::pool`]).
+/// A statement on it that fails closes it, whatever the failure, and the next statement takes
+/// a fresh one: as with a transaction's connection (`TxConn`), a reconnection on failure paths
+/// only, where handing it back would have sqlx ping it and warn of every broken one. It goes
+/// back to its pool whenever the owner needs the pool itself ([`KeptConnection::pool`]).
 #[derive(Debug)]
 pub struct KeptConnection {
     db: Database,
@@ -54,8 +55,10 @@ impl KeptConnection {
             },
         };
         let result = statement(conn).await;
-        if result.is_err() {
-            self.conn = None;
+        if result.is_err()
+            && let Some(mut conn) = self.conn.take()
+        {
+            conn.close_on_drop();
         }
         Some(result)
     }
