@@ -19,36 +19,8 @@ fn an_operator_pings_the_worker_and_manages_jobs() {
     let server = Server::start(&["serve"], &[]);
     server.wait_ready(Duration::from_secs(10));
 
-    let out = jobs(&server, &["ping"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let id: i64 = stdout
-        .trim()
-        .strip_prefix("enqueued job ")
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{stdout}"));
-
     // The supervised worker runs it.
-    let listing = common::eventually(
-        &format!("job {id} to complete"),
-        Duration::from_secs(10),
-        || {
-            let out = jobs(&server, &["list", "--state", "completed"]);
-            let listing = String::from_utf8_lossy(&out.stdout).into_owned();
-            if listing
-                .lines()
-                .any(|l| l.split_whitespace().next() == Some(&id.to_string()))
-            {
-                Ok(listing)
-            } else {
-                Err(format!("\n{listing}"))
-            }
-        },
-    );
+    let (id, listing) = common::ping_until_completed(&server, &[], Duration::from_secs(10));
     assert!(listing.contains("bindery.noop"), "{listing}");
 
     // Finished jobs are counted only on request (that reads the whole history).

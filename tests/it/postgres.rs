@@ -161,44 +161,12 @@ fn jobs_still_run_after_the_server_cuts_every_connection() {
             cut.len()
         })
     };
-    let ping_completes = |round: usize| {
-        let out = common::command(&server.data_dir())
-            .env("DATABASE_URL", &database)
-            .args(["jobs", "ping"])
-            .output()
-            .expect("run bindery jobs ping");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let id = stdout
-            .trim()
-            .strip_prefix("enqueued job ")
-            .unwrap_or_else(|| panic!("round {round}: {stdout}"))
-            .to_owned();
-        common::eventually(
-            &format!("round {round}: job {id} completed"),
-            Duration::from_secs(15),
-            || {
-                let out = common::command(&server.data_dir())
-                    .env("DATABASE_URL", &database)
-                    .args(["jobs", "list", "--state", "completed"])
-                    .output()
-                    .expect("run bindery jobs list");
-                let listing = String::from_utf8_lossy(&out.stdout).into_owned();
-                if listing
-                    .lines()
-                    .any(|l| l.split_whitespace().next() == Some(id.as_str()))
-                {
-                    Ok(())
-                } else {
-                    Err(listing)
-                }
-            },
-        );
-    };
-    ping_completes(0);
+    let env = [("DATABASE_URL", database.as_str())];
+    common::ping_until_completed(&server, &env, Duration::from_secs(15));
     for round in 1..=2 {
         let cut = cut_every_connection();
         assert!(cut >= 3, "round {round}: only {cut} connections to cut");
-        ping_completes(round);
+        common::ping_until_completed(&server, &env, Duration::from_secs(15));
     }
     assert!(
         !common::process_gone(server.process.pid()),

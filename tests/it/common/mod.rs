@@ -98,6 +98,49 @@ pub fn command(data_dir: &Path) -> Command {
     cmd
 }
 
+/// `bindery jobs ping` beside `server` (its data directory, and `env`, such as the
+/// `DATABASE_URL` it was started with), then `bindery jobs list --state completed` until that
+/// job is listed, within `timeout`: the job's id, and the listing.
+pub fn ping_until_completed(
+    server: &Server,
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> (i64, String) {
+    let jobs = |args: &[&str]| {
+        command(&server.data_dir())
+            .envs(env.iter().copied())
+            .arg("jobs")
+            .args(args)
+            .output()
+            .expect("run bindery jobs")
+    };
+    let out = jobs(&["ping"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let id: i64 = stdout
+        .trim()
+        .strip_prefix("enqueued job ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let listing = eventually(&format!("job {id} to complete"), timeout, || {
+        let out = jobs(&["list", "--state", "completed"]);
+        let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+        if listing
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(&id.to_string()))
+        {
+            Ok(listing)
+        } else {
+            Err(format!("\n{listing}"))
+        }
+    });
+    (id, listing)
+}
+
 /// The JSON log lines a process has printed so far, shared with the thread that reads them.
 #[derive(Clone, Default)]
 pub struct LogStream {
