@@ -5,9 +5,9 @@
 
 use sqlx::FromRow;
 
-use super::completer::{Completing, completion, json_ids, ms_by_id};
+use super::completer::{Completing, completion, counted_completions, json_ids, ms_by_id};
 use super::rescuer::MAX_LOST_WORKERS;
-use super::wake::{self, CHANNEL_DONE, CHANNEL_JOBS};
+use super::wake::{self, CHANNEL_JOBS};
 use crate::storage::sql::Dialect;
 use crate::storage::{Database, KeptConnection, Tx};
 
@@ -138,7 +138,7 @@ async fn claim_sqlite(
 /// claim's conditions.
 pub(super) fn claim_and_complete_text(suspects: &str) -> String {
     format!(
-        "WITH done AS ({completion}),
+        "WITH {completions},
      now AS (SELECT {{now}} AS ms),
      picked AS (
          SELECT c.id FROM jobs c
@@ -165,15 +165,10 @@ pub(super) fn claim_and_complete_text(suspects: &str) -> String {
          RETURNING jobs.id, jobs.kind, jobs.payload, jobs.queue, jobs.tenant,
                    jobs.attempt, jobs.max_attempts, jobs.workflow, jobs.join_id,
                    jobs.serial_key, jobs.priority, jobs.fair_tag, jobs.cost,
-                   jobs.lost_workers),
-     counts AS (
-         SELECT (SELECT count(*) FROM done) AS completed,
-                -- count(expression), not count(*): the call must be evaluated.
-                (SELECT count(pg_notify('{CHANNEL_DONE}', ''))
-                 FROM (SELECT 1 FROM done LIMIT 1) one) AS notified)
+                   jobs.lost_workers)
      SELECT claimed.*, counts.completed
      FROM counts LEFT JOIN claimed ON true",
-        completion = completion(Dialect::Postgres, Completing::Batch),
+        completions = counted_completions(),
     )
 }
 

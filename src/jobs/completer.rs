@@ -14,7 +14,7 @@ use super::workflow::{Successors, insert_successors, release_joins};
 use super::{Outcome, backoff};
 use crate::storage::fault::{self, Fault};
 use crate::storage::sql::Dialect;
-use crate::storage::{Database, Tx};
+use crate::storage::{Database, KeptConnection, Tx};
 use crate::telemetry;
 
 /// How long a job that found storage full or out of reach waits before it may be claimed again
@@ -296,6 +296,56 @@ pub(crate) fn ms_by_id(ids: &[i64], ms: &[i64]) -> String {
         .map(|(id, ms)| (id.to_string(), (*ms).into()))
         .collect();
     serde_json::Value::Object(map).to_string()
+}
+
+/// A batch's plain completions as two CTEs for a PostgreSQL statement to begin with (after
+/// `WITH`): `done`, the jobs completed, and `counts`, how many (`completed`), with a
+/// notification to waiters when there were any (`notified`). `$1` the ids, `$2` the worker, `$3`
+/// their waits in ms. The pump commits them in the claim's own statement on one connection
+/// (`claim::claim_and_complete`), and in a statement of their own on a second
+/// ([`complete_batch`]).
+pub(crate) fn counted_completions() -> String {
+    format!(
+        "done AS ({completion}),
+     counts AS (
+         SELECT (SELECT count(*) FROM done) AS completed,
+                -- count(expression), not count(*): the call must be evaluated.
+                (SELECT count(pg_notify('{CHANNEL_DONE}', ''))
+                 FROM (SELECT 1 FROM done LIMIT 1) one) AS notified)",
+        completion = completion(Dialect::Postgres, Completing::Batch),
+    )
+}
+
+/// [`complete_batch`]'s statement.
+pub(crate) fn complete_batch_text() -> String {
+    format!(
+        "WITH {} SELECT completed, notified FROM counts",
+        counted_completions()
+    )
+}
+
+/// Commits plain completions (see [`Finished::is_plain`]) in a statement of their own, on the
+/// pump's second PostgreSQL connection while its first claims. Returns how many were applied;
+/// the others had been cancelled or taken from this worker.
+pub(crate) async fn complete_batch(
+    connection: &mut KeptConnection,
+    worker: &str,
+    ids: &[i64],
+    waited_ms: &[i64],
+) -> sqlx::Result<usize> {
+    let text = sql!(Dialect::Postgres, &complete_batch_text());
+    let (completed, _notified): (i64, i64) = connection
+        .on_postgres(async |conn| {
+            sqlx::query_as(text)
+                .bind(ids)
+                .bind(worker)
+                .bind(waited_ms)
+                .fetch_one(conn)
+                .await
+        })
+        .await
+        .expect("the pump has a second connection on PostgreSQL only")?;
+    Ok(usize::try_from(completed).unwrap_or(0))
 }
 
 /// Commits a batch of finished jobs in one transaction: each job's new state, its successors

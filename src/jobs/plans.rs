@@ -16,7 +16,7 @@ use serde_json::Value;
 use sqlx::{Connection, Row};
 
 use super::claim::{NO_SUSPECTS, claim_and_complete_text, claim_sqlite_text};
-use super::completer::{Completing, completion};
+use super::completer::{Completing, complete_batch_text, completion};
 use super::enqueue::{FRONT_TAG, OWN_TAG};
 use super::maintenance::PROMOTE_DUE;
 use super::rescuer::RESCUE_POSTGRES;
@@ -146,6 +146,15 @@ async fn the_hot_statements_read_a_deep_queue_by_their_indexes() {
             values: claim_values(&running, &waited),
             indexes: &["jobs_claim"],
             buffers: 2 * CLAIM_BUFFERS,
+        },
+        Statement {
+            name: "a batch of completions on the pump's second connection",
+            text: pg(&complete_batch_text()),
+            types: "bigint[], text, bigint[]",
+            values: format!("{running}, 'w1', {waited}"),
+            // As a completion: by their ids, or by the worker's leases.
+            indexes: &["jobs_pkey", "jobs_running"],
+            buffers: CLAIM_BUFFERS,
         },
         Statement {
             name: "a completion",

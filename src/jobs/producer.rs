@@ -47,12 +47,20 @@ pub const PAUSE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 pub(crate) async fn pump<C: Send + Sync + 'static>(
     shared: Arc<Shared<C>>,
     connection: KeptConnection,
+    completions: Option<KeptConnection>,
     permits: Arc<Semaphore>,
     concurrency: usize,
     poll_interval: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut pump = Pump::new(shared, connection, permits, concurrency, poll_interval);
+    let mut pump = Pump::new(
+        shared,
+        connection,
+        completions,
+        permits,
+        concurrency,
+        poll_interval,
+    );
     loop {
         let stopping = *stop.borrow();
         if stopping && pump.finished_tx.is_some() {
@@ -100,6 +108,9 @@ struct Pump<C> {
     /// Every statement of the pump's goes through it: its own connection on PostgreSQL (kept
     /// from one claim to the next), the shared pool on SQLite. See `Runner::start`.
     connection: KeptConnection,
+    /// The pump's second PostgreSQL connection, where the budget gives it one: plain
+    /// completions commit on it while the claim runs on the first (see [`exchange`]).
+    completions: Option<KeptConnection>,
     permits: Arc<Semaphore>,
     concurrency: usize,
     poll_interval: Duration,
@@ -134,6 +145,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
     fn new(
         shared: Arc<Shared<C>>,
         connection: KeptConnection,
+        completions: Option<KeptConnection>,
         permits: Arc<Semaphore>,
         concurrency: usize,
         poll_interval: Duration,
@@ -146,6 +158,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             all_queues,
             shared,
             connection,
+            completions,
             permits,
             concurrency,
             poll_interval,
@@ -318,6 +331,7 @@ impl<C: Send + Sync + 'static> Pump<C> {
             let statement = exchange(
                 &self.shared,
                 &mut self.connection,
+                self.completions.as_mut(),
                 &self.queues,
                 &self.batch,
                 wanted,
@@ -344,33 +358,36 @@ impl<C: Send + Sync + 'static> Pump<C> {
             self.batch.clear();
         }
         self.batch.append(&mut self.later);
-        match exchanged.claimed {
-            Ok(rows) => {
+        // Jobs claimed are leased to this worker, even when the turn's completions failed.
+        if let Some(rows) = exchanged.claimed {
+            self.vacuums.claimed(&self.shared.db, rows.len());
+            let (rows, over) = self.shared.admission().admit(rows);
+            self.shared
+                .give_back(over.iter().map(|r| r.id).collect())
+                .await;
+            let (rows, extra_suspects) = one_suspect(rows, suspects);
+            let got = rows.len();
+            self.local.extend(rows);
+            // Fewer than asked for: nothing more is due, so wait for a wake-up before
+            // claiming again, and claim only for free executors then: the next jobs may
+            // not be as short as the last. Suspects given back are still due, but wait for
+            // the one kept: its end wakes the pump (in `pump`).
+            self.idle = wanted > 0 && got < wanted;
+            self.held_back_suspects |= !extra_suspects.is_empty();
+            self.shared.give_back(extra_suspects).await;
+            self.prefetch = if self.idle {
+                0
+            } else {
+                finished_in_flight.min(self.concurrency * LOCAL_QUEUE_FACTOR)
+            };
+        }
+        match exchanged.failure {
+            None => {
                 self.exchanges.succeeded();
                 self.shared.commits.succeeded();
-                self.vacuums.claimed(&self.shared.db, rows.len());
-                let (rows, over) = self.shared.admission().admit(rows);
-                self.shared
-                    .give_back(over.iter().map(|r| r.id).collect())
-                    .await;
-                let (rows, extra_suspects) = one_suspect(rows, suspects);
-                let got = rows.len();
-                self.local.extend(rows);
-                // Fewer than asked for: nothing more is due, so wait for a wake-up before
-                // claiming again, and claim only for free executors then: the next jobs may
-                // not be as short as the last. Suspects given back are still due, but wait for
-                // the one kept: its end wakes the pump (in `pump`).
-                self.idle = wanted > 0 && got < wanted;
-                self.held_back_suspects |= !extra_suspects.is_empty();
-                self.shared.give_back(extra_suspects).await;
-                self.prefetch = if self.idle {
-                    0
-                } else {
-                    finished_in_flight.min(self.concurrency * LOCAL_QUEUE_FACTOR)
-                };
                 true
             }
-            Err(e) => {
+            Some(e) => {
                 // Finished jobs keep their leases while we retry; if the database stays away
                 // longer than a lease, they are rescued and run again (at least once).
                 self.shared.commits.failed();
@@ -393,17 +410,47 @@ async fn sleep_until_probe(breaker: &StorageBreaker) {
     }
 }
 
-/// What one statement (or, with successors and failures, one transaction and a claim) did.
+/// What one turn's statements did: one statement, or two at once on two connections, or a
+/// transaction for successors and failures and then a claim.
 struct Exchanged {
     /// The batch of finished jobs is committed; it is not sent again.
     committed: bool,
-    claimed: sqlx::Result<Vec<ClaimedRow>>,
+    /// The jobs claimed and leased to this worker; `None` when the claim failed.
+    claimed: Option<Vec<ClaimedRow>>,
+    /// What failed: the turn is tried again after a pause.
+    failure: Option<sqlx::Error>,
+}
+
+impl Exchanged {
+    fn claimed(committed: bool, claimed: sqlx::Result<Vec<ClaimedRow>>) -> Self {
+        match claimed {
+            Ok(rows) => Exchanged {
+                committed,
+                claimed: Some(rows),
+                failure: None,
+            },
+            Err(e) => Exchanged {
+                committed,
+                claimed: None,
+                failure: Some(e),
+            },
+        }
+    }
 }
 
 /// Commits `batch` and claims up to `wanted` jobs.
+///
+/// Plain completions commit in the claim's statement, so that one round trip and one commit
+/// serve both; with a second connection, in a statement of their own on it while the claim
+/// runs on the first. The server then runs the two at once, on two processes, and the pump
+/// waits for the longer, not for both: on the no-op drain, 1.08× the jobs a second (medians of
+/// 12 alternating rounds).
+// One parameter per part of the statements it runs.
+#[allow(clippy::too_many_arguments)]
 async fn exchange<C>(
     shared: &Shared<C>,
     connection: &mut KeptConnection,
+    completions: Option<&mut KeptConnection>,
     queues: &[String],
     batch: &[Finished],
     wanted: usize,
@@ -419,12 +466,7 @@ async fn exchange<C>(
                 // Successors may be due now.
                 shared.wake.notify_one();
             }
-            Err(e) => {
-                return Exchanged {
-                    committed: false,
-                    claimed: Err(e),
-                };
-            }
+            Err(e) => return Exchanged::claimed(false, Err(e)),
         }
         let claimed = if wanted > 0 {
             claim::claim_and_complete(
@@ -443,13 +485,39 @@ async fn exchange<C>(
         } else {
             Ok(Vec::new())
         };
-        return Exchanged {
-            committed: true,
-            claimed,
-        };
+        return Exchanged::claimed(true, claimed);
     }
     let ids: Vec<i64> = batch.iter().map(|f| f.id).collect();
     let waited_ms: Vec<i64> = batch.iter().map(|f| f.waited_ms).collect();
+    if let Some(completions) = completions.filter(|_| !ids.is_empty() && wanted > 0) {
+        let (completed, claimed) = tokio::join!(
+            completer::complete_batch(completions, &shared.worker, &ids, &waited_ms),
+            claim::claim_and_complete(
+                connection,
+                &shared.worker,
+                queues,
+                &[],
+                &[],
+                wanted,
+                shared.lease_ms,
+                &room,
+                suspects,
+            ),
+        );
+        let claimed = claimed.map(|(rows, _)| rows);
+        return match completed {
+            Ok(accepted) => {
+                report_dropped(batch, accepted);
+                after_commit(shared, batch);
+                Exchanged::claimed(true, claimed)
+            }
+            Err(e) => Exchanged {
+                committed: false,
+                claimed: claimed.ok(),
+                failure: Some(e),
+            },
+        };
+    }
     match claim::claim_and_complete(
         connection,
         &shared.worker,
@@ -466,15 +534,9 @@ async fn exchange<C>(
         Ok((rows, completed)) => {
             report_dropped(batch, completed);
             after_commit(shared, batch);
-            Exchanged {
-                committed: true,
-                claimed: Ok(rows),
-            }
+            Exchanged::claimed(true, Ok(rows))
         }
-        Err(e) => Exchanged {
-            committed: false,
-            claimed: Err(e),
-        },
+        Err(e) => Exchanged::claimed(false, Err(e)),
     }
 }
 

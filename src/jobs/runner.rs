@@ -32,6 +32,7 @@ use super::shared::Shared;
 use super::wake::{self, CHANNEL_JOBS, listen};
 use super::{backoff, producer, rescuer};
 use crate::config::{DatabaseUrl, Failpoint};
+use crate::storage::budget::PUMP_CONNECTIONS;
 use crate::storage::workers::{self, WorkerIdentity};
 use crate::storage::{Checkout, Database, Durability, KeptConnection, Plans};
 
@@ -58,6 +59,10 @@ pub struct RunnerConfig {
     /// On PostgreSQL, the engine pool's size (progress, rescue, release and the LISTEN
     /// connection), from the process's connection budget; `None` sizes it by concurrency.
     pub engine_connections: Option<u32>,
+    /// On PostgreSQL, the pump's connections, from the process's connection budget: with two,
+    /// one claims while the other commits what finished; with one, a statement does both.
+    /// `None` gives it [`PUMP_CONNECTIONS`].
+    pub pump_connections: Option<u32>,
     /// Memory the running jobs may hold together, by their declared costs (see `admission`);
     /// `None` admits by executors alone.
     pub memory_budget: Option<u64>,
@@ -79,6 +84,7 @@ impl RunnerConfig {
             failpoint: None,
             memory_budget: None,
             engine_connections: None,
+            pump_connections: None,
             vacuum_every: super::VACUUM_EVERY,
         }
     }
@@ -146,19 +152,21 @@ impl<C: Send + Sync + 'static> Runner<C> {
             }
             Database::Sqlite(_) => self.db.clone(),
         };
-        // The pump's statements go through one connection of their own. Through the shared pool,
+        // The pump's statements go through connections of their own. Through the shared pool,
         // which hands out its idle connections in turn, each claim woke a different server
         // process with cold caches; on the no-op drain one connection went from 23–27k to
-        // 30–38k jobs/s, in alternating runs on a loaded machine. The pump keeps that
-        // connection from one claim to the next (`KeptConnection`), and the pool does not ping
-        // it before use (`Checkout::Trusted`): the pump retries a failed statement anyway, and
-        // each ping, like sqlx's on taking a connection back, was a round trip per claim with
-        // the server idle.
+        // 30–38k jobs/s, in alternating runs on a loaded machine. The pump keeps each
+        // connection from one statement to the next (`KeptConnection`), and the pool does not
+        // ping them before use (`Checkout::Trusted`): the pump retries a failed statement
+        // anyway, and each ping, like sqlx's on taking a connection back, was a round trip per
+        // claim with the server idle. With a second connection, the completions commit on it
+        // while the claim runs on the first (see `producer::exchange`).
+        let pump_connections = config.pump_connections.unwrap_or(PUMP_CONNECTIONS).max(1);
         let pump_db = match &self.db {
             Database::Postgres(_) => {
                 Database::connect_with(
                     &config.database_url,
-                    1,
+                    pump_connections,
                     Durability::Relaxed,
                     Plans::Generic,
                     Checkout::Trusted,
@@ -167,6 +175,8 @@ impl<C: Send + Sync + 'static> Runner<C> {
             }
             Database::Sqlite(_) => self.db.clone(),
         };
+        let completions = (pump_connections > 1 && matches!(pump_db, Database::Postgres(_)))
+            .then(|| KeptConnection::new(pump_db.clone()));
         let shared = Arc::new(Shared {
             db: engine_db,
             registry: self.registry,
@@ -207,6 +217,7 @@ impl<C: Send + Sync + 'static> Runner<C> {
         let pump = tokio::spawn(producer::pump(
             shared.clone(),
             KeptConnection::new(pump_db),
+            completions,
             permits,
             config.concurrency.max(1),
             config.poll_interval,

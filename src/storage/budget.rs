@@ -7,7 +7,7 @@
 //! | process | pools | share |
 //! |---|---|---|
 //! | web | requests, plus the one LISTEN connection that wakes `?wait=` and event streams | all of it (`serve`: a quarter, 2 to 8) |
-//! | worker | heartbeat 1, the pump's claims and completions 1, the engine (jobs' progress, rescue, its LISTEN) a third of the rest (at least 2), the jobs' own queries the remainder (at least 2) | all of it (`serve`: what the web leaves) |
+//! | worker | heartbeat 1, the pump's claims and completions 2 (1 at the least budget), the engine (jobs' progress, rescue, its LISTEN) a third of the rest (at least 2), the jobs' own queries the remainder (at least 2) | all of it (`serve`: what the web leaves) |
 //!
 //! SQLite has no connection limit to respect; its pools keep their own sizes.
 
@@ -17,6 +17,9 @@ use crate::config::ConfigError;
 pub const WEB_MIN: u32 = 2;
 /// The fewest a worker works with: heartbeat, pump, two for the engine, two for jobs.
 pub const WORKER_MIN: u32 = 6;
+/// The pump's connections when the budget has room: one claims while the other commits what
+/// finished. At the least budget it has one, which does both in one statement.
+pub const PUMP_CONNECTIONS: u32 = 2;
 /// How many executors one job-facing connection serves; jobs hold a connection only for their
 /// short reads and commits, and spend the rest of their time parsing and rendering.
 pub const EXECUTORS_PER_CONNECTION: u32 = 4;
@@ -28,13 +31,16 @@ pub struct WorkerShare {
     pub app: u32,
     /// The engine's: progress, rescue, release, and its LISTEN connection.
     pub engine: u32,
-    /// The pump's one connection and the heartbeat thread's.
-    pub fixed: u32,
+    /// The pump's claims and completions ([`PUMP_CONNECTIONS`], or 1 at the least budget).
+    pub pump: u32,
 }
 
 impl WorkerShare {
+    /// The heartbeat thread's connection, whatever the budget.
+    pub const HEARTBEAT: u32 = 1;
+
     pub fn total(&self) -> u32 {
-        self.app + self.engine + self.fixed
+        self.app + self.engine + self.pump + Self::HEARTBEAT
     }
 
     /// The most executors these pools serve.
@@ -88,13 +94,17 @@ pub fn worker_pools(total: u32, process: Process) -> Result<WorkerShare, ConfigE
             total
         }
     };
-    let fixed = 2;
-    let rest = share - fixed;
+    let pump = if share > WORKER_MIN {
+        PUMP_CONNECTIONS
+    } else {
+        1
+    };
+    let rest = share - pump - WorkerShare::HEARTBEAT;
     let engine = (rest / 3).max(2);
     Ok(WorkerShare {
         app: rest - engine,
         engine,
-        fixed,
+        pump,
     })
 }
 
@@ -124,9 +134,9 @@ mod tests {
         assert_eq!(
             worker,
             WorkerShare {
-                app: 9,
+                app: 8,
                 engine: 4,
-                fixed: 2
+                pump: 2
             }
         );
         assert!(worker.max_executors() >= 16, "the default concurrency fits");
@@ -149,6 +159,17 @@ mod tests {
             );
         }
         assert_eq!(web_pool(3, Process::Web).expect("web"), 3);
+    }
+
+    #[test]
+    fn the_pump_has_a_second_connection_from_one_above_the_least_budget() {
+        let least = worker_pools(WORKER_MIN, Process::Worker).expect("worker");
+        assert_eq!((least.pump, least.engine, least.app), (1, 2, 2));
+        let next = worker_pools(WORKER_MIN + 1, Process::Worker).expect("worker");
+        assert_eq!((next.pump, next.engine, next.app), (PUMP_CONNECTIONS, 2, 2));
+        let serve = |total| worker_pools(total, Process::ServeWorker).expect("worker");
+        assert_eq!(serve(WEB_MIN + WORKER_MIN).pump, 1);
+        assert_eq!(serve(WEB_MIN + WORKER_MIN + 1).pump, PUMP_CONNECTIONS);
     }
 
     #[test]

@@ -128,7 +128,8 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     } else {
         budget::Process::Worker
     };
-    let (pool, engine_connections, concurrency) = connection_plan(config, process)?;
+    let (pool, engine_connections, pump_connections, concurrency) =
+        connection_plan(config, process)?;
     let db = Database::connect(&config.database, pool).await?;
     let blobs = BlobStore::open(&config.blob, &config.azure)?;
     // Under `serve`, the web process migrated before spawning us; the installation check is
@@ -154,6 +155,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         database_url: config.database.clone(),
         failpoint: config.failpoint.clone(),
         engine_connections,
+        pump_connections,
         memory_budget: Some(config.worker_memory_budget),
         vacuum_every: crate::jobs::VACUUM_EVERY,
     };
@@ -231,14 +233,14 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
 fn connection_plan(
     config: &Config,
     process: budget::Process,
-) -> anyhow::Result<(u32, Option<u32>, usize)> {
+) -> anyhow::Result<(u32, Option<u32>, Option<u32>, usize)> {
     let wanted = config.worker_concurrency.get();
     if !matches!(config.database, DatabaseUrl::Postgres { .. }) {
         let pool = u32::try_from(wanted)
             .unwrap_or(u32::MAX)
             .saturating_add(4)
             .min(64);
-        return Ok((pool, None, wanted));
+        return Ok((pool, None, None, wanted));
     }
     let share = budget::worker_pools(config.database_max_connections, process)?;
     let most = usize::try_from(share.max_executors()).unwrap_or(usize::MAX);
@@ -254,10 +256,15 @@ fn connection_plan(
     tracing::debug!(
         jobs = share.app,
         engine = share.engine,
-        fixed = share.fixed,
+        pump = share.pump,
         "PostgreSQL connections"
     );
-    Ok((share.app, Some(share.engine), wanted.min(most)))
+    Ok((
+        share.app,
+        Some(share.engine),
+        Some(share.pump),
+        wanted.min(most),
+    ))
 }
 
 /// Stores the log lines this process still holds.
