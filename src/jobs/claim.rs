@@ -1,7 +1,7 @@
 //! The claim: the statements the producer (`producer`) runs to take jobs, in (priority, fair
 //! tag, id) order and within the worker's memory budget, leasing them to the worker; on
-//! PostgreSQL in the same statement as the completions it commits. And the release, which
-//! gives claimed jobs back unspent.
+//! PostgreSQL in the same statement as the completions it commits, unless the pump commits
+//! them on a connection of their own. And the release, which gives claimed jobs back unspent.
 
 use sqlx::FromRow;
 
@@ -195,9 +195,10 @@ struct ClaimCompleteRow {
 
 /// Completes `complete` (plain completions still leased to `worker`) and claims up to `limit`
 /// due jobs in (priority, fair_tag, id) order, skipping any whose serialization key has an
-/// earlier unfinished job. On PostgreSQL this is one statement, so one round trip and one commit serve both;
-/// on SQLite, two autocommit statements. Returns the claimed jobs and how many completions
-/// were applied.
+/// earlier unfinished job. On PostgreSQL this is one statement, so one round trip and one
+/// commit serve both (`complete` is empty when the pump commits them on its second connection,
+/// `completer::complete_batch`); on SQLite, two autocommit statements. Returns the claimed jobs
+/// and how many completions were applied.
 ///
 /// Suspects (jobs whose workers died under them twice, see [`SUSPECT_LOST_WORKERS`]) are
 /// claimed only when `suspects` is true: when the worker runs none. A job that kills its

@@ -1,5 +1,5 @@
 //! The producer: the pump, which commits what finished and claims what the executors will take
-//! next, in one statement where it can, and keeps claimed jobs in a local queue until an
+//! next, in one round trip where it can, and keeps claimed jobs in a local queue until an
 //! executor is free. Its statements are the claim's (`claim`) and the completer's.
 
 use std::sync::Arc;
@@ -32,8 +32,9 @@ const LOCAL_QUEUE_TTL: Duration = Duration::from_millis(500);
 pub const PAUSE_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The claim/commit loop. Each turn it commits what has finished and claims for the executors
-/// that will be free when the answer arrives, in a single statement where it can (plain
-/// completions on PostgreSQL): a round trip and a commit serve both.
+/// that will be free when the answer arrives, in one round trip where it can (plain
+/// completions on PostgreSQL): in one statement, or in two at once on two connections (see
+/// [`exchange`]).
 ///
 /// While a statement is in flight, the jobs the previous one claimed start as executors free
 /// up, so the database and the executors work at the same time instead of taking turns. For

@@ -182,6 +182,31 @@ impl Job for Record {
     }
 }
 
+/// Records that it ran and ends with no result: a plain completion, which the pump commits in
+/// bulk (`Finished::is_plain`).
+#[derive(Serialize, Deserialize)]
+struct Plain {
+    key: String,
+    tag: String,
+}
+
+impl Job for Plain {
+    const NAME: &'static str = "test.plain";
+    type Context = Log;
+
+    async fn run(self, cx: &JobContext<Log>) -> anyhow::Result<Outcome> {
+        let now = Instant::now();
+        cx.app().push(Event {
+            key: self.key,
+            tag: self.tag,
+            started: now,
+            ended: now,
+            attempt: cx.attempt,
+        });
+        Ok(Outcome::done())
+    }
+}
+
 fn record(key: &str, tag: &str, sleep_ms: u64) -> NewJob {
     NewJob::of(&Record {
         key: key.into(),
@@ -426,6 +451,7 @@ fn registry() -> Registry<Log> {
     Registry::new()
         .register::<Coalesce>()
         .register::<Record>()
+        .register::<Plain>()
         .register::<Flaky>()
         .register::<Behave>()
         .register::<Parent>()
@@ -1555,4 +1581,81 @@ async fn a_worker_vacuums_the_jobs_table_as_it_claims() {
     )
     .await;
     runner.shutdown(Duration::from_secs(1)).await;
+}
+
+/// The pump commits plain completions in its claim's statement when it has one connection (the
+/// least `DATABASE_MAX_CONNECTIONS`), and in a statement of their own on a second connection
+/// while the first claims when it has two. Either way every job runs once and ends completed,
+/// with no lease left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn completions_commit_with_the_claims_on_one_pump_connection_or_beside_them_on_two() {
+    if !common::need::postgres() {
+        return;
+    }
+    for connections in [1, 2] {
+        let b = Backend::postgres().await;
+        let Database::Postgres(pool) = &b.db else {
+            unreachable!("a PostgreSQL backend")
+        };
+        let queue = b.queue();
+        let n = 3_000;
+        let jobs: Vec<NewJob> = (0..n)
+            .map(|i| {
+                NewJob::of(&Plain {
+                    key: "c".into(),
+                    tag: i.to_string(),
+                })
+            })
+            .collect();
+        queue.enqueue_bulk(&jobs).await.expect("bulk");
+        let log = Log::default();
+        let mut config = b.config(32);
+        config.pump_connections = Some(connections);
+        let runner = b.start(&log, b.db.clone(), config).await;
+        let finished = async || -> (i64, i64) {
+            sqlx::query_as(
+                "SELECT count(*) FILTER (WHERE state = 'completed'),
+                        count(*) FILTER (WHERE locked_by IS NOT NULL)
+                 FROM jobs WHERE kind = 'test.plain'",
+            )
+            .fetch_one(pool)
+            .await
+            .expect("count the jobs")
+        };
+        common::eventually_async(
+            &format!("{n} jobs completed with {connections} pump connection(s)"),
+            Duration::from_secs(60),
+            async || match finished().await {
+                (completed, 0) if completed == n => Ok(()),
+                (completed, leased) => Err(format!("{completed} completed, {leased} leased")),
+            },
+        )
+        .await;
+        // A connection's last statement stays in `pg_stat_activity` while it idles: the
+        // completions' own statement is there only when the pump had a second connection.
+        let own_statement: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database()
+               AND query LIKE '%SELECT completed, notified FROM counts'",
+        )
+        .fetch_one(pool)
+        .await
+        .expect("pg_stat_activity");
+        assert_eq!(
+            own_statement > 0,
+            connections == 2,
+            "with {connections} pump connection(s)"
+        );
+        runner.shutdown(Duration::from_secs(1)).await;
+        let mut tags: Vec<usize> = log
+            .events()
+            .iter()
+            .filter(|e| e.key == "c")
+            .map(|e| e.tag.parse().expect("n"))
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        assert_eq!(tags.len(), n as usize, "every job ran exactly once");
+        assert_eq!(log.count("c"), n as usize, "and no job ran twice");
+    }
 }
