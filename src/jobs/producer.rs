@@ -458,6 +458,21 @@ async fn exchange<C>(
     suspects: bool,
 ) -> Exchanged {
     let room = shared.admission().room();
+    // The claim, committing `complete` in the same statement.
+    let claim = async |connection: &mut KeptConnection, complete: &[i64], waited_ms: &[i64]| {
+        claim::claim_and_complete(
+            connection,
+            &shared.worker,
+            queues,
+            complete,
+            waited_ms,
+            wanted,
+            shared.lease_ms,
+            &room,
+            suspects,
+        )
+        .await
+    };
     if !batch.is_empty() && !batch.iter().all(Finished::is_plain) {
         // Successors, joins, failures: their own transaction, then claim.
         match completer::finish_batch(connection.pool(), &shared.worker, batch).await {
@@ -470,19 +485,7 @@ async fn exchange<C>(
             Err(e) => return Exchanged::claimed(false, Err(e)),
         }
         let claimed = if wanted > 0 {
-            claim::claim_and_complete(
-                connection,
-                &shared.worker,
-                queues,
-                &[],
-                &[],
-                wanted,
-                shared.lease_ms,
-                &room,
-                suspects,
-            )
-            .await
-            .map(|(rows, _)| rows)
+            claim(connection, &[], &[]).await.map(|(rows, _)| rows)
         } else {
             Ok(Vec::new())
         };
@@ -493,17 +496,7 @@ async fn exchange<C>(
     if let Some(completions) = completions.filter(|_| !ids.is_empty() && wanted > 0) {
         let (completed, claimed) = tokio::join!(
             completer::complete_batch(completions, &shared.worker, &ids, &waited_ms),
-            claim::claim_and_complete(
-                connection,
-                &shared.worker,
-                queues,
-                &[],
-                &[],
-                wanted,
-                shared.lease_ms,
-                &room,
-                suspects,
-            ),
+            claim(connection, &[], &[]),
         );
         let claimed = claimed.map(|(rows, _)| rows);
         return match completed {
@@ -519,19 +512,7 @@ async fn exchange<C>(
             },
         };
     }
-    match claim::claim_and_complete(
-        connection,
-        &shared.worker,
-        queues,
-        &ids,
-        &waited_ms,
-        wanted,
-        shared.lease_ms,
-        &room,
-        suspects,
-    )
-    .await
-    {
+    match claim(connection, &ids, &waited_ms).await {
         Ok((rows, completed)) => {
             report_dropped(batch, completed);
             after_commit(shared, batch);

@@ -164,26 +164,30 @@ impl Job for Record {
     type Context = Log;
 
     async fn run(self, cx: &JobContext<Log>) -> anyhow::Result<Outcome> {
-        let started = Instant::now();
-        if self.sleep_ms > 0 {
-            // The job's work: time passes for the runner under test.
-            tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
-        }
-        cx.app().push(Event {
-            key: self.key,
-            tag: self.tag,
-            started,
-            ended: Instant::now(),
-            attempt: cx.attempt,
-        });
-        Ok(Outcome::done_with(
-            serde_json::json!({ "slept": self.sleep_ms }),
-        ))
+        let slept = self.sleep_ms;
+        record_run(cx, self.key, self.tag, self.sleep_ms).await;
+        Ok(Outcome::done_with(serde_json::json!({ "slept": slept })))
     }
 }
 
-/// Records that it ran and ends with no result: a plain completion, which the pump commits in
-/// bulk (`Finished::is_plain`).
+/// Sleeps `sleep_ms`, the job's work (time passes for the runner under test), and records the
+/// run.
+async fn record_run(cx: &JobContext<Log>, key: String, tag: String, sleep_ms: u64) {
+    let started = Instant::now();
+    if sleep_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(sleep_ms)).await;
+    }
+    cx.app().push(Event {
+        key,
+        tag,
+        started,
+        ended: Instant::now(),
+        attempt: cx.attempt,
+    });
+}
+
+/// As `Record`, but ends with no result: a plain completion, which the pump commits in bulk
+/// (`Finished::is_plain`).
 #[derive(Serialize, Deserialize)]
 struct Plain {
     key: String,
@@ -196,15 +200,7 @@ impl Job for Plain {
     type Context = Log;
 
     async fn run(self, cx: &JobContext<Log>) -> anyhow::Result<Outcome> {
-        let started = Instant::now();
-        tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
-        cx.app().push(Event {
-            key: self.key,
-            tag: self.tag,
-            started,
-            ended: Instant::now(),
-            attempt: cx.attempt,
-        });
+        record_run(cx, self.key, self.tag, self.sleep_ms).await;
         Ok(Outcome::done())
     }
 }
@@ -230,6 +226,31 @@ fn ran_once(log: &Log, key: &str) -> usize {
         .collect();
     assert!(twice.is_empty(), "ran more than once: {twice:?}");
     runs.len()
+}
+
+/// How many plain jobs are completed, and how many are leased to a worker.
+async fn plain_jobs(pool: &sqlx::PgPool) -> (i64, i64) {
+    sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE state = 'completed'),
+                count(*) FILTER (WHERE locked_by IS NOT NULL)
+         FROM jobs WHERE kind = 'test.plain'",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("count the jobs")
+}
+
+/// Waits until all `n` plain jobs are completed and none is leased.
+async fn plain_jobs_completed(pool: &sqlx::PgPool, n: i64, when: &str) {
+    common::eventually_async(
+        &format!("{n} jobs completed {when}"),
+        Duration::from_secs(60),
+        async || match plain_jobs(pool).await {
+            (completed, 0) if completed == n => Ok(()),
+            (completed, leased) => Err(format!("{completed} completed, {leased} leased")),
+        },
+    )
+    .await;
 }
 
 fn record(key: &str, tag: &str, sleep_ms: u64) -> NewJob {
@@ -1630,25 +1651,7 @@ async fn completions_commit_with_the_claims_on_one_pump_connection_or_beside_the
         let mut config = b.config(32);
         config.pump_connections = Some(connections);
         let runner = b.start(&log, b.db.clone(), config).await;
-        let finished = async || -> (i64, i64) {
-            sqlx::query_as(
-                "SELECT count(*) FILTER (WHERE state = 'completed'),
-                        count(*) FILTER (WHERE locked_by IS NOT NULL)
-                 FROM jobs WHERE kind = 'test.plain'",
-            )
-            .fetch_one(pool)
-            .await
-            .expect("count the jobs")
-        };
-        common::eventually_async(
-            &format!("{n} jobs completed with {connections} pump connection(s)"),
-            Duration::from_secs(60),
-            async || match finished().await {
-                (completed, 0) if completed == n => Ok(()),
-                (completed, leased) => Err(format!("{completed} completed, {leased} leased")),
-            },
-        )
-        .await;
+        plain_jobs_completed(pool, n, &format!("with {connections} pump connection(s)")).await;
         // A connection's last statement stays in `pg_stat_activity` while it idles: the
         // completions' own statement is there only when the pump had a second connection.
         let own_statement: i64 = sqlx::query_scalar(
@@ -1694,16 +1697,6 @@ async fn jobs_claimed_beside_failed_completions_still_run() {
     let mut config = b.config(32);
     config.lease = Duration::from_secs(120);
     let runner = b.start(&log, b.db.clone(), config).await;
-    let finished = async || -> (i64, i64) {
-        sqlx::query_as(
-            "SELECT count(*) FILTER (WHERE state = 'completed'),
-                    count(*) FILTER (WHERE locked_by IS NOT NULL)
-             FROM jobs WHERE kind = 'test.plain'",
-        )
-        .fetch_one(pool)
-        .await
-        .expect("count the jobs")
-    };
     common::eventually_async(
         "the completions connection, cut while jobs wait",
         Duration::from_secs(30),
@@ -1716,7 +1709,7 @@ async fn jobs_claimed_beside_failed_completions_still_run() {
             .fetch_all(pool)
             .await
             .expect("terminate");
-            let (completed, _) = finished().await;
+            let (completed, _) = plain_jobs(pool).await;
             match (cut.as_slice(), completed < n) {
                 ([true], true) => Ok(()),
                 (_, false) => Err("every job completed before the cut".to_owned()),
@@ -1725,15 +1718,7 @@ async fn jobs_claimed_beside_failed_completions_still_run() {
         },
     )
     .await;
-    common::eventually_async(
-        &format!("{n} jobs completed after the cut"),
-        Duration::from_secs(60),
-        async || match finished().await {
-            (completed, 0) if completed == n => Ok(()),
-            (completed, leased) => Err(format!("{completed} completed, {leased} leased")),
-        },
-    )
-    .await;
+    plain_jobs_completed(pool, n, "after the cut").await;
     runner.shutdown(Duration::from_secs(1)).await;
     assert_eq!(ran_once(&log, "cut"), n as usize, "every job ran");
 }
