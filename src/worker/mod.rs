@@ -128,8 +128,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     } else {
         budget::Process::Worker
     };
-    let (pool, engine_connections, pump_connections, concurrency) =
-        connection_plan(config, process)?;
+    let (pool, share, concurrency) = connection_plan(config, process)?;
     let db = Database::connect(&config.database, pool).await?;
     let blobs = BlobStore::open(&config.blob, &config.azure)?;
     // Under `serve`, the web process migrated before spawning us; the installation check is
@@ -154,8 +153,8 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         retry_base: Duration::from_secs(1),
         database_url: config.database.clone(),
         failpoint: config.failpoint.clone(),
-        engine_connections,
-        pump_connections,
+        engine_connections: share.map(|s| s.engine),
+        pump_connections: share.map(|s| s.pump),
         memory_budget: Some(config.worker_memory_budget),
         vacuum_every: crate::jobs::VACUUM_EVERY,
     };
@@ -226,21 +225,21 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     }
 }
 
-/// The jobs' pool size, the engine's (PostgreSQL), and how many executors to run. On
-/// PostgreSQL they come from `DATABASE_MAX_CONNECTIONS` (see `storage::budget`), and a
+/// The jobs' pool size, the worker's share of connections (PostgreSQL), and how many executors
+/// to run. On PostgreSQL they come from `DATABASE_MAX_CONNECTIONS` (see `storage::budget`), and a
 /// concurrency the budget cannot serve is lowered, with a warning, rather than left to queue
 /// for connections.
 fn connection_plan(
     config: &Config,
     process: budget::Process,
-) -> anyhow::Result<(u32, Option<u32>, Option<u32>, usize)> {
+) -> anyhow::Result<(u32, Option<budget::WorkerShare>, usize)> {
     let wanted = config.worker_concurrency.get();
     if !matches!(config.database, DatabaseUrl::Postgres { .. }) {
         let pool = u32::try_from(wanted)
             .unwrap_or(u32::MAX)
             .saturating_add(4)
             .min(64);
-        return Ok((pool, None, None, wanted));
+        return Ok((pool, None, wanted));
     }
     let share = budget::worker_pools(config.database_max_connections, process)?;
     let most = usize::try_from(share.max_executors()).unwrap_or(usize::MAX);
@@ -259,12 +258,7 @@ fn connection_plan(
         pump = share.pump,
         "PostgreSQL connections"
     );
-    Ok((
-        share.app,
-        Some(share.engine),
-        Some(share.pump),
-        wanted.min(most),
-    ))
+    Ok((share.app, Some(share), wanted.min(most)))
 }
 
 /// Stores the log lines this process still holds.
