@@ -106,8 +106,9 @@ pub(crate) async fn pump<C: Send + Sync + 'static>(
 /// What the pump keeps from one turn to the next.
 struct Pump<C> {
     shared: Arc<Shared<C>>,
-    /// Every statement of the pump's goes through it: its own connection on PostgreSQL (kept
-    /// from one claim to the next), the shared pool on SQLite. See `Runner::start`.
+    /// The pump's statements go through it, but for completions on `completions`: its own
+    /// connection on PostgreSQL (kept from one claim to the next), the shared pool on SQLite.
+    /// See `Runner::start`.
     connection: KeptConnection,
     /// The pump's second PostgreSQL connection, where the budget gives it one: plain
     /// completions commit on it while the claim runs on the first (see [`exchange`]).
