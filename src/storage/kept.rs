@@ -71,6 +71,8 @@ mod tests {
     use sqlx::Connection;
 
     use super::*;
+    use crate::config::{DatabaseUrl, Secret};
+    use crate::storage::{Checkout, Durability, Plans};
     use crate::test_support::need;
 
     async fn backend(kept: &mut KeptConnection) -> sqlx::Result<i32> {
@@ -83,16 +85,20 @@ mod tests {
         .expect("a PostgreSQL pool")
     }
 
-    /// As the pump's pool is: one connection, not tested before use.
+    /// A pump's pool at the least budget: one connection, not tested before use.
     async fn pool_of_one(url: &str) -> Database {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .test_before_acquire(false)
-            .acquire_timeout(Duration::from_secs(5))
-            .connect(url)
-            .await
-            .expect("connect");
-        Database::Postgres(pool)
+        let url = DatabaseUrl::Postgres {
+            url: Secret::new(url::Url::parse(url).expect("TEST_POSTGRES_URL")),
+        };
+        Database::connect_with(
+            &url,
+            1,
+            Durability::Relaxed,
+            Plans::Generic,
+            Checkout::Trusted,
+        )
+        .await
+        .expect("connect")
     }
 
     #[tokio::test]
