@@ -446,7 +446,7 @@ impl Exchanged {
 /// serve both; with a second connection, in a statement of their own on it while the claim
 /// runs on the first. The server then runs the two at once, on two processes, and the pump
 /// waits for the longer, not for both: on the no-op drain, 1.15× the jobs a second (medians of
-/// 16 alternating rounds), for about a tenth more PostgreSQL CPU a job.
+/// 16 alternating rounds), for about a sixth more PostgreSQL CPU a job.
 // One parameter per part of the statements it runs.
 #[allow(clippy::too_many_arguments)]
 async fn exchange<C>(
