@@ -1,7 +1,7 @@
 //! Where a book is: its status, why it failed, and how far each step of its pipeline is, from
 //! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
 
-use super::steps::{STEPS, Step, fails_the_book, stopped_at};
+use super::steps::{STEPS, Step, fails_the_book, publishes_the_book, stopped_at};
 use crate::books::{BookRow, BookStatus, STEP_FAILED};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
@@ -79,15 +79,17 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
         }
     }
     Ok(BookProgress {
-        steps: Some(progress(&counts, status == BookStatus::Failed)),
+        steps: Some(progress(&counts, status)),
         status,
         failure,
     })
 }
 
-/// The progress of every step, from the counts of the workflow's jobs by type and state. Once
-/// the book has `failed`, a step never enqueued will not run: it is skipped, not waiting.
-fn progress(counts: &[StepCount], failed_book: bool) -> Progress {
+/// The progress of every step, from the counts of the workflow's jobs by type and state, for a
+/// book of `status`. Once the book has failed, a step never enqueued will not run: it is
+/// skipped, not waiting.
+fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
+    let failed_book = status == BookStatus::Failed;
     let mut steps: Vec<StepProgress> = STEPS
         .iter()
         .map(|step| {
@@ -140,15 +142,28 @@ fn progress(counts: &[StepCount], failed_book: bool) -> Progress {
             }
         })
         .collect();
-    // A step that fails its book writes the book's failure while it runs, and its job's end is
-    // committed after, by its worker's next statement. In between, the book has failed and the
-    // step still runs; the book's page, which stops following the book once it has failed,
-    // showed it running for good. With no step failed yet, the running step that can fail the
-    // book is the one that did.
+    // A step that ends its book writes the book's failure, or that it is ready, while it runs,
+    // and its job's end is committed after, by its worker's next statement. In between, the
+    // book has ended and the step still runs; the book's page, which stops following the book
+    // once it has ended, showed it running for good. With no step failed yet, the running step
+    // that can fail the book is the one that did; the one that publishes it has done so.
     if failed_book && !steps.iter().any(|s| s.state == StepState::Failed) {
         for step in &mut steps {
             if step.state == StepState::Running && fails_the_book(step.step.job) {
                 step.state = StepState::Failed;
+            }
+        }
+    }
+    if status == BookStatus::Ready {
+        for step in &mut steps {
+            if step.state == StepState::Running && publishes_the_book(step.step.job) {
+                *step = StepProgress {
+                    state: StepState::Completed,
+                    percent: 100,
+                    done: step.total,
+                    message: None,
+                    ..*step
+                };
             }
         }
     }
@@ -190,7 +205,7 @@ mod tests {
                 count("book.render_chapter", JobState::Available, 2, 0),
                 count("bindery.noop", JobState::Running, 1, 0),
             ],
-            false,
+            BookStatus::Processing,
         );
         let seen: Vec<(&str, StepState, u32)> = progress
             .steps
@@ -231,7 +246,7 @@ mod tests {
                 count("book.package_pdf", JobState::Discarded, 1, 10),
                 count("book.chapters", JobState::Completed, 1, 100),
             ],
-            false,
+            BookStatus::Processing,
         );
         assert_eq!(
             named_states(&printed)[2..4],
@@ -250,7 +265,7 @@ mod tests {
                 count("book.ingest", JobState::Completed, 1, 100),
                 count("book.parse", JobState::Discarded, 1, 10),
             ],
-            true,
+            BookStatus::Failed,
         );
         let states: Vec<StepState> = refused.steps.iter().map(|s| s.state).collect();
         assert_eq!(states[..2], [StepState::Completed, StepState::Failed]);
@@ -269,7 +284,7 @@ mod tests {
                 count("book.render_chapter", JobState::Dead, 1, 0),
                 count("book.package", JobState::Cancelled, 1, 0),
             ],
-            true,
+            BookStatus::Failed,
         );
         let states = named_states(&died);
         assert_eq!(
@@ -287,7 +302,7 @@ mod tests {
                 count("book.ingest", JobState::Running, 1, 10),
                 count("book.package_pdf", JobState::Running, 1, 10),
             ],
-            true,
+            BookStatus::Failed,
         );
         assert_eq!(
             named_states(&refusing)[..3],
@@ -303,7 +318,7 @@ mod tests {
                 count("book.package_epub", JobState::Discarded, 1, 0),
                 count("book.package_reader", JobState::Running, 1, 50),
             ],
-            true,
+            BookStatus::Failed,
         );
         let reader = beside
             .steps
@@ -312,11 +327,53 @@ mod tests {
             .map(|s| s.state);
         assert_eq!(reader, Some(StepState::Running));
         // While the book is still converting, steps not yet enqueued are only waiting.
-        let running = progress(&[count("book.ingest", JobState::Running, 1, 50)], false);
+        let running = progress(
+            &[count("book.ingest", JobState::Running, 1, 50)],
+            BookStatus::Processing,
+        );
         assert!(
             running.steps[1..]
                 .iter()
                 .all(|s| s.state == StepState::Pending)
+        );
+    }
+
+    /// The book is ready before its publish job's end is committed: that step is shown
+    /// completed, as the book's page last sees it, while an extra still running stays so.
+    #[test]
+    fn a_ready_book_shows_the_step_that_published_it_completed() {
+        let finished: Vec<StepCount> = STEPS
+            .iter()
+            .filter(|s| s.job != "book.publish" && s.job != "book.package_covers")
+            .map(|s| count(s.job, JobState::Completed, 1, 100))
+            .chain([
+                count("book.package_covers", JobState::Running, 1, 40),
+                count("book.publish", JobState::Running, 1, 0),
+            ])
+            .collect();
+        let ready = progress(&finished, BookStatus::Ready);
+        let states = named_states(&ready);
+        assert_eq!(
+            states.iter().find(|(name, _)| *name == "publish"),
+            Some(&("publish", StepState::Completed)),
+            "{states:?}"
+        );
+        assert_eq!(
+            states.iter().find(|(name, _)| *name == "package_covers"),
+            Some(&("package_covers", StepState::Running)),
+            "{states:?}"
+        );
+        let publish = ready.steps.iter().find(|s| s.step.name == "publish");
+        assert_eq!(
+            publish.map(|s| (s.percent, s.done, s.total)),
+            Some((100, 1, 1))
+        );
+        // While the book still converts, a running publish step is running.
+        let converting = progress(&finished, BookStatus::Processing);
+        assert!(
+            named_states(&converting).contains(&("publish", StepState::Running)),
+            "{:?}",
+            named_states(&converting)
         );
     }
 

@@ -774,6 +774,11 @@ pub fn fails_the_book(kind: &str) -> bool {
     by_job(kind).is_none_or(|step| !step.extra)
 }
 
+/// Whether a job of type `kind` marks its book ready, as it runs (`books::publish`).
+pub fn publishes_the_book(kind: &str) -> bool {
+    kind == Publish::NAME
+}
+
 /// The step whose job type is `job`.
 pub fn by_job(job: &str) -> Option<&'static Step> {
     STEPS.iter().find(|step| step.job == job)
