@@ -5,8 +5,18 @@
 /// The language of a book that names none, unless the operator sets `DEFAULT_LANGUAGE`.
 pub const DEFAULT_LANGUAGE: &str = "en";
 
-/// A valid BCP 47 tag, or `None`. Accepts POSIX-style `en_US.UTF-8` by converting it.
+/// The longest tag a book may have, in characters. RFC 5646 asks that tags of up to 35 be
+/// kept whole (section 4.4.1); private-use and extension subtags can run longer, and every
+/// page of a book carries its tag (a 63 KB tag on 1,000 chapters was 65 MB of files), so the
+/// bound is above any tag a book uses, and no higher.
+pub const MAX_TAG_CHARS: usize = 64;
+
+/// A valid BCP 47 tag of at most [`MAX_TAG_CHARS`], or `None`. Accepts POSIX-style
+/// `en_US.UTF-8` by converting it.
 pub fn normalize(tag: &str) -> Option<String> {
+    if tag.trim().chars().count() > MAX_TAG_CHARS {
+        return None;
+    }
     let tag = tag
         .split(['.', '@'])
         .next()

@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
 use crate::convert::Options;
+use crate::ebook::metadata::keys::{Given, Named};
 use crate::manuscript::Format;
 use crate::pipeline::in_memory::{self, ConvertError};
 use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, PrintOptions, Trim};
@@ -73,6 +74,46 @@ fn parse_meta(s: &str) -> Result<(String, String), String> {
     Ok((k.trim().to_owned(), v.to_owned()))
 }
 
+/// The `--meta` pairs and the print edition's flags, which are metadata as the upload's fields
+/// are (one place decides). A key given twice, under any of its spellings (`--meta author=…
+/// --meta authors=…`, `--trim` with `--meta trim=…`), is a mistake to name, not a value to pick.
+fn metadata(args: &ConvertArgs) -> Result<BTreeMap<String, String>, Failure> {
+    let flags = [
+        args.trim
+            .map(|trim| ("trim", trim.name().to_owned(), "--trim")),
+        args.paper
+            .map(|paper| ("paper", paper.name().to_owned(), "--paper")),
+        args.bleed.then(|| ("bleed", "yes".to_owned(), "--bleed")),
+    ];
+    let pairs = args
+        .meta
+        .iter()
+        .map(|(key, value)| (key.as_str(), value.clone(), format!("--meta {key}")))
+        .chain(
+            flags
+                .into_iter()
+                .flatten()
+                .map(|(key, value, flag)| (key, value, flag.to_owned())),
+        );
+    let mut given = Given::default();
+    let mut metadata = BTreeMap::new();
+    for (key, value, said) in pairs {
+        // An unknown key is named by the metadata's resolution, with the keys it knows.
+        if let Ok(named) = Named::parse(key) {
+            given.note(named, &said).map_err(|twice| {
+                Failure::Input(format!(
+                    "{} and {} give the same metadata ({}): give it once",
+                    twice.first,
+                    twice.again,
+                    named.key()
+                ))
+            })?;
+        }
+        metadata.insert(key.to_owned(), value);
+    }
+    Ok(metadata)
+}
+
 pub fn run(config: &Config, args: ConvertArgs) -> ExitCode {
     match convert_file(config, &args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -109,17 +150,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         )),
         None => None,
     };
-    // The print edition's flags are metadata, as the upload's fields are: one place decides.
-    let mut metadata = args.meta.iter().cloned().collect::<BTreeMap<_, _>>();
-    if let Some(trim) = args.trim {
-        metadata.insert("trim".into(), trim.name().into());
-    }
-    if let Some(paper) = args.paper {
-        metadata.insert("paper".into(), paper.name().into());
-    }
-    if args.bleed {
-        metadata.insert("bleed".into(), "yes".into());
-    }
+    let metadata = metadata(args)?;
     let options = Options {
         metadata,
         file_name: Some(file_name(&args.manuscript)),
@@ -200,7 +231,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
                 edition.pages,
                 &PrintOptions::of(&converted.book.metadata),
             )
-            .map_err(|e| Failure::Other(anyhow::anyhow!("no print cover: {e}")))?;
+            .map_err(|e| Failure::Other(anyhow::anyhow!("no print cover: {}", said(&e))))?;
             write_atomically(path, &cover.pdf)?;
             Some((path, cover))
         }
@@ -230,6 +261,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
                 "width_inches": c.width,
                 "height_inches": c.height,
                 "spine_inches": c.spine,
+                "warnings": c.warnings,
             })
         });
         let out = serde_json::json!({
@@ -265,8 +297,17 @@ fn printed(edition: &Result<PrintEdition, PrintError>) -> Result<&PrintEdition, 
         PrintError::TooLong { .. } | PrintError::TooManyWords { .. } => {
             Failure::Input(format!("no print edition: {e}"))
         }
-        other => Failure::Other(anyhow::anyhow!("no print edition: {other}")),
+        other => Failure::Other(anyhow::anyhow!("no print edition: {}", said(other))),
     })
+}
+
+/// A print error as `convert` says it: to the person who runs it, the operator, what the
+/// typesetter said as well.
+fn said(e: &PrintError) -> String {
+    match e.detail() {
+        Some(detail) => format!("{e} ({detail})"),
+        None => e.to_string(),
+    }
 }
 
 fn print_report(
@@ -315,6 +356,9 @@ fn print_report(
             cover.height,
             cover.spine,
         );
+        for w in &cover.warnings {
+            let _ = writeln!(out, "  - [{}] {} (print cover)", w.code, w.message);
+        }
     }
     // The print edition's warnings are in the book's report already, marked "print edition".
     let warnings = &c.report.warnings;

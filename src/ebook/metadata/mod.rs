@@ -4,9 +4,12 @@
 //! Nothing here may produce a book EPUBCheck rejects: the title is never empty, the language
 //! is always a valid BCP 47 tag (never pandoc's "C"), dates follow W3CDTF.
 
+pub mod bounds;
+pub mod keys;
+
 use std::collections::BTreeMap;
 
-use crate::labels::{self, Key, Labels};
+use crate::labels::{self, Labels};
 use crate::language::{self, DEFAULT_LANGUAGE};
 use crate::report::MetadataSource;
 use chrono::Datelike;
@@ -16,6 +19,8 @@ use crate::document::Metadata;
 use crate::manuscript::InputError;
 use crate::paperback::{Paper, Trim};
 use crate::report::Warning;
+use bounds::Bound;
+use keys::{Field, Named};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BookMetadata {
@@ -79,28 +84,6 @@ pub struct MetadataInputs {
     pub default_language: Option<String>,
 }
 
-/// Keys users may supply, for error messages and `--help`.
-pub const KEYS: &[&str] = &[
-    "title",
-    "subtitle",
-    "author",
-    "language",
-    "identifier",
-    "isbn",
-    "publisher",
-    "date",
-    "description",
-    "subject",
-    "series",
-    "series_number",
-    "rights",
-    "blurb",
-    "trim",
-    "paper",
-    "bleed",
-    "print_isbn",
-];
-
 /// Merges and validates. User-supplied values that are invalid are errors (the user can fix
 /// them); invalid values found in the manuscript become warnings and are replaced.
 pub fn resolve(
@@ -108,11 +91,13 @@ pub fn resolve(
     inputs: &MetadataInputs,
     warnings: &mut Vec<Warning>,
 ) -> Result<BookMetadata, InputError> {
+    let given = given(&inputs.overrides)?;
     let mut m = found.clone();
-    for (key, value) in &inputs.overrides {
-        apply_override(&mut m, key, value.trim())?;
+    fit_found(&mut m, warnings);
+    for (named, value) in &given {
+        apply(&mut m, *named, value);
     }
-    let user = |key: &str| inputs.overrides.contains_key(key);
+    let user = |field: Field| given.contains_key(&Named::Field(field));
 
     let title = m
         .title
@@ -141,19 +126,20 @@ pub fn resolve(
         None => default_language.to_owned(),
         Some(tag) => match language::normalize(tag) {
             Some(tag) => tag,
-            None if user("language") => {
-                return Err(InputError::Metadata {
-                    key: "language".into(),
-                    value: tag.into(),
-                    problem: "not a BCP 47 language tag (examples: en, en-GB, fr, pt-BR)".into(),
-                });
+            None if user(Field::Language) => {
+                return Err(invalid(
+                    "language",
+                    tag,
+                    "not a BCP 47 language tag (examples: en, en-GB, fr, pt-BR)",
+                ));
             }
             None => {
                 warnings.push(Warning::new(
                     "language_invalid",
                     format!(
-                        "The manuscript's language {tag:?} is not a valid language tag; \
-                         {default_language:?} was used. Supply language=… to choose."
+                        "The manuscript's language {:?} is not a valid language tag; \
+                         {default_language:?} was used. Supply language=… to choose.",
+                        bounds::excerpt(tag)
                     ),
                 ));
                 default_language.to_owned()
@@ -170,16 +156,15 @@ pub fn resolve(
     {
         match parse_isbn(id) {
             Some(valid) => isbn = Some(valid),
-            None if looks_like_isbn(id) && (user("isbn") || user("identifier")) => {
-                return Err(InputError::Metadata {
-                    key: "isbn".into(),
-                    value: id.into(),
-                    problem: "the ISBN's check digit is wrong".into(),
-                });
+            None if looks_like_isbn(id) && user(Field::Identifier) => {
+                return Err(invalid("isbn", id, "the ISBN's check digit is wrong"));
             }
             None if looks_like_isbn(id) => warnings.push(Warning::new(
                 "isbn_invalid",
-                format!("The ISBN {id:?} has a wrong check digit and was not used."),
+                format!(
+                    "The ISBN {:?} has a wrong check digit and was not used.",
+                    bounds::excerpt(id)
+                ),
             )),
             None => {}
         }
@@ -196,26 +181,36 @@ pub fn resolve(
         None => None,
         Some(d) => match normalize_date(d) {
             Some(d) => Some(d),
-            None if user("date") => {
-                return Err(InputError::Metadata {
-                    key: "date".into(),
-                    value: d.into(),
-                    problem: "use YYYY, YYYY-MM or YYYY-MM-DD".into(),
-                });
+            None if user(Field::Date) => {
+                return Err(invalid("date", d, "use YYYY, YYYY-MM or YYYY-MM-DD"));
             }
             None => {
                 warnings.push(Warning::new(
                     "date_invalid",
-                    format!("The date {d:?} is not a date Bindery understands and was left out."),
+                    format!(
+                        "The date {:?} is not a date Bindery understands and was left out.",
+                        bounds::excerpt(d)
+                    ),
                 ));
                 None
             }
         },
     };
 
-    let trim = chosen(m.trim.as_deref(), "trim", user("trim"), warnings)?;
-    let paper = chosen(m.paper.as_deref(), "paper", user("paper"), warnings)?;
-    let bleed = chosen::<Yes>(m.bleed.as_deref(), "bleed", user("bleed"), warnings)?.0;
+    let trim = chosen(m.trim.as_deref(), Field::Trim, user(Field::Trim), warnings)?;
+    let paper = chosen(
+        m.paper.as_deref(),
+        Field::Paper,
+        user(Field::Paper),
+        warnings,
+    )?;
+    let bleed = chosen::<Yes>(
+        m.bleed.as_deref(),
+        Field::Bleed,
+        user(Field::Bleed),
+        warnings,
+    )?
+    .0;
     let print_isbn = match m
         .print_isbn
         .as_deref()
@@ -225,18 +220,19 @@ pub fn resolve(
         None => None,
         Some(id) => match parse_isbn(id) {
             Some(valid) => Some(valid),
-            None if user("print_isbn") => {
-                return Err(InputError::Metadata {
-                    key: "print_isbn".into(),
-                    value: id.into(),
-                    problem: "not an ISBN, or its check digit is wrong".into(),
-                });
+            None if user(Field::PrintIsbn) => {
+                return Err(invalid(
+                    "print_isbn",
+                    id,
+                    "not an ISBN, or its check digit is wrong",
+                ));
             }
             None => {
                 warnings.push(Warning::new(
                     "isbn_invalid",
                     format!(
-                        "The print edition's ISBN {id:?} is not a valid ISBN and was not used."
+                        "The print edition's ISBN {:?} is not a valid ISBN and was not used.",
+                        bounds::excerpt(id)
                     ),
                 ));
                 None
@@ -244,7 +240,7 @@ pub fn resolve(
         },
     };
 
-    let labels = resolve_labels(&m.labels, inputs, warnings)?;
+    let labels = resolve_labels(&m.labels);
     if labels::table_for(&language).is_none() {
         warnings.push(Warning::new(
             "labels_not_translated",
@@ -299,60 +295,22 @@ pub fn resolve(
     })
 }
 
-/// The book's replacements for labels, by the key's own name. A key the table does not have
-/// is the user's error when they supplied it, else a warning, and left out.
-fn resolve_labels(
-    found: &BTreeMap<String, String>,
-    inputs: &MetadataInputs,
-    warnings: &mut Vec<Warning>,
-) -> Result<BTreeMap<String, String>, InputError> {
-    let mut labels = BTreeMap::new();
-    for (name, value) in found {
-        let value = clean(value);
-        match Key::parse(name) {
-            Some(key) if !value.is_empty() => {
-                labels.insert(key.name().to_owned(), value);
-            }
-            Some(_) => {}
-            None => {
-                let key = format!("labels.{name}");
-                let user = inputs
-                    .overrides
-                    .keys()
-                    .any(|k| k.trim().to_ascii_lowercase().replace('-', "_") == key);
-                let known = || {
-                    Key::ALL
-                        .iter()
-                        .map(|k| k.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                if user {
-                    return Err(InputError::Metadata {
-                        key,
-                        value,
-                        problem: format!("not a label Bindery writes; the labels are {}", known()),
-                    });
-                }
-                warnings.push(Warning::new(
-                    "label_unknown",
-                    format!(
-                        "The manuscript's {key} is not a label Bindery writes and was not used; \
-                         the labels are {}.",
-                        known()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(labels)
+/// The book's replacements for labels, by the key's own name: the manuscript's that are
+/// labels Bindery writes ([`fit_found`] named the others), with the person's over them, blank
+/// ones left out.
+fn resolve_labels(found: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    found
+        .iter()
+        .map(|(name, value)| (name.clone(), clean(value)))
+        .filter(|(_, value)| !value.is_empty())
+        .collect()
 }
 
 /// A value `key` must parse as: the user's bad value is an error they can fix; the
 /// manuscript's is a warning, and the default stands.
 fn chosen<T>(
     found: Option<&str>,
-    key: &str,
+    field: Field,
     user: bool,
     warnings: &mut Vec<Warning>,
 ) -> Result<T, InputError>
@@ -363,13 +321,10 @@ where
     let Some(value) = found.map(str::trim).filter(|s| !s.is_empty()) else {
         return Ok(T::default());
     };
+    let key = field.name();
     match value.parse() {
         Ok(parsed) => Ok(parsed),
-        Err(e) if user => Err(InputError::Metadata {
-            key: key.into(),
-            value: value.into(),
-            problem: e.to_string(),
-        }),
+        Err(e) if user => Err(invalid(key, value, e.to_string())),
         Err(e) => {
             warnings.push(Warning::new(
                 &format!("{key}_invalid"),
@@ -404,13 +359,19 @@ pub fn sources(
     inputs: &MetadataInputs,
     book: &BookMetadata,
 ) -> Vec<MetadataSource> {
-    let given = |keys: &[&str]| {
+    let given = |field: Field| {
         inputs.overrides.iter().any(|(key, value)| {
-            keys.contains(&key.to_ascii_lowercase().replace('-', "_").as_str())
-                && !value.trim().is_empty()
+            Named::parse(key) == Ok(Named::Field(field)) && !value.trim().is_empty()
         })
     };
-    let said = |value: &Option<String>| value.as_deref().map(clean).filter(|v| !v.is_empty());
+    // What the manuscript said, as long as it may be shown.
+    let said = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(clean)
+            .filter(|v| !v.is_empty())
+            .map(|v| bounds::shortened(&v, bounds::MAX_DESCRIPTION_CHARS))
+    };
     let listed = |values: &[String]| {
         let joined = values
             .iter()
@@ -424,97 +385,97 @@ pub fn sources(
         Some(t) if t == book.title => "file_name",
         _ => "default",
     };
-    let fields: [Field; 11] = [
+    let fields: [Weighed; 11] = [
         (
             "title",
             Some(book.title.clone()),
-            &["title"],
+            Field::Title,
             said(&found.title),
             title_otherwise,
         ),
         (
             "subtitle",
             book.subtitle.clone(),
-            &["subtitle"],
+            Field::Subtitle,
             said(&found.subtitle),
             "manuscript",
         ),
         (
             "authors",
             listed(&book.authors),
-            &["author", "authors", "creator"],
+            Field::Authors,
             listed(&found.authors),
             "manuscript",
         ),
         (
             "language",
             Some(book.language.clone()),
-            &["language", "lang"],
+            Field::Language,
             said(&found.language),
             "default",
         ),
         (
             "isbn",
             book.isbn.clone(),
-            &["isbn", "identifier"],
+            Field::Identifier,
             said(&found.identifier),
             "manuscript",
         ),
         (
             "publisher",
             book.publisher.clone(),
-            &["publisher"],
+            Field::Publisher,
             said(&found.publisher),
             "manuscript",
         ),
         (
             "date",
             book.date.clone(),
-            &["date"],
+            Field::Date,
             said(&found.date),
             "manuscript",
         ),
         (
             "series",
             book.series.clone(),
-            &["series"],
+            Field::Series,
             said(&found.series),
             "manuscript",
         ),
         (
             "series_number",
             book.series_number.clone(),
-            &["series_number", "series_index"],
+            Field::SeriesNumber,
             said(&found.series_number),
             "manuscript",
         ),
         (
             "subjects",
             listed(&book.subjects),
-            &["subject", "subjects"],
+            Field::Subjects,
             listed(&found.subjects),
             "manuscript",
         ),
         (
             "rights",
             book.rights.clone(),
-            &["rights"],
+            Field::Rights,
             said(&found.rights),
             "manuscript",
         ),
     ];
     fields
         .into_iter()
-        .filter_map(|(field, value, keys, manuscript, otherwise)| {
+        .filter_map(|(name, value, field, manuscript, otherwise)| {
             let value = value?;
             // The manuscript's value, made valid (a language tag normalised, a date in
             // W3CDTF), is the book's; one that was not valid was replaced.
             let kept = match (field, &manuscript) {
-                ("language", Some(tag)) => language::normalize(tag).as_deref() == Some(&value),
+                (Field::Language, Some(tag)) => language::normalize(tag).as_deref() == Some(&value),
                 (_, Some(_)) => true,
                 (_, None) => false,
             };
-            let source = if given(keys) {
+            let source = if given(field) {
                 "upload"
             } else if kept {
                 "manuscript"
@@ -522,7 +483,7 @@ pub fn sources(
                 otherwise
             };
             Some(MetadataSource {
-                field: field.to_owned(),
+                field: name.to_owned(),
                 source: source.to_owned(),
                 manuscript: manuscript.filter(|m| source != "manuscript" && *m != value),
                 value,
@@ -531,15 +492,10 @@ pub fn sources(
         .collect()
 }
 
-/// A field as [`sources`] weighs it: its name, the book's value, the upload's keys for it, what
-/// the manuscript said, and where the value came from when neither gave it.
-type Field<'a> = (
-    &'a str,
-    Option<String>,
-    &'a [&'a str],
-    Option<String>,
-    &'a str,
-);
+/// A field as [`sources`] weighs it: its name in the report, the book's value, the field the
+/// upload gives it by, what the manuscript said, and where the value came from when neither
+/// gave it.
+type Weighed<'a> = (&'a str, Option<String>, Field, Option<String>, &'a str);
 
 /// `dcterms:modified` when the caller has no meaningful time: reproducible builds' choice of
 /// a fixed instant over the clock.
@@ -550,50 +506,158 @@ const BINDERY_NAMESPACE: uuid::Uuid = uuid::Uuid::from_bytes([
     0x6b, 0x1d, 0x3f, 0x0e, 0x8a, 0x52, 0x4c, 0x1b, 0x9d, 0x2e, 0x51, 0x7a, 0x0c, 0x44, 0xb3, 0x19,
 ]);
 
-fn apply_override(m: &mut Metadata, key: &str, value: &str) -> Result<(), InputError> {
+/// The person's values by what they name: each key one Bindery reads, given once under any
+/// spelling, and within its bound ([`bounds::check`]).
+pub fn given(overrides: &BTreeMap<String, String>) -> Result<BTreeMap<Named, String>, InputError> {
+    let mut seen = keys::Given::default();
+    let mut given = BTreeMap::new();
+    for (key, value) in overrides {
+        let value = value.trim();
+        let named = Named::parse(key).map_err(|unknown| {
+            let key = unknown.key.clone();
+            invalid(&key, value, unknown)
+        })?;
+        seen.note(named, key)
+            .map_err(|twice| invalid(&named.key(), value, twice))?;
+        bounds::check(named, value).map_err(|problem| invalid(&named.key(), value, problem))?;
+        given.insert(named, value.to_owned());
+    }
+    Ok(given)
+}
+
+/// The person's `value` for what `named` names, over the manuscript's.
+fn apply(m: &mut Metadata, named: Named, value: &str) {
     let some = || Some(value.to_owned());
-    let list = || {
-        value
-            .split(';')
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-    };
-    let normal = key.trim().to_ascii_lowercase().replace('-', "_");
-    if let Some(label) = normal.strip_prefix("labels.") {
-        m.labels.insert(label.to_owned(), value.to_owned());
-        return Ok(());
-    }
-    match normal.as_str() {
-        "title" => m.title = some(),
-        "subtitle" => m.subtitle = some(),
-        "author" | "authors" | "creator" => m.authors = list(),
-        "language" | "lang" => m.language = some(),
-        "identifier" | "isbn" => m.identifier = some(),
-        "publisher" => m.publisher = some(),
-        "date" => m.date = some(),
-        "description" => m.description = some(),
-        "subject" | "subjects" => m.subjects = list(),
-        "series" => m.series = some(),
-        "series_number" | "series_index" => m.series_number = some(),
-        "rights" => m.rights = some(),
-        "blurb" | "back_cover" => m.blurb = some(),
-        "trim" | "trim_size" => m.trim = some(),
-        "paper" => m.paper = some(),
-        "bleed" => m.bleed = some(),
-        "print_isbn" | "paperback_isbn" => m.print_isbn = some(),
-        _ => {
-            return Err(InputError::Metadata {
-                key: key.into(),
-                value: value.into(),
-                problem: format!(
-                    "unknown key; known keys are {} and labels.KEY",
-                    KEYS.join(", ")
-                ),
-            });
+    let list = || bounds::names(value).map(str::to_owned).collect::<Vec<_>>();
+    let field = match named {
+        Named::Label(key) => {
+            m.labels.insert(key.name().to_owned(), value.to_owned());
+            return;
         }
+        Named::Field(field) => field,
+    };
+    match field {
+        Field::Title => m.title = some(),
+        Field::Subtitle => m.subtitle = some(),
+        Field::Authors => m.authors = list(),
+        Field::Language => m.language = some(),
+        Field::Identifier => m.identifier = some(),
+        Field::Publisher => m.publisher = some(),
+        Field::Date => m.date = some(),
+        Field::Description => m.description = some(),
+        Field::Subjects => m.subjects = list(),
+        Field::Series => m.series = some(),
+        Field::SeriesNumber => m.series_number = some(),
+        Field::Rights => m.rights = some(),
+        Field::Blurb => m.blurb = some(),
+        Field::Trim => m.trim = some(),
+        Field::Paper => m.paper = some(),
+        Field::Bleed => m.bleed = some(),
+        Field::PrintIsbn => m.print_isbn = some(),
     }
-    Ok(())
+}
+
+/// The manuscript's values within their bounds: a text too long is shortened, names past the
+/// count left out, a label Bindery does not write or one that breaks the label rule left out,
+/// each with a warning. Its labels are then under their keys' own names.
+fn fit_found(m: &mut Metadata, warnings: &mut Vec<Warning>) {
+    let mut text = |field: Field, value: &mut Option<String>| {
+        let Some(found) = value.as_mut() else {
+            return;
+        };
+        let Bound::Text(max) = Bound::of(field) else {
+            return;
+        };
+        let chars = found.trim().chars().count();
+        if chars > max {
+            *found = bounds::shortened(found, max);
+            warnings.push(Warning::new(
+                "metadata_too_long",
+                format!(
+                    "The manuscript's {} is {chars} characters long, more than the {max} it may \
+                     have, so it was shortened to “{}”. Supply {}=… to choose it.",
+                    field.name(),
+                    bounds::excerpt(found),
+                    field.name()
+                ),
+            ));
+        }
+    };
+    text(Field::Title, &mut m.title);
+    text(Field::Subtitle, &mut m.subtitle);
+    text(Field::Publisher, &mut m.publisher);
+    text(Field::Description, &mut m.description);
+    text(Field::Series, &mut m.series);
+    text(Field::SeriesNumber, &mut m.series_number);
+    text(Field::Rights, &mut m.rights);
+    text(Field::Blurb, &mut m.blurb);
+    let mut names = |field: Field, values: &mut Vec<String>| {
+        let count = values.iter().filter(|v| !v.trim().is_empty()).count();
+        values.retain(|v| !v.trim().is_empty());
+        if count > bounds::MAX_NAMES {
+            values.truncate(bounds::MAX_NAMES);
+            warnings.push(Warning::new(
+                "metadata_too_long",
+                format!(
+                    "The manuscript lists {count} in its {}, more than the {} a book may list; \
+                     the first {} were kept.",
+                    field.name(),
+                    bounds::MAX_NAMES,
+                    bounds::MAX_NAMES
+                ),
+            ));
+        }
+        for value in values.iter_mut() {
+            if value.trim().chars().count() > bounds::MAX_NAME_CHARS {
+                *value = bounds::shortened(value, bounds::MAX_NAME_CHARS);
+                warnings.push(Warning::new(
+                    "metadata_too_long",
+                    format!(
+                        "A name in the manuscript's {} is longer than the {} characters a name \
+                         may have, so it was shortened to “{}”.",
+                        field.name(),
+                        bounds::MAX_NAME_CHARS,
+                        bounds::excerpt(value)
+                    ),
+                ));
+            }
+        }
+    };
+    names(Field::Authors, &mut m.authors);
+    names(Field::Subjects, &mut m.subjects);
+    m.labels = std::mem::take(&mut m.labels)
+        .into_iter()
+        .filter_map(|(name, value)| {
+            let key = format!("{}{name}", keys::LABEL_PREFIX);
+            let problem = match Named::parse(&key) {
+                Ok(named @ Named::Label(label)) => match bounds::check(named, &value) {
+                    Ok(()) => return Some((label.name().to_owned(), value)),
+                    Err(problem) => ("label_invalid", problem),
+                },
+                Ok(Named::Field(_)) => unreachable!("a labels. key names a label"),
+                Err(unknown) => ("label_unknown", unknown.to_string()),
+            };
+            warnings.push(Warning::new(
+                problem.0,
+                format!(
+                    "The manuscript's {} was not used: {}.",
+                    bounds::excerpt(&key),
+                    problem.1
+                ),
+            ));
+            None
+        })
+        .collect();
+}
+
+/// The person's `value` for `key` is not valid, for `problem`; the error shows the value
+/// cut to a line, whatever was sent.
+fn invalid(key: &str, value: &str, problem: impl ToString) -> InputError {
+    InputError::Metadata {
+        key: key.to_owned(),
+        value: bounds::excerpt(value),
+        problem: problem.to_string(),
+    }
 }
 
 /// Collapses whitespace (titles from Word often carry tabs and runs of spaces).
@@ -709,273 +773,4 @@ pub fn normalize_date(s: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn resolve_with(
-        found: Metadata,
-        overrides: &[(&str, &str)],
-    ) -> Result<BookMetadata, InputError> {
-        let overrides = overrides
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        resolve(
-            &found,
-            &MetadataInputs {
-                overrides,
-                file_name: Some("my_novel-draft.docx".into()),
-                ..Default::default()
-            },
-            &mut Vec::new(),
-        )
-    }
-
-    #[test]
-    fn the_print_edition_is_chosen_by_metadata_and_a_bad_choice_is_named() {
-        let m = resolve_with(
-            Metadata::default(),
-            &[
-                ("trim", "A5"),
-                ("paper", "Cream"),
-                ("bleed", "yes"),
-                ("print_isbn", "978-0-306-40615-7"),
-                ("blurb", "  A tale of chickens.  "),
-            ],
-        )
-        .expect("valid");
-        assert_eq!((m.trim, m.paper, m.bleed), (Trim::A5, Paper::Cream, true));
-        assert_eq!(m.print_isbn.as_deref(), Some("9780306406157"));
-        assert_eq!(m.blurb.as_deref(), Some("A tale of chickens."));
-        let defaults = resolve_with(Metadata::default(), &[]).expect("valid");
-        assert_eq!(
-            (defaults.trim, defaults.paper, defaults.bleed),
-            (Trim::In6x9, Paper::White, false)
-        );
-
-        // The upload's bad value is an error that says what would do.
-        for (key, value, hint) in [
-            ("trim", "7x7", "6x9"),
-            ("paper", "glossy", "cream"),
-            ("bleed", "maybe", "yes or no"),
-            ("print_isbn", "978-0-306-40615-8", "check digit"),
-        ] {
-            match resolve_with(Metadata::default(), &[(key, value)]) {
-                Err(InputError::Metadata {
-                    key: k, problem, ..
-                }) => {
-                    assert_eq!(k, key);
-                    assert!(problem.contains(hint), "{key}: {problem}");
-                }
-                other => panic!("{key}={value}: {other:?}"),
-            }
-        }
-        // The manuscript's is a warning, and the default stands.
-        let mut warnings = Vec::new();
-        let m = resolve(
-            &Metadata {
-                trim: Some("7x7".into()),
-                ..Metadata::default()
-            },
-            &MetadataInputs::default(),
-            &mut warnings,
-        )
-        .expect("valid");
-        assert_eq!(m.trim, Trim::In6x9);
-        assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert_eq!(warnings[0].code, "trim_invalid");
-    }
-
-    #[test]
-    fn gaps_are_filled_with_valid_values() {
-        let m = resolve_with(Metadata::default(), &[]).unwrap();
-        assert_eq!(m.title, "My novel draft");
-        assert_eq!(m.language, "en");
-        assert!(m.identifier.starts_with("urn:uuid:"));
-        assert_eq!(m.modified, FIXED_MODIFIED);
-    }
-
-    #[test]
-    fn posix_locales_never_become_the_language() {
-        for bad in ["C", "POSIX", "c.UTF-8", "english", "e"] {
-            assert_eq!(language::normalize(bad), None, "{bad}");
-        }
-        assert_eq!(language::normalize("en_GB.UTF-8").as_deref(), Some("en-GB"));
-        let found = Metadata {
-            language: Some("C".into()),
-            ..Default::default()
-        };
-        assert_eq!(resolve_with(found, &[]).unwrap().language, "en");
-        assert!(resolve_with(Metadata::default(), &[("language", "C")]).is_err());
-    }
-
-    #[test]
-    fn isbns_are_checked() {
-        assert_eq!(
-            parse_isbn("978-0-306-40615-7").as_deref(),
-            Some("9780306406157")
-        );
-        assert_eq!(parse_isbn("0-306-40615-2").as_deref(), Some("0306406152"));
-        assert_eq!(parse_isbn("978-0-306-40615-8"), None);
-        let m = resolve_with(Metadata::default(), &[("isbn", "9780306406157")]).unwrap();
-        assert_eq!(m.identifier, "urn:isbn:9780306406157");
-        assert!(resolve_with(Metadata::default(), &[("isbn", "9780306406158")]).is_err());
-    }
-
-    #[test]
-    fn dates_follow_w3cdtf() {
-        assert_eq!(normalize_date("1906").as_deref(), Some("1906"));
-        assert_eq!(normalize_date("2024/05/01").as_deref(), Some("2024-05-01"));
-        assert_eq!(normalize_date("2024-02-30"), None);
-        assert_eq!(
-            normalize_date("2024-05-01T10:00:00Z").as_deref(),
-            Some("2024-05-01")
-        );
-        assert_eq!(normalize_date("last May"), None);
-        assert_eq!(
-            normalize_date("July 17, 2006").as_deref(),
-            Some("2006-07-17")
-        );
-        assert_eq!(
-            normalize_date("17 July 2006").as_deref(),
-            Some("2006-07-17")
-        );
-        assert_eq!(normalize_date("May 2020").as_deref(), Some("2020-05"));
-    }
-
-    #[test]
-    fn labels_are_replaced_by_the_books_own_words() {
-        let found = Metadata {
-            language: Some("de".into()),
-            labels: BTreeMap::from([
-                ("notes".to_owned(), "  Endnoten ".to_owned()),
-                ("contents".to_owned(), "Inhalt".to_owned()),
-            ]),
-            ..Metadata::default()
-        };
-        // The upload's value wins over the manuscript's, whatever its spelling of the key.
-        let m = resolve_with(found, &[("labels.Contents", "Übersicht")]).expect("valid");
-        assert_eq!(m.labels().get(Key::Contents), "Übersicht");
-        assert_eq!(m.labels().get(Key::Notes), "Endnoten");
-        assert_eq!(m.labels().get(Key::Cover), "Umschlag");
-    }
-
-    #[test]
-    fn an_unknown_label_is_the_uploads_error_and_the_manuscripts_warning() {
-        match resolve_with(
-            Metadata::default(),
-            &[("labels.Table-Of-Contents", "Inhalt")],
-        ) {
-            Err(InputError::Metadata { key, problem, .. }) => {
-                assert_eq!(key, "labels.table_of_contents");
-                assert!(problem.contains("contents"), "{problem}");
-            }
-            other => panic!("{other:?}"),
-        }
-        let mut warnings = Vec::new();
-        let found = Metadata {
-            labels: BTreeMap::from([("contnets".to_owned(), "Inhalt".to_owned())]),
-            ..Metadata::default()
-        };
-        let m = resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
-        assert!(m.labels.is_empty());
-        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
-        assert_eq!(codes, ["label_unknown"]);
-        assert!(warnings[0].message.contains("labels.contnets"));
-    }
-
-    #[test]
-    fn a_language_without_labels_is_english_and_says_so() {
-        let mut warnings = Vec::new();
-        let found = Metadata {
-            language: Some("haw".into()),
-            ..Metadata::default()
-        };
-        let m = resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
-        assert_eq!(m.labels().get(Key::Contents), "Contents");
-        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
-        assert_eq!(codes, ["labels_not_translated"]);
-        assert!(
-            warnings[0].message.contains("\"haw\""),
-            "{}",
-            warnings[0].message
-        );
-        // A language the table has, in any region, says nothing.
-        for tag in ["en", "fr-CA", "zh-TW", "ar-EG"] {
-            let mut warnings = Vec::new();
-            let found = Metadata {
-                language: Some(tag.into()),
-                ..Metadata::default()
-            };
-            resolve(&found, &MetadataInputs::default(), &mut warnings).expect("valid");
-            assert!(warnings.is_empty(), "{tag}: {warnings:?}");
-        }
-    }
-
-    #[test]
-    fn unknown_keys_are_refused_by_name() {
-        let err = resolve_with(Metadata::default(), &[("titel", "x")]).unwrap_err();
-        assert!(err.to_string().contains("titel"));
-    }
-
-    #[test]
-    fn the_report_says_where_each_value_came_from() {
-        let found = Metadata {
-            title: Some("Love Among the Chickens".into()),
-            authors: vec!["P. G. Wodehouse".into()],
-            language: Some("en-GB".into()),
-            date: Some("1906".into()),
-            ..Default::default()
-        };
-        let inputs = MetadataInputs {
-            overrides: [("author".to_owned(), "P. G. W.".to_owned())].into(),
-            file_name: Some("chickens.md".into()),
-            ..Default::default()
-        };
-        let book = resolve(&found, &inputs, &mut Vec::new()).unwrap();
-        let seen: Vec<(String, String, String, Option<String>)> = sources(&found, &inputs, &book)
-            .into_iter()
-            .map(|s| (s.field, s.value, s.source, s.manuscript))
-            .collect();
-        let row = |f: &str, v: &str, s: &str, m: Option<&str>| {
-            (
-                f.to_owned(),
-                v.to_owned(),
-                s.to_owned(),
-                m.map(str::to_owned),
-            )
-        };
-        assert_eq!(
-            seen,
-            [
-                row("title", "Love Among the Chickens", "manuscript", None),
-                row("authors", "P. G. W.", "upload", Some("P. G. Wodehouse")),
-                row("language", "en-GB", "manuscript", None),
-                row("date", "1906", "manuscript", None),
-            ]
-        );
-
-        // Nothing said: a title from the file name, the default language; a manuscript's
-        // language that is no language tag is replaced, and the report says what it was.
-        let found = Metadata {
-            language: Some("C".into()),
-            ..Default::default()
-        };
-        let inputs = MetadataInputs {
-            file_name: Some("my_novel.txt".into()),
-            ..Default::default()
-        };
-        let book = resolve(&found, &inputs, &mut Vec::new()).unwrap();
-        let seen: Vec<(String, String, String, Option<String>)> = sources(&found, &inputs, &book)
-            .into_iter()
-            .map(|s| (s.field, s.value, s.source, s.manuscript))
-            .collect();
-        assert_eq!(
-            seen,
-            [
-                row("title", "My novel", "file_name", None),
-                row("language", "en", "default", Some("C")),
-            ]
-        );
-    }
-}
+mod tests;

@@ -109,7 +109,7 @@ pub async fn create(
     state: web::Data<AppState>,
     caller: Caller,
     query: Query<CreateQuery>,
-    form: Multipart,
+    body: web::Payload,
     stopping: web::Data<Stopping>,
 ) -> Result<HttpResponse, ApiError> {
     let stopping = stopping.get_ref().clone();
@@ -124,20 +124,21 @@ pub async fn create(
     // A replay creates nothing, so only new uploads spend the budget.
     check_write(&state, &tenant)?;
     let id = BookId::new();
-    let upload = receive(&req, &state, form, &id, stopping.clone()).await?;
+    let upload = receive(&req, &state, body, &id, stopping.clone()).await?;
     let id = submit(&state, id, tenant.clone(), upload, idempotency_key).await?;
     let book = own_book(&state, &tenant, &id).await?;
     respond(&state, book, wait, false, stopping).await
 }
 
 /// Streams the upload of book `id` into storage. A body that says up front it is too big is
-/// refused before a byte of it is read; a server told to stop does not wait for a slow upload
-/// to finish: it refuses it (503) and removes what was written, so that nothing half-written
+/// refused before a byte of it is read, and one that does not say (sent in chunks) is held to
+/// the same limit as it streams; a server told to stop does not wait for a slow upload to
+/// finish: it refuses it (503) and removes what was written, so that nothing half-written
 /// outlives the process.
 async fn receive(
     req: &HttpRequest,
     state: &AppState,
-    form: Multipart,
+    body: web::Payload,
     id: &BookId,
     mut stopping: Stopping,
 ) -> Result<Upload, ApiError> {
@@ -151,8 +152,10 @@ async fn receive(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if let Some(declared) = declared.filter(|len| *len > limits.body()) {
-        return Err(upload::too_large_body(declared, &limits));
+        return Err(upload::too_large_body(Some(declared), &limits));
     }
+    let (body, passed) = upload::CountedBody::new(body, limits.body());
+    let form = Multipart::new(req.headers(), body);
     let read = tokio::select! {
         read = upload::read(form, &state.blobs, id, &limits) => Some(read),
         () = stopping.wait() => None,
@@ -161,6 +164,9 @@ async fn receive(
         Some(Ok(form)) => Ok(form),
         Some(Err(e)) => {
             discard_uploads(state, id).await;
+            if passed.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(upload::too_large_body(None, &limits));
+            }
             Err(e)
         }
         None => {
