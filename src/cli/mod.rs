@@ -91,6 +91,10 @@ enum Command {
     /// and processor limits (see `pipeline::printing`).
     #[command(name = "print-book", hide = true)]
     PrintBook,
+    /// Run by a worker: package one book's EPUB, web reader or covers into the blob store,
+    /// within memory and processor limits (see `pipeline::packaging`).
+    #[command(name = "package-book", hide = true)]
+    PackageBook,
 }
 
 fn variables_help() -> String {
@@ -161,6 +165,9 @@ pub fn main() -> ExitCode {
     if let Command::PrintBook = command {
         return crate::pipeline::printing::child_main(&config);
     }
+    if let Command::PackageBook = command {
+        return crate::pipeline::packaging::child_main(&config);
+    }
     if let Command::Healthcheck = command {
         // Runs every few seconds in a container: no directories, log files or database.
         return match tokio::runtime::Builder::new_current_thread()
@@ -195,7 +202,8 @@ pub fn main() -> ExitCode {
         | Command::Token { .. }
         | Command::Storage { .. }
         | Command::ReadManuscript
-        | Command::PrintBook => Role::Cli,
+        | Command::PrintBook
+        | Command::PackageBook => Role::Cli,
     };
     let guard = match telemetry::init(role, &config) {
         Ok(guard) => guard,
@@ -251,7 +259,8 @@ pub fn main() -> ExitCode {
             | Command::Convert(_)
             | Command::Healthcheck
             | Command::ReadManuscript
-            | Command::PrintBook => Ok(ExitCode::SUCCESS),
+            | Command::PrintBook
+            | Command::PackageBook => Ok(ExitCode::SUCCESS),
         }
     });
     let code = match result {

@@ -34,7 +34,7 @@ pub use azure::{AzureConfig, ManagedIdentity};
 pub use blob::{BlobUrl, S3Config};
 pub use database::{DatabaseUrl, SYSTEM_ROOTS};
 pub use error::ConfigError;
-pub use failpoint::{Failpoint, Moment};
+pub use failpoint::{Death, Failpoint, Moment};
 pub use limits::Limits;
 pub use secret::{Secret, redact_url, redact_urls};
 pub use values::{LogFormat, RateLimit};
@@ -43,8 +43,8 @@ pub use variables::{Settings, VARIABLES};
 
 use variables::{
     APP_URL, DATA_DIR, KEEPALIVE_URL, LOG_DIR, MAX_BOOK_ELEMENTS, MAX_BOOK_WORDS,
-    MAX_CHAPTER_WORDS, MAX_IMAGE_PIXELS, MAX_INFLATED_SIZE, MAX_MANUSCRIPT_SIZE, MAX_ZIP_ENTRIES,
-    WEBSITE_HOSTNAME, WEBSITES_ENABLE_APP_SERVICE_STORAGE,
+    MAX_CHAPTER_WORDS, MAX_CHAPTERS, MAX_IMAGE_PIXELS, MAX_INFLATED_SIZE, MAX_MANUSCRIPT_SIZE,
+    MAX_ZIP_ENTRIES, WEBSITE_HOSTNAME, WEBSITES_ENABLE_APP_SERVICE_STORAGE, WORKER_MEMORY_BUDGET,
 };
 
 /// `DATA_DIR`'s default on Azure App Service with its storage on
@@ -148,9 +148,11 @@ impl Config {
             max_inflated_bytes: MAX_INFLATED_SIZE.read(&env)?,
             max_zip_entries: MAX_ZIP_ENTRIES.read(&env)?,
             max_image_pixels: MAX_IMAGE_PIXELS.read(&env)?,
+            max_image_bytes: WORKER_MEMORY_BUDGET.read(&env)? / 2,
             max_words: MAX_BOOK_WORDS.read(&env)?,
             max_elements: MAX_BOOK_ELEMENTS.read(&env)?,
             max_chapter_words: MAX_CHAPTER_WORDS.read(&env)?,
+            max_chapters: MAX_CHAPTERS.read(&env)?,
         };
 
         let mut warnings: Vec<String> = env

@@ -237,6 +237,11 @@ variables! {
     /// Most words in one chapter (one file of the EPUB, one page of the web reader).
     var MAX_CHAPTER_WORDS: u64 = value("500000"), example "200000",
         parse values::count64, {shown |c| c.limits.max_chapter_words.to_string()};
+    /// Most chapters a book may have (the Bible has 1,189). Each is a job, a file of the EPUB and
+    /// a page of the web reader, so a manuscript of tiny chapters cannot make a worker write
+    /// hundreds of thousands of files; more is refused, with advice to split the book.
+    var MAX_CHAPTERS: u64 = value("2000"), example "5000",
+        parse values::count64, {shown |c| c.limits.max_chapters.to_string()};
     /// BCP 47 language of books whose manuscript and upload name none.
     var DEFAULT_LANGUAGE: String = value(crate::language::DEFAULT_LANGUAGE), example "en-GB",
         parse values::language, {field default_language};
@@ -273,7 +278,7 @@ variables! {
     var WEBHOOK_ALLOW_PRIVATE: bool = value("false"), example "true",
         parse values::boolean, {field webhook_allow_private};
     /// Testing only: `before_commit:JOB` or `after_commit:JOB` makes the worker SIGKILL itself at
-    /// that point, once.
+    /// that point, once; with `:abort` after it, fail an allocation there instead.
     var BINDERY_FAILPOINT: Failpoint = unset, example "after_commit:book.parse",
         parse values::failpoint, {field failpoint};
     /// Public URL of this app; the web process requests `$KEEPALIVE_URL/healthz` so idle-stopping
@@ -401,8 +406,21 @@ fn admin_token(value: &str) -> Result<Secret<String>, String> {
             "is longer than {ADMIN_TOKEN_MAX_LEN} characters: use e.g. the output of `openssl rand -hex 32`"
         ));
     }
+    let guesses = zxcvbn::zxcvbn(value, &[]).guesses_log10();
+    if guesses < ADMIN_TOKEN_MIN_GUESSES_LOG10 {
+        return Err(format!(
+            "is too easy to guess (about 10^{guesses:.0} guesses; its repeats, sequences, keyboard runs or words make it so): use a random value of at least {ADMIN_TOKEN_MIN_LEN} characters, e.g. the output of `openssl rand -hex 32`"
+        ));
+    }
     Ok(Secret::new(value.to_owned()))
 }
+
+/// How many guesses (as a power of ten, by zxcvbn's estimate) a chosen admin token must take
+/// at least. zxcvbn counts guesses in 64 bits, so its estimates stop near 10^19, where random
+/// values of the shortest length land (the unit test samples them in every alphabet hosts'
+/// generators use); 32 `a`s, a counted sequence, a keyboard run or a word repeated estimate
+/// in the single digits.
+pub const ADMIN_TOKEN_MIN_GUESSES_LOG10: f64 = 16.0;
 
 /// How `bindery config` shows the variables folded into other values.
 mod shown {

@@ -72,6 +72,18 @@ pub enum InputError {
         limit: u64,
     },
     #[error(
+        "The image {name} is {width}×{height} pixels and takes {} once decoded, more than the {} an image may take here (half of WORKER_MEMORY_BUDGET). Scale it down (a cover needs 1600×2560 at most), or save it with 8 bits a channel, and upload it again.",
+        bytesize::ByteSize(*decoded),
+        bytesize::ByteSize(*limit)
+    )]
+    ImageTooDeep {
+        name: String,
+        width: u32,
+        height: u32,
+        decoded: u64,
+        limit: u64,
+    },
+    #[error(
         "The cover must be a JPEG or PNG image; {name} is {detected}. Save it as JPEG or PNG and upload the book again."
     )]
     CoverFormat { name: String, detected: String },
@@ -97,6 +109,16 @@ pub enum InputError {
         words: u64,
         limit: u64,
     },
+    #[error(
+        "The manuscript has {chapters} chapters, more than the {limit} one book may have (MAX_CHAPTERS): each chapter is a file of the EPUB and a page of the web reader. Split it into volumes, or start chapters only at its main headings (Heading 1 in Word, # in Markdown)."
+    )]
+    TooManyChapters { chapters: u64, limit: u64 },
+    #[error(
+        "The EPUB would be {} unpacked, more than the {} an EPUB may be (MAX_INFLATED_SIZE, the most Bindery reads from an archive). Split the book into volumes, or make its images smaller.",
+        bytesize::ByteSize(*unpacked),
+        bytesize::ByteSize(*limit)
+    )]
+    EpubTooLarge { unpacked: u64, limit: u64 },
     #[error(
         "Converting this manuscript ({step}) needed more memory than the server allows one book (WORKER_MEMORY_BUDGET), and was stopped. Split it into volumes, make its images smaller, or ask the operator to raise the limit."
     )]
@@ -133,12 +155,14 @@ impl InputError {
             InputError::XmlDoctype { .. } => "xml_doctype",
             InputError::Xml { .. } => "bad_xml",
             InputError::BadImage { .. } => "bad_image",
-            InputError::ImageTooLarge { .. } => "image_too_large",
+            InputError::ImageTooLarge { .. } | InputError::ImageTooDeep { .. } => "image_too_large",
             InputError::CoverFormat { .. } => "cover_format",
             InputError::FrontMatter { .. } => "bad_front_matter",
             InputError::Metadata { .. } => "bad_metadata",
             InputError::TooManyWords { .. }
             | InputError::ChapterTooLong { .. }
+            | InputError::TooManyChapters { .. }
+            | InputError::EpubTooLarge { .. }
             | InputError::OutOfMemory { .. } => "too_large",
             InputError::TooManyElements { .. } | InputError::StepTooSlow { .. } => "too_complex",
         }

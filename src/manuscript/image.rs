@@ -61,7 +61,8 @@ pub fn probe(name: &str, bytes: &[u8], limits: &Limits) -> Result<ImageInfo, Inp
         Some(other) => return Err(bad(format!("{other:?} images are not supported"))),
         None => return Err(bad("not a JPEG, PNG, GIF or WebP file".into())),
     };
-    let (width, height) = reader.into_dimensions().map_err(|e| bad(e.to_string()))?;
+    let decoder = reader.into_decoder().map_err(|e| bad(e.to_string()))?;
+    let (width, height) = decoder.dimensions();
     if width == 0 || height == 0 {
         return Err(bad("it has no pixels".into()));
     }
@@ -71,6 +72,18 @@ pub fn probe(name: &str, bytes: &[u8], limits: &Limits) -> Result<ImageInfo, Inp
             width,
             height,
             limit: limits.max_image_pixels,
+        });
+    }
+    // The pixels at their depth: a 16-bit RGBA image takes eight bytes a pixel, and what
+    // decodes it (a cover's scaling, a photo turned upright, the print edition) holds them all.
+    let decoded = decoder.total_bytes();
+    if decoded > limits.max_image_bytes {
+        return Err(InputError::ImageTooDeep {
+            name: name.to_owned(),
+            width,
+            height,
+            decoded,
+            limit: limits.max_image_bytes,
         });
     }
     Ok(ImageInfo {

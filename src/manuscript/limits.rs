@@ -56,11 +56,19 @@ pub fn word_count(text: &str) -> u64 {
     text.split_whitespace().count() as u64
 }
 
-/// Refuses a chapter longer than the limit, naming it so the author knows where to cut.
+/// Refuses a book of more chapters than the limit, and a chapter longer than its limit,
+/// naming it so the author knows where to cut.
 pub fn check_chapters(
     chapters: &[crate::document::Chapter],
     limits: &Limits,
 ) -> Result<(), InputError> {
+    let count = chapters.len() as u64;
+    if count > limits.max_chapters {
+        return Err(InputError::TooManyChapters {
+            chapters: count,
+            limit: limits.max_chapters,
+        });
+    }
     for (i, chapter) in chapters.iter().enumerate() {
         let words = word_count(&crate::document::plain_text(&chapter.blocks));
         if words > limits.max_chapter_words {
@@ -187,5 +195,33 @@ mod readers {
         );
         assert!(error.to_string().contains("The Long One"), "{error}");
         assert_eq!(error.code(), "too_large");
+    }
+
+    #[test]
+    fn a_book_of_more_chapters_than_the_limit_is_refused_with_what_to_do() {
+        let chapters: String = (1..=11)
+            .map(|i| format!("# Chapter {i}\n\nWords.\n\n"))
+            .collect();
+        let limits = Limits {
+            max_chapters: 10,
+            ..Limits::default()
+        };
+        let error = read_with(&chapters, Format::Markdown, limits).expect_err("refused");
+        assert_eq!(
+            error,
+            InputError::TooManyChapters {
+                chapters: 11,
+                limit: 10
+            }
+        );
+        assert!(
+            error.to_string().contains("Split it into volumes"),
+            "{error}"
+        );
+        assert_eq!(error.code(), "too_large");
+        let ten: String = (1..=10)
+            .map(|i| format!("# Chapter {i}\n\nWords.\n\n"))
+            .collect();
+        assert!(read_with(&ten, Format::Markdown, limits).is_ok());
     }
 }

@@ -99,6 +99,13 @@ impl Child {
             .context("reading the child's answer")?;
         let status = child.wait().await.context("waiting for the child")?;
         let out_of_memory = relay.await.unwrap_or(false);
+        // The most memory any child of this worker has held, this one included (the kernel
+        // keeps it for children that have been waited for, killed ones too).
+        let largest = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+            .map_or(0, |usage| {
+                u64::try_from(usage.max_rss()).unwrap_or(0) * 1024
+            });
+        tracing::debug!(book.id = %book, child.pid = pid, child.work = self.work, ?status, children.max_rss = largest, "a step's child process ended");
         self.interpret(config, book, status, out_of_memory, &answer)
     }
 

@@ -43,7 +43,7 @@ pub struct Converted {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extras<'a> {
     /// The web reader, linking out as it says (`Links::default()` for a site that stands
-    /// alone; the service's links, `steps::reader_links`, to match what the pipeline makes).
+    /// alone; the service's links, `packaging::reader_links`, to match what the pipeline makes).
     pub reader: Option<&'a crate::ebook::reader::Links>,
     /// The print edition, whose pages the ebooks then mark.
     pub print: bool,

@@ -85,15 +85,38 @@ pub fn child_main(config: &Config) -> ExitCode {
 }
 
 /// Makes the operator's `FONTS_DIR` fonts available to the print edition, in this process.
-/// A directory that cannot be listed leaves the built-in fonts alone, and says so: the book
-/// still prints, its missing characters named in its report.
+/// A directory that cannot be listed leaves the built-in fonts alone: the book still prints,
+/// its missing characters named in its report. What the listing leaves out the worker said
+/// once, at its start ([`announce_operator_fonts`]).
 pub fn use_operator_fonts(config: &Config) {
     let Some(dir) = &config.fonts_dir else {
         return;
     };
     match print::use_fonts_from(dir) {
-        Ok(faces) => {
-            tracing::debug!(dir = %dir.display(), faces, "the operator's fonts are listed")
+        Ok(listing) => {
+            tracing::debug!(dir = %dir.display(), faces = listing.faces, skipped = listing.skipped.len(), "the operator's fonts are listed")
+        }
+        Err(e) => tracing::warn!(
+            dir = %dir.display(),
+            error = format!("{e:#}"),
+            "FONTS_DIR could not be read; the print edition uses its own fonts only"
+        ),
+    }
+}
+
+/// Tells the operator, once, what the print edition finds in `FONTS_DIR`: how many faces, and
+/// each thing it leaves out (a file past the count, a collection's faces past the count, a
+/// file it cannot read) with why. Every typesetting child lists the folder again, silently.
+pub fn announce_operator_fonts(config: &Config) {
+    let Some(dir) = &config.fonts_dir else {
+        return;
+    };
+    match print::list_fonts(dir) {
+        Ok(listing) => {
+            for skipped in &listing.skipped {
+                tracing::warn!(dir = %dir.display(), skipped = %skipped, "FONTS_DIR: a font the print edition will not use");
+            }
+            tracing::info!(dir = %dir.display(), faces = listing.faces, skipped = listing.skipped.len(), "FONTS_DIR listed for the print edition");
         }
         Err(e) => tracing::warn!(
             dir = %dir.display(),
@@ -136,11 +159,15 @@ async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Print
     let options = PrintOptions::of(metadata);
     let edition = match print::typeset(&book.document, &resources, metadata, &options) {
         Ok(edition) => edition,
-        Err(e) => return Ok(Printed::refused(metadata, e.code(), e.to_string())),
+        Err(e) => {
+            log_detail(&e);
+            return Ok(Printed::refused(metadata, e.code(), e.to_string()));
+        }
     };
     let cover = match print::cover(metadata, front, &resources, edition.pages, &options) {
         Ok(cover) => cover,
         Err(e) => {
+            log_detail(&e);
             let message = format!("the print cover could not be made: {e}");
             return Ok(Printed::refused(metadata, e.code(), message));
         }
@@ -158,6 +185,8 @@ async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Print
     blobs
         .put_if_absent(&keys::pagination(id), serde_json::to_vec(&pagination)?)
         .await?;
+    let mut warnings = edition.warnings;
+    warnings.extend(cover.warnings);
     Ok(Printed {
         report: PrintReport {
             pages: Some(edition.pages),
@@ -165,7 +194,19 @@ async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Print
             spine_inches: Some(cover.spine),
             ..asked(metadata)
         },
-        warnings: edition.warnings,
+        warnings,
         pdf_bytes: Some(pdf_bytes),
     })
+}
+
+/// What Typst said of a book it refused, for the operator's log alone (the child's lines
+/// reach the worker's log as fields, never the book's): it quotes the generated source.
+fn log_detail(error: &print::PrintError) {
+    if let Some(detail) = error.detail() {
+        tracing::warn!(
+            code = error.code(),
+            detail,
+            "the print edition could not be made"
+        );
+    }
 }

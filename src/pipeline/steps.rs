@@ -21,28 +21,21 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
+use super::packaging::{self, Output, Packaged};
 use super::{printing, reading};
 use crate::books::{self, BookId, BookRow, STEP_FAILED, keys};
-use crate::convert::{self, Resources};
-use crate::ebook::Book;
+use crate::convert;
 use crate::ebook::xhtml::Target;
 use crate::jobs::{Job, JobContext, JobState, NewJob, Outcome, Registry};
 use crate::logbook;
 use crate::manuscript::Format;
 use crate::report::{Report, StepTiming, Warning};
 use crate::services::Services;
-use crate::storage::BlobStore;
 
 /// Every pipeline job runs on this queue, so operators can pause conversions alone.
 pub const QUEUE: &str = "books";
-
-/// Blob reads or writes a step keeps in flight at once. A step reads and writes a file per
-/// chapter; one at a time, a long book's packaging waited out a round trip to the blob store
-/// per file, and a longer step is likelier to be cut short by a worker's death.
-const BLOB_REQUESTS: usize = 8;
 
 /// How long a failing book waits for its log to be stored (`mark_failed`): the writer stores
 /// within a twentieth of a second when the database is well, and a database that is not must
@@ -363,6 +356,7 @@ impl Job for Package {
     }
 }
 
+/// The EPUB, made in a limited child ([`packaging`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageEpub {
     pub book: BookId,
@@ -378,21 +372,19 @@ impl Job for PackageEpub {
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        let app = cx.app();
-        let key = keys::epub(&self.book);
-        let (planned, chapters, resources) = package_inputs(app, &self.book, Target::Epub).await?;
         cx.progress(50, "zipping the EPUB").await?;
-        let epub = tokio::task::spawn_blocking(move || {
-            convert::package_epub(&planned.book, &chapters, &resources)
-        })
-        .await??;
-        let size = epub.len();
-        app.blobs.put_if_absent(&key, epub).await?;
-        tracing::info!(for_author = true, bytes = size, "EPUB packaged");
-        Ok(Outcome::done_with(serde_json::json!({ "bytes": size })))
+        match package(cx, &self.book, Output::Epub).await? {
+            Packaged::Refused { code, message } => refuse(cx, &self.book, &code, message).await,
+            packaged @ Packaged::Epub { bytes, unpacked } => {
+                tracing::info!(for_author = true, bytes, unpacked, "EPUB packaged");
+                Ok(Outcome::done_with(serde_json::to_value(packaged)?))
+            }
+            other => anyhow::bail!("packaging the EPUB answered {other:?}"),
+        }
     }
 }
 
+/// The web reader, made in a limited child ([`packaging`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageReader {
     pub book: BookId,
@@ -408,39 +400,25 @@ impl Job for PackageReader {
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        let app = cx.app();
-        let (planned, chapters, resources) = package_inputs(app, &self.book, Target::Web).await?;
-        let links = reader_links(&self.book);
-        let files = tokio::task::spawn_blocking(move || {
-            convert::package_reader(&planned.book, &chapters, &resources, &links)
-        })
-        .await??;
-        let total = files.len();
-        let mut writes = stream::iter(files)
-            .map(|(path, bytes)| {
-                let key = keys::reader(&self.book, &path);
-                async move { app.blobs.put_if_absent(&key, bytes).await }
-            })
-            .buffer_unordered(BLOB_REQUESTS);
-        let mut written = 0;
-        while let Some(put) = writes.next().await {
-            put?;
-            written += 1;
-            cx.progress(percent(written, total), "writing the web reader")
-                .await?;
+        cx.progress(50, "writing the web reader").await?;
+        match package(cx, &self.book, Output::Reader).await? {
+            Packaged::Refused { code, message } => refuse(cx, &self.book, &code, message).await,
+            packaged @ Packaged::Reader { files, bytes } => {
+                tracing::info!(for_author = true, files, bytes, "web reader packaged");
+                Ok(Outcome::done_with(serde_json::to_value(packaged)?))
+            }
+            other => anyhow::bail!("packaging the web reader answered {other:?}"),
         }
-        tracing::info!(for_author = true, files = total, "web reader packaged");
-        Ok(Outcome::done_with(serde_json::json!({ "files": total })))
     }
 }
 
-/// Where a book's web reader links out in the service: the app's own addresses of the book's
-/// page and its EPUB (`web::pages`, `web::books`).
-pub fn reader_links(book: &BookId) -> crate::ebook::reader::Links {
-    crate::ebook::reader::Links {
-        book_page: Some(format!("/books/{book}")),
-        epub: Some(format!("/books/{book}/epub")),
-    }
+/// Makes `output` of `book` in its limited child.
+async fn package(cx: &Cx, book: &BookId, output: Output) -> anyhow::Result<Packaged> {
+    let request = packaging::Request {
+        book: book.clone(),
+        output,
+    };
+    packaging::package_in_child(&cx.app().config, &request).await
 }
 
 /// The join of both packagers: self-check what they produced.
@@ -523,29 +501,15 @@ impl Job for PackageCovers {
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        let app = cx.app();
-        let planned = model(app, &self.book).await?;
-        let Some(cover) = planned.book.cover.clone() else {
-            return Ok(Outcome::done());
-        };
-        let bytes = app
-            .blobs
-            .get(&keys::resource(&self.book, &cover.file_name))
-            .await?;
-        let (thumbnail, store_cover) = tokio::task::spawn_blocking(move || {
-            anyhow::Ok((
-                crate::ebook::cover::thumbnail(&cover, &bytes)?,
-                crate::ebook::cover::store_jpeg(&cover, &bytes)?,
-            ))
-        })
-        .await??;
-        app.blobs
-            .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
-            .await?;
-        app.blobs
-            .put_if_absent(&keys::store_cover(&self.book), store_cover)
-            .await?;
-        Ok(Outcome::done())
+        match package(cx, &self.book, Output::Covers).await? {
+            Packaged::Covers => Ok(Outcome::done()),
+            // An extra: the book publishes with the EPUB's cover on its pages.
+            Packaged::Refused { code, message } => {
+                tracing::warn!(for_author = true, code = %code, reason = %message, "no store cover; the book publishes without it");
+                Ok(Outcome::Discard(message))
+            }
+            other => anyhow::bail!("drawing the covers answered {other:?}"),
+        }
     }
 }
 
@@ -609,8 +573,11 @@ impl Job for Publish {
             .iter()
             .find(|j| j.kind == PackageEpub::NAME)
             .and_then(|j| j.result.as_deref())
-            .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
-            .and_then(|v| v.get("bytes").and_then(serde_json::Value::as_i64))
+            .and_then(|r| serde_json::from_str::<Packaged>(r).ok())
+            .and_then(|packaged| match packaged {
+                Packaged::Epub { bytes, .. } => i64::try_from(bytes).ok(),
+                _ => None,
+            })
             .unwrap_or(0);
         // The print edition: what it is, or why there is none (`PackagePdf`).
         let pdf_bytes = match app.blobs.get_opt(&keys::print_report(&self.book)).await? {
@@ -831,10 +798,6 @@ const fn same(a: &str, b: &str) -> bool {
     true
 }
 
-fn percent(done: usize, total: usize) -> i32 {
-    i32::try_from(done * 100 / total.max(1)).unwrap_or(100)
-}
-
 async fn book_row(cx: &Cx, book: &BookId) -> anyhow::Result<Option<BookRow>> {
     books::get(&cx.app().db, book).await
 }
@@ -927,8 +890,14 @@ async fn fail_if_a_child_failed(cx: &Cx, book: &BookId) -> anyhow::Result<Option
     let error = failed
         .last_error()
         .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
-    // In the words of any step that kept failing, advice included.
-    step_failed(cx, book, &failed.kind, &error).await?;
+    // A child that refused the book (too big to package) failed it already, with its reason;
+    // otherwise, in the words of any step that kept failing, advice included.
+    let already = book_row(cx, book)
+        .await?
+        .is_some_and(|row| row.status == books::BookStatus::Failed);
+    if !already {
+        step_failed(cx, book, &failed.kind, &error).await?;
+    }
     Ok(Some(Outcome::Cancel(format!(
         "{} ended {}: {error}",
         failed.kind, failed.state
@@ -943,52 +912,6 @@ async fn model(
 ) -> anyhow::Result<std::sync::Arc<crate::ebook::xhtml::PlannedBook>> {
     app.models
         .get(&app.blobs, &keys::model(book), &keys::pagination(book))
-        .await
-}
-
-/// What a packager reads: the model, every rendered chapter for `target`, and the images.
-async fn package_inputs(
-    app: &Services,
-    book: &BookId,
-    target: Target,
-) -> anyhow::Result<(
-    std::sync::Arc<crate::ebook::xhtml::PlannedBook>,
-    Vec<String>,
-    Resources,
-)> {
-    let planned = model(app, book).await?;
-    let chapters = load_chapters(&app.blobs, book, &planned.book, target).await?;
-    let resources = load_resources(&app.blobs, book).await?;
-    Ok((planned, chapters, resources))
-}
-
-async fn load_chapters(
-    blobs: &BlobStore,
-    book_id: &BookId,
-    book: &Book,
-    target: Target,
-) -> anyhow::Result<Vec<String>> {
-    stream::iter(0..book.document.chapters.len())
-        .map(|i| async move {
-            let bytes = blobs.get(&keys::chapter(book_id, i, target)).await?;
-            String::from_utf8(bytes.to_vec()).context("a rendered chapter is not UTF-8")
-        })
-        .buffered(BLOB_REQUESTS)
-        .try_collect()
-        .await
-}
-
-async fn load_resources(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Resources> {
-    let prefix = keys::resources_prefix(book);
-    let prefix = prefix.as_str();
-    stream::iter(blobs.list(prefix).await?)
-        .map(|key| async move {
-            let bytes = blobs.get(&key).await?;
-            let id = key.trim_start_matches(prefix).to_owned();
-            anyhow::Ok((id, bytes.to_vec()))
-        })
-        .buffer_unordered(BLOB_REQUESTS)
-        .try_collect()
         .await
 }
 

@@ -37,23 +37,7 @@ impl ModelCache {
     ) -> anyhow::Result<Arc<PlannedBook>> {
         let cell = self.cell(key);
         let planned = cell
-            .get_or_try_init(|| async {
-                let bytes = blobs.get(key).await?;
-                let pages = blobs.get_opt(pagination).await?;
-                let planned =
-                    tokio::task::spawn_blocking(move || -> anyhow::Result<PlannedBook> {
-                        let mut model: Book = serde_json::from_slice(&bytes)
-                            .context("reading the stored document model")?;
-                        if let Some(pages) = pages {
-                            let pagination: Pagination = serde_json::from_slice(&pages)
-                                .context("reading the print edition's pagination")?;
-                            model.mark_print_pages(pagination.edition, &pagination.pages);
-                        }
-                        Ok(PlannedBook::new(model))
-                    })
-                    .await??;
-                anyhow::Ok(Arc::new(planned))
-            })
+            .get_or_try_init(|| async { anyhow::Ok(Arc::new(load(blobs, key, pagination).await?)) })
             .await?;
         Ok(planned.clone())
     }
@@ -74,4 +58,23 @@ impl ModelCache {
         entries.push(entry);
         cell
     }
+}
+
+/// The model stored at `key`, with the print edition's pages marked when `pagination` holds
+/// them, and its ids planned: what the cache keeps, and what a packaging child reads for
+/// itself.
+pub async fn load(blobs: &BlobStore, key: &str, pagination: &str) -> anyhow::Result<PlannedBook> {
+    let bytes = blobs.get(key).await?;
+    let pages = blobs.get_opt(pagination).await?;
+    tokio::task::spawn_blocking(move || -> anyhow::Result<PlannedBook> {
+        let mut model: Book =
+            serde_json::from_slice(&bytes).context("reading the stored document model")?;
+        if let Some(pages) = pages {
+            let pagination: Pagination =
+                serde_json::from_slice(&pages).context("reading the print edition's pagination")?;
+            model.mark_print_pages(pagination.edition, &pagination.pages);
+        }
+        Ok(PlannedBook::new(model))
+    })
+    .await?
 }
