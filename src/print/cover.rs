@@ -4,7 +4,9 @@
 //! height is the trim's plus bleed at top and bottom. The spine grows with the page count by
 //! the paper's thickness, and carries the title and author only from 80 pages, below which a
 //! spine is too narrow to print on. The front is the book's cover image (an upload or the
-//! generated design), the back the metadata's `blurb` (or, without one, its description).
+//! generated design), the back the metadata's `blurb` (or, without one, its description): as
+//! much of it as fits the back's safe area, with a warning that says how much did when not all
+//! of it does.
 //! A right-to-left book opens the other way: its front is on the left of the sheet, its back
 //! on the right.
 
@@ -14,6 +16,7 @@ use std::fmt::Write as _;
 use typst::layout::PagedDocument;
 
 use crate::ebook::BookMetadata;
+use crate::report::Warning;
 
 use super::strings::literal;
 use super::trim::BLEED_INCHES;
@@ -32,6 +35,90 @@ pub struct PrintCover {
     pub height: f64,
     /// The spine's width, in inches.
     pub spine: f64,
+    /// What the author should know: the back's text cut short.
+    pub warnings: Vec<Warning>,
+}
+
+/// The back's text block: half an inch inside the trim at the sides and the bottom, and three
+/// quarters below the top.
+const BACK_SIDE_INCHES: f64 = 0.5;
+const BACK_TOP_INCHES: f64 = 0.75;
+const BACK_BOTTOM_INCHES: f64 = 0.5;
+/// The back's text size, in points.
+const BACK_TEXT_PT: f64 = 11.0;
+
+/// The page setup and text style both the cover and the back's fitting use.
+fn preamble(width: f64, height: f64) -> String {
+    format!(
+        r##"#set page(width: {width:.4}in, height: {height:.4}in, margin: 0pt, fill: rgb("#23262d"))
+#set text(font: ("Libertinus Serif", "New Computer Modern", "DejaVu Sans Mono"), fill: white, hyphenate: false)
+#set par(justify: false)
+"##
+    )
+}
+
+/// The back's text block holding `text`, at the origin or where `place` puts it.
+fn back_block(text: &str, width: f64) -> String {
+    format!(
+        "block(width: {width:.4}in, text(size: {BACK_TEXT_PT}pt, {}))",
+        literal(text)
+    )
+}
+
+/// How much of `text` fits a block of `width` by `height` inches: all of it, or the longest run
+/// of its first words that does, by laying them out on a page of that size (one page means it
+/// fits). Binary search: a back cover's text of 10,000 characters takes about a dozen layouts.
+fn fitting<'t>(
+    text: &'t str,
+    width: f64,
+    height: f64,
+    resources: &BTreeMap<String, Vec<u8>>,
+) -> Result<Fit<'t>, PrintError> {
+    let fits = |prefix: &str| -> Result<bool, PrintError> {
+        let source = format!(
+            "{}#{}\n",
+            preamble(width, height),
+            back_block(prefix, width)
+        );
+        let world = BookWorld::new(source, resources);
+        Ok(super::compile(&world, &mut Vec::new())?.pages.len() <= 1)
+    };
+    // The end of each word, as a byte offset.
+    let ends: Vec<usize> = text
+        .split_whitespace()
+        .map(|word| word.as_ptr() as usize - text.as_ptr() as usize + word.len())
+        .collect();
+    let total = ends.len();
+    if fits(text)? {
+        return Ok(Fit {
+            text,
+            words: total,
+            total,
+        });
+    }
+    // The most words that fit: `low` do, `high` do not.
+    let (mut low, mut high) = (0, total);
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        if fits(&format!("{}…", &text[..ends[middle - 1]]))? {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    let text = if low == 0 { "" } else { &text[..ends[low - 1]] };
+    Ok(Fit {
+        text,
+        words: low,
+        total,
+    })
+}
+
+/// What of a text fits: its first `words` of `total`, which end where `text` does.
+struct Fit<'t> {
+    text: &'t str,
+    words: usize,
+    total: usize,
 }
 
 /// The sheet's width, height and spine in inches for a book of `pages` pages.
@@ -69,21 +156,38 @@ pub fn cover(
     };
     // The front's own text block, a trim's width wide, leaves out the bleed at the sheet's edge.
     let front_text_x = if right_to_left { b } else { front_x };
-    let mut source = format!(
-        r##"#set page(width: {width:.4}in, height: {height:.4}in, margin: 0pt, fill: rgb("#23262d"))
-#set text(font: ("Libertinus Serif", "New Computer Modern", "DejaVu Sans Mono"), fill: white, hyphenate: false)
-#set par(justify: false)
-"##
-    );
-    // The back: the blurb, inside a safe area half an inch from the trim.
+    let mut source = preamble(width, height);
+    let mut warnings = Vec::new();
+    // The back: the blurb, inside a safe area half an inch from the trim, as much as fits.
     if let Some(blurb) = metadata.blurb.as_ref().or(metadata.description.as_ref()) {
+        let (_, trim_h) = options.trim.inches();
+        let block_w = trim_w - 2.0 * BACK_SIDE_INCHES;
+        let block_h = trim_h - BACK_TOP_INCHES - BACK_BOTTOM_INCHES;
+        let fit = fitting(blurb, block_w, block_h, resources)?;
+        let shown = if fit.words < fit.total {
+            let from = if metadata.blurb.is_some() {
+                "blurb"
+            } else {
+                "description (the back cover's text when there is no blurb)"
+            };
+            warnings.push(Warning::new(
+                "print_back_cover_cut",
+                format!(
+                    "The back cover holds {} of the {from}'s {} words, so the rest is left off \
+                     the print cover. Give a shorter blurb (blurb=…) to show all of it.",
+                    fit.words, fit.total
+                ),
+            ));
+            format!("{}…", fit.text)
+        } else {
+            fit.text.to_owned()
+        };
         let _ = writeln!(
             source,
-            "#place(top + left, dx: {:.4}in, dy: {:.4}in, block(width: {:.4}in, text(size: 11pt, {})))",
-            back_x + 0.5,
-            b + 0.75,
-            trim_w - 1.0,
-            literal(blurb)
+            "#place(top + left, dx: {:.4}in, dy: {:.4}in, {})",
+            back_x + BACK_SIDE_INCHES,
+            b + BACK_TOP_INCHES,
+            back_block(&shown, block_w)
         );
     }
     // The spine, read from top to bottom as English-language books are.
@@ -128,6 +232,7 @@ pub fn cover(
         width,
         height,
         spine,
+        warnings,
     })
 }
 
@@ -152,5 +257,69 @@ mod tests {
             ..options
         };
         assert!((cover_size(300, &cream).2 - 0.75).abs() < 1e-9);
+    }
+
+    fn metadata(blurb: &str) -> BookMetadata {
+        let found = crate::document::Metadata {
+            title: Some("A Book".into()),
+            blurb: Some(blurb.into()),
+            ..Default::default()
+        };
+        crate::ebook::metadata::resolve(
+            &found,
+            &crate::ebook::metadata::MetadataInputs::default(),
+            &mut Vec::new(),
+        )
+        .expect("metadata")
+    }
+
+    fn options() -> PrintOptions {
+        PrintOptions {
+            trim: Trim::In6x9,
+            bleed: false,
+            paper: Paper::White,
+        }
+    }
+
+    #[test]
+    fn a_back_cover_text_that_fits_is_whole_and_says_nothing() {
+        let blurb = "A tale of chickens, and of the people who keep them. ".repeat(5);
+        let cover =
+            cover(&metadata(&blurb), None, &BTreeMap::new(), 120, &options()).expect("cover");
+        assert!(cover.warnings.is_empty(), "{:?}", cover.warnings);
+    }
+
+    #[test]
+    fn a_back_cover_text_too_long_is_cut_at_a_word_and_says_how_much_fit() {
+        // Within the bound on a blurb (10,000 characters), far more than a back cover holds.
+        let words = 1_000;
+        let blurb: String = (0..words).map(|i| format!("word{i} ")).collect();
+        let blurb = blurb.trim_end();
+        let block = (
+            6.0 - 2.0 * BACK_SIDE_INCHES,
+            9.0 - BACK_TOP_INCHES - BACK_BOTTOM_INCHES,
+        );
+        let fit = fitting(blurb, block.0, block.1, &BTreeMap::new()).expect("fit");
+        assert!(
+            fit.words > 100 && fit.words < words,
+            "{} words fit",
+            fit.words
+        );
+        assert_eq!(fit.total, words);
+        // Exactly the most: one word more does not fit.
+        assert!(
+            fit.text.ends_with(&format!("word{}", fit.words - 1)),
+            "{}",
+            fit.text
+        );
+        let cover =
+            cover(&metadata(blurb), None, &BTreeMap::new(), 120, &options()).expect("cover");
+        let said: Vec<&str> = cover.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(cover.warnings.len(), 1, "{said:?}");
+        assert_eq!(cover.warnings[0].code, "print_back_cover_cut");
+        assert!(
+            said[0].contains(&format!("holds {} of the blurb's {words} words", fit.words)),
+            "{said:?}"
+        );
     }
 }

@@ -15,15 +15,30 @@ pub enum PrintError {
         "the book has {words} words, more than any paperback of {MAX_PAGES} pages holds (about {limit} words at most); publish it in volumes"
     )]
     TooManyWords { words: u64, limit: u64 },
-    /// Typst refused the generated source: Bindery's bug, or an image it cannot read.
-    #[error("typesetting failed: {0}")]
+    /// Typst refused the generated source: Bindery's bug, or an image it cannot read. What
+    /// Typst said (with the stretch of generated source it points at) is for the operator's
+    /// log and `bindery convert`, never the author's report: [`PrintError::detail`].
+    #[error(
+        "the print edition could not be typeset; this is a fault in Bindery, not in the manuscript, and the operator's log says what went wrong"
+    )]
     Typeset(String),
     /// The PDF could not be written.
-    #[error("writing the PDF failed: {0}")]
+    #[error(
+        "the print edition's PDF could not be written; this is a fault in Bindery, not in the manuscript, and the operator's log says what went wrong"
+    )]
     Pdf(String),
 }
 
 impl PrintError {
+    /// What the typesetter or the PDF writer said, for the operator: Typst's messages and the
+    /// generated source they point at. `None` for a refusal the author's message says whole.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            PrintError::Typeset(detail) | PrintError::Pdf(detail) => Some(detail),
+            PrintError::TooLong { .. } | PrintError::TooManyWords { .. } => None,
+        }
+    }
+
     /// Stable, for the report and the API.
     pub fn code(&self) -> &'static str {
         match self {

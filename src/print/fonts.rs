@@ -21,6 +21,11 @@ use typst::utils::LazyHash;
 /// not minutes.
 const MAX_FILES: usize = 2_000;
 const MAX_DEPTH: usize = 6;
+/// Faces read from one file, at most. The largest collections made (a super-OTC of a CJK
+/// family in every weight, Iosevka's in every width) hold a few hundred; a file's header may
+/// claim four billion, and each claimed face is a parse that fails (12 bytes that claimed
+/// `0xFFFFFFFF` cost 17 s of processor time in every typesetting child).
+const MAX_FACES_PER_FILE: u32 = 512;
 
 /// One face of an operator's font file, loaded on first use.
 struct Slot {
@@ -43,22 +48,76 @@ impl Slot {
 /// The operator's fonts, once listed.
 static OPERATORS: OnceLock<Vec<(FontInfo, Slot)>> = OnceLock::new();
 
+/// What listing `FONTS_DIR` found, and what it left out.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// Faces the books may use.
+    pub faces: usize,
+    /// What was not listed, each in words for the operator: a folder past the depth, files
+    /// past the count, a file's faces past the count, a file that could not be read.
+    pub skipped: Vec<String>,
+}
+
 /// Lists the fonts under `dir` (`.ttf`, `.otf`, `.ttc`, `.otc`, in it and its folders) for
-/// every book this process typesets from now on, and says how many faces it found. Call it
-/// once, before the first book; a second call changes nothing.
-pub fn use_fonts_from(dir: &Path) -> anyhow::Result<usize> {
-    let mut files = Vec::new();
-    collect(dir, 0, &mut files)
+/// every book this process typesets from now on, and says what it found and what it left
+/// out. Call it once, before the first book; a second call changes nothing.
+pub fn use_fonts_from(dir: &Path) -> anyhow::Result<Listing> {
+    let (listing, faces) = scan(dir)?;
+    let _ = OPERATORS.set(faces);
+    Ok(listing)
+}
+
+/// What [`use_fonts_from`] would find under `dir`, for the operator, without using it.
+pub fn list_fonts(dir: &Path) -> anyhow::Result<Listing> {
+    scan(dir).map(|(listing, _)| listing)
+}
+
+/// The faces under `dir`, each a slot to load on first use, and what was left out.
+fn scan(dir: &Path) -> anyhow::Result<(Listing, Vec<(FontInfo, Slot)>)> {
+    let mut walk = Walk::default();
+    walk.collect(dir, 0)
         .with_context(|| format!("listing the fonts in {}", dir.display()))?;
+    let Walk { mut files, skipped } = walk;
+    files.truncate(MAX_FILES);
     files.sort();
+    let mut listing = Listing { faces: 0, skipped };
     let mut faces = Vec::new();
     for path in files {
-        let Ok(data) = std::fs::read(&path) else {
-            continue;
+        let data = match std::fs::read(&path) {
+            Ok(data) => data,
+            Err(e) => {
+                listing
+                    .skipped
+                    .push(format!("{} could not be read ({e})", path.display()));
+                continue;
+            }
         };
-        for (index, info) in FontInfo::iter(&data).enumerate() {
-            let Ok(index) = u32::try_from(index) else {
-                break;
+        let claimed = match ttf_parser::fonts_in_collection(&data) {
+            // One font, not a collection.
+            None => 1,
+            // A collection's header is followed by a 4-byte offset for each face: one that
+            // claims more than its file can hold is damaged (and parsing it asks for a table
+            // of gigabytes).
+            Some(claimed) if u64::from(claimed) * 4 + 12 > data.len() as u64 => {
+                listing.skipped.push(format!(
+                    "{} claims {claimed} faces, more than its {} bytes could hold: it is damaged, and was not read",
+                    path.display(),
+                    data.len()
+                ));
+                continue;
+            }
+            Some(claimed) => claimed,
+        };
+        if claimed > MAX_FACES_PER_FILE {
+            listing.skipped.push(format!(
+                "{} claims {claimed} faces; only its first {MAX_FACES_PER_FILE} were looked at",
+                path.display()
+            ));
+        }
+        let before = faces.len();
+        for index in 0..claimed.min(MAX_FACES_PER_FILE) {
+            let Some(info) = FontInfo::new(&data, index) else {
+                continue;
             };
             faces.push((
                 info,
@@ -69,28 +128,58 @@ pub fn use_fonts_from(dir: &Path) -> anyhow::Result<usize> {
                 },
             ));
         }
+        if faces.len() == before {
+            listing
+                .skipped
+                .push(format!("{} holds no font Bindery can read", path.display()));
+        }
     }
-    let count = faces.len();
-    let _ = OPERATORS.set(faces);
-    Ok(count)
+    listing.faces = faces.len();
+    Ok((listing, faces))
 }
 
-fn collect(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        if files.len() >= MAX_FILES {
-            return Ok(());
-        }
-        let path = entry?.path();
-        if path.is_dir() {
-            if depth < MAX_DEPTH {
-                // A folder that cannot be read is skipped, not the whole directory.
-                let _ = collect(&path, depth + 1, files);
+/// The font files under a folder, and what was left out.
+#[derive(Default)]
+struct Walk {
+    files: Vec<PathBuf>,
+    skipped: Vec<String>,
+}
+
+impl Walk {
+    fn collect(&mut self, dir: &Path, depth: usize) -> std::io::Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .collect();
+        // In name order, so that what a limit leaves out does not depend on the disk.
+        entries.sort();
+        for path in entries {
+            if self.files.len() > MAX_FILES {
+                return Ok(());
             }
-        } else if is_font(&path) {
-            files.push(path);
+            if path.is_dir() {
+                if depth >= MAX_DEPTH {
+                    self.skipped.push(format!(
+                        "{} is more than {MAX_DEPTH} folders deep, and was not looked in",
+                        path.display()
+                    ));
+                } else if let Err(e) = self.collect(&path, depth + 1) {
+                    // A folder that cannot be read is skipped, not the whole directory.
+                    self.skipped
+                        .push(format!("{} could not be read ({e})", path.display()));
+                }
+            } else if is_font(&path) {
+                if self.files.len() == MAX_FILES {
+                    self.skipped.push(format!(
+                        "{} and every font file after it: only the first {MAX_FILES} are used",
+                        path.display()
+                    ));
+                }
+                // One past the limit marks the walk as full; it is never listed.
+                self.files.push(path);
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 fn is_font(path: &Path) -> bool {
@@ -137,4 +226,71 @@ pub(crate) fn fonts() -> &'static Fonts {
             builtin,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twelve bytes that claim four billion faces: each claimed face was a parse that failed,
+    /// 17 s of processor time in every typesetting child. Now a collection that claims more
+    /// faces than its file can hold is not read, and one that holds more than 512 is read for
+    /// its first 512; the listing says which, naming the file.
+    #[test]
+    fn a_collection_that_claims_more_faces_than_it_can_hold_is_named_and_left_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut ttc = b"ttcf".to_vec();
+        ttc.extend_from_slice(&[0, 1, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]);
+        std::fs::write(dir.path().join("claims.ttc"), &ttc).expect("write");
+        // Room for 600 offsets (all of them nothing): looked at for 512.
+        let mut roomy = b"ttcf".to_vec();
+        roomy.extend_from_slice(&[0, 1, 0, 0]);
+        roomy.extend_from_slice(&600u32.to_be_bytes());
+        roomy.extend_from_slice(&[0; 600 * 4]);
+        std::fs::write(dir.path().join("roomy.ttc"), &roomy).expect("write");
+        let listing = list_fonts(dir.path()).expect("listed");
+        assert_eq!(listing.faces, 0);
+        let said = |file: &str, what: &str| {
+            listing
+                .skipped
+                .iter()
+                .any(|s| s.contains(file) && s.contains(what))
+        };
+        assert!(
+            said("claims.ttc", "4294967295 faces"),
+            "{:?}",
+            listing.skipped
+        );
+        assert!(said("claims.ttc", "damaged"), "{:?}", listing.skipped);
+        assert!(said("roomy.ttc", "first 512"), "{:?}", listing.skipped);
+    }
+
+    /// Past the count of files, the listing stops and names the first file it left out.
+    #[test]
+    fn the_files_past_the_count_are_named() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..=MAX_FILES {
+            std::fs::write(dir.path().join(format!("f{i:05}.ttf")), b"not a font").expect("write");
+        }
+        let listing = list_fonts(dir.path()).expect("listed");
+        let past: Vec<&String> = listing
+            .skipped
+            .iter()
+            .filter(|s| s.contains("only the first 2000"))
+            .collect();
+        assert_eq!(past.len(), 1, "{:?}", &listing.skipped[..3]);
+        assert!(
+            past[0].contains(&format!("f{MAX_FILES:05}.ttf")),
+            "{past:?}"
+        );
+        // The files it did look at, none a font, are each named too.
+        assert!(
+            listing
+                .skipped
+                .iter()
+                .any(|s| s.contains("f00000.ttf") && s.contains("no font")),
+            "{:?}",
+            &listing.skipped[..3]
+        );
+    }
 }

@@ -30,6 +30,13 @@ pub(crate) const MIN_DPI: f64 = 300.0;
 /// Bytes of text in one literal: well under the `u16` offset a glyph's span carries.
 const MAX_LITERAL: usize = 16 * 1024;
 
+/// How deep quotes, lists, definitions and tables nest on the printed page. The model keeps up
+/// to 40 levels (the readers flatten deeper input), which Typst cannot lay out: each level is
+/// a few of its show rules deep, and it stops at 64 ("maximum show rule depth exceeded"), while
+/// eight levels of indent already leave a 6 in page a column of a few words. What is nested
+/// deeper prints at this level, in order, with a warning.
+pub(crate) const MAX_PRINT_NESTING: usize = 8;
+
 /// A string literal of the book's text in the generated source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Literal {
@@ -67,6 +74,10 @@ pub(crate) struct Emitter<'a> {
     /// The level of the chapter's own heading, so that the ones below it step down from it.
     base_level: u8,
     in_note: bool,
+    /// Containers (quotes, list items, definitions, table cells) open around what is written.
+    nesting: usize,
+    /// Whether anything was nested past [`MAX_PRINT_NESTING`], for the one warning.
+    flattened: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -90,7 +101,34 @@ impl<'a> Emitter<'a> {
             current: None,
             base_level: 1,
             in_note: false,
+            nesting: 0,
+            flattened: false,
         }
+    }
+
+    /// Whether a container opened here would pass [`MAX_PRINT_NESTING`]: then its blocks are
+    /// written in its place, without it, and the book is warned once.
+    fn too_deep(&mut self) -> bool {
+        let deep = self.nesting >= MAX_PRINT_NESTING;
+        if deep && !self.flattened {
+            self.flattened = true;
+            self.warnings.push(Warning::new(
+                "print_nesting_flattened",
+                format!(
+                    "The book nests quotes, lists or tables more than {MAX_PRINT_NESTING} deep; \
+                     the print edition sets what is deeper at the {MAX_PRINT_NESTING}th level, \
+                     without the deeper indents (the ebooks keep them)."
+                ),
+            ));
+        }
+        deep
+    }
+
+    /// `blocks` written one container deeper.
+    fn nested(&mut self, blocks: &'a [Block]) {
+        self.nesting += 1;
+        self.blocks(blocks);
+        self.nesting -= 1;
     }
 
     /// Template text, written as is.
@@ -154,10 +192,16 @@ impl<'a> Emitter<'a> {
                 }
                 self.out.push_str("\n\n");
             }
+            Block::BlockQuote(blocks) if self.too_deep() => self.blocks(blocks),
             Block::BlockQuote(blocks) => {
                 self.out.push_str("#bindery-quote[\n");
-                self.blocks(blocks);
+                self.nested(blocks);
                 self.out.push_str("]\n\n");
+            }
+            Block::List { items, .. } if self.too_deep() => {
+                for item in items {
+                    self.blocks(item);
+                }
             }
             Block::List { kind, start, items } => {
                 match kind {
@@ -178,7 +222,7 @@ impl<'a> Emitter<'a> {
                 }
                 for item in items {
                     self.out.push('[');
-                    self.blocks(item);
+                    self.nested(item);
                     self.out.push_str("], ");
                 }
                 self.out.push_str(")\n\n");
@@ -215,13 +259,24 @@ impl<'a> Emitter<'a> {
     }
 
     fn definitions(&mut self, items: &'a [Definition]) {
+        if self.too_deep() {
+            for item in items {
+                self.out.push_str("#par[");
+                self.text_block(&item.term);
+                self.out.push_str("]\n\n");
+                for definition in &item.definitions {
+                    self.blocks(definition);
+                }
+            }
+            return;
+        }
         self.out.push_str("#terms(");
         for item in items {
             self.out.push_str("([");
             self.text_block(&item.term);
             self.out.push_str("], [");
             for definition in &item.definitions {
-                self.blocks(definition);
+                self.nested(definition);
             }
             self.out.push_str("]), ");
         }
@@ -241,6 +296,17 @@ impl<'a> Emitter<'a> {
         let grid = Grid::of(table);
         if grid.columns == 0 {
             self.out.push('\n');
+            return;
+        }
+        if self.too_deep() {
+            for cell in table
+                .head
+                .iter()
+                .chain(&table.body)
+                .flat_map(|row| &row.cells)
+            {
+                self.blocks(&cell.blocks);
+            }
             return;
         }
         let _ = write!(self.out, "#bindery-table({}, ", grid.columns);
@@ -273,7 +339,7 @@ impl<'a> Emitter<'a> {
             if head || cell.header {
                 self.out.push_str("#set text(weight: \"bold\")\n");
             }
-            self.blocks(&cell.blocks);
+            self.nested(&cell.blocks);
             self.out.push_str("], ");
         }
         for _ in 0..grid.free[r] {

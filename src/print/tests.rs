@@ -96,3 +96,80 @@ fn a_book_longer_than_any_paperback_is_refused_before_layout() {
     assert_eq!(e.code(), "print_too_many_words");
     assert!(e.to_string().contains("500001 words"), "{e}");
 }
+
+/// Quotes, lists and a mix of them, each nested as deep as the readers let the model go
+/// (40): the print edition sets them, what is deeper than it indents at its deepest, and
+/// says so once (issue #40: 39 levels of quotes failed the print edition with Typst's
+/// "maximum show rule depth exceeded", quoting the generated source).
+#[test]
+fn nesting_as_deep_as_the_model_holds_prints_and_says_it_was_flattened() {
+    fn paragraph(text: &str) -> Block {
+        Block::Paragraph {
+            align: Align::Default,
+            content: vec![Inline::Text(text.to_owned())],
+        }
+    }
+    let mut quotes = paragraph("The innermost quote.");
+    let mut lists = paragraph("The innermost item.");
+    let mut mixed = paragraph("The innermost of both.");
+    for depth in 0..40 {
+        quotes = Block::BlockQuote(vec![paragraph(&format!("Quote {depth}.")), quotes]);
+        lists = Block::List {
+            kind: crate::document::ListKind::Bullet,
+            start: 1,
+            items: vec![vec![paragraph(&format!("Item {depth}.")), lists]],
+        };
+        mixed = if depth % 2 == 0 {
+            Block::BlockQuote(vec![mixed])
+        } else {
+            Block::List {
+                kind: crate::document::ListKind::Decimal,
+                start: 1,
+                items: vec![vec![mixed]],
+            }
+        };
+    }
+    let mut deep = chapter("Deep", "Nested below.");
+    deep.blocks.extend([quotes, lists, mixed]);
+    let document = Document {
+        chapters: vec![deep],
+        ..Default::default()
+    };
+    let edition = typeset(
+        &document,
+        &BTreeMap::new(),
+        &fixture::metadata(),
+        &PrintOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}: {:?}", e.detail()));
+    let flattened: Vec<&str> = edition
+        .warnings
+        .iter()
+        .filter(|w| w.code == "print_nesting_flattened")
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(flattened.len(), 1, "{:?}", edition.warnings);
+    assert!(flattened[0].contains("8"), "{flattened:?}");
+    // Every text block of the chapter is still where the page starts say.
+    let text = text_blocks(&document.chapters[0]);
+    for start in &edition.page_starts {
+        assert!(start.at.block < text.len(), "{start:?}");
+    }
+}
+
+/// What Typst says of source it refuses quotes the generated source: the operator's, never
+/// the author's message.
+#[test]
+fn a_typesetting_failure_tells_the_author_no_generated_source() {
+    let e = PrintError::Typeset("unknown variable (at `#bindery-quote[#par[#\"x\"]]`)".into());
+    let said = e.to_string();
+    assert!(
+        !said.contains('#') && !said.contains("bindery-quote"),
+        "{said}"
+    );
+    assert!(said.contains("operator"), "{said}");
+    assert_eq!(
+        e.detail(),
+        Some("unknown variable (at `#bindery-quote[#par[#\"x\"]]`)")
+    );
+}
