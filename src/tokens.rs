@@ -52,19 +52,25 @@ pub struct TokenInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
     #[error(
-        "{0:?} is not a valid token name: use 1 to {MAX_NAME_LEN} ASCII letters, digits, '-', '_' or '.'"
+        "{0:?} is not a valid token name: use 1 to {MAX_NAME_LEN} ASCII letters, digits, '-', '_' or '.', beginning and ending with a letter or digit (the name is also the tenant's)"
     )]
     BadName(String),
     #[error(
-        "a token named {0:?} already exists (names are never reused, even once revoked); choose another name"
+        "a token named {0:?} already exists, or one that differs only in letter case (names are never reused, even once revoked); choose another name"
     )]
     Exists(String),
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
 }
 
+/// The advisory lock (PostgreSQL) under which a name is checked against every other in any
+/// letter case and inserted, so that two admins creating `Ann` and `ann` at once cannot both
+/// succeed. SQLite's write transaction serializes them already.
+const NAMES_LOCK: i64 = 0x6264_795f_6e61_6d65; // "bdy_name"
+
 /// Creates a token named `name` for the tenant of the same name, and returns the token. This is
-/// the only time it can be seen: only its hash is kept.
+/// the only time it can be seen: only its hash is kept. A name already taken in any letter
+/// case is refused: `Ann` and `ann` would look like one tenant and be two.
 #[tracing::instrument(skip(db))]
 pub async fn create(db: &Database, name: &str, admin: bool) -> Result<String, TokenError> {
     if !valid_name(name) {
@@ -73,22 +79,32 @@ pub async fn create(db: &Database, name: &str, admin: bool) -> Result<String, To
     let token = generate();
     let hash = hash(&token);
     let webhook_secret = generate_webhook_secret();
-    let inserted = on_pool!(db, |pool, d| {
+    let mut tx = db.begin().await.context("starting to store a new token")?;
+    let inserted = on_tx!(&mut tx, |conn, d| {
+        if d == crate::storage::sql::Dialect::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(NAMES_LOCK)
+                .execute(&mut *conn)
+                .await
+                .context("waiting to check a new token's name")?;
+        }
         sqlx::query(sql!(
             d,
             "INSERT INTO tokens (name, tenant, hash, admin, created_at, webhook_secret)
-             VALUES ($1, $1, $2, $3, {now}, $4)
+             SELECT $1, $1, $2, $3, {now}, $4
+             WHERE NOT EXISTS (SELECT 1 FROM tokens WHERE lower(name) = lower($1))
              ON CONFLICT (name) DO NOTHING"
         ))
         .bind(name)
         .bind(&hash)
         .bind(admin)
         .bind(webhook_secret.expose())
-        .execute(pool)
+        .execute(&mut *conn)
         .await
         .map_err(|e| anyhow::Error::new(e).context("storing a new token"))?
         .rows_affected()
     });
+    tx.commit().await.context("storing a new token")?;
     if inserted == 0 {
         return Err(TokenError::Exists(name.to_owned()));
     }
@@ -561,8 +577,25 @@ fn made_here(token: &str) -> bool {
     })
 }
 
-/// A token's name (also its tenant's): 1 to 64 ASCII letters, digits, `-`, `_` or `.`.
+/// A new token's name (also its tenant's): 1 to 64 ASCII letters, digits, `-`, `_` or `.`,
+/// beginning and ending with a letter or digit. Not `.`, `..` or `-rf`: a tenant's name
+/// appears in paths, commands and folders.
 pub fn valid_name(name: &str) -> bool {
+    stored_name(name)
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .last()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+}
+
+/// A name as a token may have been stored under any rule Bindery has had: 1 to 64 ASCII
+/// letters, digits, `-`, `_` or `.`. Tenants made before names had to begin and end with a
+/// letter or digit keep their books.
+pub fn stored_name(name: &str) -> bool {
     (1..=MAX_NAME_LEN).contains(&name.len())
         && name
             .bytes()
@@ -659,8 +692,17 @@ mod tests {
             "émile",
             "tab\t",
             "semi;colon",
+            ".",
+            "..",
+            "-rf",
+            "_hidden",
+            "trailing.",
         ] {
             assert!(!valid_name(bad), "{bad:?} accepted");
+        }
+        // A tenant named under the old rule keeps its books.
+        for old in [".", "..", "-rf", "trailing."] {
+            assert!(stored_name(old), "{old:?}");
         }
     }
 

@@ -64,8 +64,9 @@ impl Tenant {
     /// A tenant named by a person or a tool (`bindery token create`, a test's submission), or
     /// `None` when the name could not be one.
     pub fn parse(value: &str) -> Option<Self> {
-        // A tenant is named by its token, so a token's name is the rule.
-        crate::tokens::valid_name(value).then(|| Tenant(value.to_owned()))
+        // A tenant is named by its token, so a token's name is the rule: any a token may
+        // have been stored under.
+        crate::tokens::stored_name(value).then(|| Tenant(value.to_owned()))
     }
 
     /// The tenant of an authenticated caller: its token row, checked when it was created.

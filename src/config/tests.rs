@@ -918,10 +918,11 @@ fn every_documented_default_parses() {
 fn the_admin_token_is_long_plain_and_never_shown() {
     let hex = "9f2c6d1e0b7a4c3f8e5d2a1b6c9f0e3d7a4b1c8e5f2d9a6b3c0e7f4a1d8b5c2e";
     // What hosts generate: hex (openssl, Heroku), base64 (Render's generateValue).
+    let longest = hex.repeat(4);
     for good in [
         hex,
         "q3Zx8+Rk2mP/0vT6yHc1nW4bJ9eL5sA7dF2gK8uQ1oE=",
-        &"x".repeat(256),
+        &longest,
     ] {
         let c = parse(&[("BINDERY_ADMIN_TOKEN", good)]).expect(good).config;
         assert_eq!(
@@ -940,6 +941,11 @@ fn the_admin_token_is_long_plain_and_never_shown() {
         (&format!("{hex} {hex}")[..], "without spaces"),
         (&"x".repeat(257)[..], "longer than 256"),
         (&format!("bdy_{hex}")[..], "only tokens Bindery makes"),
+        // Long enough, and guessed at once.
+        (&"a".repeat(32)[..], "too easy to guess"),
+        ("abcdefghijklmnopqrstuvwxyz0123456789", "too easy to guess"),
+        ("passwordpasswordpasswordpassword", "too easy to guess"),
+        ("qwertyuiopasdfghjklzxcvbnm1234567890", "too easy to guess"),
     ] {
         let e = error(&[("BINDERY_ADMIN_TOKEN", bad)]);
         assert_eq!(e.name, "BINDERY_ADMIN_TOKEN");
@@ -948,4 +954,31 @@ fn the_admin_token_is_long_plain_and_never_shown() {
         assert!(line.contains("openssl rand -hex 32"), "{line}");
         assert!(!line.contains(bad), "the secret is echoed: {line}");
     }
+}
+
+/// Random values of the shortest length a person would generate pass the guessing rule, in
+/// every alphabet hosts' generators use, with room to spare.
+#[test]
+fn random_admin_tokens_of_the_shortest_length_are_hard_enough_to_guess() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(40);
+    let alphabets: [&[u8]; 3] = [
+        b"0123456789abcdef",
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+    ];
+    let mut weakest = f64::INFINITY;
+    for alphabet in alphabets {
+        for _ in 0..500 {
+            let value: String = (0..super::variables::ADMIN_TOKEN_MIN_LEN)
+                .map(|_| char::from(alphabet[rng.random_range(0..alphabet.len())]))
+                .collect();
+            weakest = weakest.min(zxcvbn::zxcvbn(&value, &[]).guesses_log10());
+            parse(&[("BINDERY_ADMIN_TOKEN", &value)]).expect("a random value is accepted");
+        }
+    }
+    assert!(
+        weakest >= super::variables::ADMIN_TOKEN_MIN_GUESSES_LOG10 + 2.0,
+        "the weakest random value estimates at 10^{weakest:.1} guesses"
+    );
 }

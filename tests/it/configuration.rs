@@ -89,6 +89,26 @@ fn other_bad_values_name_their_variable() {
     }
 }
 
+/// Issue #40's finding: 32 `a`s passed as a first admin's token by their length alone. A value
+/// that is easy to guess (repeats, sequences, keyboard runs, words) is refused, the secret
+/// never echoed.
+#[test]
+fn a_first_admin_token_easy_to_guess_is_refused() {
+    for weak in [
+        "a".repeat(32),
+        "abcdefghijklmnopqrstuvwxyz0123456789".to_owned(),
+        "passwordpasswordpasswordpassword".to_owned(),
+    ] {
+        let line = assert_refused(
+            &["serve"],
+            &[("BINDERY_ADMIN_TOKEN", &weak)],
+            "BINDERY_ADMIN_TOKEN",
+        );
+        assert!(line.contains("too easy to guess"), "{line}");
+        assert!(!line.contains(&weak), "the secret is echoed: {line}");
+    }
+}
+
 #[test]
 fn secrets_are_never_printed() {
     let (output, _data) = run(

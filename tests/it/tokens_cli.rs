@@ -155,6 +155,28 @@ fn an_operator_creates_lists_and_revokes_tokens(t: &Tokens) {
         "{}",
         stderr(&out)
     );
+    // A tenant's name is a path segment and a word in commands: never `.`, `..` or an option.
+    for odd in [".", "..", "-rf", "_x", "x."] {
+        let out = t.run(&["create", "--", odd]);
+        assert_ne!(out.status.code(), Some(0), "{odd:?} was accepted");
+        assert!(
+            stderr(&out).contains("beginning and ending with a letter or digit"),
+            "{odd:?}: {}",
+            stderr(&out)
+        );
+    }
+    // Names are compared without letter case: `Alice` would look like `alice` and be another.
+    let out = t.run(&["create", "Alice"]);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "Alice beside alice was accepted"
+    );
+    assert!(
+        stderr(&out).contains("differs only in letter case"),
+        "{}",
+        stderr(&out)
+    );
 
     let out = t.run(&["revoke", "alice"]);
     assert_success(&out);
