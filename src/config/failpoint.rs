@@ -1,6 +1,8 @@
 //! `BINDERY_FAILPOINT`, the crash injection of recovery tests: a worker started with
 //! `BINDERY_FAILPOINT=after_commit:book.parse` SIGKILLs itself right after the first
-//! `book.parse` job's completion commits, exactly as a host killing the process would.
+//! `book.parse` job's completion commits, exactly as a host (or the kernel, out of memory)
+//! killing the process would; with `:abort` after it, it fails an allocation instead, as a
+//! worker under a memory limit does (the message, then SIGABRT).
 //!
 //! Here is the value and its parsing; the job engine fires it (`jobs::failpoint`).
 
@@ -16,10 +18,20 @@ pub enum Moment {
     AfterCommit,
 }
 
+/// How the worker dies there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Death {
+    /// SIGKILL, as a host or the kernel's out-of-memory killer sends.
+    Kill,
+    /// An allocation that fails: Rust's message, then SIGABRT.
+    Abort,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failpoint {
     pub moment: Moment,
     pub kind: String,
+    pub death: Death,
 }
 
 impl FromStr for Failpoint {
@@ -28,7 +40,11 @@ impl FromStr for Failpoint {
     fn from_str(s: &str) -> Result<Self, String> {
         let (moment, kind) = s
             .split_once(':')
-            .ok_or("is not MOMENT:JOB (MOMENT is before_commit or after_commit)")?;
+            .ok_or("is not MOMENT:JOB[:abort] (MOMENT is before_commit or after_commit)")?;
+        let (kind, death) = match kind.strip_suffix(":abort") {
+            Some(kind) => (kind, Death::Abort),
+            None => (kind, Death::Kill),
+        };
         let moment = match moment {
             "before_commit" => Moment::BeforeCommit,
             "after_commit" => Moment::AfterCommit,
@@ -40,6 +56,7 @@ impl FromStr for Failpoint {
         Ok(Failpoint {
             moment,
             kind: kind.to_owned(),
+            death,
         })
     }
 }
@@ -50,7 +67,11 @@ impl fmt::Display for Failpoint {
             Moment::BeforeCommit => "before_commit",
             Moment::AfterCommit => "after_commit",
         };
-        write!(f, "{moment}:{}", self.kind)
+        let death = match self.death {
+            Death::Kill => "",
+            Death::Abort => ":abort",
+        };
+        write!(f, "{moment}:{}{death}", self.kind)
     }
 }
 
@@ -64,6 +85,13 @@ mod tests {
         assert_eq!(point.moment, Moment::BeforeCommit);
         assert_eq!(point.kind, "book.parse");
         assert_eq!(point.to_string(), "before_commit:book.parse");
+        assert_eq!(point.death, Death::Kill);
+        let abort: Failpoint = "after_commit:bindery.noop:abort".parse().expect("parses");
+        assert_eq!(
+            (abort.kind.as_str(), abort.death),
+            ("bindery.noop", Death::Abort)
+        );
+        assert_eq!(abort.to_string(), "after_commit:bindery.noop:abort");
         assert!(
             "book.parse"
                 .parse::<Failpoint>()

@@ -1,10 +1,10 @@
-//! Firing `BINDERY_FAILPOINT` (the value is `config::Failpoint`): the worker SIGKILLs itself
-//! at the configured moment of the configured job type. A kill cannot be caught, so the test
-//! sees what a real crash leaves behind.
+//! Firing `BINDERY_FAILPOINT` (the value is `config::Failpoint`): the worker SIGKILLs itself,
+//! or fails an allocation, at the configured moment of the configured job type. Neither can be
+//! caught, so the test sees what a real crash leaves behind.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::config::{Failpoint, Moment};
+use crate::config::{Death, Failpoint, Moment};
 
 static FIRED: AtomicBool = AtomicBool::new(false);
 
@@ -12,6 +12,16 @@ static FIRED: AtomicBool = AtomicBool::new(false);
 pub(crate) fn check(failpoint: &Failpoint, moment: Moment, kind: &str) {
     if failpoint.moment == moment && failpoint.kind == kind && !FIRED.swap(true, Ordering::SeqCst) {
         tracing::warn!(failpoint = %failpoint, "failpoint reached: killing this worker");
-        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+        match failpoint.death {
+            Death::Kill => {
+                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+            }
+            // What the global allocator's failure does: "memory allocation of N bytes failed",
+            // then abort.
+            Death::Abort => std::alloc::handle_alloc_error(
+                std::alloc::Layout::from_size_align(1 << 40, 8)
+                    .unwrap_or_else(|_| std::alloc::Layout::new::<u8>()),
+            ),
+        }
     }
 }

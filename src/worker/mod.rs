@@ -168,6 +168,12 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
         database = db.backend(),
         "worker ready"
     );
+    if config.print_edition {
+        let config = config.clone();
+        tokio::task::spawn_blocking(move || {
+            crate::pipeline::printing::announce_operator_fonts(&config)
+        });
+    }
 
     // The parent-death signal is the primary guard; this check catches whatever slips past it
     // (a supervisor thread that exited, a signal lost in a race).

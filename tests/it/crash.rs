@@ -325,19 +325,36 @@ async fn serialization_keys_hold_across_two_worker_processes(shared: Shared) {
 /// A job that takes its worker down every time (as a book that runs it out of memory would)
 /// is stopped after a few lost workers, not retried once per attempt, each a restart.
 async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
+    stopped_early(shared, "before_commit:bindery.noop").await;
+}
+
+/// An allocation that fails (what a worker under a memory limit does) counts as a kill does:
+/// issue #40's one upload that took the service down three times, now stopped by the same rule.
+async fn a_job_that_keeps_failing_its_workers_allocations_is_stopped_early(shared: Shared) {
+    stopped_early(shared, "before_commit:bindery.noop:abort").await;
+}
+
+/// A job whose every run takes its worker down, by `failpoint`, is dead after
+/// `MAX_LOST_WORKERS` workers, and another tenant's job queued beside it is not dragged along:
+/// it shares at most the losses before the job became a suspect (which then runs alone), and
+/// completes.
+async fn stopped_early(shared: Shared, failpoint: &str) {
     let queue = shared.queue().await;
     let job = queue
         .enqueue(NewJob::of(&Noop {}).max_attempts(20))
         .await
         .expect("enqueue");
+    let other = queue
+        .enqueue(NewJob::of(&Sleep { millis: 300 }).tenant("another-press"))
+        .await
+        .expect("enqueue");
     // The failpoint fires once per process: every new worker dies on its first attempt.
-    let env = [
-        ("JOB_LEASE", "1s"),
-        ("BINDERY_FAILPOINT", "before_commit:bindery.noop"),
-    ];
+    let env = [("JOB_LEASE", "1s"), ("BINDERY_FAILPOINT", failpoint)];
     // A worker rescues the job a lease after the last one died, then claims it and dies.
     let mut worker: Option<Running> = None;
     let mut started = 0;
+    // How each worker that died ended.
+    let mut deaths = Vec::new();
     let dead = common::eventually_async(
         "the job to stop, dead",
         Duration::from_secs(60),
@@ -351,7 +368,7 @@ async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
                 .is_none_or(|w| common::process_gone(w.pid()))
             {
                 if let Some(mut gone) = worker.take() {
-                    gone.wait_exit(Duration::from_secs(5));
+                    deaths.push(gone.wait_exit(Duration::from_secs(5)).0);
                 }
                 assert!(
                     started <= bindery::jobs::MAX_LOST_WORKERS,
@@ -378,6 +395,29 @@ async fn a_job_that_keeps_killing_its_worker_is_stopped_early(shared: Shared) {
     assert!(
         last.contains("stopped") && last.contains("died or froze"),
         "the error says why it stopped: {history:?}"
+    );
+    // Each died as the failpoint says: SIGABRT after a failed allocation, or SIGKILL.
+    let signal = if failpoint.ends_with(":abort") {
+        nix::sys::signal::Signal::SIGABRT
+    } else {
+        nix::sys::signal::Signal::SIGKILL
+    };
+    assert!(!deaths.is_empty());
+    for death in &deaths {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(death.signal(), Some(signal as i32), "{deaths:?}");
+    }
+    // A worker that lives (no job left to fire its failpoint) runs what is left.
+    drop(worker);
+    let _next = shared.worker(&env);
+    let other = wait_job(&queue, other.id).await;
+    assert_eq!(other.state, JobState::Completed, "{other:?}");
+    let db = bindery::storage::Database::connect(&shared.url, 2)
+        .await
+        .expect("connect");
+    assert!(
+        lost_workers(&db, other.id).await < bindery::jobs::MAX_LOST_WORKERS,
+        "the other tenant's job was dragged to its end: {other:?}"
     );
 }
 
@@ -408,6 +448,7 @@ on_both_backends!(
     kills_during_claims_and_commits_lose_and_duplicate_nothing,
     serialization_keys_hold_across_two_worker_processes,
     a_job_that_keeps_killing_its_worker_is_stopped_early,
+    a_job_that_keeps_failing_its_workers_allocations_is_stopped_early,
 );
 
 /// Waits until the job runs and has reported progress (its worker is inside it).
