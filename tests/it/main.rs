@@ -6,6 +6,7 @@ mod common;
 
 mod ace;
 mod admin;
+mod amplification;
 mod api;
 mod app;
 mod app_browser;
