@@ -912,6 +912,10 @@ fn every_documented_default_parses() {
         c.rate_limit_writes.map(|r| r.to_string()).as_deref(),
         Some("60/min")
     );
+    // The limits' defaults in code (what tests and `Limits::default()` use) are the
+    // variables' defaults, the decoded image's half of the memory budget included.
+    assert_eq!(c.limits, crate::config::Limits::default());
+    assert_eq!(c.limits.max_image_bytes, c.worker_memory_budget / 2);
 }
 
 #[test]

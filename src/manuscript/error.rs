@@ -114,11 +114,15 @@ pub enum InputError {
     )]
     TooManyChapters { chapters: u64, limit: u64 },
     #[error(
-        "The EPUB would be {} unpacked, more than the {} an EPUB may be (MAX_INFLATED_SIZE, the most Bindery reads from an archive). Split the book into volumes, or make its images smaller.",
-        bytesize::ByteSize(*unpacked),
+        "The {what} would be {}, more than the {} it may be (MAX_INFLATED_SIZE, the most Bindery reads from an archive, and writes into one). Split the book into volumes, or make its images smaller.",
+        bytesize::ByteSize(*size),
         bytesize::ByteSize(*limit)
     )]
-    EpubTooLarge { unpacked: u64, limit: u64 },
+    PackageTooLarge {
+        what: &'static str,
+        size: u64,
+        limit: u64,
+    },
     #[error(
         "Converting this manuscript ({step}) needed more memory than the server allows one book (WORKER_MEMORY_BUDGET), and was stopped. Split it into volumes, make its images smaller, or ask the operator to raise the limit."
     )]
@@ -162,7 +166,7 @@ impl InputError {
             InputError::TooManyWords { .. }
             | InputError::ChapterTooLong { .. }
             | InputError::TooManyChapters { .. }
-            | InputError::EpubTooLarge { .. }
+            | InputError::PackageTooLarge { .. }
             | InputError::OutOfMemory { .. } => "too_large",
             InputError::TooManyElements { .. } | InputError::StepTooSlow { .. } => "too_complex",
         }

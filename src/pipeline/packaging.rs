@@ -114,8 +114,9 @@ async fn package_and_store(
             drop((chapters, resources));
             let unpacked = unpacked_size(&epub)?;
             if unpacked > limits.max_inflated_bytes {
-                return Ok(Packaged::refused(&InputError::EpubTooLarge {
-                    unpacked,
+                return Ok(Packaged::refused(&InputError::PackageTooLarge {
+                    what: "EPUB, unpacked,",
+                    size: unpacked,
                     limit: limits.max_inflated_bytes,
                 }));
             }
@@ -131,6 +132,13 @@ async fn package_and_store(
             drop((chapters, resources));
             let count = files.len();
             let bytes = files.iter().map(|(_, b)| b.len() as u64).sum();
+            if bytes > limits.max_inflated_bytes {
+                return Ok(Packaged::refused(&InputError::PackageTooLarge {
+                    what: "web reader",
+                    size: bytes,
+                    limit: limits.max_inflated_bytes,
+                }));
+            }
             stream::iter(files)
                 .map(|(path, bytes)| {
                     let key = keys::reader(id, &path);

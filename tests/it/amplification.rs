@@ -169,6 +169,22 @@ fn refusal(answer: reqwest::blocking::Response) -> (StatusCode, String, String, 
     (status, text("code"), text("field"), text("message"))
 }
 
+/// Asserts that `answer` refuses the upload's `field` as invalid metadata (422), its message
+/// saying `says` and carrying no more than a line of what was sent.
+fn assert_invalid_metadata(answer: reqwest::blocking::Response, field: &str, says: &str) {
+    let (status, code, named, said) = refusal(answer);
+    assert_eq!(
+        (status, code.as_str(), named.as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata", field),
+        "{said}"
+    );
+    assert!(said.contains(says), "{said}");
+    assert!(
+        said.len() < 1000,
+        "the message carries what was sent: {said}"
+    );
+}
+
 fn warning_codes(book: &Value) -> Vec<String> {
     book["report"]["warnings"]
         .as_array()
@@ -229,49 +245,26 @@ fn labels_that_multiply_the_title_are_refused_and_never_reach_a_page() {
             .text("labels.cover_of_by", label.clone())
             .part("manuscript", manuscript(BOOK))
     };
-    let (status, code, field, said) = refusal(upload(&w.server, &alice, "?wait=25", form(&title)));
-    assert_eq!(
-        (status, code.as_str(), field.as_str()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_metadata",
-            "title"
-        ),
-        "{said}"
+    assert_invalid_metadata(
+        upload(&w.server, &alice, "?wait=25", form(&title)),
+        "title",
+        "at most 500",
     );
-    assert!(said.contains("at most 500"), "{said}");
-    assert!(
-        said.len() < 1000,
-        "the message carries what was sent: {said}"
+    assert_invalid_metadata(
+        upload(&w.server, &alice, "?wait=25", form("A Title")),
+        "labels.title_by",
+        "at most 200",
     );
-    let (status, code, field, said) =
-        refusal(upload(&w.server, &alice, "?wait=25", form("A Title")));
-    assert_eq!(
-        (status, code.as_str(), field.as_str()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_metadata",
-            "labels.title_by"
-        ),
-        "{said}"
-    );
-    assert!(said.contains("at most 200"), "{said}");
     // Within a label's length, a placeholder may still only be used twice.
     let form = Form::new()
         .text("author", "Someone")
         .text("labels.title_by", "{title}".repeat(28))
         .part("manuscript", manuscript(BOOK));
-    let (status, code, field, said) = refusal(upload(&w.server, &alice, "?wait=25", form));
-    assert_eq!(
-        (status, code.as_str(), field.as_str()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_metadata",
-            "labels.title_by"
-        ),
-        "{said}"
+    assert_invalid_metadata(
+        upload(&w.server, &alice, "?wait=25", form),
+        "labels.title_by",
+        "{title} 28 times",
     );
-    assert!(said.contains("{title} 28 times"), "{said}");
     let listed: Value = w.get(&alice, "/api/v1/books").json().expect("json");
     assert_eq!(listed["books"], serde_json::json!([]), "nothing was kept");
 
@@ -328,11 +321,10 @@ fn under_a_memory_cap_the_finding_1_uploads_leave_the_service_up() {
         .text("title", title)
         .part("manuscript", manuscript(BOOK))
         .part("cover", cover_part());
-    let (status, code, _, said) = refusal(upload(&w.server, &alice, "?wait=25", sent));
-    assert_eq!(
-        (status, code.as_str()),
-        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_metadata"),
-        "{said}"
+    assert_invalid_metadata(
+        upload(&w.server, &alice, "?wait=25", sent),
+        "labels.title_by",
+        "at most 200",
     );
     let front = amplifying_front_matter();
     let book = w.book(
@@ -401,17 +393,11 @@ fn a_language_tag_longer_than_any_language_is_refused_or_replaced() {
     let sent = Form::new()
         .text("language", tag.clone())
         .part("manuscript", manuscript(chapters.clone()));
-    let (status, code, field, said) = refusal(upload(&w.server, &alice, "?wait=25", sent));
-    assert_eq!(
-        (status, code.as_str(), field.as_str()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_metadata",
-            "language"
-        ),
-        "{said}"
+    assert_invalid_metadata(
+        upload(&w.server, &alice, "?wait=25", sent),
+        "language",
+        "at most 64",
     );
-    assert!(said.contains("at most 64"), "{said}");
     let front = format!("---\nlang: {tag}\n---\n\n{chapters}");
     let book = w.book(&alice, Form::new().part("manuscript", manuscript(front)));
     assert_eq!(book["status"], "ready", "{book}");
@@ -532,6 +518,30 @@ fn the_form_is_judged_field_by_field_and_a_chunked_body_is_counted() {
     w.assert_within_budget("finding 3");
 }
 
+/// Finding 2 (MEDIUM), the bound behind the others: an EPUB unpacked, and the web reader's
+/// files together, are at most `MAX_INFLATED_SIZE` (what Bindery reads from an archive, it
+/// never writes bigger). A book past it fails `too_large`, saying which and what to do.
+#[test]
+fn the_ebooks_are_held_to_what_bindery_would_read() {
+    let w = Watched::start(&[("MAX_INFLATED_SIZE", "256KiB")]);
+    let alice = w.token("alice");
+    let book = w.book(
+        &alice,
+        Form::new()
+            .part("manuscript", manuscript(BOOK))
+            .part("cover", cover_part()),
+    );
+    assert_eq!(book["status"], "failed", "{book}");
+    assert_eq!(book["error"]["code"], "too_large", "{book}");
+    let said = book["error"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("MAX_INFLATED_SIZE"), "{said}");
+    assert!(
+        said.contains("EPUB") || said.contains("web reader"),
+        "{said}"
+    );
+    w.assert_within_budget("the ebooks' bound");
+}
+
 /// Finding 4 (LOW): aliases and letter case got past `duplicate_field` (`author` +
 /// `authors`, `language` + `lang`, `series_number` + `series_index`, `labels.contents` +
 /// `labels.Contents`), and one value was dropped silently. Now each is a `duplicate_field`
@@ -621,17 +631,7 @@ fn a_blurb_is_bounded_and_the_back_cover_says_how_much_of_it_fits() {
     let form = Form::new()
         .text("blurb", words.join(" "))
         .part("manuscript", manuscript(BOOK));
-    let (status, code, field, said) = refusal(upload(&server, &alice, "", form));
-    assert_eq!(
-        (status, code.as_str(), field.as_str()),
-        (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_metadata",
-            "blurb"
-        ),
-        "{said}"
-    );
-    assert!(said.contains("at most 10000"), "{said}");
+    assert_invalid_metadata(upload(&server, &alice, "", form), "blurb", "at most 10000");
     let blurb = words[..1500].join(" ");
     let form = Form::new()
         .text("blurb", blurb)
