@@ -128,8 +128,9 @@ variables! {
         parse values::positive, {field worker_concurrency};
     /// Memory a worker's conversions may use at once. Jobs are admitted by their expected cost
     /// within it, and one tenant holds at most three quarters while another's jobs wait; a
-    /// manuscript's reading runs in a child process limited to this much (`setrlimit`), so a
-    /// runaway book fails alone (`too_large`). The default suits a 512 MB host.
+    /// manuscript's reading, its typesetting and its packaging each run in a child process
+    /// limited to this much (`setrlimit`), so a runaway book fails alone (`too_large`), and an
+    /// image may decode to half of it. The default suits a 512 MB host.
     var WORKER_MEMORY_BUDGET: u64 = value("320MiB"), example "1GiB",
         parse worker_memory_budget, {field worker_memory_budget, shown values::show_size};
     /// Processor time one manuscript's reading may take in its child process before it is stopped

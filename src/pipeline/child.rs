@@ -74,14 +74,15 @@ impl Child {
         let mut stdout = child.stdout.take().context("the child has no stdout")?;
         let stderr = child.stderr.take().context("the child has no stderr")?;
         // The child's log lines go on to the worker's own stream; an allocation that failed
-        // is how an out-of-memory child announces itself before it aborts.
+        // is how an out-of-memory child announces itself before it aborts, or panics (a
+        // library that tries to reserve, then unwraps the failure).
         let (logged_by, work) = (book.clone(), self.work);
         // In the step's span, so that its lines carry the job as well as the book.
         let relay = tokio::spawn(tracing::Instrument::in_current_span(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             let mut out_of_memory = false;
             while let Ok(Some(line)) = lines.next_line().await {
-                out_of_memory |= line.starts_with("memory allocation of");
+                out_of_memory |= says_out_of_memory(&line);
                 // As an event of the worker's, so that the log stays one format (JSON
                 // lines). The line is a field, not the message: it can name the server's
                 // paths and storage, and the book's log shows its tenant messages only of
@@ -197,6 +198,15 @@ impl Child {
     }
 }
 
+/// Whether a line a child wrote says an allocation failed: the allocator's own message before
+/// it aborts, or a panic over a failed reservation (the `image` crate unwraps one), which exits
+/// 101 like any panic but is the memory limit all the same.
+fn says_out_of_memory(line: &str) -> bool {
+    line.starts_with("memory allocation of")
+        || line.contains("TryReserveError")
+        || line.contains("capacity overflow")
+}
+
 /// Memory (the data segment, which heap and anonymous mappings count against) and processor
 /// time; no core file when a limit ends the process.
 fn limit_self(memory: u64, cpu: Duration) -> anyhow::Result<()> {
@@ -246,6 +256,29 @@ mod tests {
         // Any other failure of the child is the job's, and spends an attempt.
         let other = interpret(exit(1));
         assert_eq!(fault::of_storage(&other), None, "{other:#}");
+    }
+
+    #[test]
+    fn an_allocation_that_failed_is_read_as_the_memory_limit_however_it_ended() {
+        for line in [
+            "memory allocation of 12582912 bytes failed",
+            "input layout already allocated with appropriate layout: TryReserveError { kind: AllocError { layout: Layout { size: 12288000, align: 1 (1 << 0) }, non_exhaustive: () } }",
+            "thread 'main' panicked at library/alloc/src/raw_vec.rs: capacity overflow",
+        ] {
+            assert!(says_out_of_memory(line), "{line}");
+        }
+        assert!(!says_out_of_memory(
+            "thread 'main' panicked at src/x.rs: index out of bounds"
+        ));
+        let config = Config::from_vars(std::iter::empty())
+            .expect("config")
+            .config;
+        let book = BookId::unchecked("b");
+        let panicked = ExitStatus::from_raw(101 << 8);
+        match CHILD.interpret::<serde_json::Value>(&config, &book, panicked, true, "") {
+            Ok(Ran::Stopped(e)) => assert_eq!(e.code(), "too_large"),
+            other => panic!("expected a stop, got {other:?}"),
+        }
     }
 
     #[test]

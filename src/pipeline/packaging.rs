@@ -103,8 +103,10 @@ async fn package_and_store(
     request: &Request,
 ) -> anyhow::Result<Packaged> {
     let id = &request.book;
-    let planned =
-        crate::services::load_model(blobs, &keys::model(id), &keys::pagination(id)).await?;
+    let (model, pages) =
+        crate::services::read_model(blobs, &keys::model(id), &keys::pagination(id)).await?;
+    let planned = crate::services::plan_model(&model, pages.as_deref())?;
+    drop((model, pages));
     let book = &planned.book;
     match request.output {
         Output::Epub => {

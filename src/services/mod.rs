@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 mod models;
 
-pub use models::{ModelCache, load as load_model};
+pub use models::{ModelCache, plan as plan_model, read as read_model};
 
 use crate::config::Config;
 use crate::jobs::JobQueue;

@@ -61,20 +61,32 @@ impl ModelCache {
 }
 
 /// The model stored at `key`, with the print edition's pages marked when `pagination` holds
-/// them, and its ids planned: what the cache keeps, and what a packaging child reads for
-/// itself.
+/// them, and its ids planned: what the cache keeps (parsed on a blocking thread, off the
+/// worker's runtime).
 pub async fn load(blobs: &BlobStore, key: &str, pagination: &str) -> anyhow::Result<PlannedBook> {
-    let bytes = blobs.get(key).await?;
-    let pages = blobs.get_opt(pagination).await?;
-    tokio::task::spawn_blocking(move || -> anyhow::Result<PlannedBook> {
-        let mut model: Book =
-            serde_json::from_slice(&bytes).context("reading the stored document model")?;
-        if let Some(pages) = pages {
-            let pagination: Pagination =
-                serde_json::from_slice(&pages).context("reading the print edition's pagination")?;
-            model.mark_print_pages(pagination.edition, &pagination.pages);
-        }
-        Ok(PlannedBook::new(model))
-    })
-    .await?
+    let (model, pages) = read(blobs, key, pagination).await?;
+    tokio::task::spawn_blocking(move || plan(&model, pages.as_deref())).await?
+}
+
+/// The stored model's bytes and its pagination's, if the print edition made one.
+pub async fn read(
+    blobs: &BlobStore,
+    key: &str,
+    pagination: &str,
+) -> anyhow::Result<(bytes::Bytes, Option<bytes::Bytes>)> {
+    Ok((blobs.get(key).await?, blobs.get_opt(pagination).await?))
+}
+
+/// The model parsed from `model`, its printed pages marked from `pages`, its ids planned. A
+/// packaging child calls it on its own thread: it starts no other (under its memory limit a
+/// thread's stack can be one allocation too many).
+pub fn plan(model: &[u8], pages: Option<&[u8]>) -> anyhow::Result<PlannedBook> {
+    let mut model: Book =
+        serde_json::from_slice(model).context("reading the stored document model")?;
+    if let Some(pages) = pages {
+        let pagination: Pagination =
+            serde_json::from_slice(pages).context("reading the print edition's pagination")?;
+        model.mark_print_pages(pagination.edition, &pagination.pages);
+    }
+    Ok(PlannedBook::new(model))
 }

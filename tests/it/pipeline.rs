@@ -818,10 +818,12 @@ async fn heavy_books_fail_alone_within_their_limits() {
         amplified.len()
     );
     {
+        // Room to package the novel's ebooks, each packager a child held to the budget (about
+        // 40 MiB for the novel's), and none to read 40 MiB of words.
         let server = Server::start(
             &["serve"],
             &[
-                ("WORKER_MEMORY_BUDGET", "32MiB"),
+                ("WORKER_MEMORY_BUDGET", "64MiB"),
                 ("MAX_BOOK_WORDS", "100000"),
             ],
         );

@@ -177,8 +177,9 @@ pub struct Limits {
 /// it).
 const FIELDS_ALLOWANCE: u64 = 2 * 1024 * 1024;
 
-/// The longest `callback_url` (the API document says so too).
-const MAX_CALLBACK_URL_BYTES: usize = 2048;
+/// The most of a `callback_url` read: past the 2048 characters a URL may have (which the
+/// URL's own check names), and no further.
+const MAX_CALLBACK_URL_BYTES: usize = 4 * 2048;
 
 impl Limits {
     /// The largest body an upload can be: its files at their limits, and its fields.
