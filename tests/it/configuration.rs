@@ -3,17 +3,34 @@
 
 use crate::common;
 
-use std::process::Output;
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> (Output, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
     let mut cmd = common::command(data.path());
-    cmd.args(args);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let output = cmd.output().expect("run bindery");
+    let mut child = cmd.spawn().expect("run bindery");
+    // A value that should be refused and is not starts a server that never exits: that fails
+    // the test, it does not hang it.
+    let exited = common::within(Duration::from_secs(30), Duration::from_millis(50), || {
+        child.try_wait().expect("try_wait")
+    });
+    if exited.is_err() {
+        let _ = child.kill();
+        let output = child.wait_with_output().expect("wait");
+        panic!(
+            "bindery {args:?} still ran after 30 s, refusing nothing; stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let output = child.wait_with_output().expect("run bindery");
     (output, data)
 }
 
