@@ -1,12 +1,13 @@
 //! Packaging the ebooks in a child process of its own (see [`super::child`]).
 //!
-//! The EPUB, the web reader and the stores' covers are each made from the whole book at once:
-//! the model, every rendered chapter, every image, and the archive or files they become. That
-//! is the book's size several times over, and in the worker itself it was unbounded: one
-//! upload whose labels repeated a long title thousands of times made two 180 MB pages, and an
-//! allocation that failed took the worker, and the whole service with it, three times over.
-//! So each packager runs as `bindery package-book`, limited like reading and printing: a book
-//! too big to package fails alone (`too_large`), and the worker holds only the answer.
+//! The EPUB and the web reader are each made from the whole book at once: the model, every
+//! rendered chapter, every image, and the archive or files they become. That is the book's size
+//! several times over, and in the worker itself it was unbounded: one upload whose labels
+//! repeated a long title thousands of times made two 180 MB pages, and an allocation that
+//! failed took the worker, and the whole service with it, three times over. So each packager
+//! runs as `bindery package-book`, limited like reading and printing: a book too big to package
+//! fails alone (`too_large`), and the worker holds only the answer. (The stores' covers are
+//! drawn in the worker: a prepared cover is bounded by constants, see `steps::PackageCovers`.)
 //!
 //! The child reads the stored model (with the print edition's pages marked, as the chapters
 //! were rendered from it), the rendered chapters and the images, packages them, and stores
@@ -47,8 +48,6 @@ pub enum Output {
     Epub,
     /// The web reader's files.
     Reader,
-    /// The pages' thumbnail and the stores' 1600×2560 JPEG, from the book's cover.
-    Covers,
 }
 
 /// What the child is asked to make.
@@ -66,8 +65,6 @@ pub enum Packaged {
     Epub { bytes: u64, unpacked: u64 },
     /// The web reader's files are stored.
     Reader { files: usize, bytes: u64 },
-    /// The covers are stored, or the book has none of its own to draw them from.
-    Covers,
     /// The book is too big to package; `code` and `message` are the API's.
     Refused { code: String, message: String },
 }
@@ -153,20 +150,6 @@ async fn package_and_store(
                 files: count,
                 bytes,
             })
-        }
-        Output::Covers => {
-            let Some(cover) = book.cover.clone() else {
-                return Ok(Packaged::Covers);
-            };
-            let bytes = blobs.get(&keys::resource(id, &cover.file_name)).await?;
-            let thumbnail = crate::ebook::cover::thumbnail(&cover, &bytes)?;
-            let store_cover = crate::ebook::cover::store_jpeg(&cover, &bytes)?;
-            drop(bytes);
-            blobs.put_if_absent(&keys::thumbnail(id), thumbnail).await?;
-            blobs
-                .put_if_absent(&keys::store_cover(id), store_cover)
-                .await?;
-            Ok(Packaged::Covers)
         }
     }
 }

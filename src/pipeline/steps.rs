@@ -500,16 +500,34 @@ impl Job for PackageCovers {
         Some(self.book.as_str())
     }
 
+    /// In the worker, unlike the other packagers: what it draws from is bounded by constants.
+    /// The stored cover is the reading child's `ebook::cover::prepare`d one, at most
+    /// 1600×2560 pixels (32 MiB decoded at 16 bits a channel), or the generated design drawn
+    /// at that size, whatever the upload was.
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        match package(cx, &self.book, Output::Covers).await? {
-            Packaged::Covers => Ok(Outcome::done()),
-            // An extra: the book publishes with the EPUB's cover on its pages.
-            Packaged::Refused { code, message } => {
-                tracing::warn!(for_author = true, code = %code, reason = %message, "no store cover; the book publishes without it");
-                Ok(Outcome::Discard(message))
-            }
-            other => anyhow::bail!("drawing the covers answered {other:?}"),
-        }
+        let app = cx.app();
+        let planned = model(app, &self.book).await?;
+        let Some(cover) = planned.book.cover.clone() else {
+            return Ok(Outcome::done());
+        };
+        let bytes = app
+            .blobs
+            .get(&keys::resource(&self.book, &cover.file_name))
+            .await?;
+        let (thumbnail, store_cover) = tokio::task::spawn_blocking(move || {
+            anyhow::Ok((
+                crate::ebook::cover::thumbnail(&cover, &bytes)?,
+                crate::ebook::cover::store_jpeg(&cover, &bytes)?,
+            ))
+        })
+        .await??;
+        app.blobs
+            .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
+            .await?;
+        app.blobs
+            .put_if_absent(&keys::store_cover(&self.book), store_cover)
+            .await?;
+        Ok(Outcome::done())
     }
 }
 
