@@ -76,13 +76,13 @@ pub fn print_cover(book: &BookId) -> String {
     format!("books/{book}/print/cover.pdf")
 }
 
-/// What the print step found (`pipeline::printing::Printed`, JSON): the print edition's
+/// What the print step found (`pipeline::steps::typeset::Printed`, JSON): the print edition's
 /// size, or why it could not be made, and its warnings.
 pub fn print_report(book: &BookId) -> String {
     format!("books/{book}/print/report.json")
 }
 
-/// Where the print edition's pages begin (`pipeline::printing::Pagination`, JSON), which the ebooks mark.
+/// Where the print edition's pages begin (`ebook::Pagination`, JSON), which the ebooks mark.
 pub fn pagination(book: &BookId) -> String {
     format!("books/{book}/print/pagination.json")
 }

@@ -152,11 +152,9 @@ pub async fn delete(
     tx.commit().await.context("committing the deletion")?;
     let removed = queue.wait_for(&WaitTarget::Job(removal.id), wait).await?;
     let blobs = match queue.job(removal.id).await? {
-        Some(job) if removed && job.state == JobState::Completed => job
-            .result
-            .as_deref()
-            .and_then(|r| serde_json::from_str::<jobs::Removed>(r).ok())
-            .map(|r| r.blobs),
+        Some(job) if removed && job.state == JobState::Completed => {
+            job.result_as::<jobs::Removed>().map(|r| r.blobs)
+        }
         _ => None,
     };
     match blobs {

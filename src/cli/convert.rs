@@ -141,7 +141,7 @@ impl From<anyhow::Error> for Failure {
 
 fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     let started = Instant::now();
-    crate::pipeline::printing::use_operator_fonts(config);
+    crate::print::use_operator_fonts(config);
     let manuscript = read_limited(&args.manuscript, config.limits.max_manuscript_bytes)?;
     let cover = match &args.cover {
         Some(path) => Some((

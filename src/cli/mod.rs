@@ -84,15 +84,15 @@ enum Command {
         command: storage::StorageCommand,
     },
     /// Run by a worker: read one manuscript into the blob store, within memory and processor
-    /// limits (see `pipeline::reading`).
+    /// limits (see `pipeline::steps::parse`).
     #[command(name = "read-manuscript", hide = true)]
     ReadManuscript,
     /// Run by a worker: typeset one book's print edition into the blob store, within memory
-    /// and processor limits (see `pipeline::printing`).
+    /// and processor limits (see `pipeline::steps::typeset`).
     #[command(name = "print-book", hide = true)]
     PrintBook,
     /// Run by a worker: package one book's EPUB, web reader or covers into the blob store,
-    /// within memory and processor limits (see `pipeline::packaging`).
+    /// within memory and processor limits (see `pipeline::steps::packaging`).
     #[command(name = "package-book", hide = true)]
     PackageBook,
 }
@@ -160,13 +160,13 @@ pub fn main() -> ExitCode {
         return convert::run(&config, args);
     }
     if let Command::ReadManuscript = command {
-        return crate::pipeline::reading::child_main(&config);
+        return crate::pipeline::steps::parse::child_main(&config);
     }
     if let Command::PrintBook = command {
-        return crate::pipeline::printing::child_main(&config);
+        return crate::pipeline::steps::typeset::child_main(&config);
     }
     if let Command::PackageBook = command {
-        return crate::pipeline::packaging::child_main(&config);
+        return crate::pipeline::steps::packaging::child_main(&config);
     }
     if let Command::Healthcheck = command {
         // Runs every few seconds in a container: no directories, log files or database.

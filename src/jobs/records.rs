@@ -6,6 +6,7 @@
 use std::sync::LazyLock;
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use sqlx::FromRow;
 
 use super::state::JobState;
@@ -59,6 +60,19 @@ impl JobRecord {
         self.result
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok())
+    }
+
+    /// The job's result as the type its job stored it as (`Outcome::done_with`), or `None`
+    /// when it has none or it is not one.
+    pub fn result_as<T: DeserializeOwned>(&self) -> Option<T> {
+        self.result
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok())
+    }
+
+    /// The job's payload as its job type, or `None` when it is not one.
+    pub fn payload_as<T: DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_str(&self.payload).ok()
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::steps::{
-    Ingest, PackageEpub, PackagePdf, PackageReader, Parse, RenderChapter, Verify, in_memory_name,
+    Ingest, PackageEpub, PackageReader, Parse, RenderChapter, Typeset, Verify, in_memory_name,
 };
 use crate::convert::{
     Assembled, Options, Resources, assemble, ingest, package_epub, package_reader, verify_epub,
@@ -18,7 +18,7 @@ use crate::report::{Report, StepTiming};
 
 pub const INGEST: &str = in_memory_name::<Ingest>();
 pub const PARSE: &str = in_memory_name::<Parse>();
-pub const PACKAGE_PDF: &str = in_memory_name::<PackagePdf>();
+pub const PACKAGE_PDF: &str = in_memory_name::<Typeset>();
 /// Every chapter, in one pass.
 pub const RENDER: &str = in_memory_name::<RenderChapter>();
 pub const PACKAGE_EPUB: &str = in_memory_name::<PackageEpub>();
@@ -43,7 +43,7 @@ pub struct Converted {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Extras<'a> {
     /// The web reader, linking out as it says (`Links::default()` for a site that stands
-    /// alone; the service's links, `packaging::reader_links`, to match what the pipeline makes).
+    /// alone; the service's links, `steps::packaging::reader_links`, to match what the pipeline makes).
     pub reader: Option<&'a crate::ebook::reader::Links>,
     /// The print edition, whose pages the ebooks then mark.
     pub print: bool,

@@ -3,10 +3,7 @@
 
 pub mod child;
 pub mod in_memory;
-pub mod packaging;
-pub mod printing;
 pub mod progress;
-pub mod reading;
 mod removal;
 pub mod steps;
 mod sweep;

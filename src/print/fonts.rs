@@ -17,6 +17,8 @@ use typst::foundations::Bytes;
 use typst::text::{Font, FontBook, FontInfo};
 use typst::utils::LazyHash;
 
+use crate::config::Config;
+
 /// Files under `FONTS_DIR` looked at, at most, and how deep: a mistaken `/` costs seconds,
 /// not minutes.
 const MAX_FILES: usize = 2_000;
@@ -70,6 +72,48 @@ pub fn use_fonts_from(dir: &Path) -> anyhow::Result<Listing> {
 /// What [`use_fonts_from`] would find under `dir`, for the operator, without using it.
 pub fn list_fonts(dir: &Path) -> anyhow::Result<Listing> {
     scan(dir).map(|(listing, _)| listing)
+}
+
+/// Makes the operator's `FONTS_DIR` fonts available to the print edition, in this process.
+/// A directory that cannot be listed leaves the built-in fonts alone: the book still prints,
+/// its missing characters named in its report. What the listing leaves out the worker said
+/// once, at its start ([`announce_operator_fonts`]).
+pub fn use_operator_fonts(config: &Config) {
+    let Some(dir) = &config.fonts_dir else {
+        return;
+    };
+    match use_fonts_from(dir) {
+        Ok(listing) => {
+            tracing::debug!(dir = %dir.display(), faces = listing.faces, skipped = listing.skipped.len(), "the operator's fonts are listed")
+        }
+        Err(e) => tracing::warn!(
+            dir = %dir.display(),
+            error = format!("{e:#}"),
+            "FONTS_DIR could not be read; the print edition uses its own fonts only"
+        ),
+    }
+}
+
+/// Tells the operator, once, what the print edition finds in `FONTS_DIR`: how many faces, and
+/// each thing it leaves out (a file past the count, a collection's faces past the count, a
+/// file it cannot read) with why. Every typesetting child lists the folder again, silently.
+pub fn announce_operator_fonts(config: &Config) {
+    let Some(dir) = &config.fonts_dir else {
+        return;
+    };
+    match list_fonts(dir) {
+        Ok(listing) => {
+            for skipped in &listing.skipped {
+                tracing::warn!(dir = %dir.display(), skipped = %skipped, "FONTS_DIR: a font the print edition will not use");
+            }
+            tracing::info!(dir = %dir.display(), faces = listing.faces, skipped = listing.skipped.len(), "FONTS_DIR listed for the print edition");
+        }
+        Err(e) => tracing::warn!(
+            dir = %dir.display(),
+            error = format!("{e:#}"),
+            "FONTS_DIR could not be read; the print edition uses its own fonts only"
+        ),
+    }
 }
 
 /// The faces under `dir`, each a slot to load on first use, and what was left out.

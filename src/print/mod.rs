@@ -43,7 +43,7 @@ use crate::report::Warning;
 
 pub use cover::{PrintCover, SPINE_TEXT_PAGES, cover, cover_size};
 pub use error::PrintError;
-pub use fonts::{Listing, list_fonts, use_fonts_from};
+pub use fonts::{Listing, announce_operator_fonts, list_fonts, use_fonts_from, use_operator_fonts};
 pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
 
 use template::{Arrangement, Generated, PageData};

@@ -170,9 +170,7 @@ pub async fn run(config: &Config, options: WorkerOptions) -> anyhow::Result<Exit
     );
     if config.print_edition {
         let config = config.clone();
-        tokio::task::spawn_blocking(move || {
-            crate::pipeline::printing::announce_operator_fonts(&config)
-        });
+        tokio::task::spawn_blocking(move || crate::print::announce_operator_fonts(&config));
     }
 
     // The parent-death signal is the primary guard; this check catches whatever slips past it

@@ -45,7 +45,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
         &Limits::default(),
         "en",
         in_memory::Extras {
-            reader: Some(&bindery::pipeline::packaging::reader_links(&book.id)),
+            reader: Some(&bindery::pipeline::steps::packaging::reader_links(&book.id)),
             // The service always makes the print edition, and its ebooks mark its pages.
             print: true,
         },

@@ -1,4 +1,5 @@
-//! Packaging the ebooks in a child process of its own (see [`super::child`]).
+//! Packaging the ebooks in a child process of its own (see [`crate::pipeline::child`]), for the
+//! `package_epub` and `package_reader` steps.
 //!
 //! The EPUB and the web reader are each made from the whole book at once: the model, every
 //! rendered chapter, every image, and the archive or files they become. That is the book's size
@@ -7,7 +8,7 @@
 //! failed took the worker, and the whole service with it, three times over. So each packager
 //! runs as `bindery package-book`, limited like reading and printing: a book too big to package
 //! fails alone (`too_large`), and the worker holds only the answer. (The stores' covers are
-//! drawn in the worker: a prepared cover is bounded by constants, see `steps::PackageCovers`.)
+//! drawn in the worker: a prepared cover is bounded by constants, see `package_covers`.)
 //!
 //! The child reads the stored model (with the print edition's pages marked, as the chapters
 //! were rendered from it), the rendered chapters and the images, packages them, and stores
@@ -19,13 +20,14 @@ use anyhow::Context;
 use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
-use super::child::{Child, Ran};
+use super::Cx;
 use crate::books::{BookId, keys};
 use crate::config::{Config, Limits};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
 use crate::ebook::xhtml::Target;
 use crate::manuscript::InputError;
+use crate::pipeline::child::{Child, Ran};
 use crate::storage::BlobStore;
 
 /// The hidden subcommand the worker runs.
@@ -85,6 +87,15 @@ pub async fn package_in_child(config: &Config, request: &Request) -> anyhow::Res
         Ran::Answered(packaged) => packaged,
         Ran::Stopped(error) => Packaged::refused(&error),
     })
+}
+
+/// Makes `output` of `book` in its limited child.
+pub(super) async fn package(cx: &Cx, book: &BookId, output: Output) -> anyhow::Result<Packaged> {
+    let request = Request {
+        book: book.clone(),
+        output,
+    };
+    package_in_child(&cx.app().config, &request).await
 }
 
 /// The child: makes what its [`Request`] names and stores it.

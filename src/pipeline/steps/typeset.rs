@@ -1,7 +1,8 @@
-//! Typesetting the print edition in a child process of its own (see [`super::child`]).
+//! The `package_pdf` step: the print edition typeset in a child process of its own (see
+//! [`crate::pipeline::child`]).
 //!
-//! Typst's memory grows with the book and nothing can cancel it, so the `package_pdf` step
-//! runs `bindery print-book`, limited like the reading child. The child reads the stored model
+//! Typst's memory grows with the book and nothing can cancel it, so the step runs
+//! `bindery print-book`, limited like the reading child. The child reads the stored model
 //! and images, typesets them, and stores the interior PDF, the print cover and the pagination
 //! (where each printed page begins, which the ebooks then mark); it answers with what the
 //! report shows ([`Printed`]). A book whose print edition cannot be made (too long for any
@@ -13,13 +14,95 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::child::{Child, Ran};
+use super::failure::gone;
+use super::stored::book_row;
+use super::{Cx, QUEUE};
 use crate::books::{BookId, keys};
 use crate::config::Config;
 use crate::ebook::{Book, BookMetadata, Pagination};
+use crate::jobs::{Job, Outcome};
+use crate::pipeline::child::{Child, Ran};
 use crate::print::{self, PrintOptions};
 use crate::report::{PrintFailure, PrintReport, Warning};
+use crate::services::Services;
 use crate::storage::BlobStore;
+
+/// The print edition: the interior PDF, typeset in a limited child process, and where its
+/// pages begin. Its job type keeps the name it was first stored under, `book.package_pdf`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Typeset {
+    pub book: BookId,
+}
+
+impl Job for Typeset {
+    const NAME: &'static str = "book.package_pdf";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        if book_row(cx, &self.book).await?.is_none() {
+            return Ok(gone(&self.book));
+        }
+        if !app.config.print_edition {
+            // The ebooks alone, as the operator chose: no report of a print edition either.
+            return Ok(Outcome::done_with(PrintEdition::Off {
+                print_edition: false,
+            }));
+        }
+        cx.progress(10, "typesetting the print edition").await?;
+        // Only the metadata, for the report of a child a limit stopped: the child reads the
+        // model itself (as parse stored it, not the cache's, which marks the pages this makes).
+        #[derive(Deserialize)]
+        struct Stored {
+            metadata: crate::ebook::BookMetadata,
+        }
+        let stored: Stored =
+            serde_json::from_slice(&app.blobs.get(&keys::model(&self.book)).await?)
+                .context("reading the stored document model")?;
+        let request = Request {
+            book: self.book.clone(),
+        };
+        let printed = print_in_child(&app.config, &stored.metadata, &request).await?;
+        app.blobs
+            .put_if_absent(
+                &keys::print_report(&self.book),
+                serde_json::to_vec(&printed)?,
+            )
+            .await?;
+        let report = printed.report;
+        match report.failure {
+            None => {
+                tracing::info!(for_author = true, pages = report.pages, trim = %report.trim, bytes = printed.pdf_bytes, "print edition typeset");
+                Ok(Outcome::done_with(PrintEdition::Typeset {
+                    pages: report.pages,
+                    pdf_bytes: printed.pdf_bytes,
+                }))
+            }
+            Some(failure) => {
+                tracing::warn!(for_author = true, code = %failure.code, reason = %failure.message, "no print edition; the ebooks publish without it");
+                Ok(Outcome::Discard(failure.message))
+            }
+        }
+    }
+}
+
+/// What `package_pdf` made of the print edition, its job's result. The print report itself,
+/// with the warnings, is stored beside the book (`keys::print_report`, [`Printed`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PrintEdition {
+    Typeset {
+        pages: Option<u32>,
+        pdf_bytes: Option<u64>,
+    },
+    /// The operator turned print editions off (`PRINT_EDITION`).
+    Off { print_edition: bool },
+}
 
 /// The hidden subcommand the worker runs.
 pub const SUBCOMMAND: &str = "print-book";
@@ -78,52 +161,10 @@ pub async fn print_in_child(
 
 /// The child: typesets the book its [`Request`] names and stores what it made.
 pub fn child_main(config: &Config) -> ExitCode {
-    use_operator_fonts(config);
+    print::use_operator_fonts(config);
     CHILD.main(config, |request: Request, blobs| async move {
         print_and_store(&blobs, &request.book).await
     })
-}
-
-/// Makes the operator's `FONTS_DIR` fonts available to the print edition, in this process.
-/// A directory that cannot be listed leaves the built-in fonts alone: the book still prints,
-/// its missing characters named in its report. What the listing leaves out the worker said
-/// once, at its start ([`announce_operator_fonts`]).
-pub fn use_operator_fonts(config: &Config) {
-    let Some(dir) = &config.fonts_dir else {
-        return;
-    };
-    match print::use_fonts_from(dir) {
-        Ok(listing) => {
-            tracing::debug!(dir = %dir.display(), faces = listing.faces, skipped = listing.skipped.len(), "the operator's fonts are listed")
-        }
-        Err(e) => tracing::warn!(
-            dir = %dir.display(),
-            error = format!("{e:#}"),
-            "FONTS_DIR could not be read; the print edition uses its own fonts only"
-        ),
-    }
-}
-
-/// Tells the operator, once, what the print edition finds in `FONTS_DIR`: how many faces, and
-/// each thing it leaves out (a file past the count, a collection's faces past the count, a
-/// file it cannot read) with why. Every typesetting child lists the folder again, silently.
-pub fn announce_operator_fonts(config: &Config) {
-    let Some(dir) = &config.fonts_dir else {
-        return;
-    };
-    match print::list_fonts(dir) {
-        Ok(listing) => {
-            for skipped in &listing.skipped {
-                tracing::warn!(dir = %dir.display(), skipped = %skipped, "FONTS_DIR: a font the print edition will not use");
-            }
-            tracing::info!(dir = %dir.display(), faces = listing.faces, skipped = listing.skipped.len(), "FONTS_DIR listed for the print edition");
-        }
-        Err(e) => tracing::warn!(
-            dir = %dir.display(),
-            error = format!("{e:#}"),
-            "FONTS_DIR could not be read; the print edition uses its own fonts only"
-        ),
-    }
 }
 
 /// What the book asked for, before anything is typeset.

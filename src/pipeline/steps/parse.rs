@@ -1,4 +1,5 @@
-//! Reading a manuscript in a child process of its own (see [`super::child`]).
+//! The `parse` step: the manuscript read into the document model, its metadata resolved and its
+//! cover prepared, in a child process of its own (see [`crate::pipeline::child`]).
 //!
 //! Reading is the one step before the model exists whose cost the input decides: the readers
 //! stop at the book limits (`MAX_BOOK_WORDS`…) as they go, but a file that finds another way
@@ -13,13 +14,83 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::child::{Child, Ran};
+use super::chapters::Chapters;
+use super::failure::{fail_for_good, gone, refuse};
+use super::stored::book_row;
+use super::typeset::Typeset;
+use super::{Cx, QUEUE};
+use crate::books::BookId;
 use crate::books::StoredOptions;
 use crate::books::keys;
 use crate::config::Config;
 use crate::convert;
+use crate::jobs::{Job, NewJob, Outcome};
 use crate::manuscript::{Format, Ingested, InputError};
+use crate::pipeline::child::{Child, Ran};
+use crate::services::Services;
 use crate::storage::BlobStore;
+
+/// Read the manuscript into the document model, resolve metadata, prepare the cover.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Parse {
+    pub book: BookId,
+    pub format: Format,
+    pub encoding: Option<String>,
+}
+
+impl Job for Parse {
+    const NAME: &'static str = "book.parse";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let Some(row) = book_row(cx, &self.book).await? else {
+            return Ok(gone(&self.book));
+        };
+        cx.progress(10, "reading the manuscript").await?;
+        let request = Request {
+            book: self.book.clone(),
+            format: self.format,
+            encoding: self.encoding.clone(),
+            options: row.options()?,
+        };
+        let chapters = match read_in_child(&app.config, &request).await? {
+            Reply::Stored { chapters } => chapters,
+            Reply::Refused { code, message } => {
+                return refuse(cx, &self.book, &code, message).await;
+            }
+        };
+        // The print edition first: the ebooks mark where its pages begin. It is an extra, so
+        // its step fails alone, and the join goes on whatever became of it.
+        cx.fan_out(
+            vec![NewJob::of(&Typeset {
+                book: self.book.clone(),
+            })],
+            NewJob::of(&Chapters {
+                book: self.book.clone(),
+                chapters,
+            }),
+        );
+        cx.progress(100, "parsed").await?;
+        tracing::info!(for_author = true, chapters, "manuscript read");
+        Ok(Outcome::done_with(Parsed { chapters }))
+    }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
+    }
+}
+
+/// What `parse` made, its job's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Parsed {
+    pub chapters: usize,
+}
 
 /// The hidden subcommand the worker runs.
 pub const SUBCOMMAND: &str = "read-manuscript";
@@ -27,7 +98,7 @@ pub const SUBCOMMAND: &str = "read-manuscript";
 /// What the child is asked to read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
-    pub book: crate::books::BookId,
+    pub book: BookId,
     pub format: Format,
     pub encoding: Option<String>,
     pub options: StoredOptions,

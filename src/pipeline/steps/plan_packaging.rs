@@ -1,0 +1,58 @@
+//! The `package` step: the join of the chapter renders, which starts the packagers.
+
+use serde::{Deserialize, Serialize};
+
+use super::failure::{fail_for_good, fail_if_a_child_failed};
+use super::package_covers::PackageCovers;
+use super::package_epub::PackageEpub;
+use super::package_reader::PackageReader;
+use super::verify::Verify;
+use super::{Cx, QUEUE};
+use crate::books::BookId;
+use crate::jobs::{Job, NewJob, Outcome};
+use crate::services::Services;
+
+/// The join of the chapter renders: when all succeeded, it starts the packagers (the EPUB, the
+/// web reader, the covers), whose join is `verify`. It packages nothing itself; its job type
+/// keeps the name it was first stored under, `book.package`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanPackaging {
+    pub book: BookId,
+}
+
+impl Job for PlanPackaging {
+    const NAME: &'static str = "book.package";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
+            return Ok(outcome);
+        }
+        cx.fan_out(
+            vec![
+                NewJob::of(&PackageEpub {
+                    book: self.book.clone(),
+                }),
+                NewJob::of(&PackageReader {
+                    book: self.book.clone(),
+                }),
+                NewJob::of(&PackageCovers {
+                    book: self.book.clone(),
+                }),
+            ],
+            NewJob::of(&Verify {
+                book: self.book.clone(),
+            }),
+        );
+        Ok(Outcome::done())
+    }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
+    }
+}

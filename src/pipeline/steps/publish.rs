@@ -1,0 +1,145 @@
+//! The `publish` step: the book becomes ready, with its report gathered from its steps'
+//! results, and its tenant's catalog is refreshed.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::failure::{RETRY_ADVICE, fail_for_good};
+use super::package_epub::PackageEpub;
+use super::packaging::Packaged;
+use super::render_chapter::{RenderChapter, Rendered};
+use super::stored::model;
+use super::typeset::{self, Printed, Typeset};
+use super::{Cx, QUEUE, STEPS};
+use crate::books::{self, BookId, STEP_FAILED, keys};
+use crate::jobs::{Job, JobState, Outcome};
+use crate::report::{Report, StepTiming, Warning};
+use crate::services::Services;
+
+/// The book becomes ready, with its report, and its tenant's catalog is refreshed
+/// (`books::publish`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Publish {
+    pub book: BookId,
+}
+
+impl Job for Publish {
+    const NAME: &'static str = "book.publish";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let planned = model(app, &self.book).await?;
+        let book = &planned.book;
+        let mut report: Report =
+            serde_json::from_slice(&app.blobs.get(&keys::parse_report(&self.book)).await?)
+                .context("reading the parse report")?;
+        let workflow = app.queue.workflow(&self.book).await?;
+        let mut render_warnings: BTreeMap<usize, Vec<Warning>> = BTreeMap::new();
+        let mut timings: BTreeMap<&str, u64> = BTreeMap::new();
+        for job in &workflow.jobs {
+            if let (Some(start), Some(end)) = (job.started_at, job.finished_at) {
+                *timings.entry(job.kind.as_str()).or_default() +=
+                    u64::try_from(end - start).unwrap_or(0);
+            }
+            if job.kind == RenderChapter::NAME
+                && let Some(payload) = job.payload_as::<RenderChapter>()
+                && let Some(rendered) = job.result_as::<Rendered>()
+            {
+                render_warnings.insert(payload.chapter, rendered.warnings);
+            }
+        }
+        for warning in render_warnings.into_values().flatten() {
+            report.warn(warning);
+        }
+        // Publish's own time is not known until it commits, so it is never listed.
+        report.timings = STEPS
+            .iter()
+            .filter_map(|step| {
+                timings.get(step.job).map(|millis| StepTiming {
+                    step: step.name.to_owned(),
+                    millis: *millis,
+                })
+            })
+            .collect();
+        let epub_bytes = workflow
+            .jobs
+            .iter()
+            .find(|j| j.kind == PackageEpub::NAME)
+            .and_then(|j| j.result_as::<Packaged>())
+            .and_then(|packaged| match packaged {
+                Packaged::Epub { bytes, .. } => i64::try_from(bytes).ok(),
+                _ => None,
+            })
+            .unwrap_or(0);
+        // The print edition: what it is, or why there is none (`Typeset`).
+        let pdf_bytes = match app.blobs.get_opt(&keys::print_report(&self.book)).await? {
+            Some(bytes) => {
+                let found: Printed =
+                    serde_json::from_slice(&bytes).context("reading the print report")?;
+                for warning in found.warnings {
+                    report.warn(warning.at("print edition"));
+                }
+                report.print = Some(found.report);
+                found.pdf_bytes.map(|b| b as i64)
+            }
+            // The step kept failing, or print editions are off (`PRINT_EDITION`), or the book
+            // began before they were made.
+            None => {
+                if let Some(job) = workflow
+                    .jobs
+                    .iter()
+                    .find(|j| j.kind == Typeset::NAME && j.state != JobState::Completed)
+                {
+                    report.print = Some(crate::report::PrintReport {
+                        failure: Some(crate::report::PrintFailure {
+                            code: STEP_FAILED.into(),
+                            message: format!(
+                                "Typesetting the print edition kept failing ({}). {RETRY_ADVICE}",
+                                job.state
+                            ),
+                        }),
+                        ..typeset::asked(&book.metadata)
+                    });
+                }
+                None
+            }
+        };
+        // Before the book is ready, so a catalog that lists it always finds its entry.
+        app.blobs
+            .put_if_absent(
+                &keys::catalog_entry(&self.book),
+                serde_json::to_vec(&books::entry::Entry::of(book, pdf_bytes.is_some()))?,
+            )
+            .await?;
+        // Its tenant's catalog is refreshed by a job that commits with the publication.
+        books::publish(
+            &app.db,
+            &app.queue,
+            app.config.public_url.as_ref(),
+            &self.book,
+            &books::Published {
+                title: &book.metadata.title,
+                authors: &book.metadata.authors,
+                format: &report.format,
+                report: &serde_json::to_string(&report)?,
+                epub_bytes,
+                pdf_bytes,
+            },
+        )
+        .await?;
+        tracing::info!(for_author = true, book.id = %self.book, title = %book.metadata.title, "book published");
+        Ok(Outcome::done())
+    }
+
+    async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
+        fail_for_good(cx, &self.book, Self::NAME, error).await
+    }
+}
