@@ -587,22 +587,27 @@ fn one_field_under_two_spellings_is_named_not_dropped() {
 /// scaled by averaging within the budget, and the book is made with it.
 #[test]
 fn a_cover_within_the_pixel_limit_is_scaled_within_the_budget() {
-    let _heavy = common::heavy();
-    let w = Watched::start(&[]);
-    let alice = w.token("alice");
+    // Made before the machine is this test's: each row one colour, so that it compresses far
+    // within MAX_COVER_SIZE and is made by copying rows (a loop over its 40 million pixels in
+    // the tests' unoptimised build took half a minute). It decodes to 160 MB all the same.
     let png = {
-        let mut image = image::RgbaImage::new(5000, 8000);
-        for (x, y, pixel) in image.enumerate_pixels_mut() {
-            // Smooth, so that it compresses within MAX_COVER_SIZE; it decodes to 160 MB all
-            // the same.
-            *pixel = image::Rgba([(x / 20) as u8, (y / 32) as u8, 128, 255]);
+        let (width, height) = (5000_usize, 8000_usize);
+        let mut pixels = Vec::with_capacity(width * height * 4);
+        for y in 0..height {
+            let row = [(y / 32) as u8, (y % 256) as u8, 128, 255].repeat(width);
+            pixels.extend_from_slice(&row);
         }
+        let image = image::RgbaImage::from_raw(width as u32, height as u32, pixels)
+            .expect("as many pixels as the size says");
         let mut out = Vec::new();
         image::DynamicImage::ImageRgba8(image)
             .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
             .expect("PNG");
         out
     };
+    let _heavy = common::heavy();
+    let w = Watched::start(&[]);
+    let alice = w.token("alice");
     let book = w.book(
         &alice,
         Form::new()

@@ -68,12 +68,12 @@ pub fn module_of(file: &Path) -> ModulePath {
     parts
 }
 
-/// Whether `parent` is the file of the module that declares `child` (`jobs/mod.rs` of
-/// `jobs/store.rs`). A module's file declares its children and re-exports from them, and a child
-/// uses what its module declares: the two reaching each other is the module's inside.
-pub fn is_parent(parent: &Path, child: &Path) -> bool {
-    let child = module_of(child);
-    !child.is_empty() && module_of(parent) == child[..child.len() - 1]
+/// Whether `ancestor` is the file of a module that holds `file`'s (`jobs/mod.rs` of
+/// `jobs/store.rs`, `web/mod.rs` of `web/api/books.rs`). A module uses what the modules around
+/// it declare; a module declaring its children and re-exporting from them still reaches them.
+pub fn is_ancestor(ancestor: &Path, file: &Path) -> bool {
+    let (ancestor, file) = (module_of(ancestor), module_of(file));
+    ancestor.len() < file.len() && file[..ancestor.len()] == ancestor[..]
 }
 
 /// Every reference each file makes to another module of the crate.
