@@ -9,6 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
 use super::AppState;
 use super::caller::Caller;
 use super::conditional::{self, Answer};
+use super::downloads::{self, Download};
 use super::error::ApiError;
 use super::fault::Fault;
 use crate::books::{self, BookId, keys};
@@ -107,52 +108,8 @@ async fn store_cover(
     download(&req, &state, caller, &id, &Download::STORE_COVER).await
 }
 
-/// A file of a ready book that is downloaded whole, as an attachment.
-pub(crate) struct Download {
-    pub key: fn(&BookId) -> String,
-    pub media_type: &'static str,
-    /// What it is, in an error's words (`EPUB`, `print cover`).
-    pub what: &'static str,
-    /// What the attachment's name ends with, after the book's download name.
-    pub suffix: &'static str,
-}
-
-impl Download {
-    pub const EPUB: Download = Download {
-        key: keys::epub,
-        media_type: "application/epub+zip",
-        what: "EPUB",
-        suffix: ".epub",
-    };
-    pub const PDF: Download = Download {
-        key: keys::pdf,
-        media_type: "application/pdf",
-        what: "print edition",
-        suffix: ".pdf",
-    };
-    pub const STORE_COVER: Download = Download {
-        key: keys::store_cover,
-        media_type: "image/jpeg",
-        what: "store cover",
-        suffix: "-cover.jpg",
-    };
-    pub const PRINT_COVER: Download = Download {
-        key: keys::print_cover,
-        media_type: "application/pdf",
-        what: "print cover",
-        suffix: "-print-cover.pdf",
-    };
-
-    /// The `Content-Disposition` of `book`'s file.
-    pub fn disposition(&self, book: &books::BookRow) -> String {
-        format!(
-            "attachment; filename=\"{}{}\"",
-            book.download_name(),
-            self.suffix
-        )
-    }
-}
-
+/// `file` of the caller's book `id`, as [`downloads`] rules for the API too; a browser reads
+/// why there is none as a line of text.
 async fn download(
     req: &HttpRequest,
     state: &AppState,
@@ -160,18 +117,16 @@ async fn download(
     id: &str,
     file: &Download,
 ) -> HttpResponse {
-    let book = match ready_book(req, state, caller, id).await {
+    let book = match own_book(req, state, caller, id).await {
         Ok(book) => book,
         Err(response) => return response,
     };
-    match state.blobs.get_opt(&(file.key)(&book.id)).await {
-        Ok(Some(bytes)) => HttpResponse::Ok()
-            .content_type(file.media_type)
-            .insert_header((header::CONTENT_DISPOSITION, file.disposition(&book)))
-            .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-            .body(bytes),
-        Ok(None) => not_found(req),
-        Err(e) => storage_error(&e),
+    match downloads::fetch(state, &book, file).await {
+        Ok(bytes) => downloads::attachment(&book, file, bytes),
+        Err(e) if e.fault().is_some() => e.error_response(),
+        Err(e) => HttpResponse::build(e.status_code())
+            .content_type("text/plain; charset=utf-8")
+            .body(e.message().to_owned()),
     }
 }
 
@@ -227,6 +182,20 @@ async fn ready_book(
     caller: Result<Caller, ApiError>,
     id: &str,
 ) -> Result<books::BookRow, HttpResponse> {
+    match own_book(req, state, caller, id).await? {
+        book if book.status == books::BookStatus::Ready => Ok(book),
+        _ => Err(not_found(req)),
+    }
+}
+
+/// The caller's book `id`, whatever its status, or the answer to give instead (see
+/// [`ready_book`]).
+async fn own_book(
+    req: &HttpRequest,
+    state: &AppState,
+    caller: Result<Caller, ApiError>,
+    id: &str,
+) -> Result<books::BookRow, HttpResponse> {
     let caller = match caller {
         Ok(caller) => caller,
         Err(e) if e.status_code() == actix_web::http::StatusCode::UNAUTHORIZED => {
@@ -239,8 +208,8 @@ async fn ready_book(
         return Err(not_found(req));
     };
     match books::of_tenant(&state.db, &caller.tenant(), &id).await {
-        Ok(Some(book)) if book.status == books::BookStatus::Ready => Ok(book),
-        Ok(_) => Err(not_found(req)),
+        Ok(Some(book)) => Ok(book),
+        Ok(None) => Err(not_found(req)),
         Err(e) => Err(storage_error(&e)),
     }
 }
@@ -285,7 +254,7 @@ fn content_type(path: &str) -> &'static str {
 /// 404: the app's Not found page for a person in a browser, a line of text for anything else.
 fn not_found(req: &HttpRequest) -> HttpResponse {
     if wants_html(req) {
-        return super::pages::PageError::NotFound.error_response();
+        return super::frame::PageError::NotFound.error_response();
     }
     HttpResponse::NotFound()
         .content_type("text/plain; charset=utf-8")

@@ -8,15 +8,18 @@ mod admin;
 pub mod api;
 mod assets;
 mod body;
+mod book_events;
 mod book_view;
 pub mod book_watch;
 mod books;
 mod caller;
 mod catalog;
 mod conditional;
+mod downloads;
 mod error;
 mod error_responses;
 mod fault;
+mod frame;
 mod head;
 mod health;
 mod methods;
@@ -135,7 +138,7 @@ impl Application {
                 .app_data(state.clone())
                 .app_data(stopping_rx.clone())
                 // Error pages with the navigation, under the HEAD handling like any page.
-                .wrap(from_fn(pages::with_navigation))
+                .wrap(from_fn(frame::with_navigation))
                 // Innermost, so that the log and metrics still see the HEAD.
                 .wrap(from_fn(head::head_as_get))
                 .wrap(from_fn(move |req, next| {
@@ -160,7 +163,7 @@ impl Application {
                 .configure(catalog::routes)
                 .configure(api::routes)
                 .configure(metrics::routes)
-                .default_service(web::to(pages::unmatched))
+                .default_service(web::to(frame::unmatched))
         })
         .workers(http_workers(config))
         .disable_signals()

@@ -82,6 +82,39 @@ pub(crate) fn before<T>(
     }
 }
 
+/// A query parameter, with an empty value (an unset form field) counting as absent.
+pub(crate) fn given(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// An integer query parameter within `range`, or a 400 naming it.
+pub(crate) fn integer(
+    name: &'static str,
+    value: &Option<String>,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<Option<i64>, ApiError> {
+    let Some(value) = given(value) else {
+        return Ok(None);
+    };
+    match value.parse::<i64>() {
+        Ok(n) if range.contains(&n) => Ok(Some(n)),
+        _ => Err(ApiError::bad_request(
+            "invalid_parameter",
+            format!(
+                "{name} must be a whole number from {} to {} (got {value:?}).",
+                range.start(),
+                range.end()
+            ),
+        )
+        .field(name)),
+    }
+}
+
+/// A job list's cursor: a job id.
+pub(crate) fn job_cursor(value: &str) -> Option<i64> {
+    value.parse::<i64>().ok().filter(|id| *id >= 1)
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;

@@ -397,6 +397,41 @@ fn serve_paused(postgres: bool, extra: &[(&str, &str)]) -> Server {
     Server::start_in(data, &["serve"], &env)
 }
 
+/// A book's files follow one rule in the API and in the app's links: while the book is being
+/// made, each is a 409 `not_ready` that says so, in JSON to the API and in the same words to a
+/// browser (the app's links once answered 404, as if the book did not exist).
+#[test]
+fn a_book_not_yet_made_has_no_files_and_both_ways_in_say_why() {
+    let server = serve_paused(false, &[]);
+    let alice = token(&server, "alice");
+    let book = json(upload(&server, &alice, "", novel_form()));
+    let id = book["id"].as_str().expect("id").to_owned();
+    for (api, app) in [
+        ("epub", "epub"),
+        ("pdf", "pdf"),
+        ("print-cover.pdf", "print-cover.pdf"),
+        ("store-cover.jpg", "store-cover.jpg"),
+    ] {
+        let answer = client()
+            .get(server.url(&format!("/api/v1/books/{id}/{api}")))
+            .bearer_auth(&alice)
+            .send()
+            .expect("GET");
+        assert_eq!(answer.status(), StatusCode::CONFLICT, "{api}");
+        let body = json(answer);
+        assert_eq!(body["error"]["code"], "not_ready", "{api}: {body}");
+        let message = body["error"]["message"].as_str().expect("a message");
+        assert!(message.contains("processing"), "{api}: {message}");
+        let answer = client()
+            .get(server.url(&format!("/books/{id}/{app}")))
+            .bearer_auth(&alice)
+            .send()
+            .expect("GET");
+        assert_eq!(answer.status(), StatusCode::CONFLICT, "{app}");
+        assert_eq!(answer.text().expect("text"), message, "{app}");
+    }
+}
+
 /// CPU time (user + system) a process has used so far, from /proc/PID/stat.
 fn cpu_time(pid: i32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");

@@ -261,19 +261,24 @@ async fn a_book_too_long_to_print_publishes_its_ebooks_without_one() {
         .expect("token");
     let answer = reqwest::Client::new()
         .get(server.url(&format!("/api/v1/books/{id}/pdf")))
-        .bearer_auth(token)
+        .bearer_auth(&token)
         .send()
         .await
         .expect("GET");
     assert_eq!(answer.status(), 404);
     let body: serde_json::Value = answer.json().await.expect("JSON");
     assert_eq!(body["error"]["code"], "no_print_edition");
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("828 pages")),
-        "{body}"
-    );
+    let message = body["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("828 pages"), "{body}");
+    // The app's link to the same file follows the same rule, and says the same in words.
+    let answer = reqwest::Client::new()
+        .get(server.url(&format!("/books/{id}/pdf")))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(answer.status(), 404);
+    assert_eq!(answer.text().await.expect("text"), message);
 }
 
 /// Starts `bindery worker` on `data`; with `ready`, waits until it says it is ready (so a

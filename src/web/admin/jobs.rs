@@ -5,11 +5,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-use super::{given, integer};
 use crate::jobs::{JobFilter, JobRecord, JobState};
 use crate::storage::rfc3339;
 use crate::web::AppState;
 use crate::web::error::ApiError;
+use crate::web::query::{given, integer};
 
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
@@ -221,7 +221,7 @@ pub(crate) async fn page(state: &AppState, query: &ListQuery) -> Result<Page, Ap
     let before_id = crate::web::query::before(
         query.before.as_deref(),
         "a job id",
-        crate::web::api::job_cursor,
+        crate::web::query::job_cursor,
     )?;
     let filter = JobFilter {
         state: job_state,

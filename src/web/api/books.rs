@@ -18,15 +18,15 @@ use crate::ebook::metadata::{self, MetadataInputs};
 use crate::jobs::WaitTarget;
 use crate::manuscript::InputError;
 use crate::pipeline::steps;
+use crate::web::book_events;
 use crate::web::book_view::{own_book, view};
-use crate::web::books::Download;
 use crate::web::caller::Caller;
+use crate::web::downloads::{self, Download};
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
     BadRequest, CsrfFailed, Internal, NotFound, RateLimited, Unauthorized, Unavailable,
 };
 use crate::web::query::Query;
-use crate::web::streams::ENDED_EVENT;
 use crate::web::{AppState, Stopping};
 use crate::webhooks::CallbackUrl;
 
@@ -369,11 +369,6 @@ pub async fn show(
     Ok(HttpResponse::Ok().json(view(&state, &book, true).await?))
 }
 
-/// A comment line this often keeps proxies from closing a quiet stream.
-const EVENT_KEEPALIVE: Duration = Duration::from_secs(15);
-/// After a failed read of the book, the stream tries again this much later.
-const EVENT_RETRY: Duration = Duration::from_secs(1);
-
 /// Follow a book's progress
 ///
 /// Server-Sent Events: a `progress` event whenever the book's state changes, read from
@@ -409,125 +404,18 @@ pub async fn events(
     let held = state.streams.open(&caller.1)?;
     // Followed before the first read: a change after that read wakes the stream.
     let follow = state.book_watch.follow(&book.id).await;
-    let watch = Watch {
+    let stream = book_events::stream(
+        state.into_inner(),
+        stopping.get_ref().clone(),
         held,
-        state,
-        stopping: stopping.get_ref().clone(),
         follow,
-        id: book.id,
-        last: String::new(),
-        finished: false,
-        read_at: Some(tokio::time::Instant::now()),
-        failing: false,
-        quiet_since: tokio::time::Instant::now(),
-    };
-    let stream = futures_util::stream::unfold(watch, |mut watch| async move {
-        if watch.finished {
-            return None;
-        }
-        loop {
-            if watch
-                .read_at
-                .is_some_and(|at| at <= tokio::time::Instant::now())
-            {
-                watch.read_at = None;
-                if let Some(event) = watch.read().await {
-                    return Some((Ok::<_, actix_web::Error>(event), watch));
-                }
-            }
-            let keepalive = watch.quiet_since + EVENT_KEEPALIVE;
-            // Far off when no read is due: only a change or the keep-alive wakes the stream.
-            let read_at = watch.read_at.unwrap_or(keepalive);
-            tokio::select! {
-                () = watch.follow.changed() => {
-                    watch.read_at = Some(tokio::time::Instant::now());
-                }
-                () = tokio::time::sleep_until(read_at), if watch.read_at.is_some() => {}
-                () = tokio::time::sleep_until(keepalive) => {
-                    watch.quiet_since = tokio::time::Instant::now();
-                    return Some((Ok(web::Bytes::from_static(b": keep-alive\n\n")), watch));
-                }
-                // Ends the stream at once instead of holding a graceful stop until its deadline.
-                () = watch.stopping.wait() => return None,
-                () = watch.held.ended() => {
-                    watch.finished = true;
-                    return Some((Ok(web::Bytes::from_static(ENDED_EVENT.as_bytes())), watch));
-                }
-            }
-        }
-    });
+        book.id,
+    );
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header(("X-Accel-Buffering", "no"))
         .streaming(stream))
-}
-
-/// One client's event stream: the book it follows and what it was last sent.
-struct Watch {
-    state: web::Data<AppState>,
-    stopping: Stopping,
-    /// Wakes the stream when the process's watcher sees the book change.
-    follow: crate::web::book_watch::Follow,
-    /// Ends it when its credential ends.
-    held: crate::web::streams::Stream,
-    id: BookId,
-    last: String,
-    finished: bool,
-    /// When to read the book next: now at first, then at each change, or a little after a
-    /// failed read.
-    read_at: Option<tokio::time::Instant>,
-    /// The last read failed (logged once per streak).
-    failing: bool,
-    quiet_since: tokio::time::Instant,
-}
-
-impl Watch {
-    /// Reads the book and returns the event to send, if there is one: its state when that is
-    /// new to the client, or `deleted`.
-    async fn read(&mut self) -> Option<web::Bytes> {
-        let book = match books::get(&self.state.db, &self.id).await {
-            Ok(Some(book)) => book,
-            Ok(None) => {
-                self.finished = true;
-                return Some(web::Bytes::from_static(b"event: deleted\ndata: {}\n\n"));
-            }
-            Err(e) => {
-                self.read_failed(&format!("{e:#}"));
-                return None;
-            }
-        };
-        let view = match view(&self.state, &book, true).await {
-            Ok(view) => view,
-            Err(e) => {
-                self.read_failed(&e.to_string());
-                return None;
-            }
-        };
-        if self.failing {
-            self.failing = false;
-            tracing::info!(book.id = %self.id, "event stream reads the book again");
-        }
-        let json = serde_json::to_string(&view).unwrap_or_default();
-        if json == self.last {
-            return None;
-        }
-        let done = view.status != BookStatus::Processing;
-        let kind = if done { "done" } else { "progress" };
-        let event = format!("event: {kind}\ndata: {json}\n\n");
-        self.last = json;
-        self.finished = done;
-        self.quiet_since = tokio::time::Instant::now();
-        Some(web::Bytes::from(event))
-    }
-
-    fn read_failed(&mut self, error: &str) {
-        if !self.failing {
-            self.failing = true;
-            tracing::warn!(book.id = %self.id, error, "event stream read failed; retrying");
-        }
-        self.read_at = Some(tokio::time::Instant::now() + EVENT_RETRY);
-    }
 }
 
 /// Download the EPUB
@@ -555,7 +443,7 @@ pub async fn epub(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    ready_file(&state, &book, &Download::EPUB).await
+    file_of(&state, &book, &Download::EPUB).await
 }
 
 /// Download the print edition
@@ -588,7 +476,7 @@ pub async fn pdf(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    printed_file(&state, &book, &Download::PDF).await
+    file_of(&state, &book, &Download::PDF).await
 }
 
 /// Download the print cover
@@ -621,7 +509,7 @@ pub async fn print_cover(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    printed_file(&state, &book, &Download::PRINT_COVER).await
+    file_of(&state, &book, &Download::PRINT_COVER).await
 }
 
 /// Download the store cover
@@ -652,73 +540,17 @@ pub async fn store_cover(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    ready_file(&state, &book, &Download::STORE_COVER).await
+    file_of(&state, &book, &Download::STORE_COVER).await
 }
 
-/// A ready book's file of the print edition, or why it has none.
-async fn printed_file(
+/// The caller's `file` of `book`, or why there is none ([`downloads`]).
+async fn file_of(
     state: &AppState,
     book: &BookRow,
     file: &Download,
 ) -> Result<HttpResponse, ApiError> {
-    if book.status == BookStatus::Ready && book.pdf_bytes.is_none() {
-        let report: Option<crate::report::Report> = book
-            .report
-            .as_deref()
-            .and_then(|r| serde_json::from_str(r).ok());
-        let why = report
-            .and_then(|r| r.print)
-            .and_then(|p| p.failure)
-            .map_or_else(
-                || {
-                    "It was published before Bindery made print editions; retry it to make one."
-                        .to_owned()
-                },
-                |f| f.message,
-            );
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "no_print_edition",
-            format!(
-                "The book has no print edition: {}",
-                crate::report::sentence(&why)
-            ),
-        ));
-    }
-    ready_file(state, book, file).await
-}
-
-/// A ready book's file, as an attachment; 409 before the book is ready.
-async fn ready_file(
-    state: &AppState,
-    book: &BookRow,
-    file: &Download,
-) -> Result<HttpResponse, ApiError> {
-    let what = file.what;
-    if book.status != BookStatus::Ready {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "not_ready",
-            format!(
-                "The book is {}; its {what} exists once it is ready.",
-                book.status
-            ),
-        ));
-    }
-    let bytes = state
-        .blobs
-        .get_opt(&(file.key)(&book.id))
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found(
-                "file",
-                format!("The book's {what} is missing from storage."),
-            )
-        })?;
-    Ok(HttpResponse::Ok()
-        .content_type(file.media_type)
-        .insert_header((header::CONTENT_DISPOSITION, file.disposition(book)))
-        .body(bytes))
+    let bytes = downloads::fetch(state, book, file).await?;
+    Ok(downloads::attachment(book, file, bytes))
 }
 
 /// Delete a book

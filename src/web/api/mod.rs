@@ -92,8 +92,3 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 async fn not_found() -> HttpResponse {
     ApiError::not_found("route", "There is no such API route.").error_response()
 }
-
-/// A job list's cursor: a job id.
-pub(crate) fn job_cursor(value: &str) -> Option<i64> {
-    value.parse::<i64>().ok().filter(|id| *id >= 1)
-}

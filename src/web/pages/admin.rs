@@ -9,10 +9,10 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError, get, web};
 use maud::{Markup, html};
 
-use super::{AdminVisitor, Nav, PageError, html_response, layout_in};
 use crate::jobs::JobState;
 use crate::web::AppState;
 use crate::web::admin::{jobs, queues, schedules, workers};
+use crate::web::frame::{AdminVisitor, Nav, PageError, html_response, layout_in};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(overview)

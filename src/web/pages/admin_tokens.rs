@@ -8,9 +8,9 @@ use actix_web::{HttpResponse, get, web};
 use maud::html;
 
 use super::admin::{action, admin_nav, readable};
-use super::{AdminVisitor, PageError, html_response, layout};
 use crate::web::AppState;
 use crate::web::admin::tokens;
+use crate::web::frame::{AdminVisitor, PageError, html_response, layout};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(token_list);

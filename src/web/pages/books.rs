@@ -6,7 +6,6 @@ use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::{Nav, PageError, Visitor, html_response, layout_in};
 use crate::books::log::{self as book_log, BookLogLine};
 use crate::books::view::Progress;
 use crate::books::{self, BookId, BookStatus, BookView, StepState, Tenant};
@@ -15,6 +14,7 @@ use crate::report::sentence;
 use crate::report::{Report, Warning};
 use crate::web::AppState;
 use crate::web::book_view::{own_book, view};
+use crate::web::frame::{Nav, PageError, Visitor, html_response, layout_in};
 
 const PAGE_SIZE: i64 = 50;
 

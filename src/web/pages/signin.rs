@@ -5,9 +5,9 @@ use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::{PageError, html_response, layout, local_path};
 use crate::sessions;
 use crate::web::AppState;
+use crate::web::frame::{PageError, html_response, layout, local_path};
 use crate::web::session::{self, CSRF_FIELD, SIGNIN_COOKIE};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

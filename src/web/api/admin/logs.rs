@@ -12,7 +12,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::IntoParams;
 
-use super::{given, integer};
 use crate::logbook::{self, Filter};
 use crate::logs::{LogLine, Tail};
 use crate::storage::Database;
@@ -21,6 +20,7 @@ use crate::web::caller::Admin;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{BadRequest, NotAdmin, Unauthorized};
 use crate::web::query::Query;
+use crate::web::query::{given, integer};
 use crate::web::streams::ENDED_EVENT;
 use crate::web::{AppState, Stopping};
 

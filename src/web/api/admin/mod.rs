@@ -17,8 +17,6 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::web;
 use utoipa_actix_web::scope::Scope;
 
-use crate::web::admin::{given, integer};
-
 /// The admin routes, registered and documented like the rest of the API (see "Adding a route"
 /// there). Each operation names the role `admin` in its security requirements (OpenAPI 3.1 lets
 /// a requirement list roles) and documents the 404 anyone else gets (`NotAdmin`).

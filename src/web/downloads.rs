@@ -1,0 +1,132 @@
+//! A book's files that are downloaded whole (the EPUB, the print edition and its cover, the
+//! store cover), for the API and the app's links alike. One rule says when there is none: 409
+//! `not_ready` before the book is ready, 404 `no_print_edition` for a ready book without a print
+//! edition (with why), 404 when the file is missing from storage. The API answers it as JSON,
+//! a browser as a line of text.
+
+use actix_web::HttpResponse;
+use actix_web::http::{StatusCode, header};
+use bytes::Bytes;
+
+use super::AppState;
+use super::error::ApiError;
+use crate::books::{self, BookId, BookRow, BookStatus, keys};
+
+/// A file of a ready book that is downloaded whole, as an attachment.
+pub(crate) struct Download {
+    pub key: fn(&BookId) -> String,
+    pub media_type: &'static str,
+    /// What it is, in an error's words (`EPUB`, `print cover`).
+    pub what: &'static str,
+    /// What the attachment's name ends with, after the book's download name.
+    pub suffix: &'static str,
+    /// A file of the print edition, which a ready book may lack.
+    pub printed: bool,
+}
+
+impl Download {
+    pub const EPUB: Download = Download {
+        key: keys::epub,
+        media_type: "application/epub+zip",
+        what: "EPUB",
+        suffix: ".epub",
+        printed: false,
+    };
+    pub const PDF: Download = Download {
+        key: keys::pdf,
+        media_type: "application/pdf",
+        what: "print edition",
+        suffix: ".pdf",
+        printed: true,
+    };
+    pub const STORE_COVER: Download = Download {
+        key: keys::store_cover,
+        media_type: "image/jpeg",
+        what: "store cover",
+        suffix: "-cover.jpg",
+        printed: false,
+    };
+    pub const PRINT_COVER: Download = Download {
+        key: keys::print_cover,
+        media_type: "application/pdf",
+        what: "print cover",
+        suffix: "-print-cover.pdf",
+        printed: true,
+    };
+
+    /// The `Content-Disposition` of `book`'s file.
+    pub fn disposition(&self, book: &books::BookRow) -> String {
+        format!(
+            "attachment; filename=\"{}{}\"",
+            book.download_name(),
+            self.suffix
+        )
+    }
+}
+
+/// `file` of `book`, or the error that says why there is none.
+pub(crate) async fn fetch(
+    state: &AppState,
+    book: &BookRow,
+    file: &Download,
+) -> Result<Bytes, ApiError> {
+    let what = file.what;
+    if book.status != BookStatus::Ready {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_ready",
+            format!(
+                "The book is {}; its {what} exists once it is ready.",
+                book.status
+            ),
+        ));
+    }
+    if file.printed && book.pdf_bytes.is_none() {
+        return Err(no_print_edition(book));
+    }
+    state
+        .blobs
+        .get_opt(&(file.key)(&book.id))
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(
+                "file",
+                format!("The book's {what} is missing from storage."),
+            )
+        })
+}
+
+/// A ready book that has no print edition: why, from its report.
+fn no_print_edition(book: &BookRow) -> ApiError {
+    let report: Option<crate::report::Report> = book
+        .report
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok());
+    let why = report
+        .and_then(|r| r.print)
+        .and_then(|p| p.failure)
+        .map_or_else(
+            || {
+                "It was published before Bindery made print editions; retry it to make one."
+                    .to_owned()
+            },
+            |f| f.message,
+        );
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no_print_edition",
+        format!(
+            "The book has no print edition: {}",
+            crate::report::sentence(&why)
+        ),
+    )
+}
+
+/// `bytes`, `file` of `book`, as an attachment.
+pub(crate) fn attachment(book: &BookRow, file: &Download, bytes: Bytes) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(file.media_type)
+        .insert_header((header::CONTENT_DISPOSITION, file.disposition(book)))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .body(bytes)
+}
