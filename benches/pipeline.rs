@@ -85,7 +85,7 @@ async fn run(label: &str, name: &str, manuscript: Vec<u8>) {
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     let started = Instant::now();
-    let id = pipeline::submit(
+    let id = pipeline::upload(
         &db,
         &blobs,
         &queue,

@@ -28,9 +28,9 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 static RECEIVER: Mutex<Option<(mpsc::Receiver<Line>, Origin)>> = Mutex::new(None);
 
 /// How far a layer's lines have gone: handed to the channel, and dealt with by the writer
-/// (stored, or dropped when the database refused them). [`Progress::flush`] waits for the
+/// (stored, or dropped when the database refused them). [`Backlog::flush`] waits for the
 /// second to reach the first.
-pub(super) struct Progress {
+pub(super) struct Backlog {
     writing: AtomicBool,
     sent: AtomicU64,
     handled: AtomicU64,
@@ -38,11 +38,11 @@ pub(super) struct Progress {
 }
 
 /// The installed layer's.
-static PROGRESS: Progress = Progress::new();
+static BACKLOG: Backlog = Backlog::new();
 
-impl Progress {
-    pub(super) const fn new() -> Progress {
-        Progress {
+impl Backlog {
+    pub(super) const fn new() -> Backlog {
+        Backlog {
             writing: AtomicBool::new(false),
             sent: AtomicU64::new(0),
             handled: AtomicU64::new(0),
@@ -51,8 +51,8 @@ impl Progress {
     }
 
     /// The installed layer's, which [`flush`] reads.
-    pub(super) fn installed() -> &'static Progress {
-        &PROGRESS
+    pub(super) fn installed() -> &'static Backlog {
+        &BACKLOG
     }
 
     /// See [`flush`].
@@ -97,7 +97,7 @@ impl Progress {
 /// committed next can miss the line that explains it: a book's page that shows the book failed
 /// and a log without the reason. What must be read in that order flushes before it commits.
 pub async fn flush(within: Duration) -> bool {
-    PROGRESS.flush(within).await
+    BACKLOG.flush(within).await
 }
 
 /// Log events this process dropped because the writer could not keep up (or could not write).
@@ -166,7 +166,7 @@ pub struct Capture {
     origin: Origin,
     rate: RateLimit,
     /// Where its lines are counted, for [`flush`].
-    progress: &'static Progress,
+    backlog: &'static Backlog,
 }
 
 /// At most so many events a second go to the logbook; the rest are dropped and counted before
@@ -207,7 +207,7 @@ impl Capture {
     /// The layer for this process, storing at most `max_per_second` events a second; its
     /// writer (`Writer::start`) takes the other end.
     pub fn install(role: &'static str, max_per_second: u64) -> Capture {
-        let (mut capture, receiver) = Capture::with_channel(role, CAPACITY, Progress::installed());
+        let (mut capture, receiver) = Capture::with_channel(role, CAPACITY, Backlog::installed());
         capture.rate = RateLimit::new(max_per_second);
         *RECEIVER.lock().unwrap_or_else(|e| e.into_inner()) =
             Some((receiver, capture.origin.clone()));
@@ -217,14 +217,14 @@ impl Capture {
     pub(super) fn with_channel(
         role: &'static str,
         capacity: usize,
-        progress: &'static Progress,
+        backlog: &'static Backlog,
     ) -> (Capture, mpsc::Receiver<Line>) {
         let (sender, receiver) = mpsc::channel(capacity);
         let capture = Capture {
             sender,
             origin: Origin::of_this_process(role),
             rate: RateLimit::new(u64::MAX),
-            progress,
+            backlog,
         };
         (capture, receiver)
     }
@@ -411,7 +411,7 @@ where
         if self.sender.try_send(line).is_err() {
             count_dropped(1);
         } else {
-            self.progress.sent.fetch_add(1, Ordering::Release);
+            self.backlog.sent.fetch_add(1, Ordering::Release);
         }
     }
 }
@@ -422,7 +422,7 @@ mod tests {
 
     use super::*;
 
-    static UNCOUNTED: Progress = Progress::new();
+    static UNCOUNTED: Backlog = Backlog::new();
 
     fn captured(capacity: usize, log: impl FnOnce()) -> (Vec<Line>, u64) {
         let (capture, mut receiver) = Capture::with_channel("web", capacity, &UNCOUNTED);

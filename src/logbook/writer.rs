@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::capture::{OWN_TARGET, Origin, Progress, count_dropped, dropped, take_receiver};
+use super::capture::{Backlog, OWN_TARGET, Origin, count_dropped, dropped, take_receiver};
 use super::{Level, Line, store};
 use crate::storage::Database;
 use crate::storage::backoff::Backoff;
@@ -30,9 +30,9 @@ impl Writer {
     pub fn start(db: Database) -> Option<Writer> {
         let (receiver, origin) = take_receiver()?;
         let (stop, stopped) = watch::channel(false);
-        let progress = Progress::installed();
-        progress.set_writing(true);
-        let task = tokio::spawn(run(db, receiver, origin, stopped, progress));
+        let backlog = Backlog::installed();
+        backlog.set_writing(true);
+        let task = tokio::spawn(run(db, receiver, origin, stopped, backlog));
         Some(Writer { stop, task })
     }
 
@@ -53,7 +53,7 @@ async fn run(
     mut receiver: mpsc::Receiver<Line>,
     origin: Origin,
     mut stop: watch::Receiver<bool>,
-    progress: &'static Progress,
+    backlog: &'static Backlog,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut reported = dropped();
@@ -106,9 +106,9 @@ async fn run(
             }
         }
         batch.clear();
-        progress.count_handled(received);
+        backlog.count_handled(received);
         if stopping {
-            progress.set_writing(false);
+            backlog.set_writing(false);
             return;
         }
         let wait = if backoff.failing() {
@@ -141,15 +141,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_flush_returns_once_every_line_logged_before_it_is_stored() {
-        static PROGRESS: Progress = Progress::new();
+        static BACKLOG: Backlog = Backlog::new();
         let (_dir, db) = crate::test_support::sqlite_database().await;
-        let (capture, receiver) = Capture::with_channel("worker", 8_192, &PROGRESS);
+        let (capture, receiver) = Capture::with_channel("worker", 8_192, &BACKLOG);
         let _subscriber =
             tracing::subscriber::set_default(tracing_subscriber::registry().with(capture));
         let (stop, stopped) = watch::channel(false);
-        PROGRESS.set_writing(true);
+        BACKLOG.set_writing(true);
         let origin = Origin::of_this_process("worker");
-        let task = tokio::spawn(run(db.clone(), receiver, origin, stopped, &PROGRESS));
+        let task = tokio::spawn(run(db.clone(), receiver, origin, stopped, &BACKLOG));
 
         // More than a batch, so that the flush outlasts several inserts.
         let lines = BATCH * 2 + BATCH / 2;
@@ -159,7 +159,7 @@ mod tests {
         // Nothing has been awaited on this one thread: the writer has not run yet.
         assert_eq!(stored(&db, "b-flush").await, 0, "stored before the flush");
         assert!(
-            PROGRESS.flush(Duration::from_secs(20)).await,
+            BACKLOG.flush(Duration::from_secs(20)).await,
             "the flush timed out"
         );
         assert_eq!(
@@ -172,18 +172,18 @@ mod tests {
         stop.send_replace(true);
         task.await.expect("the writer ends");
         tracing::info!(book.id = "b-flush", "after the writer stopped");
-        assert!(PROGRESS.flush(Duration::from_secs(20)).await);
+        assert!(BACKLOG.flush(Duration::from_secs(20)).await);
     }
 
     #[tokio::test]
     async fn a_process_without_a_writer_does_not_wait_to_flush() {
-        static PROGRESS: Progress = Progress::new();
-        let (capture, _receiver) = Capture::with_channel("cli", 16, &PROGRESS);
+        static BACKLOG: Backlog = Backlog::new();
+        let (capture, _receiver) = Capture::with_channel("cli", 16, &BACKLOG);
         let _subscriber =
             tracing::subscriber::set_default(tracing_subscriber::registry().with(capture));
         tracing::info!("never stored");
         let started = tokio::time::Instant::now();
-        assert!(PROGRESS.flush(Duration::from_secs(20)).await);
+        assert!(BACKLOG.flush(Duration::from_secs(20)).await);
         assert!(started.elapsed() < Duration::from_secs(1));
     }
 }

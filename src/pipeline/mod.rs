@@ -36,9 +36,10 @@ pub struct Submission {
     pub options: Options,
 }
 
-/// Stores the upload and starts the book's workflow (uploads held in memory: tests, tools;
-/// the HTTP API streams into [`keys::upload`] and calls [`books::submit`]).
-pub async fn submit(
+/// What an upload does, from bytes held in memory (tests, benchmarks): stores them and
+/// starts the book's workflow. The HTTP API streams into [`keys::upload`] and calls
+/// [`books::submit`] itself.
+pub async fn upload(
     db: &Database,
     blobs: &BlobStore,
     queue: &JobQueue,

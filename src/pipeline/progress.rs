@@ -1,66 +1,28 @@
 //! Where a book is: its status, why it failed, and how far each step of its pipeline is, from
-//! its row and its workflow's jobs. The API and the pages show this; they do not work it out.
+//! its row and its workflow's jobs, in the book's view's types (`books::view::Now`). The API
+//! and the pages show this; they do not work it out.
 
-use super::steps::{STEPS, Step, fails_the_book, publishes_the_book, stopped_at};
+use super::steps::{STEPS, fails_the_book, publishes_the_book, stopped_at};
 use crate::books::{BookRow, BookStatus, STEP_FAILED};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
-// Where a step is: part of the book's view, which the API and the pages show.
+// What this works out is the book's view's own types: the API and the pages show them as
+// they are.
 pub use crate::books::StepState;
-
-/// A book as it is now.
-#[derive(Debug)]
-pub struct BookProgress {
-    pub status: BookStatus,
-    pub failure: Option<Failure>,
-    /// Only when asked for: it costs a query of the book's jobs.
-    pub steps: Option<Progress>,
-}
-
-/// Why a book failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// Stable, for programs: [`STEP_FAILED`], or the refused input's code.
-    pub code: String,
-    /// For a person: what went wrong and what to do about it.
-    pub message: String,
-}
-
-/// How far the whole pipeline is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Progress {
-    /// 0 to 100.
-    pub percent: u32,
-    /// Every step, in order.
-    pub steps: Vec<StepProgress>,
-}
-
-/// How far one step's jobs are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepProgress {
-    pub step: &'static Step,
-    pub state: StepState,
-    /// 0 to 100.
-    pub percent: u32,
-    /// Jobs of this step completed, of `total`.
-    pub done: usize,
-    pub total: usize,
-    /// What the step is doing now, while it runs.
-    pub message: Option<String>,
-}
+use crate::books::view::{ErrorView, Now, Progress, StepView};
 
 /// Where `book` is; with `detailed`, the progress of its steps too.
-pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Result<BookProgress> {
+pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Result<Now> {
     let mut status = book.status;
-    let mut failure = book.error.as_ref().map(|message| Failure {
+    let mut failure = book.error.as_ref().map(|message| ErrorView {
         code: book.error_code.clone().unwrap_or_else(|| "failed".into()),
         message: message.clone(),
     });
     if !detailed {
-        return Ok(BookProgress {
+        return Ok(Now {
             status,
             failure,
-            steps: None,
+            progress: None,
         });
     }
     let counts = queue.workflow_counts(&book.id).await?;
@@ -72,14 +34,14 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
             .find(|j| j.state == JobState::Dead && fails_the_book(&j.kind))
         {
             status = BookStatus::Failed;
-            failure = Some(Failure {
+            failure = Some(ErrorView {
                 code: STEP_FAILED.into(),
                 message: stopped_at(&dead.kind),
             });
         }
     }
-    Ok(BookProgress {
-        steps: Some(progress(&counts, status)),
+    Ok(Now {
+        progress: Some(progress(&counts, status)),
         status,
         failure,
     })
@@ -90,7 +52,7 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
 /// skipped, not waiting.
 fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
     let failed_book = status == BookStatus::Failed;
-    let mut steps: Vec<StepProgress> = STEPS
+    let mut steps: Vec<StepView> = STEPS
         .iter()
         .map(|step| {
             let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == step.job).collect();
@@ -132,8 +94,9 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
             } else {
                 StepState::Pending
             };
-            StepProgress {
-                step,
+            StepView {
+                step: step.name,
+                label: step.label,
                 state,
                 percent,
                 done: usize::try_from(done).unwrap_or(0),
@@ -148,22 +111,19 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
     // once it has ended, showed it running for good. With no step failed yet, the running step
     // that can fail the book is the one that did; the one that publishes it has done so.
     if failed_book && !steps.iter().any(|s| s.state == StepState::Failed) {
-        for step in &mut steps {
-            if step.state == StepState::Running && fails_the_book(step.step.job) {
+        for (step, of) in steps.iter_mut().zip(STEPS) {
+            if step.state == StepState::Running && fails_the_book(of.job) {
                 step.state = StepState::Failed;
             }
         }
     }
     if status == BookStatus::Ready {
-        for step in &mut steps {
-            if step.state == StepState::Running && publishes_the_book(step.step.job) {
-                *step = StepProgress {
-                    state: StepState::Completed,
-                    percent: 100,
-                    done: step.total,
-                    message: None,
-                    ..*step
-                };
+        for (step, of) in steps.iter_mut().zip(STEPS) {
+            if step.state == StepState::Running && publishes_the_book(of.job) {
+                step.state = StepState::Completed;
+                step.percent = 100;
+                step.done = step.total;
+                step.message = None;
             }
         }
     }
@@ -177,11 +137,7 @@ mod tests {
 
     /// Each step's name and state, in order.
     fn named_states(progress: &Progress) -> Vec<(&'static str, StepState)> {
-        progress
-            .steps
-            .iter()
-            .map(|s| (s.step.name, s.state))
-            .collect()
+        progress.steps.iter().map(|s| (s.step, s.state)).collect()
     }
 
     fn count(kind: &str, state: JobState, jobs: i64, progress: i64) -> StepCount {
@@ -210,7 +166,7 @@ mod tests {
         let seen: Vec<(&str, StepState, u32)> = progress
             .steps
             .iter()
-            .map(|s| (s.step.name, s.state, s.percent))
+            .map(|s| (s.step, s.state, s.percent))
             .collect();
         assert_eq!(seen.len(), STEPS.len());
         assert_eq!(
@@ -323,7 +279,7 @@ mod tests {
         let reader = beside
             .steps
             .iter()
-            .find(|s| s.step.name == "package_reader")
+            .find(|s| s.step == "package_reader")
             .map(|s| s.state);
         assert_eq!(reader, Some(StepState::Running));
         // While the book is still converting, steps not yet enqueued are only waiting.
@@ -363,7 +319,7 @@ mod tests {
             Some(&("package_covers", StepState::Running)),
             "{states:?}"
         );
-        let publish = ready.steps.iter().find(|s| s.step.name == "publish");
+        let publish = ready.steps.iter().find(|s| s.step == "publish");
         assert_eq!(
             publish.map(|s| (s.percent, s.done, s.total)),
             Some((100, 1, 1))

@@ -1,10 +1,10 @@
 //! A book as the web shows it, for the API and the pages alike: the caller's book by the id in
 //! a path, and its view model (`books::view`), put together from its row, where its workflow
-//! is (`pipeline::progress`) and its webhook deliveries.
+//! is (`pipeline::progress`, which works it out in the view's own types) and its webhook
+//! deliveries.
 
 use super::AppState;
 use super::error::ApiError;
-use crate::books::view::{ErrorView, Now, Progress, StepView};
 use crate::books::{self, BookId, BookRow, BookView, Tenant};
 use crate::pipeline::progress;
 use crate::webhooks;
@@ -35,29 +35,6 @@ pub(crate) async fn view(
     let deliveries = match &book.callback_url {
         Some(_) if detailed => Some(webhooks::statuses(&state.db, &state.queue, &book.id).await?),
         _ => None,
-    };
-    let now = Now {
-        status: now.status,
-        failure: now.failure.map(|f| ErrorView {
-            code: f.code,
-            message: f.message,
-        }),
-        progress: now.steps.map(|p| Progress {
-            percent: p.percent,
-            steps: p
-                .steps
-                .into_iter()
-                .map(|s| StepView {
-                    step: s.step.name,
-                    label: s.step.label,
-                    state: s.state,
-                    percent: s.percent,
-                    done: s.done,
-                    total: s.total,
-                    message: s.message,
-                })
-                .collect(),
-        }),
     };
     Ok(BookView::of(book, now, deliveries, detailed))
 }

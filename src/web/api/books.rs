@@ -125,7 +125,7 @@ pub async fn create(
     check_write(&state, &tenant)?;
     let id = BookId::new();
     let upload = receive(&req, &state, body, &id, stopping.clone()).await?;
-    let id = submit(&state, id, tenant.clone(), upload, idempotency_key).await?;
+    let id = start(&state, id, tenant.clone(), upload, idempotency_key).await?;
     let book = own_book(&state, &tenant, &id).await?;
     respond(&state, book, wait, false, stopping).await
 }
@@ -142,7 +142,7 @@ async fn receive(
     id: &BookId,
     mut stopping: Stopping,
 ) -> Result<Upload, ApiError> {
-    let limits = upload::Limits {
+    let limits = upload::FileLimits {
         manuscript: state.limits.max_manuscript_bytes,
         cover: state.config.max_cover_size,
     };
@@ -182,10 +182,10 @@ async fn receive(
     }
 }
 
-/// Checks what the form said and submits the book whose upload is stored under `id`; its
+/// Checks what the form said and starts the book whose upload is stored under `id`; its
 /// uploads are removed if it is refused, or if the same upload was retried concurrently and
 /// the other request won (whose book it answers with).
-async fn submit(
+async fn start(
     state: &AppState,
     id: BookId,
     tenant: Tenant,

@@ -165,7 +165,7 @@ pub struct Upload {
 }
 
 /// How large an upload's files may be.
-pub struct Limits {
+pub struct FileLimits {
     /// `MAX_MANUSCRIPT_SIZE`.
     pub manuscript: u64,
     /// `MAX_COVER_SIZE`.
@@ -181,7 +181,7 @@ const FIELDS_ALLOWANCE: u64 = 2 * 1024 * 1024;
 /// URL's own check names), and no further.
 const MAX_CALLBACK_URL_BYTES: usize = 4 * 2048;
 
-impl Limits {
+impl FileLimits {
     /// The largest body an upload can be: its files at their limits, and its fields.
     pub fn body(&self) -> u64 {
         self.manuscript
@@ -203,7 +203,7 @@ pub async fn read(
     mut form: Multipart,
     blobs: &BlobStore,
     book: &BookId,
-    limits: &Limits,
+    limits: &FileLimits,
 ) -> Result<Upload, ApiError> {
     let mut file_name = None;
     let mut cover_name = None;
@@ -506,7 +506,7 @@ pub fn too_large(what: &str, limit: u64) -> ApiError {
 
 /// A body larger than any upload can be: by its `Content-Length` (`declared`), refused before
 /// any of it is read, or counted as it streamed.
-pub fn too_large_body(declared: Option<u64>, limits: &Limits) -> ApiError {
+pub fn too_large_body(declared: Option<u64>, limits: &FileLimits) -> ApiError {
     let size = match declared {
         Some(declared) => format!("is {} (Content-Length)", bytesize::ByteSize(declared)),
         None => format!("passed {}", bytesize::ByteSize(limits.body())),

@@ -13,7 +13,7 @@ use crate::web::session::{self, CSRF_FIELD, SIGNIN_COOKIE};
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(home)
         .service(signin_form)
-        .service(submit)
+        .service(sign_in)
         .service(signout);
 }
 
@@ -90,7 +90,7 @@ struct SignIn {
 }
 
 #[post("/signin")]
-async fn submit(
+async fn sign_in(
     req: HttpRequest,
     state: web::Data<AppState>,
     form: web::Form<SignIn>,

@@ -67,7 +67,7 @@ pub async fn submit_as(
     manuscript: Vec<u8>,
     cover: Option<&Path>,
 ) -> BookId {
-    pipeline::submit(
+    pipeline::upload(
         &store.db,
         &store.blobs,
         &store.queue,
