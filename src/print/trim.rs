@@ -1,5 +1,7 @@
-//! The printed page: the trim sizes print-on-demand services take, the bleed, the paper, and the
-//! margins, the inside one (the gutter) chosen from the page count by KDP's table.
+//! The printed page's geometry: the bleed, the type size and the margins, the inside one (the
+//! gutter) chosen from the page count by KDP's table. The trims and papers themselves are
+//! `paperback`'s, low in the layers, since a book's metadata names them too; they are
+//! re-exported here for the print edition's use.
 
 pub use crate::paperback::{Paper, Trim, UnknownPaper, UnknownTrim};
 

@@ -11,7 +11,6 @@ mod body;
 mod book_events;
 mod book_view;
 pub mod book_watch;
-mod books;
 mod caller;
 mod catalog;
 mod conditional;
@@ -19,6 +18,7 @@ mod downloads;
 mod error;
 mod error_responses;
 mod fault;
+mod files;
 mod frame;
 mod head;
 mod health;
@@ -159,7 +159,7 @@ impl Application {
                 .configure(health::routes)
                 .configure(assets::routes)
                 .configure(pages::routes)
-                .configure(books::routes)
+                .configure(files::routes)
                 .configure(catalog::routes)
                 .configure(api::routes)
                 .configure(metrics::routes)

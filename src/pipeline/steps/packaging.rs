@@ -166,7 +166,7 @@ async fn package_and_store(
 }
 
 /// Where a book's web reader links out in the service: the app's own addresses of the book's
-/// page and its EPUB (`web::pages`, `web::books`).
+/// page and its EPUB (`web::pages`, `web::files`).
 pub fn reader_links(book: &BookId) -> crate::ebook::reader::Links {
     crate::ebook::reader::Links {
         book_page: Some(format!("/books/{book}")),

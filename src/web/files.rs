@@ -1,7 +1,8 @@
-//! A published book's files: the EPUB and print edition downloads and the web reader's static site, served
-//! from the blob store to the book's tenant only — by session cookie (the pages, the reader and
-//! its service worker), bearer token (tools) or HTTP Basic (e-reader apps following the OPDS
-//! feed). Anyone else's book is 404, as if it did not exist.
+//! A published book's files: the EPUB and print edition downloads (by `downloads`' rule), its
+//! cover, and the web reader's static site, served from the blob store to the book's tenant
+//! only — by session cookie (the pages, the reader and its service worker), bearer token
+//! (tools) or HTTP Basic (e-reader apps following the OPDS feed). Anyone else's book is 404, as
+//! if it did not exist.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
