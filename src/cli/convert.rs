@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
 use crate::convert::Options;
-use crate::ebook::metadata::keys::{Given, Named};
+use crate::document::keys::{self, Given, Named};
 use crate::manuscript::Format;
 use crate::pipeline::in_memory::{self, ConvertError};
 use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, PrintOptions, Trim};
@@ -30,11 +30,9 @@ pub struct ConvertArgs {
     /// Cover image (JPEG or PNG); without one, a typographic cover is generated.
     #[arg(long, value_name = "IMAGE")]
     pub cover: Option<PathBuf>,
-    /// Metadata that overrides the manuscript's, e.g. --meta title="My Book" --meta
-    /// author="A. Writer" (keys: title, subtitle, author, language, isbn, identifier,
-    /// publisher, date, description, subject, series, series_number, rights, and
-    /// labels.KEY for one of the words Bindery writes, e.g. --meta labels.contents=Inhalt).
-    #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta)]
+    /// Metadata that overrides the manuscript's (the keys are listed from
+    /// `document::keys`, as the API's form is).
+    #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta, help = meta_help())]
     pub meta: Vec<(String, String)>,
     /// Read the manuscript as this format instead of sniffing it.
     #[arg(long, value_parser = ["markdown", "docx", "text"])]
@@ -72,6 +70,16 @@ fn parse_meta(s: &str) -> Result<(String, String), String> {
         .split_once('=')
         .ok_or_else(|| format!("{s:?} is not KEY=VALUE (example: --meta title=\"My Book\")"))?;
     Ok((k.trim().to_owned(), v.to_owned()))
+}
+
+/// `--meta`'s help: every key with its other spellings, from the one table of them.
+fn meta_help() -> String {
+    format!(
+        "Metadata that overrides the manuscript's, e.g. --meta title=\"My Book\" --meta \
+         author=\"A. Writer\". Keys (other spellings in brackets): {}; and labels.KEY for one \
+         of the words Bindery writes, e.g. --meta labels.contents=Inhalt",
+        keys::field_names_with_aliases()
+    )
 }
 
 /// The `--meta` pairs and the print edition's flags, which are metadata as the upload's fields

@@ -9,6 +9,7 @@
 //! source used; writers turn them into valid, unique XML ids.
 
 pub mod chapters;
+pub mod keys;
 pub mod numbers;
 pub mod positions;
 mod text;

@@ -29,6 +29,7 @@ mod jobs_cli;
 mod languages;
 mod logs_cli;
 mod math;
+mod metadata;
 mod openapi;
 mod outages;
 mod page_list;

@@ -11,7 +11,7 @@
 //! bound; a manuscript's (its front matter, its document properties) is shortened or left out
 //! with a warning, as its other invalid values are.
 
-use super::keys::{Field, Named};
+use crate::document::keys::{Field, Named};
 use crate::labels::{self, Key};
 
 /// Longest title or subtitle, in characters. KDP allows 200 for both together; the longest

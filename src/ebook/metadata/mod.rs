@@ -5,7 +5,6 @@
 //! is always a valid BCP 47 tag (never pandoc's "C"), dates follow W3CDTF.
 
 pub mod bounds;
-pub mod keys;
 
 use std::collections::BTreeMap;
 
@@ -16,11 +15,11 @@ use chrono::Datelike;
 use serde::{Deserialize, Serialize};
 
 use crate::document::Metadata;
+use crate::document::keys::{self, Field, Named};
 use crate::manuscript::InputError;
 use crate::paperback::{Paper, Trim};
 use crate::report::Warning;
 use bounds::Bound;
-use keys::{Field, Named};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BookMetadata {

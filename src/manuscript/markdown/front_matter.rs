@@ -8,6 +8,7 @@ use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::document::Metadata;
+use crate::document::keys::{self, Field, Named, Unknown};
 use crate::manuscript::InputError;
 
 /// Front matter larger than this is not metadata but a mistake (or an attack).
@@ -64,14 +65,29 @@ fn check_events(yaml: &str) -> Result<(), String> {
     }
 }
 
+/// A key of the table every way in reads (`document::keys`, in any case and with `-` for `_`)
+/// means what it means there; pandoc's own names for the same fields (`abstract`, `keywords`,
+/// `belongs-to-collection`…) are read here too, so a pandoc manuscript keeps its metadata.
 fn apply(key: &str, value: &Yaml, m: &mut Metadata) {
+    match Named::parse(key) {
+        Ok(Named::Field(field)) => apply_field(field, value, m),
+        Ok(Named::Label(label)) => {
+            if let Some(text) = scalar(value) {
+                m.labels.insert(label.name().to_owned(), text);
+            }
+        }
+        Err(unknown) => apply_pandoc(key, &unknown, value, m),
+    }
+}
+
+fn apply_field(field: Field, value: &Yaml, m: &mut Metadata) {
     let set = |slot: &mut Option<String>, value: Option<String>| {
         if let Some(v) = value {
             *slot = Some(v);
         }
     };
-    match key {
-        "title" => match value {
+    match field {
+        Field::Title => match value {
             // pandoc's EPUB form: a list of {type: main|subtitle, text: …}.
             Yaml::Array(items) => {
                 for item in items {
@@ -85,19 +101,38 @@ fn apply(key: &str, value: &Yaml, m: &mut Metadata) {
             }
             _ => set(&mut m.title, scalar(value)),
         },
-        "subtitle" => set(&mut m.subtitle, scalar(value)),
-        "blurb" | "back-cover" | "back_cover" => set(&mut m.blurb, scalar(value)),
-        "trim" | "trim-size" | "trim_size" => set(&mut m.trim, scalar(value)),
-        "paper" => set(&mut m.paper, scalar(value)),
-        "bleed" => set(&mut m.bleed, scalar(value)),
-        "print-isbn" | "print_isbn" => set(&mut m.print_isbn, scalar(value)),
-        "author" | "authors" | "creator" => m.authors.extend(names(value)),
-        "lang" | "language" => set(&mut m.language, scalar(value)),
-        "identifier" | "isbn" => set(&mut m.identifier, first(value, "text")),
-        "publisher" => set(&mut m.publisher, scalar(value)),
-        "date" => set(&mut m.date, scalar(value)),
-        "description" | "abstract" | "summary" => set(&mut m.description, scalar(value)),
-        "subject" | "subjects" => m.subjects.extend(list(value)),
+        Field::Subtitle => set(&mut m.subtitle, scalar(value)),
+        Field::Blurb => set(&mut m.blurb, scalar(value)),
+        Field::Trim => set(&mut m.trim, scalar(value)),
+        Field::Paper => set(&mut m.paper, scalar(value)),
+        Field::Bleed => set(&mut m.bleed, scalar(value)),
+        Field::PrintIsbn => set(&mut m.print_isbn, scalar(value)),
+        Field::Authors => m.authors.extend(names(value)),
+        Field::Language => set(&mut m.language, scalar(value)),
+        Field::Identifier => set(&mut m.identifier, first(value, "text")),
+        Field::Publisher => set(&mut m.publisher, scalar(value)),
+        Field::Date => set(&mut m.date, scalar(value)),
+        Field::Description => set(&mut m.description, scalar(value)),
+        // A list, or one string of them separated by `;`, as the form and `--meta` take them.
+        Field::Subjects => m.subjects.extend(
+            list(value)
+                .iter()
+                .flat_map(|s| s.split(';'))
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+        ),
+        Field::Series => set(&mut m.series, first(value, "name")),
+        Field::SeriesNumber => set(&mut m.series_number, scalar(value)),
+        Field::Rights => set(&mut m.rights, scalar(value)),
+    }
+}
+
+/// pandoc's names for fields the table names otherwise, the `labels` map, and a label Bindery
+/// does not write (kept, so that `resolve` names it in a warning).
+fn apply_pandoc(key: &str, unknown: &Unknown, value: &Yaml, m: &mut Metadata) {
+    match key.to_ascii_lowercase().as_str() {
+        "abstract" | "summary" => apply_field(Field::Description, value, m),
         "keywords" | "tags" => m.subjects.extend(
             list(value)
                 .iter()
@@ -106,13 +141,9 @@ fn apply(key: &str, value: &Yaml, m: &mut Metadata) {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned),
         ),
-        "series" | "belongs-to-collection" | "collection" => {
-            set(&mut m.series, first(value, "name"))
-        }
-        "series_number" | "series-number" | "series-index" | "series_index" | "group-position" => {
-            set(&mut m.series_number, scalar(value))
-        }
-        "rights" | "copyright" | "license" => set(&mut m.rights, scalar(value)),
+        "belongs-to-collection" | "collection" => apply_field(Field::Series, value, m),
+        "group-position" => apply_field(Field::SeriesNumber, value, m),
+        "copyright" | "license" => apply_field(Field::Rights, value, m),
         "labels" => {
             if let Yaml::Hash(map) = value {
                 for (name, text) in map {
@@ -122,11 +153,14 @@ fn apply(key: &str, value: &Yaml, m: &mut Metadata) {
                 }
             }
         }
-        key => {
-            if let (Some(name), Some(text)) = (key.strip_prefix("labels."), scalar(value)) {
-                m.labels.insert(name.to_ascii_lowercase(), text);
+        _ if unknown.label => {
+            if let (Some(name), Some(text)) =
+                (unknown.key.strip_prefix(keys::LABEL_PREFIX), scalar(value))
+            {
+                m.labels.insert(name.to_owned(), text);
             }
         }
+        _ => {}
     }
 }
 

@@ -16,10 +16,12 @@ use futures_util::{Stream, StreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, WriteMultipart};
 use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
 use crate::books::{BookId, keys};
+use crate::document::keys::{self as metadata_keys, Given, Named};
 use crate::ebook::metadata::bounds;
-use crate::ebook::metadata::keys::{self as metadata_keys, Given, Named};
 use crate::manuscript::Format;
 use crate::storage::BlobStore;
 use crate::web::error::ApiError;
@@ -34,9 +36,6 @@ const CHUNK_BYTES: usize = 2 * 1024 * 1024;
 /// The form's fields that are not metadata.
 const OWN_FIELDS: &[&str] = &["manuscript", "cover", "format", "callback_url"];
 
-// The form `read` takes, as the OpenAPI document describes it (never built: `read` parses the
-// stream itself). A field `read` learns to take needs its property here too; the unit test
-// below keeps the metadata keys in step with `metadata::keys::FIELDS`.
 /// An upload: the manuscript, an optional cover, and metadata fields, which override what
 /// the manuscript says. Besides the fields below, `labels.KEY` (`labels.contents`,
 /// `labels.notes`…) replaces one of the words Bindery writes into the book in its language: at
@@ -45,9 +44,15 @@ const OWN_FIELDS: &[&str] = &["manuscript", "cover", "format", "callback_url"];
 /// spellings (`author` and `authors` together are a `duplicate_field`). An unknown field, an
 /// unknown label or a value over its bound is refused as it arrives, before the rest of the
 /// body is read.
+pub struct UploadForm;
+
+/// The form's own fields, as the OpenAPI document describes them (never built: `read` parses
+/// the stream itself); [`UploadForm`] adds the metadata fields from `document::keys::FIELDS`.
+/// A field `read` learns to take needs its property here too: the unit test below holds the
+/// two to one list.
 #[derive(ToSchema)]
 #[allow(dead_code)]
-pub struct UploadForm {
+struct OwnFields {
     /// The manuscript: Markdown, DOCX or plain text (in any common encoding). Its format is
     /// read from its content, and it must be what its file name says: one that is not (a
     /// `.docx` that is plain text) is read as what it is with a `format_mismatch` warning in
@@ -74,84 +79,62 @@ pub struct UploadForm {
         example = "https://publisher.example/hooks/bindery"
     )]
     callback_url: String,
-    /// The title, at most 500 characters.
-    #[schema(required = false, max_length = 500)]
-    title: String,
-    #[schema(required = false, max_length = 500)]
-    subtitle: String,
-    /// One or more authors, separated by `;`: at most 50, each at most 200 characters.
-    #[schema(required = false)]
-    author: String,
-    /// The same as `author`.
-    #[schema(required = false)]
-    authors: String,
-    /// The same as `author`.
-    #[schema(required = false)]
-    creator: String,
-    /// A BCP 47 language tag (`en`, `fr-CA`). Absent, the manuscript's language is kept, or
-    /// the service's `DEFAULT_LANGUAGE` (`en`) when it names none. At most 64 characters.
-    #[schema(required = false, max_length = 64)]
-    language: String,
-    /// The same as `language`.
-    #[schema(required = false)]
-    lang: String,
-    /// The book's unique identifier (a URN or an ISBN); derived from the manuscript if absent.
-    #[schema(required = false)]
-    identifier: String,
-    /// An ISBN-10 or ISBN-13 with a valid check digit.
-    #[schema(required = false)]
-    isbn: String,
-    #[schema(required = false, max_length = 200)]
-    publisher: String,
-    /// Publication date, W3CDTF: `2024`, `2024-05` or `2024-05-01`.
-    #[schema(required = false)]
-    date: String,
-    #[schema(required = false, max_length = 10000)]
-    description: String,
-    /// One or more subjects, separated by `;`: at most 50, each at most 200 characters.
-    #[schema(required = false)]
-    subject: String,
-    /// The same as `subject`.
-    #[schema(required = false)]
-    subjects: String,
-    #[schema(required = false, max_length = 200)]
-    series: String,
-    /// The book's number in its series.
-    #[schema(required = false)]
-    series_number: String,
-    /// The same as `series_number`.
-    #[schema(required = false)]
-    series_index: String,
-    /// A rights or copyright statement.
-    #[schema(required = false, max_length = 2000)]
-    rights: String,
-    /// The back cover's text, for the print edition's cover (else the description). What does
-    /// not fit on the back cover is left off, with a warning that says how much did.
-    #[schema(required = false, max_length = 10000)]
-    blurb: String,
-    /// The same as `blurb`.
-    #[schema(required = false)]
-    back_cover: String,
-    /// The print edition's trim size: `5x8`, `5.25x8`, `5.5x8.5`, `6x9` (the default), `a5` or
-    /// `royal`.
-    #[schema(required = false, example = "6x9")]
-    trim: String,
-    /// The same as `trim`.
-    #[schema(required = false)]
-    trim_size: String,
-    /// The print edition's paper, which sets the spine's width: `white` (the default) or
-    /// `cream`.
-    #[schema(required = false, example = "cream")]
-    paper: String,
-    /// `yes` for 0.125 in of bleed beyond the trim on the print edition's outside edges.
-    #[schema(required = false, example = "no")]
-    bleed: String,
-    /// The print edition's own ISBN (a paperback's is not the ebook's).
-    #[schema(required = false)]
-    print_isbn: String,
-    /// The same as `print_isbn`.
-    #[schema(required = false)]
-    paperback_isbn: String,
+}
+
+impl utoipa::PartialSchema for UploadForm {
+    fn schema() -> RefOr<Schema> {
+        let RefOr::T(Schema::Object(mut form)) = OwnFields::schema() else {
+            unreachable!("a derived struct's schema is an object")
+        };
+        form.description = Some(
+            "An upload: the manuscript, an optional cover, and metadata fields, which override \
+             what the manuscript says. Besides the fields below, `labels.KEY` (`labels.contents`, \
+             `labels.notes`…) replaces one of the words Bindery writes into the book in its \
+             language: at most 200 characters, each of its placeholders (`{title}`) used at most \
+             twice. Names are read in any letter case and with `-` for `_`; each field may be \
+             sent once, under any of its spellings (`author` and `authors` together are a \
+             `duplicate_field`). An unknown field, an unknown label or a value over its bound is \
+             refused as it arrives, before the rest of the body is read."
+                .to_owned(),
+        );
+        for declared in metadata_keys::FIELDS {
+            form.properties
+                .insert(declared.name.to_owned(), metadata_property(declared).into());
+            for alias in declared.aliases {
+                let same = ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some(format!("The same as `{}`.", declared.name)));
+                form.properties.insert((*alias).to_owned(), same.into());
+            }
+        }
+        RefOr::T(Schema::Object(form))
+    }
+}
+
+impl ToSchema for UploadForm {}
+
+/// A metadata field's property: what the key table says of it, and its bound.
+fn metadata_property(declared: &metadata_keys::Declared) -> ObjectBuilder {
+    let (help, max_length) = match bounds::Bound::of(declared.field) {
+        bounds::Bound::Text(max) => (
+            format!("{} At most {max} characters.", declared.help),
+            Some(max),
+        ),
+        bounds::Bound::Names => (
+            format!(
+                "{} At most {} of them, each at most {} characters.",
+                declared.help,
+                bounds::MAX_NAMES,
+                bounds::MAX_NAME_CHARS
+            ),
+            None,
+        ),
+    };
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(help))
+        .max_length(max_length)
+        .examples(declared.example)
 }
 
 /// What the form carried, with the files already stored under the book's keys.

@@ -31,7 +31,8 @@ pub enum Field {
     PrintIsbn,
 }
 
-/// A field's key and the other spellings it takes.
+/// A field's key, the other spellings it takes, and what it is, in the words the API's
+/// description and `bindery convert --help` give it (its bound is `bounds::Bound::of`).
 #[derive(Debug, Clone, Copy)]
 pub struct Declared {
     pub field: Field,
@@ -39,36 +40,137 @@ pub struct Declared {
     pub name: &'static str,
     /// Other keys for the same field (`authors`, `creator`).
     pub aliases: &'static [&'static str],
+    /// What a value is, for a person: a sentence or two.
+    pub help: &'static str,
+    /// A value, for the API's description.
+    pub example: Option<&'static str>,
 }
 
-const fn key(field: Field, name: &'static str, aliases: &'static [&'static str]) -> Declared {
+const fn key(
+    field: Field,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    help: &'static str,
+) -> Declared {
     Declared {
         field,
         name,
         aliases,
+        help,
+        example: None,
+    }
+}
+
+impl Declared {
+    const fn example(self, example: &'static str) -> Declared {
+        Declared {
+            example: Some(example),
+            ..self
+        }
     }
 }
 
 /// Every field, in the order the help and the errors list them.
 pub const FIELDS: &[Declared] = &[
-    key(Field::Title, "title", &[]),
-    key(Field::Subtitle, "subtitle", &[]),
-    key(Field::Authors, "author", &["authors", "creator"]),
-    key(Field::Language, "language", &["lang"]),
+    key(Field::Title, "title", &[], "The title."),
+    key(Field::Subtitle, "subtitle", &[], "The subtitle."),
+    key(
+        Field::Authors,
+        "author",
+        &["authors", "creator"],
+        "One or more authors, separated by `;`.",
+    ),
+    key(
+        Field::Language,
+        "language",
+        &["lang"],
+        "A BCP 47 language tag (`en`, `fr-CA`). Absent, the manuscript's language is kept, or \
+         the service's `DEFAULT_LANGUAGE` (`en`) when it names none.",
+    )
+    .example("en"),
     // An ISBN is how most books are identified, so it is the same field.
-    key(Field::Identifier, "identifier", &["isbn"]),
-    key(Field::Publisher, "publisher", &[]),
-    key(Field::Date, "date", &[]),
-    key(Field::Description, "description", &[]),
-    key(Field::Subjects, "subject", &["subjects"]),
-    key(Field::Series, "series", &[]),
-    key(Field::SeriesNumber, "series_number", &["series_index"]),
-    key(Field::Rights, "rights", &[]),
-    key(Field::Blurb, "blurb", &["back_cover"]),
-    key(Field::Trim, "trim", &["trim_size"]),
-    key(Field::Paper, "paper", &[]),
-    key(Field::Bleed, "bleed", &[]),
-    key(Field::PrintIsbn, "print_isbn", &["paperback_isbn"]),
+    key(
+        Field::Identifier,
+        "identifier",
+        &["isbn"],
+        "The book's unique identifier: an ISBN-10 or ISBN-13 with a valid check digit, or a \
+         URN. Absent, it is derived from the manuscript.",
+    ),
+    key(Field::Publisher, "publisher", &[], "The publisher."),
+    key(
+        Field::Date,
+        "date",
+        &[],
+        "The publication date, W3CDTF: `2024`, `2024-05` or `2024-05-01`.",
+    )
+    .example("2024-05-01"),
+    key(
+        Field::Description,
+        "description",
+        &[],
+        "What the book is about, for catalogs and stores.",
+    ),
+    key(
+        Field::Subjects,
+        "subject",
+        &["subjects"],
+        "One or more subjects, separated by `;`.",
+    ),
+    key(
+        Field::Series,
+        "series",
+        &[],
+        "The series the book belongs to.",
+    ),
+    key(
+        Field::SeriesNumber,
+        "series_number",
+        &["series_index"],
+        "The book's number in its series.",
+    )
+    .example("2"),
+    key(
+        Field::Rights,
+        "rights",
+        &[],
+        "A rights or copyright statement.",
+    ),
+    key(
+        Field::Blurb,
+        "blurb",
+        &["back_cover"],
+        "The back cover's text, for the print edition's cover (else the description). What \
+         does not fit on the back cover is left off, with a warning that says how much did.",
+    ),
+    key(
+        Field::Trim,
+        "trim",
+        &["trim_size"],
+        "The print edition's trim size: `5x8`, `5.25x8`, `5.5x8.5`, `6x9` (the default), `a5` \
+         or `royal`.",
+    )
+    .example("6x9"),
+    key(
+        Field::Paper,
+        "paper",
+        &[],
+        "The print edition's paper, which sets the spine's width: `white` (the default) or \
+         `cream`.",
+    )
+    .example("cream"),
+    key(
+        Field::Bleed,
+        "bleed",
+        &[],
+        "`yes` for 0.125 in of bleed beyond the trim on the print edition's outside edges.",
+    )
+    .example("no"),
+    key(
+        Field::PrintIsbn,
+        "print_isbn",
+        &["paperback_isbn"],
+        "The print edition's own ISBN (a paperback's is not the ebook's).",
+    ),
 ];
 
 /// What labels are given under: `labels.contents`.
@@ -157,6 +259,18 @@ impl Named {
             Named::Label(label) => format!("{LABEL_PREFIX}{}", label.name()),
         }
     }
+}
+
+/// Every key with its other spellings, for a help text: `title, author (authors, creator), …`.
+pub fn field_names_with_aliases() -> String {
+    FIELDS
+        .iter()
+        .map(|d| match d.aliases {
+            [] => d.name.to_owned(),
+            aliases => format!("{} ({})", d.name, aliases.join(", ")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Every field's keys, aliases included, for a message that lists them.
