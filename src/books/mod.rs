@@ -16,6 +16,7 @@ mod id;
 pub mod jobs;
 pub mod keys;
 pub mod log;
+mod new;
 mod table;
 pub mod view;
 
@@ -30,6 +31,7 @@ use crate::webhooks::CallbackUrl;
 
 pub use id::{BookId, Tenant};
 pub use jobs::{RefreshCatalog, RemoveFiles, refresh_catalog};
+pub use new::{Described, Refused};
 pub use table::{
     BookRow, BookStatus, Published, ReadyBook, StoredOptions, existing, get, list, names, ready,
     stamps, tenants,

@@ -10,13 +10,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::upload::{self, Upload, UploadForm};
 use crate::books::{
-    self, BookId, BookRow, BookStatus, BookView, NewBook, RetryError, Submitted, Tenant, keys,
+    self, BookId, BookRow, BookStatus, BookView, Described, NewBook, Refused, RetryError,
+    Submitted, Tenant, keys,
 };
-use crate::convert::Options;
-use crate::document::Metadata;
-use crate::ebook::metadata::{self, MetadataInputs};
 use crate::jobs::WaitTarget;
-use crate::manuscript::InputError;
 use crate::pipeline::steps;
 use crate::web::book_events;
 use crate::web::book_view::{own_book, view};
@@ -28,7 +25,6 @@ use crate::web::error_responses::{
 };
 use crate::web::query::Query;
 use crate::web::{AppState, Stopping};
-use crate::webhooks::CallbackUrl;
 
 const PAGE_DEFAULT: i64 = 50;
 const PAGE_MAX: i64 = 200;
@@ -199,32 +195,22 @@ async fn start(
         format,
         callback_url,
     } = upload;
-    let checked = check_metadata(&metadata).and_then(|()| {
-        callback_url
-            .as_deref()
-            .map(|url| parse_callback_url(state, url))
-            .transpose()
-    });
-    let callback_url = match checked {
-        Ok(url) => url,
-        Err(e) => {
-            discard_uploads(state, &id).await;
-            return Err(e);
-        }
-    };
-    let book = NewBook {
+    let described = Described {
         id: id.clone(),
         tenant,
         file_name,
-        options: Options {
-            metadata,
-            file_name: None,
-            format,
-            modified: None,
-        },
         cover_name,
-        idempotency_key,
+        metadata,
+        format,
         callback_url,
+        idempotency_key,
+    };
+    let book = match NewBook::parse(described, state.config.webhook_allow_private) {
+        Ok(book) => book,
+        Err(refused) => {
+            discard_uploads(state, &id).await;
+            return Err(refusal(refused));
+        }
     };
     match books::submit(&state.db, &state.queue, &book, steps::first_step(&id)).await {
         Ok(Submitted::Created(id)) => Ok(id),
@@ -684,38 +670,21 @@ fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     Ok(Some(key.to_owned()))
 }
 
-fn parse_callback_url(state: &AppState, url: &str) -> Result<CallbackUrl, ApiError> {
-    CallbackUrl::parse(url, state.config.webhook_allow_private).map_err(|e| {
-        ApiError::bad_request("invalid_callback_url", e.to_string()).field("callback_url")
-    })
-}
-
-/// User-supplied metadata is checked before the book exists, so a bad value is a 422 naming
-/// the field rather than a failed book.
-fn check_metadata(values: &std::collections::BTreeMap<String, String>) -> Result<(), ApiError> {
-    let inputs = MetadataInputs {
-        overrides: values.clone(),
-        ..MetadataInputs::default()
-    };
-    match metadata::resolve(&Metadata::default(), &inputs, &mut Vec::new()) {
-        Ok(_) => Ok(()),
-        Err(e @ InputError::Metadata { .. }) => {
-            let field = match &e {
-                InputError::Metadata { key, .. } => key.clone(),
-                _ => String::new(),
-            };
-            Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_metadata",
-                e.to_string(),
-            )
-            .field(field))
-        }
-        Err(e) => Err(ApiError::new(
+/// Why an upload is not a book, as the API answers it.
+fn refusal(refused: Refused) -> ApiError {
+    match refused {
+        Refused::Metadata { field, message } => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            e.code(),
-            e.to_string(),
-        )),
+            "invalid_metadata",
+            message,
+        )
+        .field(field),
+        Refused::Input { code, message } => {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+        }
+        Refused::CallbackUrl(message) => {
+            ApiError::bad_request("invalid_callback_url", message).field("callback_url")
+        }
     }
 }
 

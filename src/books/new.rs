@@ -1,0 +1,94 @@
+//! A new book as an upload describes it, parsed before anything of it is kept: what the person
+//! gave (the metadata, where its webhooks go) is checked here, so that a value that cannot work
+//! is refused naming its field, rather than becoming a book that fails.
+
+use std::collections::BTreeMap;
+
+use super::{BookId, NewBook, Tenant};
+use crate::convert::Options;
+use crate::document::Metadata;
+use crate::ebook::metadata::{self, MetadataInputs};
+use crate::manuscript::{Format, InputError};
+use crate::webhooks::CallbackUrl;
+
+/// What an upload said of its book, its files already stored under `id`.
+#[derive(Debug, Clone)]
+pub struct Described {
+    pub id: BookId,
+    pub tenant: Tenant,
+    pub file_name: String,
+    pub cover_name: Option<String>,
+    /// The metadata fields, each under its key's name.
+    pub metadata: BTreeMap<String, String>,
+    pub format: Option<Format>,
+    /// As sent.
+    pub callback_url: Option<String>,
+    pub idempotency_key: Option<String>,
+}
+
+/// Why an upload cannot be a book.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// A metadata value that cannot work (`field`, and why, in words for the person).
+    Metadata { field: String, message: String },
+    /// Something else the metadata's reading refused (`code` is the API's).
+    Input { code: &'static str, message: String },
+    /// The callback URL: why, in words for the person.
+    CallbackUrl(String),
+}
+
+impl NewBook {
+    /// The book `described` is, or why it cannot be one. `allow_private`: whether a callback
+    /// URL may be a private address (`WEBHOOK_ALLOW_PRIVATE`).
+    pub fn parse(described: Described, allow_private: bool) -> Result<NewBook, Refused> {
+        check_metadata(&described.metadata)?;
+        let callback_url = described
+            .callback_url
+            .as_deref()
+            .map(|url| {
+                CallbackUrl::parse(url, allow_private)
+                    .map_err(|e| Refused::CallbackUrl(e.to_string()))
+            })
+            .transpose()?;
+        Ok(NewBook {
+            id: described.id,
+            tenant: described.tenant,
+            file_name: described.file_name,
+            options: Options {
+                metadata: described.metadata,
+                file_name: None,
+                format: described.format,
+                modified: None,
+            },
+            cover_name: described.cover_name,
+            idempotency_key: described.idempotency_key,
+            callback_url,
+        })
+    }
+}
+
+/// The person's metadata, resolved as it would be against a manuscript that says nothing: the
+/// same rules, and the same words, as when the book is made.
+fn check_metadata(values: &BTreeMap<String, String>) -> Result<(), Refused> {
+    let inputs = MetadataInputs {
+        overrides: values.clone(),
+        ..MetadataInputs::default()
+    };
+    match metadata::resolve(&Metadata::default(), &inputs, &mut Vec::new()) {
+        Ok(_) => Ok(()),
+        Err(e @ InputError::Metadata { .. }) => {
+            let field = match &e {
+                InputError::Metadata { key, .. } => key.clone(),
+                _ => String::new(),
+            };
+            Err(Refused::Metadata {
+                field,
+                message: e.to_string(),
+            })
+        }
+        Err(e) => Err(Refused::Input {
+            code: e.code(),
+            message: e.to_string(),
+        }),
+    }
+}
