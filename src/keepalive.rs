@@ -39,7 +39,7 @@ pub fn spawn(base: Option<Url>, interval: Duration) -> Option<JoinHandle<()>> {
 async fn ping(client: &reqwest::Client, target: &str, shown: &str) {
     let started = Instant::now();
     let result = client.get(target).send().await;
-    let duration_ms = crate::telemetry::millis(started.elapsed());
+    let duration_ms = crate::logging::millis(started.elapsed());
     match result {
         Ok(response) if response.status().is_success() => {
             crate::metrics::KEEPALIVE.with_label_values(&["ok"]).inc();

@@ -78,8 +78,9 @@ pub mod jobs;
 pub mod keepalive;
 pub mod labels;
 pub mod language;
+pub mod log_files;
 pub mod logbook;
-pub mod logs;
+pub mod logging;
 pub mod manuscript;
 pub mod math;
 pub mod metrics;
@@ -92,7 +93,6 @@ pub mod sessions;
 pub mod signals;
 pub mod storage;
 pub mod supervisor;
-pub mod telemetry;
 #[cfg(test)]
 mod test_support;
 pub mod tokens;

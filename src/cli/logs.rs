@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::config::{Config, DatabaseUrl};
+use crate::log_files::text::escape;
+use crate::log_files::{LogLine, Tail};
 use crate::logbook::{self, Filter, Follow};
-use crate::logs::text::escape;
-use crate::logs::{LogLine, Tail};
+use crate::logging::Role;
 use crate::storage::Database;
-use crate::telemetry::Role;
 
 /// How often `--follow` looks for new lines in files, and in a database that cannot wake it.
 const POLL: Duration = Duration::from_millis(250);

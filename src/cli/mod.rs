@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand};
 use nix::unistd::Pid;
 
 use crate::config::{Config, ConfigError, VARIABLES};
-use crate::telemetry::{self, Role};
+use crate::logging::{self, Role};
 use crate::worker::{self, WorkerOptions};
 
 /// Exit code for configuration errors (and clap's usage errors), so scripts can tell "fix your
@@ -205,7 +205,7 @@ pub fn main() -> ExitCode {
         | Command::PrintBook
         | Command::PackageBook => Role::Cli,
     };
-    let guard = match telemetry::init(role, &config) {
+    let guard = match logging::init(role, &config) {
         Ok(guard) => guard,
         Err(e) => {
             eprintln!("bindery: could not start logging: {e:#}");

@@ -12,10 +12,10 @@ use super::state::JobState;
 use super::wake::{self, CHANNEL_DONE, CHANNEL_JOBS};
 use super::workflow::{Successors, insert_successors, release_joins};
 use super::{Outcome, backoff};
+use crate::logging;
 use crate::storage::fault::{self, Fault};
 use crate::storage::sql::Dialect;
 use crate::storage::{Database, KeptConnection, Tx};
-use crate::telemetry;
 
 /// How long a job that found storage full or out of reach waits before it may be claimed again
 /// (with the usual jitter).
@@ -108,7 +108,7 @@ pub(crate) fn to_finish(
     took: Duration,
     retry_base: Duration,
 ) -> Finish {
-    let duration_ms = telemetry::millis(took);
+    let duration_ms = logging::millis(took);
     match outcome {
         Ok(Outcome::Complete(result)) => {
             tracing::debug!(duration_ms, "job completed");

@@ -165,7 +165,7 @@ impl Line {
     }
 
     /// One line of text, as `bindery logs` prints it: time, process, level, message, fields,
-    /// with every control character escaped (`logs::text::escape`).
+    /// with every control character escaped (`log_files::text::escape`).
     pub fn text(&self) -> String {
         use std::fmt::Write;
         let time = self.timestamp();
@@ -191,7 +191,7 @@ impl Line {
                 other => write!(out, " {key}={other}"),
             };
         }
-        crate::logs::text::escape(&out).into_owned()
+        crate::log_files::text::escape(&out).into_owned()
     }
 }
 
@@ -256,7 +256,10 @@ mod tests {
             tenant: None,
         };
         let text = line.text();
-        assert!(!text.chars().any(crate::logs::text::is_unsafe), "{text:?}");
+        assert!(
+            !text.chars().any(crate::log_files::text::is_unsafe),
+            "{text:?}"
+        );
         assert!(
             text.contains("\\u001b[2Kweb[1] ERROR forged\\u000aline"),
             "{text}"

@@ -28,7 +28,7 @@ pub async fn log_request(
         .scope(next.call(req))
         .instrument(span.clone())
         .await;
-    let duration_ms = crate::telemetry::millis(started.elapsed());
+    let duration_ms = crate::logging::millis(started.elapsed());
     // Known only once the router has run.
     let route = match &result {
         Ok(response) => response.request().match_pattern(),

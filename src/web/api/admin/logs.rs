@@ -12,10 +12,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::IntoParams;
 
+use crate::log_files::{LogLine, Tail};
 use crate::logbook::{self, Filter};
-use crate::logs::{LogLine, Tail};
+use crate::logging::Role;
 use crate::storage::Database;
-use crate::telemetry::Role;
 use crate::web::caller::Admin;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{BadRequest, NotAdmin, Unauthorized};

@@ -1,6 +1,6 @@
 //! Logging for both processes: one stream on stdout (which the worker child inherits, so the
 //! platform sees web and worker together), daily files per role in `LOG_DIR` capped by size
-//! (`logs::appender`; none when `LOG_DIR` is off), and the
+//! (`log_files::appender`; none when `LOG_DIR` is off), and the
 //! database (`logbook`), where every process on every machine meets.
 //! One-shot commands log to stderr only, keeping stdout for what they print.
 //!
@@ -75,7 +75,7 @@ pub fn init(role: Role, config: &Config) -> anyhow::Result<TelemetryGuard> {
     let file_layer = match (&config.log_dir, role) {
         (None, _) | (_, Role::Cli) => None,
         (Some(dir), _) => {
-            let appender = crate::logs::appender::Appender::new(
+            let appender = crate::log_files::appender::Appender::new(
                 dir.clone(),
                 role.as_str(),
                 config.log_max_file_size,

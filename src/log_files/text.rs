@@ -3,7 +3,7 @@
 //! client's header. A control character in it could erase the line on a terminal, print a
 //! forged one, retitle the window, or turn the rest of the line around (bidirectional
 //! overrides). `escape` is the one rule, applied where values are formatted: the text layers
-//! (`telemetry::text`), the database's lines (`logbook::Line::text`) and `bindery logs`.
+//! (`logging::text`), the database's lines (`logbook::Line::text`) and `bindery logs`.
 //!
 //! JSON lines need none of this: JSON escapes what it must, and readers parse it.
 

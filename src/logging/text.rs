@@ -1,6 +1,6 @@
 //! Text log lines that a terminal shows as they are: every value a text line carries (an
 //! event's message, its fields, its spans' fields) is escaped where it is formatted, here
-//! (`logs::text::escape` says why and what), so no field can carry a raw control into stdout
+//! (`log_files::text::escape` says why and what), so no field can carry a raw control into stdout
 //! or the log files.
 
 use std::fmt;
@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 
 use tracing::field::{Field, Visit};
 
-use crate::logs::text::escape;
+use crate::log_files::text::escape;
 use tracing_subscriber::field::RecordFields;
 use tracing_subscriber::fmt::FormatFields;
 use tracing_subscriber::fmt::format::Writer;
@@ -95,7 +95,7 @@ impl Visit for Visitor<'_> {
 mod tests {
     use tracing_subscriber::layer::SubscriberExt;
 
-    use crate::logs::text::is_unsafe;
+    use crate::log_files::text::is_unsafe;
 
     use super::*;
 
