@@ -246,14 +246,22 @@ async fn watch_heartbeat(
     };
     let worker_pid = u32::try_from(worker_pid).unwrap_or(0);
     let mut answering_since = Instant::now();
-    let mut tick = tokio::time::interval(heartbeat::interval_for(stall_timeout, lease));
+    let look = heartbeat::interval_for(stall_timeout, lease);
+    let mut tick = tokio::time::interval(look);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut unreadable = false;
     loop {
         tick.tick().await;
         let read = async {
             if !db.write_locked_by(worker_pid) {
-                db.probe_write().await?;
+                // A look takes at most a tick: a probe that began just before the worker was
+                // stopped holding the lock would wait out SQLite's busy timeout (10 s) and then
+                // count as an outage, putting off the judgment of the worker it waited for.
+                match tokio::time::timeout(look, db.probe_write()).await {
+                    Ok(probed) => probed?,
+                    Err(_) if db.write_locked_by(worker_pid) => {}
+                    Err(_) => anyhow::bail!("the database took no write within {look:?}"),
+                }
             }
             anyhow::Ok(workers::fetch_worker(db, worker_id).await?)
         }
