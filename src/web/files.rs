@@ -110,7 +110,8 @@ async fn store_cover(
 }
 
 /// `file` of the caller's book `id`, as [`downloads`] rules for the API too; a browser reads
-/// why there is none as a line of text.
+/// why there is none as a line of text. Storage that failed is answered as the API answers it
+/// (its status, `Retry-After` and the request id of the operator's log line).
 async fn download(
     req: &HttpRequest,
     state: &AppState,
