@@ -74,21 +74,17 @@ fn check_metadata(values: &BTreeMap<String, String>) -> Result<(), Refused> {
         overrides: values.clone(),
         ..MetadataInputs::default()
     };
-    match metadata::resolve(&Metadata::default(), &inputs, &mut Vec::new()) {
-        Ok(_) => Ok(()),
-        Err(e @ InputError::Metadata { .. }) => {
-            let field = match &e {
-                InputError::Metadata { key, .. } => key.clone(),
-                _ => String::new(),
-            };
-            Err(Refused::Metadata {
-                field,
-                message: e.to_string(),
-            })
-        }
-        Err(e) => Err(Refused::Input {
+    let Err(e) = metadata::resolve(&Metadata::default(), &inputs, &mut Vec::new()) else {
+        return Ok(());
+    };
+    Err(match &e {
+        InputError::Metadata { key, .. } => Refused::Metadata {
+            field: key.clone(),
+            message: e.to_string(),
+        },
+        _ => Refused::Input {
             code: e.code(),
             message: e.to_string(),
-        }),
-    }
+        },
+    })
 }

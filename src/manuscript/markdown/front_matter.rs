@@ -114,14 +114,7 @@ fn apply_field(field: Field, value: &Yaml, m: &mut Metadata) {
         Field::Date => set(&mut m.date, scalar(value)),
         Field::Description => set(&mut m.description, scalar(value)),
         // A list, or one string of them separated by `;`, as the form and `--meta` take them.
-        Field::Subjects => m.subjects.extend(
-            list(value)
-                .iter()
-                .flat_map(|s| s.split(';'))
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-        ),
+        Field::Subjects => m.subjects.extend(split_list(value, ';')),
         Field::Series => set(&mut m.series, first(value, "name")),
         Field::SeriesNumber => set(&mut m.series_number, scalar(value)),
         Field::Rights => set(&mut m.rights, scalar(value)),
@@ -133,14 +126,7 @@ fn apply_field(field: Field, value: &Yaml, m: &mut Metadata) {
 fn apply_pandoc(key: &str, unknown: &Unknown, value: &Yaml, m: &mut Metadata) {
     match key.to_ascii_lowercase().as_str() {
         "abstract" | "summary" => apply_field(Field::Description, value, m),
-        "keywords" | "tags" => m.subjects.extend(
-            list(value)
-                .iter()
-                .flat_map(|s| s.split(','))
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-        ),
+        "keywords" | "tags" => m.subjects.extend(split_list(value, ',')),
         "belongs-to-collection" | "collection" => apply_field(Field::Series, value, m),
         "group-position" => apply_field(Field::SeriesNumber, value, m),
         "copyright" | "license" => apply_field(Field::Rights, value, m),
@@ -188,6 +174,17 @@ fn list(value: &Yaml) -> Vec<String> {
         Yaml::Array(items) => items.iter().filter_map(|i| first(i, "text")).collect(),
         _ => scalar(value).into_iter().collect(),
     }
+}
+
+/// A list's items, each also split at `separator`, trimmed, the empty ones left out.
+fn split_list(value: &Yaml, separator: char) -> Vec<String> {
+    list(value)
+        .iter()
+        .flat_map(|s| s.split(separator))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Authors: `Name`, `[A, B]`, `[{name: A}, …]`, `{name: A}`, or `A and B; C`.
