@@ -25,6 +25,14 @@ use pages::Site;
 const READER_CSS: &str = include_str!("reader/reader.css");
 const READER_JS: &str = include_str!("reader/reader.js");
 
+/// The Content-Security-Policy the site is written for, which the server sends with every
+/// file of it: strict enough that a script smuggled into a manuscript cannot run. Forms may
+/// go to the site itself (the "go to page" field asks `pages.html?page=N`) and nowhere else.
+/// The browser tests serve their sites with this same value.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; \
+     frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
 /// Where the reader links outside its site: the book's page in the app and its EPUB
 /// download, on the contents page. A site made by `bindery convert` stands alone, with none.
 #[derive(Debug, Clone, Default)]

@@ -15,12 +15,6 @@ use super::error::ApiError;
 use super::fault::Fault;
 use crate::books::{self, BookId, keys};
 
-/// Strict enough that a script smuggled into a manuscript cannot run in the reader: the
-/// reader's own script and styles are files of the site, never inline.
-const READER_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
-                          img-src 'self' data:; manifest-src 'self'; worker-src 'self'; \
-                          frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(epub)
         .service(pdf)
@@ -170,7 +164,10 @@ async fn reader_file(
     Answer::new(&req, conditional::etag(&bytes))
         // Revalidate every time: the service worker is what makes the reader fast and offline.
         .header((header::CACHE_CONTROL, "private, no-cache"))
-        .header((header::CONTENT_SECURITY_POLICY, READER_CSP))
+        .header((
+            header::CONTENT_SECURITY_POLICY,
+            crate::ebook::reader::CONTENT_SECURITY_POLICY,
+        ))
         .header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .header((header::REFERRER_POLICY, "no-referrer"))
         .body(content_type(&file), bytes)

@@ -1,8 +1,9 @@
-"""Serves a directory on the loopback like `python3 -m http.server`, adding the
-Content-Security-Policy that Bindery sends with the reader, so that a page needing inline
-script or style shows up as a console error in the browser test.
+"""Serves a directory on the loopback like `python3 -m http.server`, with the
+Content-Security-Policy given, so that a page the policy blocks (inline script or style, a form
+it does not allow) shows up as a console error in the browser test. The tests pass the policy
+the server sends with a reader (`ebook::reader::CONTENT_SECURITY_POLICY`): no copy is kept here.
 
-    python3 serve.py PORT DIRECTORY
+    python3 serve.py PORT DIRECTORY POLICY
 
 PORT 0 takes a free port; the port served is the first line on stdout, once it listens.
 """
@@ -11,12 +12,12 @@ import functools
 import http.server
 import sys
 
-CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:"
-
 
 class Handler(http.server.SimpleHTTPRequestHandler):
+    policy = ""
+
     def end_headers(self):
-        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("Content-Security-Policy", self.policy)
         super().end_headers()
 
     def log_message(self, *args):
@@ -24,8 +25,10 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
 
 def main():
-    port, directory = int(sys.argv[1]), sys.argv[2]
-    handler = functools.partial(Handler, directory=directory)
+    if len(sys.argv) != 4:
+        sys.exit("usage: serve.py PORT DIRECTORY POLICY")
+    port, directory, policy = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    handler = functools.partial(type("Policed", (Handler,), {"policy": policy}), directory=directory)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     print(server.server_address[1], flush=True)
     server.serve_forever()

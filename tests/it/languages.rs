@@ -413,7 +413,8 @@ fn the_readers_run_the_books_way_and_pass_axe_in_chromium() {
         ("zh", "zh-Hans", "ltr"),
     ] {
         let book = convert_with_reader(name, dir.path(), &[]);
-        let (_server, url) = crate::math::serve_reader(&book.site);
+        let served = common::reader_site::serve(&book.site);
+        let url = served.url("index.html");
         let expected = serde_json::json!({
             "name": name,
             "continue": Labels::new(tag, &none).get(Key::ContinueReading),

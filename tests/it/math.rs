@@ -293,7 +293,8 @@ fn the_readers_chapters_lay_out_every_equation_and_pass_axe() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let (_server, url) = serve_reader(&site);
+    let served = common::reader_site::serve(&site);
+    let url = served.url("index.html");
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/math");
     std::fs::create_dir_all(&shots).expect("screenshot dir");
     common::browser_passes(
@@ -302,40 +303,4 @@ fn the_readers_chapters_lay_out_every_equation_and_pass_axe() {
             .arg(&shots),
         "the equations",
     );
-}
-
-/// Serves a reader's site on the loopback under the reader's policy
-/// (`tests/browser/serve.py`), once it answers: the server, stopped when dropped, and the URL
-/// of its `index.html`.
-pub(crate) fn serve_reader(site: &std::path::Path) -> (Serving, String) {
-    let browser = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let server = Serving(
-        Command::new("python3")
-            .arg(browser.join("serve.py"))
-            .arg(port.to_string())
-            .arg(site)
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("python3"),
-    );
-    common::eventually(
-        "the reader's server to answer",
-        std::time::Duration::from_secs(10),
-        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
-    );
-    (server, format!("http://127.0.0.1:{port}/index.html"))
-}
-
-/// A server process stopped when the test ends, however it ends.
-pub(crate) struct Serving(std::process::Child);
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

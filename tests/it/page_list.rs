@@ -5,9 +5,8 @@
 //! Chromium the reader shows the folios and goes to a page asked for by number.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::io::Read;
+use std::path::PathBuf;
 
 use bindery::convert::{self, Options};
 use bindery::document::positions::{PageStart, TextPosition, text_blocks};
@@ -225,39 +224,6 @@ fn the_novels_page_list_leads_to_the_text_each_page_begins_with_and_epubcheck_pa
     }
 }
 
-/// `tests/browser/serve.py` serving `dir` with the reader's Content-Security-Policy, on a port
-/// of its choosing; stopped when dropped.
-struct StaticServer {
-    child: Child,
-    port: u16,
-}
-
-impl StaticServer {
-    fn start(dir: &Path) -> StaticServer {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/serve.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .arg("0")
-            .arg(dir)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 serve.py");
-        // Its first line is the port, written once it listens.
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("stdout");
-        BufReader::new(stdout).read_line(&mut line).expect("port");
-        let port = line.trim().parse().expect("serve.py prints its port");
-        StaticServer { child, port }
-    }
-}
-
-impl Drop for StaticServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn the_reader_shows_the_printed_pages_and_goes_to_one_by_number_in_chromium() {
     if !common::need::browser() {
@@ -279,16 +245,15 @@ fn the_reader_shows_the_printed_pages_and_goes_to_one_by_number_in_chromium() {
         .iter()
         .find(|e| e.start.label == "112")
         .expect("the novel has a page 112");
-    let server = StaticServer::start(site.path());
+    let served = common::reader_site::serve(site.path());
     let shots = output_dir().join("screenshots");
     std::fs::create_dir_all(&shots).expect("screenshots");
     common::browser_passes(
         common::browser_script("page-list.mjs")
-            .arg(format!("http://127.0.0.1:{}/index.html", server.port))
+            .arg(served.url("index.html"))
             .arg(&shots)
             .arg(&page.start.label)
             .arg(page.words.join(" ")),
         "the page list",
     );
-    drop(server);
 }

@@ -1,5 +1,5 @@
-//! Tests of the whole site. `write_demo_site` (ignored) writes a sample book's site to
-//! `$BINDERY_READER_DEMO_DIR` for the browser test in `tests/browser/`.
+//! Tests of the whole site. The browser tests of the reader (`tests/it/reader_browser.rs` and
+//! others) read sites the server serves.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Cursor;
@@ -49,6 +49,7 @@ fn metadata(title: &str) -> BookMetadata {
         paper: Default::default(),
         bleed: false,
         print_isbn: None,
+        print_settings_refused: None,
         labels: Default::default(),
     }
 }
@@ -487,21 +488,6 @@ fn right_to_left_books_are_marked() {
     let files = build(&book, &bodies, &resources, &Links::default()).unwrap();
     let index = String::from_utf8(files[0].1.clone()).unwrap();
     assert!(index.contains("<html lang=\"ar-EG\" dir=\"rtl\">"));
-}
-
-/// Writes the sample site for `tests/browser/reader-offline.mjs`:
-/// `BINDERY_READER_DEMO_DIR=/tmp/site cargo test --lib ebook::reader::tests::write_demo_site -- --ignored`
-#[test]
-#[ignore = "writes files for the browser test; run by tests/browser/run.sh"]
-fn write_demo_site() {
-    let dir = std::env::var("BINDERY_READER_DEMO_DIR").expect("set BINDERY_READER_DEMO_DIR");
-    let dir = std::path::Path::new(&dir);
-    let (book, bodies, resources) = sample("The Lighthouse Keeper\u{2019}s Daughter", true);
-    for (path, bytes) in build(&book, &bodies, &resources, &Links::default()).unwrap() {
-        let target = dir.join(path);
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::write(target, bytes).unwrap();
-    }
 }
 
 #[test]

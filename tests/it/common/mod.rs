@@ -11,6 +11,7 @@ pub mod epubcheck;
 #[path = "../../support/need.rs"]
 pub mod need;
 pub mod proxy;
+pub mod reader_site;
 pub mod receiver;
 pub mod shared;
 pub mod wait;
