@@ -145,7 +145,7 @@ pub fn main() -> ExitCode {
         Ok(loaded) => loaded,
         Err(e) => return config_error(&e),
     };
-    let config = loaded.config;
+    let mut config = loaded.config;
 
     if let Command::Config = command {
         for (name, value) in config.describe() {
@@ -186,9 +186,10 @@ pub fn main() -> ExitCode {
     {
         return config_error(&e);
     }
-    if let Err(e) = config.prepare_directories() {
-        return config_error(&e);
-    }
+    let directory_warnings = match config.prepare_directories() {
+        Ok(warnings) => warnings,
+        Err(e) => return config_error(&e),
+    };
 
     let role = match command {
         Command::Serve | Command::Web => Role::Web,
@@ -221,7 +222,7 @@ pub fn main() -> ExitCode {
         }
     );
     if !supervised {
-        for warning in &loaded.warnings {
+        for warning in loaded.warnings.iter().chain(&directory_warnings) {
             tracing::warn!("{warning}");
         }
     }

@@ -9,7 +9,7 @@ pub struct ConfigError {
     pub name: &'static str,
     /// `="value"`, or nothing when the problem is not the value as written.
     shown: String,
-    problem: String,
+    pub(super) problem: String,
     example: &'static str,
 }
 

@@ -52,6 +52,9 @@ use variables::{
 /// across restarts.
 pub const AZURE_DATA_DIR: &str = "/home/bindery";
 
+/// Where log files go under `DATA_DIR` when `LOG_DIR` does not say.
+const DEFAULT_LOG_DIR: &str = "logs";
+
 /// The effective configuration of one process: the variables that stand alone ([`Settings`],
 /// which it dereferences to: `config.port`), and the values others combine into.
 #[derive(Debug, Clone)]
@@ -130,7 +133,11 @@ impl Config {
         let log_dir = match env.given_blank(&LOG_DIR.variable) {
             true => None,
             false if env.raw(&LOG_DIR.variable) == Some("off") => None,
-            false => Some(LOG_DIR.read(&env)?.unwrap_or_else(|| data_dir.join("logs"))),
+            false => Some(
+                LOG_DIR
+                    .read(&env)?
+                    .unwrap_or_else(|| data_dir.join(DEFAULT_LOG_DIR)),
+            ),
         };
         let public_url = match (APP_URL.read(&env)?, env.raw(&WEBSITE_HOSTNAME.variable)) {
             (Some(url), _) => Some(url),
@@ -187,12 +194,20 @@ impl Config {
         })
     }
 
-    /// Creates `DATA_DIR` and `LOG_DIR` (and the blob directory for `file://`), and proves they
-    /// can be written, so a read-only volume is reported at start-up rather than at first upload.
-    pub fn prepare_directories(&self) -> Result<(), ConfigError> {
-        ensure_writable(&DATA_DIR.variable, &self.data_dir)?;
-        if let Some(log_dir) = &self.log_dir {
-            ensure_writable(&LOG_DIR.variable, log_dir)?;
+    /// Creates the directories Bindery writes (the SQLite database's, the `file://` blob
+    /// store's, `LOG_DIR`) and proves they can be written, so a read-only volume is reported
+    /// at start-up rather than at first upload. `DATA_DIR` itself is checked only when
+    /// something is kept under it: with PostgreSQL and a cloud blob store it may be read-only
+    /// (a host that runs the image as a user of its own, not the one that owns `/data`).
+    /// Log files at their default place that cannot be written are turned off, with the
+    /// warning returned: stdout still carries every line. A `LOG_DIR` given that cannot be
+    /// written is an error.
+    pub fn prepare_directories(&mut self) -> Result<Vec<String>, ConfigError> {
+        let under_data_dir = |path: &Path| path.starts_with(&self.data_dir);
+        let kept_there = matches!(&self.database, DatabaseUrl::Sqlite { path } if under_data_dir(path))
+            || matches!(&self.blob, BlobUrl::File { root } if under_data_dir(root));
+        if kept_there {
+            ensure_writable(&DATA_DIR.variable, &self.data_dir)?;
         }
         if let DatabaseUrl::Sqlite { path } = &self.database
             && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
@@ -202,7 +217,23 @@ impl Config {
         if let BlobUrl::File { root } = &self.blob {
             ensure_writable(&variables::BLOB_URL.variable, root)?;
         }
-        Ok(())
+        let mut warnings = Vec::new();
+        if let Some(log_dir) = &self.log_dir
+            && let Err(e) = ensure_writable(&LOG_DIR.variable, log_dir)
+        {
+            if *log_dir != self.data_dir.join(DEFAULT_LOG_DIR) {
+                return Err(e);
+            }
+            warnings.push(format!(
+                "log files are off: their default directory {} {}; stdout carries every line. \
+                 Set LOG_DIR to a directory this user can write, or LOG_DIR= to keep them off \
+                 without this warning",
+                log_dir.display(),
+                e.problem
+            ));
+            self.log_dir = None;
+        }
+        Ok(warnings)
     }
 
     /// The effective configuration as `NAME=value` pairs, in the README's order, secrets

@@ -845,12 +845,51 @@ fn unwritable_data_dir_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let file = tmp.path().join("a-file");
     std::fs::write(&file, b"x").expect("write");
-    let c = parse(&[("DATA_DIR", file.join("sub").to_str().expect("utf-8"))])
+    let mut c = parse(&[("DATA_DIR", file.join("sub").to_str().expect("utf-8"))])
         .expect("parse")
         .config;
     assert_eq!(
         c.prepare_directories().expect_err("not writable").name,
         "DATA_DIR"
+    );
+}
+
+/// A host that runs the image as a user of its own (Heroku's container runtime) leaves
+/// `/data` unwritable: with PostgreSQL and a cloud blob store nothing is kept there, so only
+/// the log files, at their default place, go (said in a warning); a `LOG_DIR` given is
+/// still checked.
+#[test]
+fn an_unwritable_data_dir_holding_nothing_turns_only_the_default_log_files_off() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, b"x").expect("write");
+    let data_dir = file.join("data");
+    let data_dir = data_dir.to_str().expect("utf-8");
+    let cloud = [
+        ("DATA_DIR", data_dir),
+        ("DATABASE_URL", "postgres://bindery@db.example.com/bindery"),
+        ("BLOB_URL", "az://books"),
+        ("AZURE_STORAGE_ACCOUNT_NAME", "acct"),
+        ("AZURE_STORAGE_ACCOUNT_KEY", KEY),
+    ];
+    let mut c = parse(&cloud).expect("parse").config;
+    let warnings = c
+        .prepare_directories()
+        .expect("nothing is kept in DATA_DIR");
+    assert_eq!(c.log_dir, None, "the log files are off");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("log files are off") && warnings[0].contains("LOG_DIR"),
+        "{warnings:?}"
+    );
+
+    let given = file.join("logs");
+    let mut with_logs: Vec<(&str, &str)> = cloud.to_vec();
+    with_logs.push(("LOG_DIR", given.to_str().expect("utf-8")));
+    let mut c = parse(&with_logs).expect("parse").config;
+    assert_eq!(
+        c.prepare_directories().expect_err("LOG_DIR given").name,
+        "LOG_DIR"
     );
 }
 

@@ -27,8 +27,9 @@ variables! {
     /// Address the web server binds to.
     var HOST: IpAddr = value("0.0.0.0"), example "127.0.0.1",
         parse values::ip, {field host};
-    /// Directory for the embedded database, blobs and logs. Must be writable. On Azure App Service
-    /// the default is `/home/bindery`, on the share kept across restarts.
+    /// Directory for the embedded database, blobs and logs. Must be writable when any of them
+    /// is kept there (with PostgreSQL, a cloud blob store and no log files it is not used). On
+    /// Azure App Service the default is `/home/bindery`, on the share kept across restarts.
     var DATA_DIR: PathBuf = value("./data"), example "/var/lib/bindery",
         parse values::path, {shown |c| c.data_dir.display().to_string()};
     /// Database: `sqlite://PATH` (embedded default) or `postgres://…` to scale out.
@@ -106,7 +107,10 @@ variables! {
         example "https://ACCOUNT_ID.r2.cloudflarestorage.com",
         parse blob::parse_endpoint, {shown shown::aws_endpoint_url};
     /// Directory for daily-rolling log files, one set per role (web, worker). Set it empty or
-    /// to `off` to write no files (stdout and the database still get every line).
+    /// to `off` to write no files (stdout and the database still get every line). Left unset,
+    /// log files that cannot be written there are turned off with a warning (a host that runs
+    /// the image as a user of its own, with PostgreSQL and a cloud blob store, keeps nothing in
+    /// `DATA_DIR`); a `LOG_DIR` that is set must be writable.
     var LOG_DIR: PathBuf = derived("$DATA_DIR/logs"), example "/var/log/bindery",
         parse values::path, {shown |c| c.log_dir.as_ref().map_or_else(|| "off".to_owned(), |d| d.display().to_string())};
     /// Log line format on stdout and in files: `text` or `json`.

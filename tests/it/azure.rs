@@ -449,3 +449,45 @@ fn use_development_storage_reaches_azurite() {
     );
     server.wait_ready(Duration::from_secs(30));
 }
+
+/// A host that runs the image as a user of its own (Heroku's container runtime) cannot write
+/// the image's `/data`. On PostgreSQL and Azure Blob nothing is kept there: the real binary
+/// migrates and serves, saying once that the default log files are off, where it used to exit
+/// 2 naming `DATA_DIR`.
+#[test]
+fn on_postgres_and_azure_an_unwritable_data_dir_keeps_nothing_from_starting() {
+    if !common::need::postgres() || !common::need::azurite() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_a_dir = dir.path().join("a-file");
+    std::fs::write(&not_a_dir, b"x").expect("write");
+    let data_dir = not_a_dir.join("data");
+    let database = common::postgres_database();
+    let container = new_container();
+    let mut env = azure_env(&container);
+    env.push(("DATABASE_URL", database));
+    env.push(("DATA_DIR", data_dir.display().to_string()));
+    let mut migrate = command(dir.path());
+    migrate.arg("migrate");
+    for (k, v) in &env {
+        migrate.env(k, v);
+    }
+    let out = migrate.output().expect("bindery migrate");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned()
+        + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "migrate: {said}");
+    assert!(
+        said.contains("log files are off") && !said.contains("DATA_DIR="),
+        "{said}"
+    );
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let server = Server::start(&["serve"], &env);
+    // Ready once the worker has beaten its first heartbeat.
+    common::eventually("/readyz to answer 200", Duration::from_secs(30), || {
+        client()
+            .get(server.url("/readyz"))
+            .send()
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+    });
+}
