@@ -126,6 +126,8 @@ pub enum Paper {
 }
 
 impl Paper {
+    pub const ALL: [Paper; 2] = [Paper::White, Paper::Cream];
+
     pub fn name(self) -> &'static str {
         match self {
             Paper::White => "white",

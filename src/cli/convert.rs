@@ -299,10 +299,10 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
 }
 
 /// The print edition, or why there is none: the author's (exit 65) when the book is too
-/// long for a paperback, else Bindery's.
+/// long for a paperback or asks for settings Bindery does not print, else Bindery's.
 fn printed(edition: &Result<PrintEdition, PrintError>) -> Result<&PrintEdition, Failure> {
     edition.as_ref().map_err(|e| match e {
-        PrintError::TooLong { .. } | PrintError::TooManyWords { .. } => {
+        PrintError::TooLong { .. } | PrintError::TooManyWords { .. } | PrintError::Settings(_) => {
             Failure::Input(format!("no print edition: {e}"))
         }
         other => Failure::Other(anyhow::anyhow!("no print edition: {}", said(other))),

@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use typst::layout::PagedDocument;
 
 use crate::ebook::BookMetadata;
+use crate::ebook::metadata::bounds::shortened;
 use crate::report::Warning;
 
 use super::strings::literal;
@@ -25,6 +26,10 @@ use super::{PrintError, PrintOptions};
 
 /// The fewest pages whose spine carries text (KDP's rule).
 pub const SPINE_TEXT_PAGES: u32 = 80;
+/// The most characters of the title, and of the authors, on the spine: together a line down
+/// the shortest trim's spine at the spine's type size.
+const SPINE_TITLE_CHARS: usize = 60;
+const SPINE_AUTHORS_CHARS: usize = 40;
 
 /// A typeset cover.
 #[derive(Debug, Clone)]
@@ -157,6 +162,17 @@ pub fn cover(
     // The front's own text block, a trim's width wide, leaves out the bleed at the sheet's edge.
     let front_text_x = if right_to_left { b } else { front_x };
     let mut source = preamble(width, height);
+    // The PDF says whose cover it is, as the interior does: a printer's queue lists files by
+    // their title.
+    let authors_array: String = metadata
+        .authors
+        .iter()
+        .map(|a| format!("{},", literal(a)))
+        .collect();
+    let _ = writeln!(
+        source,
+        "#set document(title: {title}, author: ({authors_array}))"
+    );
     let mut warnings = Vec::new();
     // The back: the blurb, inside a safe area half an inch from the trim, as much as fits.
     if let Some(blurb) = metadata.blurb.as_ref().or(metadata.description.as_ref()) {
@@ -189,14 +205,26 @@ pub fn cover(
             b + BACK_TOP_INCHES,
             back_block(&shown, block_w)
         );
+    } else {
+        warnings.push(Warning::new(
+            "print_back_cover_blank",
+            "The print cover's back is blank: it prints the book's back-cover text (blurb=…), \
+             or else its description, and the book has neither. Give one to fill it.",
+        ));
     }
     // The spine, read from top to bottom as English-language books are.
     if pages >= SPINE_TEXT_PAGES {
         let size = (spine * 72.0 * 0.45).min(12.0);
         let _ = writeln!(
             source,
-            "#place(top + left, dx: {:.4}in, dy: 0in, block(width: {spine:.4}in, height: {height:.4}in, align(center + horizon, rotate(90deg, reflow: true, text(size: {size:.2}pt, {title} + h(1.5em) + {authors})))))",
+            "#place(top + left, dx: {:.4}in, dy: 0in, block(width: {spine:.4}in, height: {height:.4}in, align(center + horizon, rotate(90deg, reflow: true, text(size: {size:.2}pt, {} + h(1.5em) + {})))))",
             b + trim_w,
+            // A spine is one line: a long title or list of authors is shortened there.
+            literal(&shortened(&metadata.title, SPINE_TITLE_CHARS)),
+            literal(&shortened(
+                &metadata.authors.join(", "),
+                SPINE_AUTHORS_CHARS
+            )),
         );
     }
     // The front, bleed included: the cover image cropped to fill it, or the title and author.

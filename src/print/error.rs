@@ -15,6 +15,10 @@ pub enum PrintError {
         "the book has {words} words, more than any paperback of {MAX_PAGES} pages holds (about {limit} words at most); publish it in volumes"
     )]
     TooManyWords { words: u64, limit: u64 },
+    /// The manuscript asked for a trim, paper or bleed Bindery does not know (the sentence
+    /// says which, and what to do).
+    #[error("{0}")]
+    Settings(String),
     /// Typst refused the generated source: Bindery's bug, or an image it cannot read. What
     /// Typst said (with the stretch of generated source it points at) is for the operator's
     /// log and `bindery convert`, never the author's report: [`PrintError::detail`].
@@ -35,7 +39,9 @@ impl PrintError {
     pub fn detail(&self) -> Option<&str> {
         match self {
             PrintError::Typeset(detail) | PrintError::Pdf(detail) => Some(detail),
-            PrintError::TooLong { .. } | PrintError::TooManyWords { .. } => None,
+            PrintError::TooLong { .. }
+            | PrintError::TooManyWords { .. }
+            | PrintError::Settings(_) => None,
         }
     }
 
@@ -44,6 +50,7 @@ impl PrintError {
         match self {
             PrintError::TooLong { .. } => "print_too_long",
             PrintError::TooManyWords { .. } => "print_too_many_words",
+            PrintError::Settings(_) => "print_settings_invalid",
             PrintError::Typeset(_) => "print_typeset_failed",
             PrintError::Pdf(_) => "print_pdf_failed",
         }

@@ -151,6 +151,17 @@ impl<'a> Emitter<'a> {
                 self.text_block(content);
                 self.out.push_str("]\n\n");
                 blocks = &blocks[1..];
+                // A heading that only numbers the chapter ("I") and the line that names it
+                // under it: that line is set as the chapter's subtitle, not as its text.
+                if crate::document::chapters::subtitle(chapter).is_some()
+                    && let Some(Block::Paragraph { content, .. } | Block::Heading { content, .. }) =
+                        blocks.first()
+                {
+                    self.out.push_str("#bindery-chapter-subtitle[");
+                    self.text_block(content);
+                    self.out.push_str("]\n\n");
+                    blocks = &blocks[1..];
+                }
             }
             _ => {
                 self.base_level = 1;
@@ -178,7 +189,11 @@ impl<'a> Emitter<'a> {
                 self.out.push_str("]\n\n");
             }
             Block::Paragraph { align, content } => {
+                // Lines broken by hand (verse, an address) keep their own length: justified,
+                // a short line would be stretched to the measure.
+                let lines = content.iter().any(|i| matches!(i, Inline::LineBreak));
                 let open = match align {
+                    Align::Default | Align::Justify if lines => "#par(justify: false)[",
                     Align::Default | Align::Justify => "#par[",
                     Align::Left => "#par(justify: false)[",
                     Align::Center => "#align(center)[#par(justify: false)[",

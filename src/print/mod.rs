@@ -115,6 +115,9 @@ pub fn typeset(
     metadata: &BookMetadata,
     options: &PrintOptions,
 ) -> Result<PrintEdition, PrintError> {
+    if let Some(refused) = &metadata.print_settings_refused {
+        return Err(PrintError::Settings(refused.clone()));
+    }
     let words = crate::document::word_count(document);
     let limit = u64::from(MAX_PAGES) * MOST_WORDS_PER_PAGE;
     if words > limit {

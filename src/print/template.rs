@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use crate::document::{Division, Document};
 use crate::ebook::BookMetadata;
+use crate::ebook::metadata::bounds::shortened;
 use crate::labels::Key;
 use crate::language::Direction;
 
@@ -122,12 +123,17 @@ fn authors(metadata: &BookMetadata) -> String {
     metadata.labels().join(&metadata.authors)
 }
 
+/// The most characters of a running head: a line of small capitals across the narrowest
+/// trim's text block.
+const RUNNING_HEAD_CHARS: usize = 48;
+
 fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) -> String {
     let (width, height) = g.media();
     let (inside, outside, top, bottom) = g.margins();
     let (_, text_height) = g.text_block();
-    let title = literal(&metadata.title);
-    let author = literal(&authors(metadata));
+    // The running heads are a line each: a long title or list of authors is shortened there.
+    let title = literal(&shortened(&metadata.title, RUNNING_HEAD_CHARS));
+    let author = literal(&shortened(&authors(metadata), RUNNING_HEAD_CHARS));
     let authors_array: Vec<String> = metadata.authors.iter().map(|a| literal(a)).collect();
     let (lang, region) = typst_language(&metadata.language).unwrap_or(("en".into(), None));
     let region = region.map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
@@ -140,7 +146,7 @@ fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) 
     };
     let sink = text_height * 0.22;
     let mut out = format!(
-        r#"#set document(title: {title}, author: ({authors}))
+        r#"#set document(title: {full_title}, author: ({authors}))
 #set page(
   width: {width:.4}in, height: {height:.4}in, binding: {binding},
   margin: (inside: {inside:.4}in, outside: {outside:.4}in, top: {top:.4}in, bottom: {bottom:.4}in),
@@ -154,15 +160,23 @@ fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) 
   set par(justify: false, first-line-indent: 0pt)
   set text(weight: "regular", hyphenate: false)
   if it.level == 1 {{
-    v({sink:.4}in)
-    align(center, text(size: 1.6em, it.body))
-    v(0.35in)
+    // A block, not a centred paragraph in the flow: the paragraph after a paragraph is
+    // indented, the first after a heading is not.
+    block(width: 100%, above: 0pt, below: 0.3in, sticky: true, {{
+      v({sink:.4}in)
+      align(center, text(size: 1.6em, it.body))
+    }})
   }} else {{
     block(above: 1.4em, below: 0.8em, sticky: true, align(center, text(size: if it.level == 2 {{ 1.15em }} else {{ 1em }}, style: "italic", it.body)))
   }}
 }}
 #let bindery-sink = v({sink:.4}in)
-#let bindery-quote(body) = pad(left: 1.5em, right: 1.5em, body)
+#let bindery-chapter-subtitle(body) = block(above: 0pt, below: 0.4in, sticky: true, width: 100%, {{
+  set par(justify: false, first-line-indent: 0pt)
+  align(center, text(size: 1.2em, style: "italic", hyphenate: false, body))
+}})
+// A quotation or verse stands apart: space above and below as well as the indents.
+#let bindery-quote(body) = block(above: 1.3em, below: 1.3em, width: 100%, pad(left: 2em, right: 2em, text(size: 0.95em, body)))
 #let bindery-code(text) = block(width: 100%, inset: (left: 1em, y: 0.3em), raw(text, block: true))
 #let bindery-dash(n) = box(text(tracking: -0.05em, "\u{{2014}}" * n))
 #let bindery-mono(body) = text(font: "DejaVu Sans Mono", size: 0.85em, body)
@@ -178,6 +192,7 @@ fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) 
   table(columns: (1fr,) * columns, inset: 4pt, stroke: 0.4pt, ..cells)
 }})
 "#,
+        full_title = literal(&metadata.title),
         authors = authors_array
             .iter()
             .map(|a| format!("{a},"))
@@ -258,7 +273,8 @@ fn front_matter(m: &BookMetadata) -> String {
         _ if !m.authors.is_empty() => lines.push(format!("© {}", authors(m))),
         _ => {}
     }
-    if let Some(isbn) = &m.isbn {
+    // The paperback's own ISBN where it has one: a printed book carries its edition's.
+    if let Some(isbn) = m.print_isbn.as_ref().or(m.isbn.as_ref()) {
         lines.push(format!("ISBN {isbn}"));
     }
     if let Some(publisher) = &m.publisher {
@@ -296,10 +312,14 @@ fn contents(
         let folio = pages
             .and_then(|p| p.contents.get(n))
             .map_or("000", String::as_str);
+        let _ = write!(out, "#{}", literal(&title));
+        // "I  A Letter with a Postscript": a number alone tells a reader nothing.
+        if let Some(subtitle) = crate::document::chapters::subtitle(chapter) {
+            let _ = write!(out, "#h(0.8em)#{}", literal(&subtitle));
+        }
         let _ = write!(
             out,
-            "#{}#box(width: 1fr, repeat(h(0.25em) + \".\" + h(0.25em)))#{}\n\n",
-            literal(&title),
+            "#box(width: 1fr, repeat(h(0.25em) + \".\" + h(0.25em)))#{}\n\n",
             literal(folio)
         );
     }

@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use bindery::ebook::metadata::bounds::MAX_TITLE_CHARS;
 use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
 use reqwest::blocking::multipart::{Form, Part};
@@ -248,7 +249,7 @@ fn labels_that_multiply_the_title_are_refused_and_never_reach_a_page() {
     assert_invalid_metadata(
         upload(&w.server, &alice, "?wait=25", form(&title)),
         "title",
-        "at most 500",
+        &format!("at most {MAX_TITLE_CHARS}"),
     );
     assert_invalid_metadata(
         upload(&w.server, &alice, "?wait=25", form("A Title")),
@@ -717,9 +718,9 @@ fn random_upload(rng: &mut impl Rng) -> Sent {
         refused: false,
     };
     let title_len = match rng.random_range(0..4) {
-        0 => 500,
-        1 => 501,
-        _ => rng.random_range(1..200),
+        0 => MAX_TITLE_CHARS,
+        1 => MAX_TITLE_CHARS + 1,
+        _ => rng.random_range(1..MAX_TITLE_CHARS),
     };
     let title: String = (0..title_len).map(|_| 'é').collect();
     let uses = rng.random_range(0..4);
@@ -742,7 +743,7 @@ fn random_upload(rng: &mut impl Rng) -> Sent {
                 .push(format!("{key}: \"{}\"", value.replace('"', "\\\"")));
         }
     };
-    put("title", title, title_len > 500, rng);
+    put("title", title, title_len > MAX_TITLE_CHARS, rng);
     put("author", names, authors > 50, rng);
     put("labels.title_by", label, uses > 2, rng);
     put("language", tag.clone(), tag.len() > 64, rng);

@@ -447,14 +447,28 @@ fn chapters_open_on_odd_pages_where_the_contents_says() {
             .expect("a contents page");
         let contents = page_text(&book.pdf, contents_page);
         let mut listed = 0;
-        for line in contents.lines() {
+        // A long entry wraps: its first lines have no leader, and its title goes on below.
+        let mut wrapped = String::new();
+        for line in contents
+            .lines()
+            .skip_while(|l| l.trim() != "Contents")
+            .skip(1)
+        {
             let line = line.replace('\u{2060}', "");
+            if !line.trim().is_empty() && !line.contains(" .") && !line.contains(". .") {
+                wrapped.push_str(line.trim());
+                wrapped.push(' ');
+                continue;
+            }
+            let line = format!("{wrapped}{line}");
+            wrapped.clear();
             let Some((title, folio)) = line
                 .split_once(" .")
                 .or_else(|| line.split_once(". ."))
                 .map(|(t, _)| {
                     // The leader's first dot may touch the title.
                     let title = t.trim().trim_end_matches('.');
+                    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
                     (
                         title,
                         line.split_whitespace()
@@ -466,10 +480,14 @@ fn chapters_open_on_odd_pages_where_the_contents_says() {
             else {
                 continue;
             };
+            // An entry is the chapter's title (its bookmark), then its subtitle if it has one.
             let (_, page) = marks
                 .iter()
-                .find(|(t, _)| t == title)
+                .find(|(t, _)| title == *t || title.starts_with(&format!("{t} ")))
                 .unwrap_or_else(|| panic!("{trim}: contents entry {title:?} has no bookmark"));
+            if listed == 0 {
+                assert_eq!(title, "I A Letter with a Postscript", "{trim}");
+            }
             assert_eq!(
                 folios[page - 1],
                 folio,
@@ -732,4 +750,223 @@ fn equations_print_as_mathematics() {
             .expect("a page with an equation");
         render_page(&pdf, page, 100, &format!("equations-{name}"));
     }
+}
+
+/// Book typography, read from the page (`pdftotext -bbox`): the line under a chapter's number
+/// is its subtitle (centred, listed with the number in the contents), and the first paragraph
+/// after a heading, a subtitle, a scene break or verse begins at the text block's edge, where
+/// a paragraph after a paragraph is indented; verse stands in from both sides.
+#[test]
+fn openings_are_flush_subtitles_are_subtitles_and_verse_stands_apart() {
+    if !need::pdf_tools() {
+        return;
+    }
+    let filler = "and the text goes on for a while so that the paragraph is longer than one \
+                  line of the page, which lets the indent of its first line be seen";
+    let manuscript = format!(
+        "---\ntitle: Openings\nauthor: A. Printer\n---\n\n\
+         ## I\n\nA Letter with a Postscript\n\nAlpha {filler}.\n\nBravo {filler}.\n\n\
+         * * *\n\nCharlie {filler}.\n\n\
+         > Verseline one of the poem  \n> Verseline two of the poem\n\nDelta {filler}.\n\n\
+         ## The Second Chapter\n\nEcho {filler}.\n\nFoxtrot {filler}.\n"
+    );
+    let dir = out_dir();
+    let input = dir.join("openings.md");
+    std::fs::write(&input, manuscript).expect("write");
+    let book = typeset(&input, &dir.join("openings.pdf"), &[]);
+    let bbox = run("pdftotext", &["-bbox", path(&book.pdf), "-"]);
+    // Each word's page and left edge, in reading order.
+    let mut words: Vec<(usize, f64, String)> = Vec::new();
+    let mut page = 0;
+    for line in bbox.lines().map(str::trim_start) {
+        if line.starts_with("<page ") {
+            page += 1;
+        } else if let Some(rest) = line.strip_prefix("<word xMin=\"") {
+            let x: f64 = rest[..rest.find('"').expect("quote")]
+                .parse()
+                .expect("xMin");
+            let text =
+                rest[rest.find('>').expect(">") + 1..rest.find("</word>").expect("end")].to_owned();
+            words.push((page, x, text));
+        }
+    }
+    let at = |word: &str| {
+        words
+            .iter()
+            .find(|(_, _, w)| w == word)
+            .unwrap_or_else(|| panic!("{word} is not on any page"))
+    };
+    // A page's text block begins where its leftmost word does (a paragraph's later lines).
+    let edge = |page: usize| {
+        words
+            .iter()
+            .filter(|(p, ..)| *p == page)
+            .map(|(_, x, _)| *x)
+            .fold(f64::INFINITY, f64::min)
+    };
+    for word in ["Alpha", "Charlie", "Delta", "Echo"] {
+        let (page, x, _) = at(word);
+        assert!(
+            (x - edge(*page)).abs() < 0.5,
+            "{word} (page {page}) begins at {x:.1}, not at the text block's edge {:.1}",
+            edge(*page)
+        );
+    }
+    for word in ["Bravo", "Foxtrot"] {
+        let (page, x, _) = at(word);
+        assert!(
+            x - edge(*page) > 8.0,
+            "{word}, after a paragraph, is not indented: {x:.1} against {:.1}",
+            edge(*page)
+        );
+    }
+    let (page, x, _) = at("Verseline");
+    assert!(
+        x - edge(*page) > 16.0,
+        "the verse stands in only {:.1} pt",
+        x - edge(*page)
+    );
+    // The subtitle is centred on the chapter's page, not set as a paragraph at the edge.
+    let (alpha_page, ..) = at("Alpha");
+    let (_, x, _) = words
+        .iter()
+        .find(|(p, _, w)| p == alpha_page && w == "Letter")
+        .expect("the subtitle on the chapter's first page");
+    assert!(
+        x - edge(*alpha_page) > 40.0,
+        "the subtitle begins at {x:.1}: a paragraph?"
+    );
+    // The contents: the number with its subtitle.
+    let contents_page = (1..=book.pages())
+        .find(|p| {
+            page_text(&book.pdf, *p)
+                .trim_start()
+                .starts_with("Contents")
+        })
+        .expect("a contents page");
+    let contents = compact(&page_text(&book.pdf, contents_page));
+    assert!(
+        contents.contains("IALetterwithaPostscript") && contents.contains("TheSecondChapter"),
+        "{contents}"
+    );
+}
+
+/// The longest title and subtitle allowed (`bounds::MAX_TITLE_CHARS` each) fit where they are
+/// shown whole: the title page keeps to its page (the copyright page is still page 4), the
+/// reader's contents page and the generated cover show every word. One over is refused.
+/// Renders of the title page and the covers are kept (`renders/longest-title-*.png`).
+#[test]
+fn the_longest_title_allowed_fits_the_title_page_the_cover_and_the_reader() {
+    use bindery::ebook::metadata::bounds::MAX_TITLE_CHARS;
+    if !need::pdf_tools() {
+        return;
+    }
+    let words = |seed: &str| {
+        let mut text = String::new();
+        for n in 1.. {
+            let word = format!("{seed}{n}");
+            if text.chars().count() + word.len() + 1 > MAX_TITLE_CHARS {
+                break;
+            }
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&word);
+        }
+        text
+    };
+    let (title, subtitle) = (words("Title"), words("Sub"));
+    assert!(title.chars().count() > MAX_TITLE_CHARS - 8, "{title}");
+    let dir = out_dir().join("longest-title");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let input = dir.join("book.md");
+    std::fs::write(
+        &input,
+        format!(
+            "---\ntitle: \"{title}\"\nsubtitle: \"{subtitle}\"\nauthor: A. Person; B. Person\n---\n\n\
+             # One\n\nSome text of the book.\n"
+        ),
+    )
+    .expect("write");
+    let cover = dir.join("cover.pdf");
+    let site = dir.join("reader");
+    let book = typeset(
+        &input,
+        &dir.join("book.pdf"),
+        &["--print-cover", path(&cover), "--reader", path(&site)],
+    );
+    let pages: Vec<String> = (1..=4).map(|p| compact(&page_text(&book.pdf, p))).collect();
+    assert!(
+        pages[2].contains(&compact(&title)) && pages[2].contains(&compact(&subtitle)),
+        "the title page does not hold the whole title: {}",
+        pages[2]
+    );
+    assert!(
+        pages[3].contains("TypesetwithBindery"),
+        "the title page ran over: page 4 is {}",
+        pages[3]
+    );
+    render_page(&book.pdf, 3, 60, "longest-title-page");
+    render_page(&cover, 1, 30, "longest-title-print-cover");
+    // The reader's contents page and the generated cover (an SVG, in the EPUB and the site).
+    let index = std::fs::read_to_string(site.join("index.html")).expect("index.html");
+    assert!(
+        index.contains(&title) && index.contains(&subtitle),
+        "{index}"
+    );
+    let svg = std::fs::read_to_string(site.join("cover.svg")).expect("cover.svg");
+    let drawn: String = svg
+        .lines()
+        .filter(|l| l.starts_with("<text"))
+        .filter_map(|l| l.split('>').nth(1)?.split('<').next())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        compact(&drawn).contains(&compact(&title)) && !drawn.contains('…'),
+        "the cover does not show the whole title: {drawn}"
+    );
+
+    // One character more, given with the book, is refused, naming the bound.
+    let over = format!(
+        "{title}{}",
+        "x".repeat(MAX_TITLE_CHARS + 1 - title.chars().count())
+    );
+    let out = convert(
+        &input,
+        &dir.join("over.pdf"),
+        &["--meta", &format!("title={over}")],
+    );
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("at most {MAX_TITLE_CHARS}")),
+        "{said}"
+    );
+}
+
+/// A trim the manuscript's front matter gets wrong is not replaced by 6×9: no print edition
+/// is made, the reason names the value and what to do, and the EPUB is still written.
+#[test]
+fn a_bad_trim_in_the_front_matter_makes_no_print_edition_and_says_why() {
+    let dir = out_dir();
+    let input = dir.join("front-matter-trim.md");
+    std::fs::write(
+        &input,
+        "---\ntitle: Trimmed\ntrim: 7x10\n---\n\n# One\n\nSome text.\n",
+    )
+    .expect("write");
+    let pdf = dir.join("front-matter-trim.pdf");
+    let _ = std::fs::remove_file(&pdf);
+    let out = convert(&input, &pdf, &[]);
+    assert_eq!(out.status.code(), Some(65), "the author's to correct");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("7x10") && said.contains("front matter") && said.contains("trim"),
+        "{said}"
+    );
+    assert!(!pdf.exists(), "a PDF at another trim was written");
+    assert!(
+        pdf.with_extension("epub").is_file(),
+        "the EPUB is still written"
+    );
 }

@@ -14,9 +14,10 @@
 use crate::document::keys::{Field, Named};
 use crate::labels::{self, Key};
 
-/// Longest title or subtitle, in characters. KDP allows 200 for both together; the longest
-/// titles of the seventeenth century run to about 400.
-pub const MAX_TITLE_CHARS: usize = 500;
+/// Longest title or subtitle, in characters: what KDP allows for both together. The generated
+/// cover, the title page and the web reader show every word of a title and a subtitle this
+/// long; the running heads and the spine, a line each, shorten them at a word.
+pub const MAX_TITLE_CHARS: usize = 200;
 /// Longest name: an author, a publisher, a series, a subject.
 pub const MAX_NAME_CHARS: usize = 200;
 /// Most authors, and most subjects, a book may list.

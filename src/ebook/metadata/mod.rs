@@ -55,6 +55,11 @@ pub struct BookMetadata {
     pub bleed: bool,
     #[serde(default)]
     pub print_isbn: Option<String>,
+    /// Why no print edition is made: the manuscript asked for a trim, paper or bleed Bindery
+    /// does not know. Printing at the default instead would make a book the author did not
+    /// ask for; the ebooks are made all the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print_settings_refused: Option<String>,
     /// The book's own words for labels the table has (`contents` → `Inhalt`), by the key's
     /// name; they replace the table's ([`crate::labels`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -196,20 +201,16 @@ pub fn resolve(
         },
     };
 
-    let trim = chosen(m.trim.as_deref(), Field::Trim, user(Field::Trim), warnings)?;
-    let paper = chosen(
-        m.paper.as_deref(),
-        Field::Paper,
-        user(Field::Paper),
+    let mut print_settings_refused = None;
+    let mut print = Chosen {
         warnings,
-    )?;
-    let bleed = chosen::<Yes>(
-        m.bleed.as_deref(),
-        Field::Bleed,
-        user(Field::Bleed),
-        warnings,
-    )?
-    .0;
+        refused: &mut print_settings_refused,
+    };
+    let trim = print.value(m.trim.as_deref(), Field::Trim, user(Field::Trim))?;
+    let paper = print.value(m.paper.as_deref(), Field::Paper, user(Field::Paper))?;
+    let bleed = print
+        .value::<Yes>(m.bleed.as_deref(), Field::Bleed, user(Field::Bleed))?
+        .0;
     let print_isbn = match m
         .print_isbn
         .as_deref()
@@ -264,6 +265,7 @@ pub fn resolve(
         paper,
         bleed,
         print_isbn,
+        print_settings_refused,
         title,
         subtitle: text(&m.subtitle),
         authors: m
@@ -305,31 +307,44 @@ fn resolve_labels(found: &BTreeMap<String, String>) -> BTreeMap<String, String> 
         .collect()
 }
 
-/// A value `key` must parse as: the user's bad value is an error they can fix; the
-/// manuscript's is a warning, and the default stands.
-fn chosen<T>(
-    found: Option<&str>,
-    field: Field,
-    user: bool,
-    warnings: &mut Vec<Warning>,
-) -> Result<T, InputError>
-where
-    T: std::str::FromStr + Default,
-    T::Err: std::fmt::Display,
-{
-    let Some(value) = found.map(str::trim).filter(|s| !s.is_empty()) else {
-        return Ok(T::default());
-    };
-    let key = field.name();
-    match value.parse() {
-        Ok(parsed) => Ok(parsed),
-        Err(e) if user => Err(invalid(key, value, e.to_string())),
-        Err(e) => {
-            warnings.push(Warning::new(
-                &format!("{key}_invalid"),
-                format!("The manuscript's {key} was not used: {e}."),
-            ));
-            Ok(T::default())
+/// A print setting read: the person's value that does not parse is refused; the
+/// manuscript's is left out with a warning, and no print edition is made of the book
+/// (`print_settings_refused`), since the default is not what the author asked for.
+struct Chosen<'a> {
+    warnings: &'a mut Vec<Warning>,
+    refused: &'a mut Option<String>,
+}
+
+impl Chosen<'_> {
+    fn value<T>(&mut self, found: Option<&str>, field: Field, user: bool) -> Result<T, InputError>
+    where
+        T: std::str::FromStr + Default,
+        T::Err: std::fmt::Display,
+    {
+        let Some(value) = found.map(str::trim).filter(|s| !s.is_empty()) else {
+            return Ok(T::default());
+        };
+        let key = field.name();
+        match value.parse() {
+            Ok(parsed) => Ok(parsed),
+            Err(e) if user => Err(invalid(key, value, e.to_string())),
+            Err(e) => {
+                let how = format!(
+                    "correct {key} in the manuscript's front matter, or give {key} with the upload"
+                );
+                self.warnings.push(Warning::new(
+                    &format!("{key}_invalid"),
+                    format!(
+                        "The manuscript's {key} was not used: {e}. No print edition is made \
+                         until it is corrected: {how}."
+                    ),
+                ));
+                self.refused.get_or_insert(format!(
+                    "the manuscript's {key} is not one Bindery prints ({e}); {how}, and \
+                     upload it again"
+                ));
+                Ok(T::default())
+            }
         }
     }
 }

@@ -63,6 +63,7 @@ pub fn metadata() -> BookMetadata {
         paper: Default::default(),
         bleed: false,
         print_isbn: None,
+        print_settings_refused: None,
         labels: Default::default(),
     }
 }
