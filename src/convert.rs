@@ -121,12 +121,12 @@ pub fn assemble(
         .then_some(options.file_name.as_deref())
         .flatten()
         .and_then(|name| manuscript::naming::warning(name, ingested.format));
-    let small_cover = cover::size_warning(&info);
+    let cover_warnings = cover::size_warnings(&info);
     for warning in mismatch
         .into_iter()
         .chain(warnings)
         .chain(meta_warnings)
-        .chain(small_cover)
+        .chain(cover_warnings)
     {
         report.warn(warning);
     }

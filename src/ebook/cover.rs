@@ -150,20 +150,65 @@ pub fn thumbnail(cover: &CoverInfo, bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
     Ok(jpeg(small.to_rgb8())?)
 }
 
-/// The cover as the stores ask for it (KDP: a JPEG, ideally 1600×2560, in RGB): a generated
-/// cover drawn at that size with the fonts Bindery bundles (never the machine's, so every
-/// server draws the same pixels), an uploaded one re-encoded as an RGB JPEG. The same cover
-/// gives the same bytes.
+/// The cover as the stores ask for it (KDP: a JPEG, ideally 1600×2560, in RGB), always
+/// exactly 1600×2560: a generated cover drawn at that size with the fonts Bindery bundles
+/// (never the machine's, so every server draws the same pixels); an uploaded one scaled to
+/// fit (up or down, never stretched) and, when its shape is not the stores' 1:1.6, set on a
+/// ground of its own edges' colour, in bands above and below (a wider cover) or at the sides
+/// (a narrower one). Nothing of the cover is cut off. The same cover gives the same bytes.
 pub fn store_jpeg(cover: &CoverInfo, bytes: &[u8]) -> anyhow::Result<Vec<u8>> {
     let rgb = if cover.media_type == "image/svg+xml" {
-        rasterise(bytes, MAX_WIDTH, MAX_HEIGHT)?
-    } else if cover.media_type == "image/jpeg" {
-        // Already what the stores take (`prepare` scaled it to fit).
+        rasterise(bytes, STORE_WIDTH, STORE_HEIGHT)?
+    } else if cover.media_type == "image/jpeg"
+        && (cover.width, cover.height) == (STORE_WIDTH, STORE_HEIGHT)
+    {
+        // Already what the stores take.
         return Ok(bytes.to_vec());
     } else {
-        image::load_from_memory(bytes)?.to_rgb8()
+        fit_to_store(image::load_from_memory(bytes)?.to_rgb8())
     };
     Ok(jpeg(rgb)?)
+}
+
+/// `rgb` scaled to fit 1600×2560 and centred on a ground of the average colour of the edges
+/// the bands meet (so a cover with a dark border gets dark bands).
+fn fit_to_store(rgb: image::RgbImage) -> image::RgbImage {
+    let (w, h) = rgb.dimensions();
+    if (w, h) == (STORE_WIDTH, STORE_HEIGHT) {
+        return rgb;
+    }
+    let scale = (f64::from(STORE_WIDTH) / f64::from(w)).min(f64::from(STORE_HEIGHT) / f64::from(h));
+    let side = |n: u32, max: u32| ((f64::from(n) * scale).round() as u32).clamp(1, max);
+    let (sw, sh) = (side(w, STORE_WIDTH), side(h, STORE_HEIGHT));
+    let scaled = image::imageops::resize(&rgb, sw, sh, FilterType::Lanczos3);
+    drop(rgb);
+    if (sw, sh) == (STORE_WIDTH, STORE_HEIGHT) {
+        return scaled;
+    }
+    // The edges the bands touch: top and bottom rows for bands above and below, else the
+    // left and right columns.
+    let edge: Vec<&image::Rgb<u8>> = if sh < STORE_HEIGHT {
+        (0..sw)
+            .flat_map(|x| [scaled.get_pixel(x, 0), scaled.get_pixel(x, sh - 1)])
+            .collect()
+    } else {
+        (0..sh)
+            .flat_map(|y| [scaled.get_pixel(0, y), scaled.get_pixel(sw - 1, y)])
+            .collect()
+    };
+    let mean = |c: usize| {
+        let sum: u64 = edge.iter().map(|p| u64::from(p.0[c])).sum();
+        (sum / edge.len().max(1) as u64) as u8
+    };
+    let ground = image::Rgb([mean(0), mean(1), mean(2)]);
+    let mut canvas = image::RgbImage::from_pixel(STORE_WIDTH, STORE_HEIGHT, ground);
+    image::imageops::overlay(
+        &mut canvas,
+        &scaled,
+        i64::from((STORE_WIDTH - sw) / 2),
+        i64::from((STORE_HEIGHT - sh) / 2),
+    );
+    canvas
 }
 
 /// `rgb` as a JPEG at Bindery's quality.
@@ -174,21 +219,62 @@ fn jpeg(rgb: image::RgbImage) -> image::ImageResult<Vec<u8>> {
     Ok(out)
 }
 
-/// The size below which an uploaded cover gets a warning: what KDP asks for.
+/// The size of the stores' cover: what KDP asks for.
 pub const STORE_WIDTH: u32 = MAX_WIDTH;
 pub const STORE_HEIGHT: u32 = MAX_HEIGHT;
 
-/// A report warning for an uploaded cover smaller than the stores want, naming its size.
-pub fn size_warning(cover: &CoverInfo) -> Option<crate::report::Warning> {
-    (!cover.generated && (cover.width < STORE_WIDTH || cover.height < STORE_HEIGHT)).then(|| {
-        crate::report::Warning::new(
+/// The least KDP takes: below it an ebook's cover is refused.
+pub const STORE_MIN_WIDTH: u32 = 1000;
+pub const STORE_MIN_HEIGHT: u32 = 1600;
+
+/// Report warnings for an uploaded cover that the stores' copy cannot show as it is: too
+/// small for them (refused below KDP's least, soft below their size), or of another shape
+/// (set on bands of its edge colour).
+pub fn size_warnings(cover: &CoverInfo) -> Vec<crate::report::Warning> {
+    use crate::report::Warning;
+    if cover.generated {
+        return Vec::new();
+    }
+    let (w, h) = (cover.width, cover.height);
+    let mut warnings = Vec::new();
+    if w < STORE_MIN_WIDTH || h < STORE_MIN_HEIGHT {
+        warnings.push(Warning::new(
             "cover_small",
             format!(
-                "The cover is {}×{} pixels; ebook stores want {STORE_WIDTH}×{STORE_HEIGHT} (Kindle Direct Publishing at least 1000×1600), so it may look soft or be refused there. Upload a larger cover for the stores.",
-                cover.width, cover.height
+                "The cover is {w}×{h} pixels, below the {STORE_MIN_WIDTH}×{STORE_MIN_HEIGHT} \
+                 Kindle Direct Publishing accepts: the stores may refuse the ebook's cover. \
+                 Upload one of {STORE_WIDTH}×{STORE_HEIGHT} pixels."
             ),
-        )
-    })
+        ));
+    } else if w < STORE_WIDTH && h < STORE_HEIGHT {
+        warnings.push(Warning::new(
+            "cover_small",
+            format!(
+                "The cover is {w}×{h} pixels; the stores' copy is scaled up to fit \
+                 {STORE_WIDTH}×{STORE_HEIGHT} and may look soft. Upload one of \
+                 {STORE_WIDTH}×{STORE_HEIGHT} pixels for the stores."
+            ),
+        ));
+    }
+    // Within half a percent of 1:1.6 is the same shape to the eye (1000×1600, 1563×2500).
+    let ratio = f64::from(h) / f64::from(w.max(1));
+    let wanted = f64::from(STORE_HEIGHT) / f64::from(STORE_WIDTH);
+    if (ratio / wanted - 1.0).abs() > 0.005 {
+        let bands = if ratio < wanted {
+            "above and below"
+        } else {
+            "at the sides"
+        };
+        warnings.push(Warning::new(
+            "cover_shape",
+            format!(
+                "The cover is {w}×{h} pixels, not the stores' shape (1:1.6, \
+                 {STORE_WIDTH}×{STORE_HEIGHT}); their copy shows all of it, with bands of its \
+                 edge colour {bands}. Upload a cover of that shape to fill it."
+            ),
+        ));
+    }
+    warnings
 }
 
 /// An SVG drawn on white at `width`×`height` pixels.
@@ -356,14 +442,15 @@ pub fn generate(metadata: &BookMetadata) -> (CoverInfo, Vec<u8>) {
 
     let mut y = oy + 170;
     if !subtitle.is_empty() {
-        for line in wrap(&subtitle, chars_per_line(72), 4) {
+        let (size, lines) = fit_subtitle(&subtitle);
+        for line in lines {
             let _ = writeln!(
                 svg,
-                "<text x=\"{centre}\" y=\"{y}\" font-family=\"{font}\" font-size=\"72\" font-style=\"italic\" fill=\"{}\" text-anchor=\"middle\">{}</text>",
+                "<text x=\"{centre}\" y=\"{y}\" font-family=\"{font}\" font-size=\"{size}\" font-style=\"italic\" fill=\"{}\" text-anchor=\"middle\">{}</text>",
                 palette.foreground,
                 escaped(&line)
             );
-            y += 92;
+            y += size * 5 / 4;
         }
     }
 
@@ -405,7 +492,8 @@ fn caps_per_line(size: u32, spacing: u32) -> usize {
     (1240 * 100 / (size * 70 + spacing * 100)) as usize
 }
 
-/// The largest title size at which the title takes at most five lines.
+/// The largest title size at which the title takes at most five lines, or else at most nine
+/// at a smaller size: the longest title allowed (`bounds::MAX_TITLE_CHARS`) fits whole.
 fn fit_title(title: &str) -> (u32, Vec<String>) {
     for size in [180, 160, 140, 120, 104, 92] {
         let lines = wrap(title, chars_per_line(size), usize::MAX);
@@ -413,7 +501,25 @@ fn fit_title(title: &str) -> (u32, Vec<String>) {
             return (size, lines);
         }
     }
-    (80, wrap(title, chars_per_line(80), 9))
+    for size in [80, 72] {
+        let lines = wrap(title, chars_per_line(size), usize::MAX);
+        if lines.len() <= 9 {
+            return (size, lines);
+        }
+    }
+    (64, wrap(title, chars_per_line(64), 10))
+}
+
+/// The subtitle's size: 72 pixels on up to four lines, smaller for a long one, so that the
+/// longest allowed fits whole in the room between the ornament and the authors.
+fn fit_subtitle(subtitle: &str) -> (u32, Vec<String>) {
+    for size in [72, 60] {
+        let lines = wrap(subtitle, chars_per_line(size), usize::MAX);
+        if lines.len() <= 4 {
+            return (size, lines);
+        }
+    }
+    (48, wrap(subtitle, chars_per_line(48), 6))
 }
 
 /// Greedy word wrap into at most `max_lines` lines of `width` characters; words longer
@@ -528,6 +634,58 @@ mod tests {
         assert!(differing > 400, "only {differing} pixels of text drawn");
     }
 
+    /// The longest title and subtitle allowed, with many authors: every word is drawn, and
+    /// nothing runs into the next block or off the frame.
+    #[test]
+    fn the_generated_cover_shows_the_longest_title_and_subtitle_whole() {
+        use crate::ebook::metadata::bounds::{MAX_TITLE_CHARS, shortened};
+        let words = |seed: &str| {
+            let long = (1..)
+                .map(|n| format!("{seed}{n}"))
+                .take(60)
+                .collect::<Vec<_>>()
+                .join(" ");
+            shortened(&long, MAX_TITLE_CHARS)
+                .trim_end_matches('…')
+                .to_owned()
+        };
+        let mut metadata = fixture::book().metadata;
+        metadata.title = words("Title");
+        metadata.subtitle = Some(words("Sub"));
+        metadata.authors = vec!["Ann Author".into(), "Ben Writer".into(), "Cy Scribe".into()];
+        assert!(metadata.title.chars().count() > MAX_TITLE_CHARS - 10);
+        let (_, svg) = generate(&metadata);
+        let svg = String::from_utf8(svg).expect("UTF-8");
+        let texts: Vec<(u32, &str)> = svg
+            .lines()
+            .filter(|l| l.starts_with("<text"))
+            .map(|l| {
+                let y = l.split("y=\"").nth(1).and_then(|r| r.split('"').next());
+                let text = l.split('>').nth(1).and_then(|r| r.split('<').next());
+                (
+                    y.and_then(|y| y.parse().ok()).expect("y"),
+                    text.expect("text"),
+                )
+            })
+            .collect();
+        let drawn: String = texts.iter().map(|(_, t)| *t).collect::<Vec<_>>().join(" ");
+        assert!(!drawn.contains('…'), "something was cut: {drawn}");
+        for word in metadata
+            .title
+            .split(' ')
+            .chain(metadata.subtitle.as_deref().unwrap_or("").split(' '))
+        {
+            assert!(drawn.split(' ').any(|w| w == word), "{word} is not drawn");
+        }
+        // Top to bottom in order, inside the frame's inner line (112 to 2448).
+        let ys: Vec<u32> = texts.iter().map(|(y, _)| *y).collect();
+        assert!(ys.windows(2).all(|w| w[0] < w[1]), "lines overlap: {ys:?}");
+        assert!(
+            ys[0] > 200 && *ys.last().expect("lines") < 2448 - 60,
+            "{ys:?}"
+        );
+    }
+
     /// The SVG without its `<text>` elements.
     fn without_text(svg: &str) -> String {
         svg.lines()
@@ -537,31 +695,84 @@ mod tests {
     }
 
     #[test]
-    fn an_uploaded_cover_smaller_than_the_stores_want_is_named_with_its_size() {
-        let small = CoverInfo {
+    fn an_uploaded_cover_the_stores_cannot_take_as_it_is_is_named_with_its_size() {
+        let cover = |width, height| CoverInfo {
             file_name: "cover.jpg".into(),
             media_type: "image/jpeg".into(),
-            width: 800,
-            height: 1200,
+            width,
+            height,
             generated: false,
         };
-        let warning = size_warning(&small).expect("a warning");
-        assert_eq!(warning.code, "cover_small");
-        assert!(warning.message.contains("800×1200"), "{}", warning.message);
-        let large = CoverInfo {
-            width: 1600,
-            height: 2560,
-            ..small.clone()
+        let codes = |c: CoverInfo| -> Vec<String> {
+            size_warnings(&c).into_iter().map(|w| w.code).collect()
         };
-        assert_eq!(size_warning(&large), None);
+        // Below KDP's least: refused there, and said so with its size.
+        let tiny = size_warnings(&cover(800, 1200));
+        assert_eq!(tiny[0].code, "cover_small");
+        assert!(
+            tiny[0].message.contains("800×1200") && tiny[0].message.contains("refuse"),
+            "{}",
+            tiny[0].message
+        );
+        // Above it, smaller than the stores' size: soft, never "refused".
+        let soft = size_warnings(&cover(1400, 2100));
+        assert!(
+            soft.iter().all(|w| !w.message.contains("refuse")),
+            "{soft:?}"
+        );
+        assert_eq!(codes(cover(1400, 2100)), ["cover_small", "cover_shape"]);
+        assert_eq!(codes(cover(1000, 1600)), ["cover_small"]);
+        assert!(codes(cover(1600, 2560)).is_empty());
+        assert_eq!(codes(cover(1600, 2400)), ["cover_shape"]);
         let generated = CoverInfo {
             generated: true,
-            ..small
+            ..cover(800, 1200)
         };
-        assert_eq!(
-            size_warning(&generated),
-            None,
+        assert!(
+            codes(generated).is_empty(),
             "Bindery's own is the right size"
+        );
+    }
+
+    /// An uploaded cover of another size and shape: the stores' copy is 1600×2560, the cover
+    /// scaled whole (not stretched) and centred on bands of its edge colour.
+    #[test]
+    fn the_store_cover_of_an_upload_is_1600_by_2560_scaled_whole_with_bands_of_its_edge() {
+        // 1400×2100 (2:3): scaled to 1600×2400, with 80 px bands above and below.
+        let picture = image::RgbImage::from_fn(1400, 2100, |x, _| {
+            if x < 700 {
+                image::Rgb([200, 30, 30])
+            } else {
+                image::Rgb([30, 30, 200])
+            }
+        });
+        let mut bytes = Vec::new();
+        image::DynamicImage::ImageRgb8(picture)
+            .write_with_encoder(JpegEncoder::new_with_quality(&mut bytes, 95))
+            .expect("encode");
+        let info = CoverInfo {
+            file_name: "cover.jpg".into(),
+            media_type: "image/jpeg".into(),
+            width: 1400,
+            height: 2100,
+            generated: false,
+        };
+        let store = image::load_from_memory(&store_jpeg(&info, &bytes).expect("store cover"))
+            .expect("decodes")
+            .to_rgb8();
+        assert_eq!(store.dimensions(), (1600, 2560));
+        let near =
+            |p: &image::Rgb<u8>, q: [u8; 3]| p.0.iter().zip(q).all(|(a, b)| a.abs_diff(b) < 24);
+        // The picture spans the width: red at the left, blue at the right, mid-height.
+        assert!(near(store.get_pixel(10, 1280), [200, 30, 30]));
+        assert!(near(store.get_pixel(1590, 1280), [30, 30, 200]));
+        // The bands (the top 80 rows) are the edge's average, a purple, not white or black.
+        let band = store.get_pixel(800, 20);
+        assert!(near(band, [115, 30, 115]), "the band is {band:?}");
+        assert_eq!(
+            store_jpeg(&info, &bytes).expect("again"),
+            store_jpeg(&info, &bytes).expect("again"),
+            "deterministic"
         );
     }
 
