@@ -30,6 +30,15 @@
     }
   });
 
+  // The bar is for a sending in progress: once the server has answered (or the connection
+  // broke), it goes, so that "Uploading 100%" never stands beside a refusal.
+  function done() {
+    row.hidden = true;
+    bar.value = 0;
+    percent.textContent = "0%";
+    submit.disabled = false;
+  }
+
   function fail(message, field) {
     error.textContent = message;
     error.hidden = false;
@@ -63,6 +72,8 @@
     // Files last: the server reads fields as they stream in, and small ones first is kinder.
     for (const el of form.elements) {
       if (!el.name || el.type === "file" || el.type === "submit") continue;
+      // An unticked box says nothing: the manuscript's value, or the default, holds.
+      if (el.type === "checkbox" && !el.checked) continue;
       const value = el.value.trim();
       if (value) data.append(el.name, value);
     }
@@ -87,12 +98,12 @@
         window.location.assign("/books/" + body.id);
         return;
       }
-      submit.disabled = false;
+      done();
       const e = body.error || {};
       fail(e.message || "The upload failed (HTTP " + xhr.status + "). Try again.", e.field);
     });
     xhr.addEventListener("error", () => {
-      submit.disabled = false;
+      done();
       fail("The upload was interrupted. Check your connection and try again.");
     });
     submit.disabled = true;

@@ -33,6 +33,9 @@ const DESKTOP = { viewport: { width: 1280, height: 900 } };
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
 const problems = [];
+/** Set while the test asks to delete: takes the confirmation's words, and accepts it. */
+let confirming = null;
+
 function watch(page, label) {
   page.on('console', (msg) => {
     if (msg.type() === 'error') problems.push(`${label}: console error: ${msg.text()}`);
@@ -40,6 +43,12 @@ function watch(page, label) {
   page.on('pageerror', (error) => problems.push(`${label}: uncaught: ${error.message}`));
   page.on('dialog', async (dialog) => {
     // The app asks before deleting; nothing else may open a dialog, least of all a payload.
+    if (confirming && dialog.type() === 'confirm') {
+      confirming(dialog.message());
+      confirming = null;
+      await dialog.accept();
+      return;
+    }
     problems.push(`${label}: a ${dialog.type()} opened: ${dialog.message()}`);
     await dialog.dismiss();
   });
@@ -169,6 +178,21 @@ async function main() {
     await shoot(page, 'hostile-reader.png');
     const ran = await page.evaluate(() => window.__pwned === true);
     check(!ran, 'a payload set window.__pwned');
+
+    step('delete the hostile book: asked first, naming it and all it made; the list says it went');
+    const hostileBook = chapters[0].match(/\/books\/([0-9a-f-]{36})\//)[1];
+    await page.goto(url(`/books/${hostileBook}`));
+    let asked = '';
+    confirming = (message) => { asked = message; };
+    await Promise.all([page.waitForURL(/\/books\?deleted=/), page.click('section.danger button[type=submit]')]);
+    check(asked.includes('<script>') && /print edition/.test(asked) && /cannot be undone/.test(asked),
+      `the confirmation said: ${asked}`);
+    const notice = (await page.locator('p.notice[role=status]').innerText()).trim();
+    check(notice.startsWith('Deleted') && notice.includes('<script>'), `after the delete the list says: ${notice}`);
+    check((await page.locator('.books li').count()) === 1, 'the deleted book is still listed');
+    const gone = await page.request.get(url(`/api/v1/books/${hostileBook}`));
+    check(gone.status() === 404, `the deleted book answers ${gone.status()}`);
+    await shoot(page, 'deleted.png');
 
     step('the pages fit a phone screen');
     const phone = await browser.newContext(PHONE);

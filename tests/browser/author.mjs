@@ -45,8 +45,9 @@ const ID = /\/books\/([0-9a-f-]{36})$/;
 const problems = [];
 function watch(page, label) {
   page.on('console', (msg) => {
-    // The browser reports a 404 answer as an error of its own; the test asks for those.
-    if (msg.type() === 'error' && !/status of 404/.test(msg.text())) {
+    // The browser reports a 404 or 422 answer as an error of its own; the test asks for
+    // those (a missing page, a refused upload), and checks what the page says of them.
+    if (msg.type() === 'error' && !/status of (404|422)/.test(msg.text())) {
       problems.push(`${label}: console error: ${msg.text()}`);
     }
   });
@@ -75,6 +76,32 @@ async function look(page, name, { full = true } = {}) {
   console.log(`  ${name}: ${violations.length} axe violations`);
 }
 
+/** "Go to page" on a reader page (its home or its list of pages): the field filled, the
+ * form sent (Enter, or its button tapped on a phone) as the server's own policy allows, and
+ * the chapter where the page begins opened at its marker, on screen. */
+async function goToPage(page, where, label, shot, { tap = false } = {}) {
+  step(`"Go to page" ${label} from ${where}${tap ? ', tapped' : ''}`);
+  await page.goto(url(where));
+  const field = page.getByLabel('Go to page');
+  check((await field.count()) === 1, `${where} has no field labelled "Go to page"`);
+  await field.fill(label);
+  const wanted = new RegExp(`chapter-\\d+\\.html#page-${label}$`);
+  const send = tap ? page.locator('.goto-page button[type=submit]').tap() : field.press('Enter');
+  await Promise.all([page.waitForURL(wanted), send]).catch(async (error) => {
+    throw new CheckFailed(`"Go to page" ${label} from ${where} stayed at ${page.url()}: ${error.message.split('\n')[0]}`);
+  });
+  await page.waitForFunction(
+    (id) => {
+      const marker = document.getElementById(id);
+      if (!marker) return false;
+      const box = marker.getBoundingClientRect();
+      return box.top > 0 && box.top < window.innerHeight;
+    },
+    `page-${label}`,
+  );
+  await look(page, shot, { full: false });
+}
+
 async function signIn(page) {
   await page.goto(url('/signin'));
   await page.fill('#token', env.BINDERY_TOKEN);
@@ -82,10 +109,11 @@ async function signIn(page) {
 }
 
 /** Uploads through the form and returns the new book's id, on its page. */
-async function upload(page, manuscript, cover) {
+async function upload(page, manuscript, cover, fill) {
   await page.goto(url('/books/new'));
   await page.setInputFiles('#manuscript', manuscript);
   if (cover) await page.setInputFiles('#cover', cover);
+  if (fill) await fill();
   await Promise.all([page.waitForURL(ID, { timeout: 60000 }), page.click('#upload button[type=submit]')]);
   return ID.exec(new URL(page.url()).pathname)[1];
 }
@@ -125,8 +153,29 @@ async function main() {
     page.off('request', onRequest);
     await look(page, 'desktop-upload-empty-refused.png');
 
-    step('upload the novel with its cover, language left empty; follow it to ready');
-    books.novel = await upload(page, files.novel, files.cover);
+    step('the print settings: a wrong print ISBN is refused at its field, as the API refuses it');
+    await page.goto(url('/books/new'));
+    for (const field of ['#trim', '#paper', '#bleed', '#print_isbn', '#blurb']) {
+      check((await page.locator(field).count()) === 1, `the upload form has no ${field}`);
+    }
+    await page.setInputFiles('#manuscript', files.novel);
+    await page.fill('#print_isbn', '978-0-306-40615-8');
+    await page.click('#upload button[type=submit]');
+    await page.locator('#upload-error').waitFor();
+    const isbnRefusal = await page.locator('#upload-error').innerText();
+    check(/print_isbn/.test(isbnRefusal) && /check digit/.test(isbnRefusal), `a wrong print ISBN was refused with: ${isbnRefusal}`);
+    check((await page.locator('#print_isbn').getAttribute('aria-invalid')) === 'true', 'the print ISBN field is not marked');
+    check(await page.locator('#upload-progress').isHidden(), '"Uploading" stays on screen beside the refusal');
+    await look(page, 'desktop-upload-print-isbn-refused.png');
+
+    step('upload the novel with its cover and print settings, language left empty; follow it to ready');
+    books.novel = await upload(page, files.novel, files.cover, async () => {
+      await page.selectOption('#trim', '5.5x8.5');
+      await page.selectOption('#paper', 'cream');
+      await page.check('#bleed');
+      await page.fill('#print_isbn', '978-0-306-40615-7');
+      await page.fill('#blurb', 'A young writer, a friend with a scheme, and a chicken farm in Dorset.');
+    });
     await page.locator('#download-epub').waitFor({ timeout: 90000 });
     const cover = page.locator('.book-head img.cover-thumb');
     await cover.waitFor();
@@ -192,6 +241,8 @@ async function main() {
     await page.locator('.toc a').nth(3).click();
     await page.waitForLoadState('load');
     await look(page, 'desktop-reader-chapter.png', { full: false });
+    await goToPage(page, `/books/${books.novel}/reader/`, '50', 'desktop-reader-page-50.png');
+    await goToPage(page, `/books/${books.novel}/reader/pages.html`, '50', 'desktop-reader-pages-50.png');
     const epub = await page.request.get(url(`/books/${books.novel}/epub`));
     check(epub.status() === 200 && epub.headers()['content-type'] === 'application/epub+zip', `the reader's EPUB link answered ${epub.status()}`);
     await desktop.close();
@@ -203,6 +254,12 @@ async function main() {
 
     step('on a phone: the list, the book, the upload form');
     await signIn(small);
+    const signOutLines = await small.locator('.signout button').evaluate((b) => {
+      const range = document.createRange();
+      range.selectNodeContents(b);
+      return new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size;
+    });
+    check(signOutLines === 1, `"Sign out" takes ${signOutLines} lines on a phone`);
     await look(small, 'phone-books.png');
     await small.goto(url(`/books/${books.novel}`));
     const progressHeight = await small.locator('section.progress').evaluate((s) => s.getBoundingClientRect().height);
@@ -229,6 +286,7 @@ async function main() {
     await look(small, 'phone-reader-contents.png');
     const chapters = await small.locator('.toc a').count();
     await Promise.all([small.waitForURL(/chapter-\d+\.html$/), small.locator('.toc a').nth(6).tap()]);
+    const chapterFile = new URL(small.url()).pathname.split('/').pop();
     await small.waitForLoadState('load');
     const bar = small.locator('header.bar');
     const position = async () => (await small.locator('.bar-position').innerText()).replace(/\s+/g, ' ').trim();
@@ -253,6 +311,9 @@ async function main() {
     await small.waitForFunction(() => document.querySelector('header.bar').classList.contains('bar-away'));
     await small.touchscreen.tap(195, 560);
     await small.waitForFunction(() => !document.querySelector('header.bar').classList.contains('bar-away'));
+    await goToPage(small, `/books/${books.novel}/reader/`, '50', 'phone-reader-page-50.png', { tap: true });
+    await goToPage(small, `/books/${books.novel}/reader/pages.html`, '50', 'phone-reader-pages-50.png', { tap: true });
+    await small.goto(url(`/books/${books.novel}/reader/${chapterFile}`));
     // From here to the contents, and from there to the book's page.
     await Promise.all([small.waitForURL(/\/reader\/index\.html$/), small.locator('.bar-home').tap()]);
     await Promise.all([small.waitForURL(ID), small.locator('.book-links a.book-page').tap()]);

@@ -226,6 +226,18 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
         language,
         serde_json::json!({"field": "language", "value": "en-GB", "source": "manuscript"})
     );
+    // The print settings chosen in the form: the paperback was made as they say.
+    let print = &novel["report"]["print"];
+    assert_eq!(
+        (&print["trim"], &print["paper"], &print["bleed"]),
+        (
+            &serde_json::json!("5.5x8.5"),
+            &serde_json::json!("cream"),
+            &serde_json::json!(true)
+        ),
+        "{print}"
+    );
+    assert!(print.get("failure").is_none(), "{print}");
     let cover = common::client()
         .get(server.url(novel["links"]["cover"].as_str().expect("a cover link")))
         .bearer_auth(&token)

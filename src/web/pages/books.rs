@@ -26,6 +26,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 #[derive(Deserialize)]
 struct ListQuery {
     before: Option<String>,
+    /// The title of a book just deleted from its page, said once at the top of the list.
+    deleted: Option<String>,
 }
 
 #[get("/books")]
@@ -44,10 +46,18 @@ async fn list(
     let next = (rows.len() as i64 == PAGE_SIZE)
         .then(|| rows.last().map(|b| b.id.clone()))
         .flatten();
+    // Only a line's worth of whatever the address says.
+    let deleted = query
+        .deleted
+        .as_deref()
+        .map(crate::ebook::metadata::bounds::excerpt);
     let body = html! {
         div.heading {
             h1 { "Your books" }
             a.button href="/books/new" { "Upload a manuscript" }
+        }
+        @if let Some(title) = &deleted {
+            p.notice role="status" { "Deleted \u{201c}" (title) "\u{201d}, with all of its files." }
         }
         @if views.is_empty() {
             p.empty { "No books yet. " a href="/books/new" { "Upload a manuscript" } " (Markdown, DOCX or plain text) and Bindery makes an EPUB and a web reader of it." }
@@ -118,7 +128,8 @@ async fn upload(
                     (text_field("series", "Series", "text", ""))
                     (text_field("series_number", "Number in series", "text", ""))
                     label for="description" { "Description" }
-                    textarea #description name="description" rows="4" {}
+                    textarea #description name="description" rows="4" aria-describedby="description-hint" {}
+                    p.hint #description-hint { "For catalogs and stores; also the print edition's back cover, unless its back-cover text below is given." }
                     label for="callback_url" { "Webhook URL" }
                     input #callback_url type="url" name="callback_url" autocomplete="off" placeholder="https://example.com/hooks/bindery" aria-describedby="callback-hint";
                     p.hint #callback-hint { "Bindery POSTs a signed event here when the book is ready or fails." }
@@ -131,6 +142,7 @@ async fn upload(
                     }
                 }
             }
+            (print_fields())
             div.progress-row #upload-progress hidden {
                 label for="upload-bar" { "Uploading" }
                 progress #upload-bar max="100" value="0" {}
@@ -150,6 +162,48 @@ async fn upload(
             body,
         ),
     ))
+}
+
+/// `deleted=TITLE`, for the list to say what went.
+fn deleted_query(title: &str) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("deleted", title)
+        .finish()
+}
+
+/// The print edition's settings, as the API and the front matter take them (the names are
+/// the keys' own, `document::keys`). Empty, the manuscript's settings hold, or the defaults.
+fn print_fields() -> Markup {
+    use crate::document::keys::Field;
+    use crate::paperback::{Paper, Trim};
+    html! {
+        fieldset {
+            legend { "Print edition" }
+            p.hint { "The paperback's interior and cover. Leave a field empty to use what the manuscript says, or the default." }
+            label for="trim" { "Trim size" }
+            select #trim name=(Field::Trim.name()) {
+                option value="" selected { "As the manuscript says (else " (Trim::default().label()) ")" }
+                @for trim in Trim::ALL { option value=(trim.name()) { (trim.label()) } }
+            }
+            label for="paper" { "Paper" }
+            select #paper name=(Field::Paper.name()) aria-describedby="paper-hint" {
+                option value="" selected { "As the manuscript says (else " (Paper::default().name()) ")" }
+                @for paper in Paper::ALL { option value=(paper.name()) { (paper.name()) } }
+            }
+            p.hint #paper-hint { "Cream paper is thicker: the spine is wider." }
+            div.check {
+                input #bleed type="checkbox" name=(Field::Bleed.name()) value="yes" aria-describedby="bleed-hint";
+                label for="bleed" { "Bleed" }
+            }
+            p.hint #bleed-hint { "0.125 in beyond the trim on the outside edges, for pictures printed to the edge of the page." }
+            label for="print_isbn" { "Print ISBN" }
+            input #print_isbn type="text" name=(Field::PrintIsbn.name()) autocomplete="off" inputmode="numeric" aria-describedby="print-isbn-hint";
+            p.hint #print-isbn-hint { "The paperback's own ISBN, printed on its copyright page; not the ebook's." }
+            label for="blurb" { "Back-cover text" }
+            textarea #blurb name=(Field::Blurb.name()) rows="4" aria-describedby="blurb-hint" {}
+            p.hint #blurb-hint { "Printed on the back cover. Empty: the description is printed there; with neither, the back is blank." }
+        }
+    }
 }
 
 fn text_field(name: &str, label: &str, kind: &str, value: &str) -> Markup {
@@ -178,6 +232,7 @@ async fn show(
         .flat_map(|r| &r.warnings)
         .filter(|w| w.code == naming::WARNING)
         .collect();
+    let title = display_title(&book);
     let body = html! {
         article #book data-book=(book.id) data-status=(book.status) {
             div.book-head {
@@ -323,15 +378,15 @@ async fn show(
             (log_section(&log, book.status == BookStatus::Failed))
 
             section.danger {
-                form data-api="DELETE" data-url={ "/api/v1/books/" (book.id) } data-then="/books"
-                    data-confirm="Delete this book, its EPUB and its reader? This cannot be undone." {
+                form data-api="DELETE" data-url={ "/api/v1/books/" (book.id) }
+                    data-then={ "/books?" (deleted_query(&title)) }
+                    data-confirm={ "Delete \u{201c}" (title) "\u{201d} and everything made of it: the manuscript, the EPUB, the web reader, the print edition, the covers and its entry in the catalog? This cannot be undone." } {
                     button.secondary type="submit" { "Delete book" }
                 }
                 p.error role="alert" hidden {}
             }
         }
     };
-    let title = display_title(&book);
     Ok(html_response(
         actix_web::http::StatusCode::OK,
         layout_in(
