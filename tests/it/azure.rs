@@ -474,8 +474,8 @@ fn on_postgres_and_azure_an_unwritable_data_dir_keeps_nothing_from_starting() {
         migrate.env(k, v);
     }
     let out = migrate.output().expect("bindery migrate");
-    let said = String::from_utf8_lossy(&out.stderr).into_owned()
-        + &String::from_utf8_lossy(&out.stdout);
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "migrate: {said}");
     assert!(
         said.contains("log files are off") && !said.contains("DATA_DIR="),
