@@ -26,6 +26,13 @@ WORKDIR /src
 ARG CARGO_PROFILE_RELEASE_LTO
 # The dependencies first, built against an empty crate of the same name: this layer is only
 # built again when the manifest or the lock file change, so a code change compiles Bindery alone.
+# The print edition's typefaces for the scripts its own fonts lack (Arabic, Hebrew, the Indic
+# scripts, Thai, Chinese, Japanese, Korean…): Debian's Noto families. Only the files Bindery
+# prints with are copied into the runtime image below (`bindery fonts --files`, about 60 MB).
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      fonts-noto-core fonts-noto-cjk >/dev/null \
+ && rm -rf /var/lib/apt/lists/*
 COPY Cargo.toml Cargo.lock rust-toolchain.toml ./
 RUN mkdir -p src benches \
  && echo 'fn main() {}' > src/main.rs \
@@ -38,7 +45,11 @@ COPY . .
 RUN touch src/main.rs src/lib.rs \
  && cargo build --release --locked \
  && install -D -m 0755 target/release/bindery /out/bindery \
- && mkdir -p /out/data
+ && mkdir -p /out/data \
+ && target/release/bindery fonts \
+ && target/release/bindery fonts --files | while read -r font; do \
+      install -D -m 0644 "$font" "/out/fonts$font"; \
+    done
 
 FROM ${RUNTIME_IMAGE}
 # The binary starts its own executable as the worker child, so it is the real file, not a link.
@@ -47,6 +58,7 @@ COPY --from=build /out/bindery /usr/local/bin/bindery
 # build base's bundle keeps that true on any runtime base.
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build --chown=65532:65532 /out/data /data
+COPY --from=build /out/fonts/usr/share/fonts /usr/share/fonts
 
 # 65532 is distroless's "nonroot"; numeric, so it works on any base. Hosts that mount volumes
 # owned by root and offer no way to change that (Fly.io) build with --build-arg RUN_AS=0:0.

@@ -88,6 +88,7 @@ pub mod paperback;
 pub mod pipeline;
 pub mod print;
 pub mod report;
+pub mod script_fonts;
 pub mod services;
 pub mod sessions;
 pub mod signals;

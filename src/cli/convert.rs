@@ -299,13 +299,13 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
 }
 
 /// The print edition, or why there is none: the author's (exit 65) when the book is too
-/// long for a paperback or asks for settings Bindery does not print, else Bindery's.
+/// long for a paperback, asks for settings Bindery does not print or is in a script it has no
+/// font for, else Bindery's.
 fn printed(edition: &Result<PrintEdition, PrintError>) -> Result<&PrintEdition, Failure> {
-    edition.as_ref().map_err(|e| match e {
-        PrintError::TooLong { .. } | PrintError::TooManyWords { .. } | PrintError::Settings(_) => {
-            Failure::Input(format!("no print edition: {e}"))
-        }
-        other => Failure::Other(anyhow::anyhow!("no print edition: {}", said(other))),
+    edition.as_ref().map_err(|e| match e.detail() {
+        // A refusal whose message says it all is the book's to change.
+        None => Failure::Input(format!("no print edition: {e}")),
+        Some(_) => Failure::Other(anyhow::anyhow!("no print edition: {}", said(e))),
     })
 }
 

@@ -64,6 +64,14 @@ enum Command {
     /// Print the effective configuration, with secrets redacted.
     #[command(after_long_help = variables_help())]
     Config,
+    /// Say which scripts the print edition can draw here: for each script Bindery's own fonts
+    /// lack, the typeface it prints it in and where that was found, or the Debian package that
+    /// installs it. Exits 1 when one is missing.
+    Fonts {
+        /// Print only the font files found, one path a line (what a container image copies).
+        #[arg(long)]
+        files: bool,
+    },
     /// Inspect and operate the job queue: stats, list, show, retry, cancel, discard, pause, resume.
     Jobs {
         #[command(subcommand)]
@@ -95,6 +103,40 @@ enum Command {
     /// within memory and processor limits (see `pipeline::steps::packaging`).
     #[command(name = "package-book", hide = true)]
     PackageBook,
+}
+
+/// `bindery fonts`: what [`crate::script_fonts`] finds on this machine.
+fn fonts(files_only: bool) -> ExitCode {
+    let mut missing = false;
+    for script in crate::script_fonts::SCRIPTS {
+        let found = crate::script_fonts::found_files(script);
+        if files_only {
+            for path in &found {
+                println!("{}", path.display());
+            }
+            continue;
+        }
+        if found.is_empty() {
+            missing = true;
+            println!(
+                "{}: missing ({}; install Debian's {})",
+                script.name, script.families[0], script.package
+            );
+        } else {
+            let paths: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+            println!(
+                "{}: {} ({})",
+                script.name,
+                script.families[0],
+                paths.join(", ")
+            );
+        }
+    }
+    if missing {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn variables_help() -> String {
@@ -131,6 +173,9 @@ pub fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
 
+    if let Command::Fonts { files } = command {
+        return fonts(files);
+    }
     if let Err(e) = load_dotenv() {
         eprintln!("bindery: {e}");
         return ExitCode::from(EXIT_CONFIG);
@@ -196,6 +241,7 @@ pub fn main() -> ExitCode {
         Command::Worker { .. } => Role::Worker,
         Command::Migrate
         | Command::Config
+        | Command::Fonts { .. }
         | Command::Healthcheck
         | Command::Convert(_)
         | Command::Jobs { .. }
@@ -257,6 +303,7 @@ pub fn main() -> ExitCode {
             Command::Storage { command } => storage::run(&config, command).await,
             Command::Logs(args) => logs::run(&config, args).await,
             Command::Config
+            | Command::Fonts { .. }
             | Command::Convert(_)
             | Command::Healthcheck
             | Command::ReadManuscript

@@ -251,9 +251,8 @@ variables! {
     var DEFAULT_LANGUAGE: String = value(crate::language::DEFAULT_LANGUAGE), example "en-GB",
         parse values::language, {field default_language};
     /// Directory of fonts (`.ttf`, `.otf`, `.ttc`, in it and its folders) the print edition may
-    /// use besides its own (Libertinus Serif, New Computer Modern, DejaVu Sans Mono), for the
-    /// scripts those lack: Arabic, Hebrew, Devanagari, Chinese, Japanese, Korean… A face's file
-    /// is read only when a book uses it.
+    /// use besides its own and the system's Noto faces (see `bindery fonts`), for a script
+    /// those lack or another typeface. A face's file is read only when a book uses it.
     var FONTS_DIR: PathBuf = unset, example "/usr/share/fonts/opentype/noto",
         parse values::directory, {field fonts_dir};
     /// Uploads, deletes and retries allowed per API token (`N/s`, `N/min`, `N/h`, or `off`), per

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use text::{inline_text, plain_text, push_inlines, word_count};
+pub use text::{Words, inline_text, plain_text, push_inlines, word_count, words_of};
 
 /// A whole book.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -279,9 +279,19 @@ pub fn size_warnings(cover: &CoverInfo) -> Vec<crate::report::Warning> {
 
 /// An SVG drawn on white at `width`×`height` pixels.
 fn rasterise(svg: &[u8], width: u32, height: u32) -> anyhow::Result<image::RgbImage> {
+    rasterise_with(svg, width, height, fonts_for(&String::from_utf8_lossy(svg)))
+}
+
+/// [`rasterise`] with the fonts given.
+fn rasterise_with(
+    svg: &[u8],
+    width: u32,
+    height: u32,
+    fontdb: std::sync::Arc<resvg::usvg::fontdb::Database>,
+) -> anyhow::Result<image::RgbImage> {
     use resvg::{tiny_skia, usvg};
     let options = usvg::Options {
-        fontdb: fonts(),
+        fontdb,
         ..usvg::Options::default()
     };
     let tree = usvg::Tree::from_data(svg, &options)?;
@@ -298,6 +308,22 @@ fn rasterise(svg: &[u8], width: u32, height: u32) -> anyhow::Result<image::RgbIm
     let rgba = image::RgbaImage::from_raw(width, height, pixmap.take())
         .ok_or_else(|| anyhow::anyhow!("the drawn cover has the wrong size"))?;
     Ok(image::DynamicImage::ImageRgba8(rgba).to_rgb8())
+}
+
+/// The bundled fonts, and the system's faces for the scripts of `text` that they lack (a
+/// Japanese title), which resvg falls back to for those characters.
+fn fonts_for(text: &str) -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    use resvg::usvg::fontdb;
+    // The cover's words are regular or italic: no bold faces.
+    let files = crate::script_fonts::files(&crate::script_fonts::scripts_in(text), false);
+    if files.is_empty() {
+        return fonts();
+    }
+    let mut db = (*fonts()).clone();
+    for file in files {
+        db.load_font_source(fontdb::Source::Binary(std::sync::Arc::new(file)));
+    }
+    std::sync::Arc::new(db)
 }
 
 /// The bundled fonts, loaded once; `serif` (the generated cover's last choice) is Libertinus.

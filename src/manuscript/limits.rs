@@ -51,9 +51,9 @@ impl Meter {
     }
 }
 
-/// Runs of non-whitespace characters.
+/// Words as their readers count them ([`crate::document::Words`]).
 pub fn word_count(text: &str) -> u64 {
-    text.split_whitespace().count() as u64
+    crate::document::Words::of(text).words
 }
 
 /// Refuses a book of more chapters than the limit, and a chapter longer than its limit,

@@ -53,10 +53,10 @@ const BACK_BOTTOM_INCHES: f64 = 0.5;
 const BACK_TEXT_PT: f64 = 11.0;
 
 /// The page setup and text style both the cover and the back's fitting use.
-fn preamble(width: f64, height: f64) -> String {
+fn preamble(width: f64, height: f64, fonts: &str) -> String {
     format!(
         r##"#set page(width: {width:.4}in, height: {height:.4}in, margin: 0pt, fill: rgb("#23262d"))
-#set text(font: ("Libertinus Serif", "New Computer Modern", "DejaVu Sans Mono"), fill: white, hyphenate: false)
+#set text(font: ({fonts}), fallback: false, fill: white, hyphenate: false)
 #set par(justify: false)
 "##
     )
@@ -78,11 +78,12 @@ fn fitting<'t>(
     width: f64,
     height: f64,
     resources: &BTreeMap<String, Vec<u8>>,
+    fonts: &str,
 ) -> Result<Fit<'t>, PrintError> {
     let fits = |prefix: &str| -> Result<bool, PrintError> {
         let source = format!(
             "{}#{}\n",
-            preamble(width, height),
+            preamble(width, height, fonts),
             back_block(prefix, width)
         );
         let world = BookWorld::new(source, resources);
@@ -161,7 +162,11 @@ pub fn cover(
     };
     // The front's own text block, a trim's width wide, leaves out the bleed at the sheet's edge.
     let front_text_x = if right_to_left { b } else { front_x };
-    let mut source = preamble(width, height);
+    let fonts = super::template::body_fonts(
+        &super::template::metadata_text(metadata),
+        &metadata.language,
+    );
+    let mut source = preamble(width, height, &fonts);
     // The PDF says whose cover it is, as the interior does: a printer's queue lists files by
     // their title.
     let authors_array: String = metadata
@@ -179,7 +184,7 @@ pub fn cover(
         let (_, trim_h) = options.trim.inches();
         let block_w = trim_w - 2.0 * BACK_SIDE_INCHES;
         let block_h = trim_h - BACK_TOP_INCHES - BACK_BOTTOM_INCHES;
-        let fit = fitting(blurb, block_w, block_h, resources)?;
+        let fit = fitting(blurb, block_w, block_h, resources, &fonts)?;
         let shown = if fit.words < fit.total {
             let from = if metadata.blurb.is_some() {
                 "blurb"
@@ -327,7 +332,8 @@ mod tests {
             6.0 - 2.0 * BACK_SIDE_INCHES,
             9.0 - BACK_TOP_INCHES - BACK_BOTTOM_INCHES,
         );
-        let fit = fitting(blurb, block.0, block.1, &BTreeMap::new()).expect("fit");
+        let fonts = super::super::template::body_fonts(blurb, "en");
+        let fit = fitting(blurb, block.0, block.1, &BTreeMap::new(), &fonts).expect("fit");
         assert!(
             fit.words > 100 && fit.words < words,
             "{} words fit",

@@ -19,6 +19,10 @@ pub enum PrintError {
     /// says which, and what to do).
     #[error("{0}")]
     Settings(String),
+    /// Letters of the book that no font here draws: the sentence names their script, the
+    /// fonts Bindery prints it in, and what the operator can do.
+    #[error("{0}")]
+    MissingScript(String),
     /// Typst refused the generated source: Bindery's bug, or an image it cannot read. What
     /// Typst said (with the stretch of generated source it points at) is for the operator's
     /// log and `bindery convert`, never the author's report: [`PrintError::detail`].
@@ -35,13 +39,15 @@ pub enum PrintError {
 
 impl PrintError {
     /// What the typesetter or the PDF writer said, for the operator: Typst's messages and the
-    /// generated source they point at. `None` for a refusal the author's message says whole.
+    /// generated source they point at. `None` for a refusal the author's message says whole,
+    /// which is the book's to change (`bindery convert` exits 65 for it).
     pub fn detail(&self) -> Option<&str> {
         match self {
             PrintError::Typeset(detail) | PrintError::Pdf(detail) => Some(detail),
             PrintError::TooLong { .. }
             | PrintError::TooManyWords { .. }
-            | PrintError::Settings(_) => None,
+            | PrintError::Settings(_)
+            | PrintError::MissingScript(_) => None,
         }
     }
 
@@ -51,6 +57,7 @@ impl PrintError {
             PrintError::TooLong { .. } => "print_too_long",
             PrintError::TooManyWords { .. } => "print_too_many_words",
             PrintError::Settings(_) => "print_settings_invalid",
+            PrintError::MissingScript(_) => "print_missing_script",
             PrintError::Typeset(_) => "print_typeset_failed",
             PrintError::Pdf(_) => "print_pdf_failed",
         }

@@ -235,15 +235,15 @@ fn is_font(path: &Path) -> bool {
     })
 }
 
-/// Every font a book may use: the built-in ones first, then the operator's.
+/// The fonts every book may use: the built-in ones, then the operator's.
 pub(crate) struct Fonts {
-    pub book: LazyHash<FontBook>,
+    infos: Vec<FontInfo>,
     builtin: Vec<Font>,
 }
 
 impl Fonts {
-    /// Face `index` of [`Fonts::book`].
-    pub fn get(&self, index: usize) -> Option<Font> {
+    /// Face `index` of the built-in and the operator's faces.
+    fn get(&self, index: usize) -> Option<Font> {
         match self.builtin.get(index) {
             Some(font) => Some(font.clone()),
             None => OPERATORS
@@ -255,21 +255,91 @@ impl Fonts {
 }
 
 /// The fonts, gathered once per process.
-pub(crate) fn fonts() -> &'static Fonts {
+fn fonts() -> &'static Fonts {
     static FONTS: OnceLock<Fonts> = OnceLock::new();
     FONTS.get_or_init(|| {
         let builtin: Vec<Font> = typst_assets::fonts()
             .flat_map(|data| Font::iter(Bytes::new(data)))
             .collect();
-        let mut book = FontBook::from_fonts(&builtin);
-        for (info, _) in OPERATORS.get().into_iter().flatten() {
+        let infos = builtin
+            .iter()
+            .map(|f| f.info().clone())
+            .chain(
+                OPERATORS
+                    .get()
+                    .into_iter()
+                    .flatten()
+                    .map(|(info, _)| info.clone()),
+            )
+            .collect();
+        Fonts { infos, builtin }
+    })
+}
+
+/// The families of the operator's fonts, in the order they were listed: the template names
+/// them after its own, so that a script only they draw prints in them.
+pub(crate) fn operator_families() -> Vec<String> {
+    let mut families: Vec<String> = Vec::new();
+    for (info, _) in OPERATORS.get().into_iter().flatten() {
+        if !families.contains(&info.family) {
+            families.push(info.family.clone());
+        }
+    }
+    families
+}
+
+/// The faces of a system font file, parsed once per process (a CJK collection holds five).
+fn parsed(file: &crate::script_fonts::FontFile) -> Vec<Font> {
+    type Parsed = Vec<(&'static str, Vec<Font>)>;
+    static PARSED: OnceLock<std::sync::Mutex<Parsed>> = OnceLock::new();
+    let key = file.name;
+    let mut parsed = PARSED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, fonts)) = parsed.iter().find(|(k, _)| *k == key) {
+        return fonts.clone();
+    }
+    let fonts: Vec<Font> = Font::iter(Bytes::new(file.clone())).collect();
+    parsed.push((key, fonts.clone()));
+    fonts
+}
+
+/// The fonts of one book: every book's, and the system's faces for the book's own scripts
+/// ([`crate::script_fonts`]).
+pub(crate) struct BookFonts {
+    pub book: LazyHash<FontBook>,
+    system: Vec<Font>,
+}
+
+impl BookFonts {
+    /// The fonts for the book whose generated source is `source`.
+    pub fn for_source(source: &str) -> BookFonts {
+        let scripts = crate::script_fonts::scripts_in(source);
+        // Bold faces only for a book that sets something bold (strong text, a table's head).
+        let bold = source.contains("#strong[") || source.contains("weight: \"bold\"");
+        let system: Vec<Font> = crate::script_fonts::files(&scripts, bold)
+            .into_iter()
+            .flat_map(|file| parsed(&file))
+            .collect();
+        let mut book = FontBook::new();
+        for info in fonts().infos.iter().chain(system.iter().map(Font::info)) {
             book.push(info.clone());
         }
-        Fonts {
+        BookFonts {
             book: LazyHash::new(book),
-            builtin,
+            system,
         }
-    })
+    }
+
+    /// Face `index` of [`BookFonts::book`].
+    pub fn get(&self, index: usize) -> Option<Font> {
+        let shared = fonts();
+        match index.checked_sub(shared.infos.len()) {
+            None => shared.get(index),
+            Some(own) => self.system.get(own).cloned(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -102,6 +102,9 @@ pub const GUTTER_COMFORT: f64 = 0.125;
 /// page of [`MAX_PAGES`] is refused before it is laid out, which for a very long book would
 /// cost seconds and gigabytes to learn the same.
 const MOST_WORDS_PER_PAGE: u64 = 600;
+/// The same for Chinese and Japanese characters, set solid at 10 pt on the smallest trim
+/// (about 30 a line and 32 lines; fewer once headings and breaks are counted).
+const MOST_IDEOGRAPHS_PER_PAGE: u64 = 1_200;
 
 /// Layouts before the page count is taken as settled.
 const MAX_PASSES: u32 = 4;
@@ -118,10 +121,17 @@ pub fn typeset(
     if let Some(refused) = &metadata.print_settings_refused {
         return Err(PrintError::Settings(refused.clone()));
     }
-    let words = crate::document::word_count(document);
+    let counted = crate::document::words_of(document);
     let limit = u64::from(MAX_PAGES) * MOST_WORDS_PER_PAGE;
-    if words > limit {
-        return Err(PrintError::TooManyWords { words, limit });
+    // A page holds more Chinese or Japanese characters than words of other scripts: they
+    // weigh what their share of a page does.
+    let weight = counted.words - counted.ideographs
+        + counted.ideographs * MOST_WORDS_PER_PAGE / MOST_IDEOGRAPHS_PER_PAGE;
+    if weight > limit {
+        return Err(PrintError::TooManyWords {
+            words: counted.words,
+            limit,
+        });
     }
     let started = Instant::now();
     let arrangement = Arrangement::of(document);
@@ -141,7 +151,7 @@ pub fn typeset(
         Ok(())
     };
 
-    let mut gutter = trim::gutter(estimate_pages(words, options.trim));
+    let mut gutter = trim::gutter(estimate_pages(weight, options.trim));
     let mut passes = 0;
     let mut warnings = Vec::new();
     let mut contents: Option<Vec<String>> = None;
@@ -210,8 +220,15 @@ pub fn typeset(
             pages::page_starts(&document_laid, &world, &literals, &data.folios);
         warnings.extend(emitted);
         warnings.extend(typst_warnings);
-        if !missing.is_empty() {
-            warnings.push(missing_glyphs(&missing));
+        // A letter no face draws would print as a box in every word of its script: no print
+        // edition is better than that. A symbol (an emoji, an arrow) is a box with a warning.
+        let (letters, symbols): (BTreeSet<char>, BTreeSet<char>) =
+            missing.into_iter().partition(|c| c.is_alphabetic());
+        if !letters.is_empty() {
+            return Err(PrintError::MissingScript(missing_letters(&letters)));
+        }
+        if !symbols.is_empty() {
+            warnings.push(missing_glyphs(&symbols));
         }
         let pages = check.pages as u32;
         if pages < trim::MIN_PAGES {
@@ -285,6 +302,33 @@ fn describe(world: &BookWorld<'_>, errors: &[SourceDiagnostic]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// Why letters of the book have no face: their scripts, what Bindery prints them in, and what
+/// to do.
+fn missing_letters(letters: &BTreeSet<char>) -> String {
+    let sample: String = letters
+        .iter()
+        .take(8)
+        .map(|c| format!("{c} U+{:04X}", u32::from(*c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let scripts: BTreeSet<&crate::script_fonts::Script> = letters
+        .iter()
+        .filter_map(|c| crate::script_fonts::Script::of(*c))
+        .collect();
+    if scripts.is_empty() {
+        format!(
+            "the print edition has no typeface for letters of the book ({sample}); the ebooks are \
+             made. Ask the server's operator to add a font that has them to FONTS_DIR, then \
+             upload the book again"
+        )
+    } else {
+        crate::script_fonts::missing_script_message(
+            &scripts.into_iter().collect::<Vec<_>>(),
+            &sample,
+        )
+    }
 }
 
 fn missing_glyphs(missing: &BTreeSet<char>) -> Warning {

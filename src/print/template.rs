@@ -89,7 +89,13 @@ pub(crate) fn generate(
             height: text_height * 0.6,
         },
     );
-    e.raw(&preamble(metadata, geometry, pages.filter(|_| heads)));
+    let fonts = body_fonts(&book_text(document, metadata), &metadata.language);
+    e.raw(&preamble(
+        metadata,
+        geometry,
+        pages.filter(|_| heads),
+        &fonts,
+    ));
     e.raw(&front_matter(metadata));
 
     let arrangement = Arrangement::of(document);
@@ -127,7 +133,65 @@ fn authors(metadata: &BookMetadata) -> String {
 /// trim's text block.
 const RUNNING_HEAD_CHARS: usize = 48;
 
-fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) -> String {
+/// Everything of the book that prints: its chapters and notes, and the metadata the front
+/// matter and the running heads show. Its scripts choose the fonts.
+fn book_text(document: &Document, metadata: &BookMetadata) -> String {
+    let mut text = String::new();
+    for chapter in &document.chapters {
+        text.push_str(&chapter.title);
+        text.push_str(&crate::document::plain_text(&chapter.blocks));
+    }
+    for note in &document.notes {
+        text.push_str(&crate::document::plain_text(&note.blocks));
+    }
+    text.push_str(&metadata_text(metadata));
+    text
+}
+
+/// The metadata a printed page or cover may show.
+pub(crate) fn metadata_text(metadata: &BookMetadata) -> String {
+    let mut text = metadata.title.clone();
+    for value in metadata
+        .subtitle
+        .iter()
+        .chain(&metadata.authors)
+        .chain(&metadata.publisher)
+        .chain(&metadata.rights)
+        .chain(&metadata.blurb)
+        .chain(&metadata.description)
+        .chain(metadata.labels.values())
+    {
+        text.push(' ');
+        text.push_str(value);
+    }
+    text
+}
+
+/// The body text's font list, as Typst source: Bindery's own serif faces, then the system's
+/// faces for the scripts of `text` (the forms of `language` first), then the operator's, and
+/// DejaVu Sans Mono for symbols alone. Typst is not let fall back to a face of its choosing
+/// (`fallback: false` beside it): a letter none of these draws is missing, and said so, rather
+/// than set in a monospaced code font.
+pub(crate) fn body_fonts(text: &str, language: &str) -> String {
+    let mut families: Vec<String> = vec!["Libertinus Serif".into(), "New Computer Modern".into()];
+    for script in crate::script_fonts::scripts_in(text) {
+        families.extend(script.families_for(language).into_iter().map(str::to_owned));
+    }
+    families.extend(super::fonts::operator_families());
+    let mut list: String = families
+        .iter()
+        .map(|f| format!("{}, ", literal(f)))
+        .collect();
+    list.push_str(r#"(name: "DejaVu Sans Mono", covers: regex("[^\p{L}\p{M}]"))"#);
+    list
+}
+
+fn preamble(
+    metadata: &BookMetadata,
+    g: PageGeometry,
+    pages: Option<&PageData>,
+    fonts: &str,
+) -> String {
     let (width, height) = g.media();
     let (inside, outside, top, bottom) = g.margins();
     let (_, text_height) = g.text_block();
@@ -153,7 +217,7 @@ fn preamble(metadata: &BookMetadata, g: PageGeometry, pages: Option<&PageData>) 
   // The running head and the folio sit as far from the trim whatever the bleed.
   header-ascent: 12pt, footer-descent: 12pt,
 )
-#set text(font: ("Libertinus Serif", "New Computer Modern", "DejaVu Sans Mono"), size: {size}pt, lang: "{lang}", region: {region}, hyphenate: true, costs: (widow: 100%, orphan: 100%))
+#set text(font: ({fonts}), fallback: false, size: {size}pt, lang: "{lang}", region: {region}, hyphenate: true, costs: (widow: 100%, orphan: 100%))
 #set par(justify: true, leading: 0.6em, spacing: 0.6em, first-line-indent: 0pt)
 #show raw: set text(font: "DejaVu Sans Mono", size: 0.8em)
 #show heading: it => {{

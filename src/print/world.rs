@@ -1,5 +1,6 @@
 //! Typst's view of the world while it typesets one book: the generated source, the fonts
-//! (`fonts.rs`: built into the binary, and the operator's `FONTS_DIR`), a fixed date, and the book's own images. Nothing else exists: any other
+//! (`fonts.rs`: built into the binary, the operator's `FONTS_DIR`, and the system's faces for
+//! the book's own scripts, `script_fonts.rs`), a fixed date, and the book's own images. Nothing else exists: any other
 //! file, a package, the clock, is refused, so neither the template nor anything that slipped
 //! past the emitter can read the machine or vary between runs.
 
@@ -11,7 +12,7 @@ use typst::foundations::{Bytes, Datetime};
 use typst::syntax::{FileId, Source, VirtualPath};
 use typst::text::{Font, FontBook};
 
-use super::fonts::fonts;
+use super::fonts::BookFonts;
 use typst::utils::LazyHash;
 use typst::{Library, LibraryExt, World};
 
@@ -27,14 +28,18 @@ fn library() -> &'static LazyHash<Library> {
 pub(crate) struct BookWorld<'a> {
     main: Source,
     images: &'a BTreeMap<String, Vec<u8>>,
+    fonts: BookFonts,
 }
 
 impl<'a> BookWorld<'a> {
     pub fn new(source: String, images: &'a BTreeMap<String, Vec<u8>>) -> Self {
         let id = FileId::new(None, VirtualPath::new("/main.typ"));
+        // The book's scripts are in its source: their faces are the system's to add.
+        let fonts = BookFonts::for_source(&source);
         BookWorld {
             main: Source::new(id, source),
             images,
+            fonts,
         }
     }
 
@@ -49,7 +54,7 @@ impl World for BookWorld<'_> {
     }
 
     fn book(&self) -> &LazyHash<FontBook> {
-        &fonts().book
+        &self.fonts.book
     }
 
     fn main(&self) -> FileId {
@@ -79,7 +84,7 @@ impl World for BookWorld<'_> {
     }
 
     fn font(&self, index: usize) -> Option<Font> {
-        fonts().get(index)
+        self.fonts.get(index)
     }
 
     fn today(&self, _offset: Option<i64>) -> Option<Datetime> {

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use bindery::labels::{Key, Labels};
 use common::corpus;
-use common::need::CJK_FONT;
+use common::need::OL_CHIKI_FONT;
 
 use crate::convert::convert;
 use crate::page_list::{text_of, zip_entries};
@@ -333,64 +333,147 @@ fn a_language_the_table_lacks_is_english_with_a_warning() {
     assert!(entry(&book, "nav.xhtml").contains("<h1>Contents</h1>"));
 }
 
-/// The print edition names the characters its fonts lack, and draws them once `FONTS_DIR`
-/// holds a font that has them.
+/// A script Bindery does not look for (Ol Chiki, Santali's) makes no print edition: the reason names
+/// its letters and what the operator can do, and the EPUB is still written. Once `FONTS_DIR`
+/// holds a font that has them, the book prints in it.
 #[test]
-fn fonts_dir_gives_the_print_edition_the_fonts_its_own_lack() {
-    if !common::need::pdf_tools() || !common::need::cjk_font() {
+fn a_script_without_a_font_makes_no_print_edition_until_fonts_dir_has_one() {
+    if !common::need::pdf_tools() || !common::need::noto_fonts() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let fonts = dir.path().join("fonts");
     std::fs::create_dir_all(&fonts).expect("fonts dir");
-    std::fs::copy(CJK_FONT, fonts.join("fallback.ttf")).expect("copy the font");
+    std::fs::copy(OL_CHIKI_FONT, fonts.join("ol-chiki.ttf")).expect("copy the font");
+    let manuscript = dir.path().join("sat.md");
+    std::fs::write(
+        &manuscript,
+        "---\ntitle: ᱚᱞ ᱪᱤᱠᱤ\nlang: sat\n---\n\n# ᱥᱟᱱᱛᱟᱲᱤ\n\nᱚᱞ ᱪᱤᱠᱤ ᱥᱟᱱᱛᱟᱲᱤ ᱯᱟᱹᱨᱥᱤ.\n",
+    )
+    .expect("write");
+    let pdf = dir.path().join("sat.pdf");
     let print = |fonts_dir: Option<&Path>| {
-        let pdf = dir.path().join("ja.pdf");
         let mut cmd = Command::new(common::BIN);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .arg("convert")
-            .arg(fixture("ja"))
+            .arg(&manuscript)
             .arg("-o")
-            .arg(dir.path().join("ja.epub"))
+            .arg(dir.path().join("sat.epub"))
             .arg("--pdf")
-            .arg(&pdf)
-            .arg("--json");
+            .arg(&pdf);
         if let Some(fonts_dir) = fonts_dir {
             cmd.env("FONTS_DIR", fonts_dir);
         }
-        let out = cmd.output().expect("bindery convert");
+        cmd.output().expect("bindery convert")
+    };
+    let out = print(None);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{said}");
+    assert!(
+        said.contains("no typeface") && said.contains("U+1C") && said.contains("FONTS_DIR"),
+        "{said}"
+    );
+    assert!(!pdf.exists(), "a PDF of boxes was written");
+    assert!(dir.path().join("sat.epub").is_file(), "the EPUB is written");
+
+    let out = print(Some(&fonts));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let used = Command::new("pdffonts")
+        .arg(&pdf)
+        .output()
+        .expect("pdffonts");
+    let used = String::from_utf8_lossy(&used.stdout);
+    assert!(used.contains("NotoSansOlChiki"), "{used}");
+}
+
+/// Every script the labels cover prints in a book typeface out of the box: the six language
+/// books and a Korean, a Hindi and a Thai story, with the system's Noto faces (a Chinese or
+/// Japanese book in its own forms of the characters), never DejaVu Sans Mono. A page of each is
+/// kept (`target/tmp/print/renders/script-*.png`).
+#[test]
+fn every_script_prints_in_a_book_typeface() {
+    if !common::need::pdf_tools() || !common::need::noto_fonts() {
+        return;
+    }
+    // What the operator asks: every script found, each with its face and files.
+    let fonts = Command::new(common::BIN)
+        .arg("fonts")
+        .output()
+        .expect("bindery fonts");
+    let listed = String::from_utf8_lossy(&fonts.stdout);
+    assert!(fonts.status.success(), "{listed}");
+    assert!(
+        listed.contains("Chinese, Japanese or Korean: Noto Serif CJK SC (/usr/share/fonts/")
+            && listed.contains("Arabic: Noto Naskh Arabic (/usr/share/fonts/"),
+        "{listed}"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let renders = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("print/renders");
+    std::fs::create_dir_all(&renders).expect("renders");
+    for (name, face) in [
+        ("ar", "NotoNaskhArabic"),
+        ("he", "LibertinusSerif"),
+        ("ja", "NotoSerifCJKjp"),
+        ("zh", "NotoSerifCJKsc"),
+        ("ru", "LibertinusSerif"),
+        ("el", "LibertinusSerif"),
+        ("ko", "NotoSerifCJKkr"),
+        ("hi", "NotoSerifDevanagari"),
+        ("th", "NotoSerifThai"),
+    ] {
+        let pdf = dir.path().join(format!("{name}.pdf"));
+        let out = Command::new(common::BIN)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg("convert")
+            .arg(fixture(name))
+            .arg("-o")
+            .arg(dir.path().join(format!("{name}.epub")))
+            .arg("--pdf")
+            .arg(&pdf)
+            .arg("--json")
+            .output()
+            .expect("bindery convert");
         assert!(
             out.status.success(),
-            "{}",
+            "{name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-        let pdffonts = Command::new("pdffonts")
+        // Words as the story's readers count them: a Chinese or Japanese story of a few
+        // hundred characters has a few hundred words, not one a paragraph.
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json");
+        // (Thai spaces its phrases, not its words: its count is the phrases'.)
+        let words = report["report"]["statistics"]["words"]
+            .as_u64()
+            .expect("words");
+        assert!(words > 15, "{name}: {words} words");
+        if name == "ja" || name == "zh" {
+            assert!(words > 200, "{name}: {words} words");
+        }
+        let used = Command::new("pdffonts")
             .arg(&pdf)
             .output()
             .expect("pdffonts");
-        (
-            report,
-            String::from_utf8_lossy(&pdffonts.stdout).into_owned(),
-        )
-    };
-    let (report, used) = print(None);
-    let missing = report["report"]["warnings"]
-        .as_array()
-        .and_then(|w| w.iter().find(|w| w["code"] == "print_missing_glyphs"))
-        .unwrap_or_else(|| panic!("no print_missing_glyphs in {report}"));
-    // Each character is named with its code point, the lowest first: the ideographic comma.
-    let message = missing["message"].as_str().unwrap_or_default();
-    assert!(message.contains("、 U+3001"), "{message}");
-    assert!(!used.contains("DroidSansFallback"), "{used}");
-
-    let (report, used) = print(Some(&fonts));
-    assert!(
-        !codes(&report).contains(&"print_missing_glyphs".to_owned()),
-        "{report}"
-    );
-    assert!(used.contains("DroidSansFallback"), "{used}");
+        let used = String::from_utf8_lossy(&used.stdout);
+        assert!(used.contains(face), "{name}: no {face} in {used}");
+        assert!(
+            !used.contains("Mono"),
+            "{name}: a monospaced face in {used}"
+        );
+        // The first chapter's page, for a person to look at.
+        let status = Command::new("pdftoppm")
+            .args(["-png", "-r", "60", "-singlefile", "-f", "7", "-l", "7"])
+            .arg(&pdf)
+            .arg(renders.join(format!("script-{name}")))
+            .status()
+            .expect("pdftoppm");
+        assert!(status.success(), "{name}");
+    }
 }
 
 /// The readers of a right-to-left book and of a Chinese and a Japanese one, served under the

@@ -83,14 +83,23 @@ pub fn pdf_tools() -> bool {
     })
 }
 
-/// Debian's Droid Sans Fallback (`fonts-droid-fallback`), a font with the Chinese and
-/// Japanese characters the print edition's own fonts lack, for `FONTS_DIR`.
-pub const CJK_FONT: &str = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf";
+/// Debian's Noto families (`fonts-noto-core`, `fonts-noto-cjk`), which the print edition
+/// prints the scripts its own fonts lack in.
+pub const NOTO_FONTS: [&str; 2] = [
+    "/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc",
+    "/usr/share/fonts/truetype/noto/NotoNaskhArabic-Regular.ttf",
+];
 
-pub fn cjk_font() -> bool {
-    need("a CJK font", || {
-        (!Path::new(CJK_FONT).is_file())
-            .then(|| format!("no {CJK_FONT} (Debian's fonts-droid-fallback)"))
+/// A font for a script Bindery does not look for (Ol Chiki), for `FONTS_DIR`.
+pub const OL_CHIKI_FONT: &str = "/usr/share/fonts/truetype/noto/NotoSansOlChiki-Regular.ttf";
+
+pub fn noto_fonts() -> bool {
+    need("Debian's Noto fonts", || {
+        NOTO_FONTS
+            .iter()
+            .chain([&OL_CHIKI_FONT])
+            .find(|f| !Path::new(f).is_file())
+            .map(|f| format!("no {f} (Debian's fonts-noto-core and fonts-noto-cjk)"))
     })
 }
 

@@ -357,3 +357,42 @@ fn a_generated_cover_is_deterministic_escaped_svg_that_differs_by_title() {
     let huge = String::from_utf8(generate(&other).1).expect("test setup");
     assert!(huge.matches("<text").count() < 20);
 }
+
+/// A Japanese title on the generated cover is drawn in the system's Japanese face: the stores'
+/// JPEG shows its characters, where the bundled fonts alone leave the title's place empty.
+/// Needs Debian's `fonts-noto-cjk`, which `scripts/test` installs.
+#[test]
+fn a_japanese_title_is_drawn_on_the_stores_cover() {
+    let scripts = crate::script_fonts::scripts_in("灯台守");
+    if crate::script_fonts::files(&scripts, false).is_empty() {
+        assert!(
+            std::env::var_os("BINDERY_TEST_REQUIRE_ALL").is_none(),
+            "no NotoSerifCJK-Regular.ttc under /usr/share/fonts: install fonts-noto-cjk"
+        );
+        return;
+    }
+    let mut metadata = fixture::book().metadata;
+    metadata.title = "灯台守の一年".into();
+    metadata.language = "ja".into();
+    let (_, svg) = generate(&metadata);
+    let svg_text = String::from_utf8(svg.clone()).expect("UTF-8");
+    let bare = rasterise_with(&svg, 160, 256, fonts()).expect("drawn");
+    let drawn = rasterise(&svg, 160, 256).expect("drawn");
+    let differing = drawn
+        .pixels()
+        .zip(bare.pixels())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(
+        differing > 200,
+        "the system's face changed only {differing} pixels: the title is not drawn"
+    );
+    let db = fonts_for(&svg_text);
+    assert!(
+        db.faces().any(|f| f
+            .families
+            .iter()
+            .any(|(name, _)| name == "Noto Serif CJK JP")),
+        "the cover's fonts lack the Japanese face"
+    );
+}
