@@ -70,6 +70,17 @@ impl Typeset {
         self.report["pdf"]["pages"].as_u64().expect("pages") as usize
     }
 
+    /// The page that begins "Contents".
+    fn contents_page(&self) -> usize {
+        (1..=self.pages())
+            .find(|p| {
+                page_text(&self.pdf, *p)
+                    .trim_start()
+                    .starts_with("Contents")
+            })
+            .expect("a contents page")
+    }
+
     fn gutter(&self) -> f64 {
         self.report["pdf"]["gutter_inches"]
             .as_f64()
@@ -438,13 +449,7 @@ fn chapters_open_on_odd_pages_where_the_contents_says() {
         // The contents, read from the page: each chapter's folio there is the folio of the
         // page its bookmark points at.
         let folios = book.folios();
-        let contents_page = (1..=book.pages())
-            .find(|p| {
-                page_text(&book.pdf, *p)
-                    .trim_start()
-                    .starts_with("Contents")
-            })
-            .expect("a contents page");
+        let contents_page = book.contents_page();
         let contents = page_text(&book.pdf, contents_page);
         let mut listed = 0;
         // A long entry wraps: its first lines have no leader, and its title goes on below.
@@ -599,13 +604,7 @@ fn the_same_book_twice_gives_the_same_bytes() {
 fn render_pages(torture: &Typeset, torture_text: &str) {
     let novel = novel("6x9");
     let folios = novel.folios();
-    let contents = (1..=novel.pages())
-        .find(|p| {
-            page_text(&novel.pdf, *p)
-                .trim_start()
-                .starts_with("Contents")
-        })
-        .expect("contents");
+    let contents = novel.contents_page();
     let opening = folios.iter().position(|f| f == "1").expect("page 1") + 1;
     let note_page = torture_text
         .split('\u{c}')
@@ -837,13 +836,7 @@ fn openings_are_flush_subtitles_are_subtitles_and_verse_stands_apart() {
         "the subtitle begins at {x:.1}: a paragraph?"
     );
     // The contents: the number with its subtitle.
-    let contents_page = (1..=book.pages())
-        .find(|p| {
-            page_text(&book.pdf, *p)
-                .trim_start()
-                .starts_with("Contents")
-        })
-        .expect("a contents page");
+    let contents_page = book.contents_page();
     let contents = compact(&page_text(&book.pdf, contents_page));
     assert!(
         contents.contains("IALetterwithaPostscript") && contents.contains("TheSecondChapter"),
@@ -854,7 +847,9 @@ fn openings_are_flush_subtitles_are_subtitles_and_verse_stands_apart() {
 /// The longest title and subtitle allowed (`bounds::MAX_TITLE_CHARS` each) fit where they are
 /// shown whole: the title page keeps to its page (the copyright page is still page 4), the
 /// reader's contents page and the generated cover show every word. One over is refused.
-/// Renders of the title page and the covers are kept (`renders/longest-title-*.png`).
+/// Renders of the title page and the print cover, and screenshots of the reader on a desktop
+/// and a phone (which must not scroll sideways or clip the title), are kept
+/// (`renders/longest-title-*.png`).
 #[test]
 fn the_longest_title_allowed_fits_the_title_page_the_cover_and_the_reader() {
     use bindery::ebook::metadata::bounds::MAX_TITLE_CHARS;
@@ -914,6 +909,16 @@ fn the_longest_title_allowed_fits_the_title_page_the_cover_and_the_reader() {
         index.contains(&title) && index.contains(&subtitle),
         "{index}"
     );
+    if common::need::browser() {
+        let served = common::reader_site::serve(&site);
+        common::browser_passes(
+            common::browser_script("reader-fits.mjs")
+                .arg(served.url("index.html"))
+                .arg(out_dir().join("renders"))
+                .arg("longest-title-reader"),
+            "the reader of the longest title",
+        );
+    }
     let svg = std::fs::read_to_string(site.join("cover.svg")).expect("cover.svg");
     let drawn: String = svg
         .lines()

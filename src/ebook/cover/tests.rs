@@ -21,12 +21,8 @@ fn the_store_cover_of_a_generated_cover_is_a_1600_by_2560_rgb_jpeg_with_its_word
     let text = without_text(&String::from_utf8(svg.clone()).expect("UTF-8"));
     let bare = rasterise(text.as_bytes(), 160, 256).expect("drawn");
     let drawn = rasterise(&svg, 160, 256).expect("drawn");
-    let differing = drawn
-        .pixels()
-        .zip(bare.pixels())
-        .filter(|(a, b)| a != b)
-        .count();
-    assert!(differing > 400, "only {differing} pixels of text drawn");
+    let changed = differing(&drawn, &bare);
+    assert!(changed > 400, "only {changed} pixels of text drawn");
 }
 
 /// The longest title and subtitle allowed, with many authors: every word is drawn, and
@@ -79,6 +75,11 @@ fn the_generated_cover_shows_the_longest_title_and_subtitle_whole() {
         ys[0] > 200 && *ys.last().expect("lines") < 2448 - 60,
         "{ys:?}"
     );
+}
+
+/// How many pixels of two drawings of one size differ.
+fn differing(a: &image::RgbImage, b: &image::RgbImage) -> usize {
+    a.pixels().zip(b.pixels()).filter(|(a, b)| a != b).count()
 }
 
 /// The SVG without its `<text>` elements.
@@ -378,14 +379,10 @@ fn a_japanese_title_is_drawn_on_the_stores_cover() {
     let svg_text = String::from_utf8(svg.clone()).expect("UTF-8");
     let bare = rasterise_with(&svg, 160, 256, fonts()).expect("drawn");
     let drawn = rasterise(&svg, 160, 256).expect("drawn");
-    let differing = drawn
-        .pixels()
-        .zip(bare.pixels())
-        .filter(|(a, b)| a != b)
-        .count();
+    let changed = differing(&drawn, &bare);
     assert!(
-        differing > 200,
-        "the system's face changed only {differing} pixels: the title is not drawn"
+        changed > 200,
+        "the system's face changed only {changed} pixels: the title is not drawn"
     );
     let db = fonts_for(&svg_text);
     assert!(
