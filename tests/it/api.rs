@@ -88,9 +88,7 @@ fn tenant_isolation(postgres: bool) {
     let bob = token(&server, "bob");
 
     let created = upload(&server, &alice, "?wait=30", novel_form());
-    assert_eq!(created.status(), StatusCode::OK, "ready within the wait");
-    let book = json(created);
-    assert_eq!(book["status"], "ready");
+    let book = common::web::follow_to_ready(&server, &alice, created);
     assert_eq!(book["title"], "Love Among the Chickens");
     let id = book["id"].as_str().expect("id").to_owned();
     let steps: Vec<&str> = book["progress"]["steps"]
@@ -995,8 +993,10 @@ fn head_answers_like_get_without_a_body() {
     let server = serve(false, &[]);
     let alice = token(&server, "alice");
     let created = upload(&server, &alice, "?wait=30", novel_form());
-    assert_eq!(created.status(), StatusCode::OK, "ready within the wait");
-    let id = json(created)["id"].as_str().expect("id").to_owned();
+    let id = common::web::follow_to_ready(&server, &alice, created)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
 
     // Redirects are compared, not followed.
     let http = reqwest::blocking::Client::builder()

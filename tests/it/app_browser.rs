@@ -121,7 +121,7 @@ fn an_admin_watches_queues_jobs_and_live_logs_in_chromium() {
         )
         .send()
         .expect("upload");
-    assert_eq!(book.status(), 200);
+    common::web::follow_to_ready(&server, &token, book);
 
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/admin");
     let stdout = common::browser_passes(

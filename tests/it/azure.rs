@@ -144,39 +144,6 @@ fn container_sas(container: &str, key: &str) -> String {
     format!("?{query}")
 }
 
-/// The id of the book an upload `created`, followed until it is ready. The
-/// upload's wait is capped (`MAX_WAIT`, 25 s), and a loaded machine can take longer: then the
-/// answer is 202, and the book is read until it is no longer processing.
-fn follow_to_ready(
-    http: &reqwest::blocking::Client,
-    server: &Server,
-    token: &str,
-    created: reqwest::blocking::Response,
-) -> String {
-    assert!(
-        [StatusCode::OK, StatusCode::ACCEPTED].contains(&created.status()),
-        "{}",
-        created.status()
-    );
-    let accepted: Value = created.json().expect("json");
-    let id = accepted["id"].as_str().expect("id").to_owned();
-    let book: Value = common::eventually("the book ready", Duration::from_secs(120), || {
-        let book: Value = http
-            .get(server.url(&format!("/api/v1/books/{id}")))
-            .bearer_auth(token)
-            .send()
-            .and_then(|r| r.json())
-            .map_err(|e| e.to_string())?;
-        if book["status"] == "processing" {
-            Err(book.to_string())
-        } else {
-            Ok(book)
-        }
-    });
-    assert_eq!(book["status"], "ready", "{book}");
-    id
-}
-
 /// Uploads a manuscript, waits for the book, and downloads its EPUB; returns the book's id.
 fn upload_until_ready(server: &Server, token: &str) -> String {
     let http = client();
@@ -192,7 +159,10 @@ fn upload_until_ready(server: &Server, token: &str) -> String {
         ))
         .send()
         .expect("POST /api/v1/books");
-    let id = follow_to_ready(&http, server, token, created);
+    let id = common::web::follow_to_ready(server, token, created)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
     let epub = http
         .get(server.url(&format!("/books/{id}/epub")))
         .bearer_auth(token)
@@ -238,7 +208,10 @@ fn a_book_lives_in_azure_blob_storage_from_upload_to_delete() {
         )
         .send()
         .expect("POST /api/v1/books");
-    let id = follow_to_ready(&http, &server, &token, created);
+    let id = common::web::follow_to_ready(&server, &token, created)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
 
     // Everything the book is lives in the container: upload, cover, model, chapters, EPUB,
     // reader; and nothing under the local data directory.

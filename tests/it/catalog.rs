@@ -50,28 +50,10 @@ fn publish(server: &Server, token: &str) -> String {
         .multipart(form)
         .send()
         .expect("POST /api/v1/books");
-    // The request is held up to MAX_WAIT (25 s); on a loaded machine the book may take longer,
-    // and is then followed until it is ready.
-    let status = response.status();
-    assert!(
-        status == StatusCode::OK || status == StatusCode::ACCEPTED,
-        "{status}"
-    );
-    let book: Value = response.json().expect("JSON");
-    let id = book["id"].as_str().expect("id").to_owned();
-    if status == StatusCode::ACCEPTED {
-        common::eventually("the book to be ready", Duration::from_secs(120), || {
-            let now: Value = client()
-                .get(server.url(&format!("/api/v1/books/{id}")))
-                .bearer_auth(token)
-                .send()
-                .and_then(|r| r.json())
-                .unwrap_or_default();
-            assert_ne!(now["status"], "failed", "{now}");
-            now["status"] == "ready"
-        });
-    }
-    id
+    common::web::follow_to_ready(server, token, response)["id"]
+        .as_str()
+        .expect("id")
+        .to_owned()
 }
 
 /// GET with the token as the HTTP Basic password, as an e-reader app sends it.

@@ -36,6 +36,36 @@ pub fn upload(
         .expect("POST /api/v1/books")
 }
 
+/// The book an upload created, followed to the end: the answer to `POST /api/v1/books?wait=`
+/// is 200 when the book was ready within the wait (at most `MAX_WAIT`, 25 s) and 202 when it
+/// was not, which a loaded machine makes of any book; either way the book is read back until
+/// it is no longer processing, and must be ready. Its JSON, as `GET /api/v1/books/{id}` gives it.
+pub fn follow_to_ready(server: &Server, token: &str, created: Response) -> serde_json::Value {
+    let status = created.status();
+    assert!(
+        [StatusCode::OK, StatusCode::ACCEPTED].contains(&status),
+        "{status}"
+    );
+    let accepted: serde_json::Value = created.json().expect("json");
+    let id = accepted["id"].as_str().expect("id").to_owned();
+    let book: serde_json::Value =
+        super::eventually("the book ready", Duration::from_secs(120), || {
+            let book: serde_json::Value = super::client()
+                .get(server.url(&format!("/api/v1/books/{id}")))
+                .bearer_auth(token)
+                .send()
+                .and_then(|r| r.json())
+                .map_err(|e| e.to_string())?;
+            if book["status"] == "processing" {
+                Err(book.to_string())
+            } else {
+                Ok(book)
+            }
+        });
+    assert_eq!(book["status"], "ready", "{book}");
+    book
+}
+
 /// A token for a server on SQLite in its own data directory.
 pub fn token(server: &Server, name: &str, admin: bool) -> String {
     create_token(command(&server.data_dir()), name, admin)
