@@ -167,17 +167,7 @@ pub fn cover(
         &metadata.language,
     );
     let mut source = preamble(width, height, &fonts);
-    // The PDF says whose cover it is, as the interior does: a printer's queue lists files by
-    // their title.
-    let authors_array: String = metadata
-        .authors
-        .iter()
-        .map(|a| format!("{},", literal(a)))
-        .collect();
-    let _ = writeln!(
-        source,
-        "#set document(title: {title}, author: ({authors_array}))"
-    );
+    source.push_str(&super::template::document_set(metadata));
     let mut warnings = Vec::new();
     // The back: the blurb, inside a safe area half an inch from the trim, as much as fits.
     if let Some(blurb) = metadata.blurb.as_ref().or(metadata.description.as_ref()) {

@@ -134,6 +134,8 @@ pub fn typeset(
         });
     }
     let started = Instant::now();
+    // The fonts follow the book's scripts, the same in every pass.
+    let fonts = template::body_fonts(&template::book_text(document, metadata), &metadata.language);
     let arrangement = Arrangement::of(document);
     let listed: Vec<usize> = arrangement.listed.clone().collect();
     let geometry = |gutter: f64| PageGeometry {
@@ -170,6 +172,7 @@ pub fn typeset(
             geometry(gutter),
             contents.as_ref().map(|_| &bare),
             false,
+            &fonts,
         );
         let world = BookWorld::new(generated.source, resources);
         let laid = compile(&world, &mut Vec::new())?;
@@ -198,6 +201,7 @@ pub fn typeset(
             geometry(gutter),
             Some(&data),
             true,
+            &fonts,
         );
         let world = BookWorld::new(source, resources);
         let mut typst_warnings = Vec::new();
@@ -307,12 +311,7 @@ fn describe(world: &BookWorld<'_>, errors: &[SourceDiagnostic]) -> String {
 /// Why letters of the book have no face: their scripts, what Bindery prints them in, and what
 /// to do.
 fn missing_letters(letters: &BTreeSet<char>) -> String {
-    let sample: String = letters
-        .iter()
-        .take(8)
-        .map(|c| format!("{c} U+{:04X}", u32::from(*c)))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let sample = named(letters, 8);
     let scripts: BTreeSet<&crate::script_fonts::Script> = letters
         .iter()
         .filter_map(|c| crate::script_fonts::Script::of(*c))
@@ -332,20 +331,26 @@ fn missing_letters(letters: &BTreeSet<char>) -> String {
 }
 
 fn missing_glyphs(missing: &BTreeSet<char>) -> Warning {
-    let shown: Vec<String> = missing
-        .iter()
-        .take(20)
-        .map(|c| format!("{c} U+{:04X}", u32::from(*c)))
-        .collect();
     let more = if missing.len() > 20 { ", …" } else { "" };
     Warning::new(
         "print_missing_glyphs",
         format!(
             "The print edition's fonts cannot draw {} character(s) of the book ({}{more}); they print as empty boxes. The operator can add a font that has them to FONTS_DIR.",
             missing.len(),
-            shown.join(", ")
+            named(missing, 20)
         ),
     )
+}
+
+/// The first `most` of `chars`, each with its code point, as the author reads them:
+/// `、 U+3001, 日 U+65E5`.
+fn named(chars: &BTreeSet<char>, most: usize) -> String {
+    chars
+        .iter()
+        .take(most)
+        .map(|c| format!("{c} U+{:04X}", u32::from(*c)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn export(

@@ -79,6 +79,7 @@ pub(crate) fn generate(
     geometry: PageGeometry,
     pages: Option<&PageData>,
     heads: bool,
+    fonts: &str,
 ) -> Generated {
     let (text_width, text_height) = geometry.text_block();
     let mut e = Emitter::new(
@@ -89,12 +90,11 @@ pub(crate) fn generate(
             height: text_height * 0.6,
         },
     );
-    let fonts = body_fonts(&book_text(document, metadata), &metadata.language);
     e.raw(&preamble(
         metadata,
         geometry,
         pages.filter(|_| heads),
-        &fonts,
+        fonts,
     ));
     e.raw(&front_matter(metadata));
 
@@ -135,7 +135,7 @@ const RUNNING_HEAD_CHARS: usize = 48;
 
 /// Everything of the book that prints: its chapters and notes, and the metadata the front
 /// matter and the running heads show. Its scripts choose the fonts.
-fn book_text(document: &Document, metadata: &BookMetadata) -> String {
+pub(crate) fn book_text(document: &Document, metadata: &BookMetadata) -> String {
     let mut text = String::new();
     for chapter in &document.chapters {
         text.push_str(&chapter.title);
@@ -186,6 +186,20 @@ pub(crate) fn body_fonts(text: &str, language: &str) -> String {
     list
 }
 
+/// The PDF's own title and authors (`#set document`), which the interior and the cover both
+/// carry: a printer's queue and a reader's viewer list files by them.
+pub(crate) fn document_set(metadata: &BookMetadata) -> String {
+    let authors: String = metadata
+        .authors
+        .iter()
+        .map(|a| format!("{},", literal(a)))
+        .collect();
+    format!(
+        "#set document(title: {}, author: ({authors}))\n",
+        literal(&metadata.title)
+    )
+}
+
 fn preamble(
     metadata: &BookMetadata,
     g: PageGeometry,
@@ -198,7 +212,6 @@ fn preamble(
     // The running heads are a line each: a long title or list of authors is shortened there.
     let title = literal(&shortened(&metadata.title, RUNNING_HEAD_CHARS));
     let author = literal(&shortened(&authors(metadata), RUNNING_HEAD_CHARS));
-    let authors_array: Vec<String> = metadata.authors.iter().map(|a| literal(a)).collect();
     let (lang, region) = typst_language(&metadata.language).unwrap_or(("en".into(), None));
     let region = region.map_or_else(|| "none".to_owned(), |r| format!("\"{r}\""));
     let size = super::trim::font_size(g.trim);
@@ -209,9 +222,10 @@ fn preamble(
         Direction::RightToLeft => "right",
     };
     let sink = text_height * 0.22;
-    let mut out = format!(
-        r#"#set document(title: {full_title}, author: ({authors}))
-#set page(
+    let mut out = document_set(metadata);
+    let _ = write!(
+        out,
+        r#"#set page(
   width: {width:.4}in, height: {height:.4}in, binding: {binding},
   margin: (inside: {inside:.4}in, outside: {outside:.4}in, top: {top:.4}in, bottom: {bottom:.4}in),
   // The running head and the folio sit as far from the trim whatever the bleed.
@@ -256,11 +270,6 @@ fn preamble(
   table(columns: (1fr,) * columns, inset: 4pt, stroke: 0.4pt, ..cells)
 }})
 "#,
-        full_title = literal(&metadata.title),
-        authors = authors_array
-            .iter()
-            .map(|a| format!("{a},"))
-            .collect::<String>(),
     );
     if let Some(pages) = pages {
         let folios: String = pages.folios.iter().map(|f| format!("\"{f}\",")).collect();
