@@ -124,9 +124,15 @@ fn scaled_size(width: u32, height: u32, orientation: Orientation) -> Option<(u32
     if width <= max_w && height <= max_h {
         return None;
     }
+    Some(fitted(width, height, max_w, max_h))
+}
+
+/// `width`×`height` scaled, up or down, to the largest size within `max_w`×`max_h` of the
+/// same shape.
+fn fitted(width: u32, height: u32, max_w: u32, max_h: u32) -> (u32, u32) {
     let scale = (f64::from(max_w) / f64::from(width)).min(f64::from(max_h) / f64::from(height));
     let side = |n: u32, max: u32| ((f64::from(n) * scale).round() as u32).clamp(1, max);
-    Some((side(width, max_w), side(height, max_h)))
+    (side(width, max_w), side(height, max_h))
 }
 
 /// The largest thumbnail: twice the size the pages show a cover at, for sharp screens.
@@ -177,9 +183,7 @@ fn fit_to_store(rgb: image::RgbImage) -> image::RgbImage {
     if (w, h) == (STORE_WIDTH, STORE_HEIGHT) {
         return rgb;
     }
-    let scale = (f64::from(STORE_WIDTH) / f64::from(w)).min(f64::from(STORE_HEIGHT) / f64::from(h));
-    let side = |n: u32, max: u32| ((f64::from(n) * scale).round() as u32).clamp(1, max);
-    let (sw, sh) = (side(w, STORE_WIDTH), side(h, STORE_HEIGHT));
+    let (sw, sh) = fitted(w, h, STORE_WIDTH, STORE_HEIGHT);
     let scaled = image::imageops::resize(&rgb, sw, sh, FilterType::Lanczos3);
     drop(rgb);
     if (sw, sh) == (STORE_WIDTH, STORE_HEIGHT) {
