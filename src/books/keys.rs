@@ -76,7 +76,7 @@ pub fn print_cover(book: &BookId) -> String {
     format!("books/{book}/print/cover.pdf")
 }
 
-/// What the print step found (`pipeline::steps::typeset::Printed`, JSON): the print edition's
+/// What the print step found (`pipeline::steps::print_book::Printed`, JSON): the print edition's
 /// size, or why it could not be made, and its warnings.
 pub fn print_report(book: &BookId) -> String {
     format!("books/{book}/print/report.json")
@@ -85,6 +85,27 @@ pub fn print_report(book: &BookId) -> String {
 /// Where the print edition's pages begin (`ebook::Pagination`, JSON), which the ebooks mark.
 pub fn pagination(book: &BookId) -> String {
     format!("books/{book}/print/pagination.json")
+}
+
+/// What the print edition is typeset from while it is being made, in pieces
+/// (`print::pieces`): removed once the interior is assembled, or the print edition given up.
+pub fn print_work_prefix(book: &BookId) -> String {
+    format!("books/{book}/print/work/")
+}
+
+/// How the book is cut into pieces (`print::Plan`, JSON).
+pub fn print_plan(book: &BookId) -> String {
+    format!("{}plan.json", print_work_prefix(book))
+}
+
+/// The book's pages from its pieces' measures (`print::Layout`, JSON).
+pub fn print_layout(book: &BookId) -> String {
+    format!("{}layout.json", print_work_prefix(book))
+}
+
+/// Piece `k` of the interior, set for print: its seed page, then its own.
+pub fn print_piece(book: &BookId, k: usize) -> String {
+    format!("{}piece-{k:04}.pdf", print_work_prefix(book))
 }
 
 pub fn reader_prefix(book: &BookId) -> String {

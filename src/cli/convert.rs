@@ -259,6 +259,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
                 "gutter_inches": e.gutter,
                 "page_starts": e.page_starts,
                 "folios": e.folios,
+                "pieces": e.pieces,
                 "warnings": e.warnings,
             })
         });
@@ -343,11 +344,12 @@ fn print_report(
         let (width, height) = e.trim.inches();
         let _ = writeln!(
             out,
-            "Wrote {} ({} KiB) in {} ms: print edition, {}, trim {} ({width:.2}×{height:.2} in{}), gutter {} in, {} paper.",
+            "Wrote {} ({} KiB) in {} ms: print edition, {} (typeset in {}), trim {} ({width:.2}×{height:.2} in{}), gutter {} in, {} paper.",
             path.display(),
             e.pdf.len().div_ceil(1024),
             e.layout_time.as_millis(),
             count(u64::from(e.pages), "page"),
+            count(u64::from(e.pieces), "piece"),
             e.trim,
             if e.bleed { ", 0.125 in bleed" } else { "" },
             e.gutter,

@@ -208,7 +208,7 @@ pub fn main() -> ExitCode {
         return crate::pipeline::steps::parse::child_main(&config);
     }
     if let Command::PrintBook = command {
-        return crate::pipeline::steps::typeset::child_main(&config);
+        return crate::pipeline::steps::print_book::child_main(&config);
     }
     if let Command::PackageBook = command {
         return crate::pipeline::steps::packaging::child_main(&config);

@@ -27,6 +27,9 @@ use crate::manuscript::InputError;
 use crate::storage::BlobStore;
 use crate::storage::fault::{self, Fault, OutOfReach, StorageFull};
 
+/// The most a child's answer may be.
+const MAX_ANSWER: u64 = 16 * 1024 * 1024;
+
 /// One kind of limited child.
 #[derive(Debug, Clone, Copy)]
 pub struct Child {
@@ -92,9 +95,10 @@ impl Child {
             out_of_memory
         }));
         let mut answer = String::new();
-        // The answer is one short line; more is a bug, and is not read into memory.
+        // The answer is one line, at most what a piece of a print edition measures (the
+        // glyphs of its faces); more is a bug, and is not read into memory.
         (&mut stdout)
-            .take(64 * 1024)
+            .take(MAX_ANSWER)
             .read_to_string(&mut answer)
             .await
             .context("reading the child's answer")?;
@@ -150,9 +154,12 @@ impl Child {
         if !status.success() {
             anyhow::bail!("the process {} ended with {status}", self.work);
         }
-        serde_json::from_str(answer.trim())
-            .map(Ran::Answered)
-            .with_context(|| format!("the process {} answered {answer:?}", self.work))
+        let answer: Answer<R> = serde_json::from_str(answer.trim()).with_context(|| {
+            let shown = &answer[..answer.floor_char_boundary(300)];
+            format!("the process {} answered {shown:?}", self.work)
+        })?;
+        tracing::info!(book.id = %book, child.work = self.work, child.peak_rss = answer.peak_rss, "a step's child process answered");
+        Ok(Ran::Answered(answer.answer))
     }
 
     /// The child's side: limits itself, reads its request from stdin, does `work` on one
@@ -182,8 +189,12 @@ impl Child {
             runtime.block_on(work(request, blobs))
         })();
         match outcome {
-            Ok(reply) => {
-                println!("{}", serde_json::to_string(&reply).unwrap_or_default());
+            Ok(answer) => {
+                let answer = Answer {
+                    answer,
+                    peak_rss: peak_rss(),
+                };
+                println!("{}", serde_json::to_string(&answer).unwrap_or_default());
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -196,6 +207,21 @@ impl Child {
             }
         }
     }
+}
+
+/// What a child answers: its work's answer, and the most memory it held (bytes of resident
+/// set), which the worker logs: what a step costs is what `WORKER_MEMORY_BUDGET` must hold.
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct Answer<R> {
+    answer: R,
+    peak_rss: u64,
+}
+
+/// This process's peak resident set, in bytes.
+fn peak_rss() -> u64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).map_or(0, |usage| {
+        u64::try_from(usage.max_rss()).unwrap_or(0) * 1024
+    })
 }
 
 /// Whether a line a child wrote says an allocation failed: the allocator's own message before

@@ -170,18 +170,22 @@ mod tests {
             .collect();
         assert_eq!(seen.len(), STEPS.len());
         assert_eq!(
-            seen[..6],
+            seen[..10],
             [
                 ("ingest", StepState::Completed, 100),
                 ("parse", StepState::Completed, 100),
                 ("package_pdf", StepState::Pending, 0),
+                ("measure_piece", StepState::Pending, 0),
+                ("paginate", StepState::Pending, 0),
+                ("set_piece", StepState::Pending, 0),
+                ("assemble", StepState::Pending, 0),
                 ("chapters", StepState::Pending, 0),
                 ("render_chapter", StepState::Running, 37),
                 ("package", StepState::Pending, 0),
             ]
         );
         assert!(
-            seen[6..].iter().all(|s| s.1 == StepState::Pending),
+            seen[10..].iter().all(|s| s.1 == StepState::Pending),
             "{seen:?}"
         );
         assert_eq!(progress.percent, 237 / STEPS.len() as u32);
@@ -189,7 +193,15 @@ mod tests {
 
     #[test]
     fn a_dead_print_edition_fails_only_its_step() {
-        assert!(!fails_the_book("book.package_pdf"));
+        for step in [
+            "book.package_pdf",
+            "book.measure_piece",
+            "book.paginate",
+            "book.set_piece",
+            "book.assemble",
+        ] {
+            assert!(!fails_the_book(step), "{step}");
+        }
         assert!(fails_the_book("book.render_chapter"));
         assert!(fails_the_book("book.parse"));
         // A job of no step (an old release's) fails its book as before.
@@ -199,15 +211,18 @@ mod tests {
             &[
                 count("book.ingest", JobState::Completed, 1, 100),
                 count("book.parse", JobState::Completed, 1, 100),
-                count("book.package_pdf", JobState::Discarded, 1, 10),
+                count("book.package_pdf", JobState::Completed, 1, 100),
+                count("book.measure_piece", JobState::Completed, 3, 100),
+                count("book.paginate", JobState::Dead, 1, 10),
                 count("book.chapters", JobState::Completed, 1, 100),
             ],
             BookStatus::Processing,
         );
+        let states = named_states(&printed);
         assert_eq!(
-            named_states(&printed)[2..4],
+            [states[4], states[7]],
             [
-                ("package_pdf", StepState::Failed),
+                ("paginate", StepState::Failed),
                 ("chapters", StepState::Completed)
             ]
         );
@@ -244,13 +259,13 @@ mod tests {
         );
         let states = named_states(&died);
         assert_eq!(
-            states[4..6],
+            states[8..10],
             [
                 ("render_chapter", StepState::Failed),
                 ("package", StepState::Skipped)
             ]
         );
-        assert!(states[6..].iter().all(|s| s.1 == StepState::Skipped));
+        assert!(states[10..].iter().all(|s| s.1 == StepState::Skipped));
         // Refused at ingest, before the ingest job's end was committed: the step that failed
         // the book is the one still running, not an extra running beside it.
         let refusing = progress(

@@ -19,6 +19,7 @@ use crate::ebook::BookMetadata;
 use crate::ebook::metadata::bounds::shortened;
 use crate::report::Warning;
 
+use super::fonts::{BookFonts, FontNeeds};
 use super::strings::literal;
 use super::trim::BLEED_INCHES;
 use super::world::{BookWorld, IMAGES};
@@ -79,6 +80,7 @@ fn fitting<'t>(
     height: f64,
     resources: &BTreeMap<String, Vec<u8>>,
     fonts: &str,
+    faces: &BookFonts,
 ) -> Result<Fit<'t>, PrintError> {
     let fits = |prefix: &str| -> Result<bool, PrintError> {
         let source = format!(
@@ -86,7 +88,7 @@ fn fitting<'t>(
             preamble(width, height, fonts),
             back_block(prefix, width)
         );
-        let world = BookWorld::new(source, resources);
+        let world = BookWorld::new(source, resources, faces);
         Ok(super::compile(&world, &mut Vec::new())?.pages.len() <= 1)
     };
     // The end of each word, as a byte offset.
@@ -162,10 +164,9 @@ pub fn cover(
     };
     // The front's own text block, a trim's width wide, leaves out the bleed at the sheet's edge.
     let front_text_x = if right_to_left { b } else { front_x };
-    let fonts = super::template::body_fonts(
-        &super::template::metadata_text(metadata),
-        &metadata.language,
-    );
+    let needs = FontNeeds::of(&super::template::metadata_text(metadata), false);
+    let faces = BookFonts::for_needs(&needs);
+    let fonts = super::template::body_fonts(&needs, &metadata.language);
     let mut source = preamble(width, height, &fonts);
     source.push_str(&super::template::document_set(metadata));
     let mut warnings = Vec::new();
@@ -174,7 +175,7 @@ pub fn cover(
         let (_, trim_h) = options.trim.inches();
         let block_w = trim_w - 2.0 * BACK_SIDE_INCHES;
         let block_h = trim_h - BACK_TOP_INCHES - BACK_BOTTOM_INCHES;
-        let fit = fitting(blurb, block_w, block_h, resources, &fonts)?;
+        let fit = fitting(blurb, block_w, block_h, resources, &fonts, &faces)?;
         let shown = if fit.words < fit.total {
             let from = if metadata.blurb.is_some() {
                 "blurb"
@@ -240,16 +241,9 @@ pub fn cover(
             );
         }
     }
-    let world = BookWorld::new(source, resources);
+    let world = BookWorld::new(source, resources, &faces);
     let document: PagedDocument = super::compile(&world, &mut Vec::new())?;
-    let pdf = super::export(
-        &document,
-        metadata,
-        &PrintOptions {
-            bleed: false,
-            ..*options
-        },
-    )?;
+    let pdf = super::export(&document, metadata, true)?;
     Ok(PrintCover {
         pdf,
         width,
@@ -322,8 +316,10 @@ mod tests {
             6.0 - 2.0 * BACK_SIDE_INCHES,
             9.0 - BACK_TOP_INCHES - BACK_BOTTOM_INCHES,
         );
-        let fonts = super::super::template::body_fonts(blurb, "en");
-        let fit = fitting(blurb, block.0, block.1, &BTreeMap::new(), &fonts).expect("fit");
+        let needs = FontNeeds::of(blurb, false);
+        let fonts = super::super::template::body_fonts(&needs, "en");
+        let faces = BookFonts::for_needs(&needs);
+        let fit = fitting(blurb, block.0, block.1, &BTreeMap::new(), &fonts, &faces).expect("fit");
         assert!(
             fit.words > 100 && fit.words < words,
             "{} words fit",

@@ -9,6 +9,7 @@
 //! book needs one of its faces: a directory of large CJK collections costs a typesetting
 //! child only the faces it uses.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -305,6 +306,38 @@ fn parsed(file: &crate::script_fonts::FontFile) -> Vec<Font> {
     fonts
 }
 
+/// What decides a book's fonts: the scripts it is written in that the built-in faces do not
+/// draw, and whether it sets anything bold. Worked out once a book ([`FontNeeds::of`]) and
+/// handed to every piece, so that every piece's world has the same faces in the same order
+/// (the glyph union names faces by their index, `glyphs.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FontNeeds {
+    /// [`crate::script_fonts::Script::name`]s, in the scripts' order.
+    pub scripts: Vec<String>,
+    pub bold: bool,
+}
+
+impl FontNeeds {
+    /// What the book's printed text (`text`, its chapters, notes and metadata) needs;
+    /// `bold` when it sets anything bold (strong text, a table's head).
+    pub fn of(text: &str, bold: bool) -> FontNeeds {
+        FontNeeds {
+            scripts: crate::script_fonts::scripts_in(text)
+                .into_iter()
+                .map(|s| s.name.to_owned())
+                .collect(),
+            bold,
+        }
+    }
+
+    pub fn scripts(&self) -> BTreeSet<&'static crate::script_fonts::Script> {
+        crate::script_fonts::SCRIPTS
+            .iter()
+            .filter(|s| self.scripts.iter().any(|n| n == s.name))
+            .collect()
+    }
+}
+
 /// The fonts of one book: every book's, and the system's faces for the book's own scripts
 /// ([`crate::script_fonts`]).
 pub(crate) struct BookFonts {
@@ -313,12 +346,10 @@ pub(crate) struct BookFonts {
 }
 
 impl BookFonts {
-    /// The fonts for the book whose generated source is `source`.
-    pub fn for_source(source: &str) -> BookFonts {
-        let scripts = crate::script_fonts::scripts_in(source);
-        // Bold faces only for a book that sets something bold (strong text, a table's head).
-        let bold = source.contains("#strong[") || source.contains("weight: \"bold\"");
-        let system: Vec<Font> = crate::script_fonts::files(&scripts, bold)
+    /// The fonts for a book that needs `needs`.
+    pub fn for_needs(needs: &FontNeeds) -> BookFonts {
+        // Bold faces only for a book that sets something bold (a CJK face is 26 MB).
+        let system: Vec<Font> = crate::script_fonts::files(&needs.scripts(), needs.bold)
             .into_iter()
             .flat_map(|file| parsed(&file))
             .collect();
@@ -330,6 +361,17 @@ impl BookFonts {
             book: LazyHash::new(book),
             system,
         }
+    }
+
+    /// How many faces [`BookFonts::book`] lists.
+    pub fn len(&self) -> usize {
+        fonts().infos.len() + self.system.len()
+    }
+
+    /// The index of `font`, a face of this book's (as a laid-out page names it).
+    pub fn index_of(&self, font: &Font) -> Option<usize> {
+        (0..self.len())
+            .find(|&i| self.book.info(i) == Some(font.info()) && self.get(i).as_ref() == Some(font))
     }
 
     /// Face `index` of [`BookFonts::book`].

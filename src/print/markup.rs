@@ -60,8 +60,15 @@ pub(crate) struct Emitter<'a> {
     pub literals: Vec<Literal>,
     pub warnings: Vec<Warning>,
     notes: HashMap<&'a str, &'a Note>,
-    /// Notes already printed, by id: a second reference points at the first's number.
+    /// Notes already printed in this chapter, by id, with their labels: a second reference
+    /// points at the first. A note printed in an earlier chapter prints again (with the same
+    /// number): each chapter stands alone, so that a book typeset in pieces prints the same
+    /// whatever pieces its chapters fall in.
     printed_notes: HashMap<&'a str, usize>,
+    /// Labels given to printed notes, in this source.
+    note_labels: usize,
+    /// Each note's number, the ebooks' own.
+    note_numbers: HashMap<String, usize>,
     images: HashMap<&'a str, &'a Image>,
     resources: &'a BTreeMap<String, Vec<u8>>,
     room: Room,
@@ -92,6 +99,8 @@ impl<'a> Emitter<'a> {
             warnings: Vec::new(),
             notes: document.notes.iter().map(|n| (n.id.as_str(), n)).collect(),
             printed_notes: HashMap::new(),
+            note_labels: 0,
+            note_numbers: crate::ebook::xhtml::ids::note_numbers(document),
             images: document.images.iter().map(|i| (i.id.as_str(), i)).collect(),
             resources,
             room,
@@ -139,6 +148,7 @@ impl<'a> Emitter<'a> {
     /// The blocks of chapter `index`; its own heading (its first block) as the chapter's head.
     pub fn chapter(&mut self, index: usize, chapter: &'a Chapter) {
         self.chapter = index;
+        self.printed_notes.clear();
         self.next_block = 0;
         self.current = None;
         let mut blocks = chapter.blocks.as_slice();
@@ -522,8 +532,16 @@ impl<'a> Emitter<'a> {
             let _ = write!(self.out, "#footnote(<bindery-note-{n}>)");
             return;
         }
-        let n = self.printed_notes.len();
+        let n = self.note_labels;
+        self.note_labels += 1;
         self.printed_notes.insert(id, n);
+        if let Some(number) = self.note_numbers.get(id) {
+            let _ = write!(
+                self.out,
+                "#counter(footnote).update({})",
+                number.saturating_sub(1)
+            );
+        }
         let saved = self.current.take();
         let saved_block = self.next_block;
         self.in_note = true;

@@ -13,13 +13,15 @@
 //! pages carry a running head. Each page's first glyph of the book's text, traced through its
 //! span to the literal it came from, gives the [`PageStart`]s the ebook marks.
 
-mod boxes;
+mod assemble;
 mod cover;
 mod equations;
 mod error;
 mod fonts;
+mod glyphs;
 mod markup;
 mod pages;
+pub mod pieces;
 mod strings;
 mod template;
 #[cfg(test)]
@@ -46,8 +48,10 @@ pub use error::PrintError;
 pub use fonts::{Listing, announce_operator_fonts, list_fonts, use_fonts_from, use_operator_fonts};
 pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
 
-use template::{Arrangement, Generated, PageData};
-use trim::PageGeometry;
+pub use fonts::FontNeeds;
+pub use glyphs::Glyphs;
+pub use pieces::{Book, Layout, Measured, Paginated, Plan, SetInfo, SetPiece};
+
 use world::BookWorld;
 
 /// What the author chose for the paperback.
@@ -90,183 +94,203 @@ pub struct PrintEdition {
     /// What the author should know: low-resolution images, characters no font has, a book too
     /// short for a paperback.
     pub warnings: Vec<Warning>,
-    /// How many times the book was laid out, and how long that took.
+    /// How many times each piece was laid out, and how long the whole took.
     pub passes: u32,
     pub layout_time: Duration,
+    /// How many pieces it was typeset in.
+    pub pieces: u32,
 }
 
 /// Inches added to KDP's minimum gutter for the inside margin.
 pub const GUTTER_COMFORT: f64 = 0.125;
 
-/// A page holds fewer words than this at any trim; a book with more than this many words a
-/// page of [`MAX_PAGES`] is refused before it is laid out, which for a very long book would
-/// cost seconds and gigabytes to learn the same.
-const MOST_WORDS_PER_PAGE: u64 = 600;
-/// The same for Chinese and Japanese characters, set solid at 10 pt on the smallest trim
-/// (about 30 a line and 32 lines; fewer once headings and breaks are counted).
-const MOST_IDEOGRAPHS_PER_PAGE: u64 = 1_200;
-
-/// Layouts before the page count is taken as settled.
-const MAX_PASSES: u32 = 4;
-
-/// Typesets `document` as a paperback interior. `resources` holds the images' bytes by image
-/// id; `metadata` is the book's final metadata (the front matter and running heads come from
-/// it).
+/// Typesets `document` as a paperback interior, in this process: the pieces laid out on as
+/// many threads as there are processors, through the same stages the worker runs as jobs
+/// ([`pieces`]). `resources` holds the images' bytes by image id; `metadata` is the book's
+/// final metadata (the front matter and running heads come from it).
 pub fn typeset(
     document: &Document,
     resources: &BTreeMap<String, Vec<u8>>,
     metadata: &BookMetadata,
     options: &PrintOptions,
 ) -> Result<PrintEdition, PrintError> {
-    if let Some(refused) = &metadata.print_settings_refused {
-        return Err(PrintError::Settings(refused.clone()));
-    }
-    let counted = crate::document::words_of(document);
-    let limit = u64::from(MAX_PAGES) * MOST_WORDS_PER_PAGE;
-    // A page holds more Chinese or Japanese characters than words of other scripts: they
-    // weigh what their share of a page does.
-    let weight = counted.words - counted.ideographs
-        + counted.ideographs * MOST_WORDS_PER_PAGE / MOST_IDEOGRAPHS_PER_PAGE;
-    if weight > limit {
-        return Err(PrintError::TooManyWords {
-            words: counted.words,
-            limit,
-        });
-    }
     let started = Instant::now();
-    // The fonts follow the book's scripts, the same in every pass.
-    let fonts = template::body_fonts(&template::book_text(document, metadata), &metadata.language);
-    let arrangement = Arrangement::of(document);
-    let listed: Vec<usize> = arrangement.listed.clone().collect();
-    let geometry = |gutter: f64| PageGeometry {
-        trim: options.trim,
-        bleed: options.bleed,
-        gutter: gutter + GUTTER_COMFORT,
+    let book = Book {
+        document,
+        resources,
+        metadata,
+        options,
     };
-    let too_long = |pages: usize| -> Result<(), PrintError> {
-        if pages > MAX_PAGES as usize {
-            return Err(PrintError::TooLong {
-                pages: u32::try_from(pages).unwrap_or(u32::MAX),
-                trim: options.trim,
-            });
+    let plan = pieces::plan(book)?;
+    let mut gutter = plan.gutter;
+    let mut round = 1;
+    let layout = loop {
+        let measured = in_parallel(plan.pieces(), |k| pieces::measure(book, &plan, k, gutter))?;
+        match pieces::paginate(&plan, &measured, round)? {
+            Paginated::Again { gutter: wanted } => {
+                gutter = wanted;
+                round += 1;
+            }
+            Paginated::Settled(layout) => break layout,
         }
-        Ok(())
     };
-
-    let mut gutter = trim::gutter(estimate_pages(weight, options.trim));
-    let mut passes = 0;
-    let mut warnings = Vec::new();
-    let mut contents: Option<Vec<String>> = None;
-    loop {
-        // Laid out bare: no running heads or folios, so that empty pages show as empty.
-        passes += 1;
-        let bare = PageData {
-            styles: String::new(),
-            folios: Vec::new(),
-            contents: contents.clone().unwrap_or_default(),
-        };
-        let generated = template::generate(
-            document,
-            resources,
-            metadata,
-            geometry(gutter),
-            contents.as_ref().map(|_| &bare),
-            false,
-            &fonts,
-        );
-        let world = BookWorld::new(generated.source, resources);
-        let laid = compile(&world, &mut Vec::new())?;
-        let survey = pages::survey(&laid);
-        too_long(survey.pages)?;
-        // The first pass's gutter was a guess: take what its count asks. After that the gutter
-        // only widens (a wider one than the table asks is allowed), so a book whose count
-        // straddles a band settles on the wider.
-        let wanted = trim::gutter(survey.pages as u32);
-        if (wanted > gutter || (passes == 1 && wanted != gutter)) && passes < MAX_PASSES {
-            gutter = wanted;
-            continue;
-        }
-        let data = pages::page_data(&survey, &listed, arrangement.body);
-
-        // The pass that prints: the same layout, with what the bare one learnt as data.
-        passes += 1;
-        let Generated {
-            source,
-            literals,
-            warnings: emitted,
-        } = template::generate(
-            document,
-            resources,
-            metadata,
-            geometry(gutter),
-            Some(&data),
-            true,
-            &fonts,
-        );
-        let world = BookWorld::new(source, resources);
-        let mut typst_warnings = Vec::new();
-        let document_laid = compile(&world, &mut typst_warnings)?;
-        let check = pages::survey(&document_laid);
-        too_long(check.pages)?;
-        let settled = check.pages == survey.pages && check.chapters == survey.chapters;
-        if !settled && passes < MAX_PASSES {
-            // The contents' real page numbers moved a page: learn again from this layout.
-            contents = Some(data.contents);
-            continue;
-        }
-        if !settled {
-            warnings.push(Warning::new(
-                "print_layout_unsettled",
-                "The print edition's pages kept moving between passes; a running head or a contents entry may be a page out.",
-            ));
-        }
-        let (page_starts, missing) =
-            pages::page_starts(&document_laid, &world, &literals, &data.folios);
-        warnings.extend(emitted);
-        warnings.extend(typst_warnings);
-        // A letter no face draws would print as a box in every word of its script: no print
-        // edition is better than that. A symbol (an emoji, an arrow) is a box with a warning.
-        let (letters, symbols): (BTreeSet<char>, BTreeSet<char>) =
-            missing.into_iter().partition(|c| c.is_alphabetic());
-        if !letters.is_empty() {
-            return Err(PrintError::MissingScript(missing_letters(&letters)));
-        }
-        if !symbols.is_empty() {
-            warnings.push(missing_glyphs(&symbols));
-        }
-        let pages = check.pages as u32;
-        if pages < trim::MIN_PAGES {
-            warnings.push(Warning::new(
-                "print_too_short",
-                format!(
-                    "The print edition has {pages} pages; print-on-demand services bind {} at least.",
-                    trim::MIN_PAGES
-                ),
-            ));
-        }
-        let pdf = export(&document_laid, metadata, options)?;
-        return Ok(PrintEdition {
-            pdf,
-            pages,
-            trim: options.trim,
-            bleed: options.bleed,
-            paper: options.paper,
-            gutter,
-            page_starts,
-            folios: data.folios,
-            warnings,
-            passes,
-            layout_time: started.elapsed(),
-        });
-    }
+    let set = in_parallel(plan.pieces(), |k| pieces::set(book, &plan, &layout, k))?;
+    let (pdfs, infos): (Vec<Vec<u8>>, Vec<SetInfo>) =
+        set.into_iter().map(|piece| (piece.pdf, piece.info)).unzip();
+    let mut edition = assemble(book, &plan, &layout, &pdfs, infos)?;
+    edition.layout_time = started.elapsed();
+    Ok(edition)
 }
 
-/// A guess at the page count, for the first pass's gutter: about 330 words a 6×9 page of
-/// 11 pt, in proportion to the page's area and the type's.
-fn estimate_pages(words: u64, trim: Trim) -> u32 {
-    let (w, h) = trim.inches();
-    let scale = (6.0 * 9.0) / (w * h) * (trim::font_size(trim) / 11.0).powi(2);
-    (words as f64 / 330.0 * scale + 8.0) as u32
+/// `f` of every piece from 0 to `count`, on as many threads as there are processors, in
+/// piece order; the first error (in piece order) if any failed.
+fn in_parallel<T: Send>(
+    count: usize,
+    f: impl Fn(usize) -> Result<T, PrintError> + Sync,
+) -> Result<Vec<T>, PrintError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(count.max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<Result<T, PrintError>>>> =
+        std::sync::Mutex::new((0..count).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if k >= count {
+                        break;
+                    }
+                    let result = f(k);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(PrintError::Typeset("a piece was not laid out".into()))))
+        .collect()
+}
+
+/// The interior from its set pieces' PDFs and what setting them learnt, in piece order.
+pub fn assemble(
+    book: Book<'_>,
+    plan: &Plan,
+    layout: &Layout,
+    pdfs: &[Vec<u8>],
+    infos: Vec<SetInfo>,
+) -> Result<PrintEdition, PrintError> {
+    let Book {
+        document,
+        metadata,
+        options,
+        ..
+    } = book;
+    let mut warnings: Vec<Warning> = layout.warnings.clone();
+    let mut page_starts = Vec::new();
+    for (k, info) in infos.into_iter().enumerate() {
+        if Some(info.pages) != layout.placement(k).map(|(_, count)| count) {
+            warnings.push(pieces::unsettled());
+        }
+        page_starts.extend(info.page_starts);
+        for warning in info.warnings {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
+    let bookmarks = bookmarks(document, metadata, layout);
+    let bleed = options.bleed.then(|| assemble::Bleed {
+        points: trim::BLEED_INCHES * 72.0,
+        bound_on_right: crate::language::Direction::of(&metadata.language)
+            == crate::language::Direction::RightToLeft,
+    });
+    let pdf = assemble::assemble(pdfs, layout.folios(), &bookmarks, bleed)
+        .map_err(|e| PrintError::Pdf(format!("assembling the pieces: {e:#}")))?;
+    let pages = layout.pages as u32;
+    if pages < trim::MIN_PAGES {
+        warnings.push(Warning::new(
+            "print_too_short",
+            format!(
+                "The print edition has {pages} pages; print-on-demand services bind {} at least.",
+                trim::MIN_PAGES
+            ),
+        ));
+    }
+    Ok(PrintEdition {
+        pdf,
+        pages,
+        trim: options.trim,
+        bleed: options.bleed,
+        paper: options.paper,
+        gutter: layout.gutter,
+        page_starts,
+        folios: layout.folios().to_vec(),
+        warnings,
+        passes: layout.rounds + 1,
+        layout_time: Duration::ZERO,
+        pieces: plan.pieces() as u32,
+    })
+}
+
+/// The images chapters `chapters` and the notes print, by id.
+pub fn images_in(document: &Document, chapters: std::ops::Range<usize>) -> BTreeSet<String> {
+    use crate::document::{Block, Inline};
+    use crate::ebook::xhtml::ids::{Node, visit_blocks};
+    let mut images = BTreeSet::new();
+    let mut look = |node: Node<'_>| match node {
+        Node::Block(Block::Figure { image, .. }) | Node::Inline(Inline::Image { image, .. }) => {
+            images.insert(image.clone());
+        }
+        _ => {}
+    };
+    for chapter in document.chapters.get(chapters).unwrap_or(&[]) {
+        visit_blocks(&chapter.blocks, &mut look);
+    }
+    for note in &document.notes {
+        visit_blocks(&note.blocks, &mut look);
+    }
+    images
+}
+
+/// The outline: the contents, and every chapter by its title (and subtitle), at its opening.
+fn bookmarks(
+    document: &Document,
+    metadata: &BookMetadata,
+    layout: &Layout,
+) -> Vec<assemble::Bookmark> {
+    let mut marks = Vec::new();
+    let arrangement = template::Arrangement::of(document);
+    for (chapter, page) in &layout.openings {
+        if *chapter == arrangement.listed.start
+            && let Some(contents) = layout.contents
+        {
+            marks.push(assemble::Bookmark {
+                title: metadata
+                    .labels()
+                    .get(crate::labels::Key::Contents)
+                    .to_owned(),
+                page: contents,
+            });
+        }
+        let Some(c) = document.chapters.get(*chapter) else {
+            continue;
+        };
+        let mut title = if c.title.trim().is_empty() {
+            (chapter + 1).to_string()
+        } else {
+            c.title.clone()
+        };
+        if let Some(subtitle) = crate::document::chapters::subtitle(c) {
+            title = format!("{title}: {subtitle}");
+        }
+        marks.push(assemble::Bookmark { title, page: *page });
+    }
+    marks
 }
 
 fn compile(
@@ -310,7 +334,7 @@ fn describe(world: &BookWorld<'_>, errors: &[SourceDiagnostic]) -> String {
 
 /// Why letters of the book have no face: their scripts, what Bindery prints them in, and what
 /// to do.
-fn missing_letters(letters: &BTreeSet<char>) -> String {
+pub(crate) fn missing_letters(letters: &BTreeSet<char>) -> String {
     let sample = named(letters, 8);
     let scripts: BTreeSet<&crate::script_fonts::Script> = letters
         .iter()
@@ -330,7 +354,7 @@ fn missing_letters(letters: &BTreeSet<char>) -> String {
     }
 }
 
-fn missing_glyphs(missing: &BTreeSet<char>) -> Warning {
+pub(crate) fn missing_glyphs(missing: &BTreeSet<char>) -> Warning {
     let more = if missing.len() > 20 { ", …" } else { "" };
     Warning::new(
         "print_missing_glyphs",
@@ -353,10 +377,12 @@ fn named(chars: &BTreeSet<char>, most: usize) -> String {
         .join(", ")
 }
 
+/// `document` as a PDF; `tagged` for a tagged one (the cover; the interior's pieces are not,
+/// as their structure trees could not be joined).
 fn export(
     document: &PagedDocument,
     metadata: &BookMetadata,
-    options: &PrintOptions,
+    tagged: bool,
 ) -> Result<Vec<u8>, PrintError> {
     let timestamp = parse_modified(&metadata.modified)
         .or_else(|| Datetime::from_ymd_hms(2026, 1, 1, 0, 0, 0))
@@ -365,9 +391,10 @@ fn export(
         // The book's own identifier: stable between runs, unique between books.
         ident: Smart::Custom(&metadata.identifier),
         timestamp,
+        tagged,
         ..PdfOptions::default()
     };
-    let pdf = typst_pdf::pdf(document, &pdf_options).map_err(|errors| {
+    typst_pdf::pdf(document, &pdf_options).map_err(|errors| {
         PrintError::Pdf(
             errors
                 .iter()
@@ -375,15 +402,7 @@ fn export(
                 .collect::<Vec<_>>()
                 .join("; "),
         )
-    })?;
-    if options.bleed {
-        let bound_on_right = crate::language::Direction::of(&metadata.language)
-            == crate::language::Direction::RightToLeft;
-        boxes::add_trim_boxes(&pdf, trim::BLEED_INCHES * 72.0, bound_on_right)
-            .map_err(|e| PrintError::Pdf(format!("adding the trim box: {e:#}")))
-    } else {
-        Ok(pdf)
-    }
+    })
 }
 
 /// `2024-05-01T12:00:00Z` as Typst's datetime.

@@ -16,7 +16,7 @@ use super::template::{CHAPTER_LABEL, CONTENTS_LABEL, PageData};
 use super::world::BookWorld;
 
 /// The pages of one pass, as plain data.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Survey {
     pub pages: usize,
     /// The physical page (from 1) each chapter opens on, by chapter index.
@@ -193,6 +193,19 @@ pub(crate) fn page_starts(
         }
     }
     (starts, missing)
+}
+
+/// The characters no face could draw, on any page of `document`.
+pub(crate) fn missing(document: &PagedDocument) -> BTreeSet<char> {
+    let mut missing = BTreeSet::new();
+    for page in &document.pages {
+        walk_text(&page.frame, &mut |text| {
+            for glyph in text.glyphs.iter().filter(|g| g.id == 0) {
+                missing.extend(text.text[glyph.range()].chars());
+            }
+        });
+    }
+    missing
 }
 
 fn walk_text(frame: &Frame, f: &mut dyn FnMut(&typst::text::TextItem)) {

@@ -23,7 +23,7 @@ pub(crate) const CHAPTER_LABEL: &str = "bindery-chapter";
 pub(crate) const CONTENTS_LABEL: &str = "bindery-contents";
 
 /// What one pass learnt of the pages, for the next to print.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PageData {
     /// One letter a physical page: `h` running head and folio, `f` folio only, `n` neither.
     pub styles: String,
@@ -69,14 +69,26 @@ pub(crate) struct Generated {
     pub warnings: Vec<crate::report::Warning>,
 }
 
-/// The source of one pass. Without `heads` there are no running heads or folios, so that an
-/// empty page can be told from a full one; without `pages` (the first pass) the contents'
-/// numbers are placeholders.
+/// A piece of the book, typeset on its own: the front matter (the title pages, what goes
+/// before the contents, and the contents), or a run of chapters from the contents. Every piece
+/// opens on a recto, as a chapter does, so its pages do not depend on those before it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Piece {
+    pub front: bool,
+    pub chapters: std::ops::Range<usize>,
+}
+
+/// The source of one piece in one pass. Without `heads` there are no running heads or folios,
+/// so that an empty page can be told from a full one; without `pages` (the first pass) the
+/// contents' numbers are placeholders. `pages` is the piece's own: its pages' styles and
+/// folios from its first page.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn generate(
     document: &Document,
     resources: &std::collections::BTreeMap<String, Vec<u8>>,
     metadata: &BookMetadata,
     geometry: PageGeometry,
+    piece: &Piece,
     pages: Option<&PageData>,
     heads: bool,
     fonts: &str,
@@ -96,20 +108,17 @@ pub(crate) fn generate(
         pages.filter(|_| heads),
         fonts,
     ));
-    e.raw(&front_matter(metadata));
-
     let arrangement = Arrangement::of(document);
+    if piece.front {
+        e.raw(&front_matter(metadata));
+    }
     e.raw("#set par(first-line-indent: 1.2em)\n");
-    for i in arrangement.before_contents.clone() {
+    for i in piece.chapters.clone() {
         open_chapter(&mut e, i);
         e.chapter(i, &document.chapters[i]);
     }
-    if !arrangement.listed.is_empty() {
+    if piece.front && !arrangement.listed.is_empty() {
         e.raw(&contents(document, metadata, &arrangement, pages));
-    }
-    for i in arrangement.listed.clone() {
-        open_chapter(&mut e, i);
-        e.chapter(i, &document.chapters[i]);
     }
     Generated {
         source: e.out,
@@ -118,10 +127,59 @@ pub(crate) fn generate(
     }
 }
 
+/// What a running head and a folio can print, set as they are: the union of glyphs the
+/// pieces share ([`super::glyphs`]) takes them from this, since the pass that measures the
+/// pieces prints neither.
+pub(crate) fn furniture(metadata: &BookMetadata, g: PageGeometry, fonts: &str) -> String {
+    let mut out = preamble(metadata, g, None, fonts);
+    let title = literal(&shortened(&metadata.title, RUNNING_HEAD_CHARS));
+    let author = literal(&shortened(&authors(metadata), RUNNING_HEAD_CHARS));
+    let _ = write!(
+        out,
+        r#"#[
+  #set text(size: 0.8em, tracking: 0.04em, hyphenate: false)
+  #smallcaps({title})
+
+  #smallcaps({author})
+]
+
+#text(size: 0.85em, "0123456789 ivxlcdm")
+
+#"0123456789 ivxlcdm."
+"#
+    );
+    out
+}
+
 fn open_chapter(e: &mut Emitter<'_>, index: usize) {
     e.raw(&format!(
         "#pagebreak(to: \"odd\", weak: true)\n#metadata({index})<{CHAPTER_LABEL}>\n"
     ));
+}
+
+/// Whether the book sets anything bold: strong text, a table's head.
+pub(crate) fn sets_bold(document: &Document) -> bool {
+    use crate::document::Inline;
+    use crate::ebook::xhtml::ids::{Node, visit_blocks};
+    let mut bold = false;
+    let mut look = |node: Node<'_>| match node {
+        Node::Inline(Inline::Strong(_)) => bold = true,
+        Node::Block(crate::document::Block::Table(table)) => {
+            bold |= !table.head.is_empty()
+                || table
+                    .body
+                    .iter()
+                    .any(|row| row.cells.iter().any(|c| c.header));
+        }
+        _ => {}
+    };
+    for chapter in &document.chapters {
+        visit_blocks(&chapter.blocks, &mut look);
+    }
+    for note in &document.notes {
+        visit_blocks(&note.blocks, &mut look);
+    }
+    bold
 }
 
 /// The authors, joined in the book's language.
@@ -172,9 +230,9 @@ pub(crate) fn metadata_text(metadata: &BookMetadata) -> String {
 /// DejaVu Sans Mono for symbols alone. Typst is not let fall back to a face of its choosing
 /// (`fallback: false` beside it): a letter none of these draws is missing, and said so, rather
 /// than set in a monospaced code font.
-pub(crate) fn body_fonts(text: &str, language: &str) -> String {
+pub(crate) fn body_fonts(needs: &super::fonts::FontNeeds, language: &str) -> String {
     let mut families: Vec<String> = vec!["Libertinus Serif".into(), "New Computer Modern".into()];
-    for script in crate::script_fonts::scripts_in(text) {
+    for script in needs.scripts() {
         families.extend(script.families_for(language).into_iter().map(str::to_owned));
     }
     families.extend(super::fonts::operator_families());

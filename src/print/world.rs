@@ -28,14 +28,18 @@ fn library() -> &'static LazyHash<Library> {
 pub(crate) struct BookWorld<'a> {
     main: Source,
     images: &'a BTreeMap<String, Vec<u8>>,
-    fonts: BookFonts,
+    fonts: &'a BookFonts,
 }
 
 impl<'a> BookWorld<'a> {
-    pub fn new(source: String, images: &'a BTreeMap<String, Vec<u8>>) -> Self {
+    /// The world of `source`, a piece of a book whose faces are `fonts`: the same for every
+    /// piece, so that a face has one index in all of them.
+    pub fn new(
+        source: String,
+        images: &'a BTreeMap<String, Vec<u8>>,
+        fonts: &'a BookFonts,
+    ) -> Self {
         let id = FileId::new(None, VirtualPath::new("/main.typ"));
-        // The book's scripts are in its source: their faces are the system's to add.
-        let fonts = BookFonts::for_source(&source);
         BookWorld {
             main: Source::new(id, source),
             images,
@@ -100,7 +104,8 @@ mod tests {
     #[test]
     fn only_the_books_images_are_files() {
         let images = BTreeMap::from([("a.png".to_owned(), vec![1, 2, 3])]);
-        let world = BookWorld::new(String::new(), &images);
+        let fonts = BookFonts::for_needs(&Default::default());
+        let world = BookWorld::new(String::new(), &images, &fonts);
         let file = |p: &str| world.file(FileId::new(None, VirtualPath::new(p)));
         assert_eq!(file("/images/a.png").map(|b| b.to_vec()), Ok(vec![1, 2, 3]));
         for denied in [

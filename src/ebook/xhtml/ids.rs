@@ -41,6 +41,20 @@ fn key<T>(node: &T) -> usize {
     std::ptr::from_ref(node) as usize
 }
 
+/// Each note's number, by its id, as the ebooks number it (through the book in reading order):
+/// the print edition numbers its footnotes the same.
+pub fn note_numbers(document: &Document) -> HashMap<String, usize> {
+    let mut index = HashMap::new();
+    for (i, note) in document.notes.iter().enumerate() {
+        index.entry(note.id.clone()).or_insert(i);
+    }
+    let placement = place_notes(document, &index);
+    index
+        .into_iter()
+        .map(|(id, n)| (id, placement.numbers[n]))
+        .collect()
+}
+
 impl IdPlan {
     pub fn new(document: &Document) -> IdPlan {
         let mut plan = IdPlan {

@@ -1,13 +1,17 @@
 //! The pipeline's steps as jobs, a file each:
 //!
 //! ```text
-//! ingest ─► parse ─► package_pdf ─► chapters ─► render chapter ×N ─► package ─► package_epub ──┐
-//!                   (fan-out of one, join)       (fan-out, join)       └─────► package_reader ┴► verify ─► publish
+//! ingest ─► parse ─► package_pdf ─► measure_piece ×K ─► paginate ─► set_piece ×K ─► assemble ─┐
+//!                     (print plan)    (fan-out, join)                 (fan-out, join)         │
+//!   ┌─────────────────────────────────────────────────────────────────────────────────────────┘
+//!   └► chapters ─► render chapter ×N ─► package ─► package_epub ──┐
+//!                   (fan-out, join)      └─────► package_reader ┴► verify ─► publish
 //! ```
 //!
-//! The print edition comes first because the ebooks mark where its pages begin; it is an extra
-//! ([`Step::extra`]), so when it cannot be made its step fails alone and `chapters`, its join,
-//! goes on to make the ebooks without a page list.
+//! The print edition comes first because the ebooks mark where its pages begin ([`typeset`]
+//! says how it is cut into pieces). Its steps are extras ([`Step::extra`]): when it cannot be
+//! made, the stage that finds out says why in the print report and goes on to `chapters`,
+//! which makes the ebooks without a page list.
 //!
 //! Each step reads its inputs from storage ([`stored`]), writes its outputs to deterministic
 //! keys with create-if-absent, and commits its completion together with its successors. A step
@@ -24,17 +28,22 @@
 //! [`STEPS`], after the modules, declares each step once: its job type, and from it its name
 //! and registration, its label on the pages, and what `bindery convert` makes of it.
 
+pub mod assemble;
 pub mod chapters;
 pub mod failure;
 pub mod ingest;
+pub mod measure_piece;
 pub mod package_covers;
 pub mod package_epub;
 pub mod package_reader;
 pub mod packaging;
+pub mod paginate;
 pub mod parse;
 pub mod plan_packaging;
+pub mod print_book;
 pub mod publish;
 pub mod render_chapter;
+pub mod set_piece;
 pub mod stored;
 pub mod typeset;
 pub mod verify;
@@ -43,16 +52,20 @@ use crate::books::BookId;
 use crate::jobs::{Job, JobContext, NewJob, Registry};
 use crate::services::Services;
 
+pub use assemble::Assemble;
 pub use chapters::Chapters;
 pub use failure::{RETRY_ADVICE, stopped_at};
 pub use ingest::Ingest;
+pub use measure_piece::MeasurePiece;
 pub use package_covers::PackageCovers;
 pub use package_epub::PackageEpub;
 pub use package_reader::PackageReader;
+pub use paginate::Paginate;
 pub use parse::Parse;
 pub use plan_packaging::PlanPackaging;
 pub use publish::Publish;
 pub use render_chapter::RenderChapter;
+pub use set_piece::SetPiece;
 pub use typeset::Typeset;
 pub use verify::Verify;
 
@@ -134,7 +147,11 @@ impl Step {
 pub const STEPS: &[Step] = &[
     Step::of::<Ingest>("Read the upload", InMemory::Same),
     Step::of::<Parse>("Understand the manuscript", InMemory::Same),
-    Step::of::<Typeset>("Typeset the print edition", InMemory::Same).extra(),
+    Step::of::<Typeset>("Plan the print edition", InMemory::Same).extra(),
+    Step::of::<MeasurePiece>("Measure the print edition", InMemory::Skipped).extra(),
+    Step::of::<Paginate>("Number the pages", InMemory::Skipped).extra(),
+    Step::of::<SetPiece>("Typeset the print edition", InMemory::Skipped).extra(),
+    Step::of::<Assemble>("Assemble the print edition", InMemory::Skipped).extra(),
     Step::of::<Chapters>("Plan the chapters", InMemory::Skipped),
     Step::of::<RenderChapter>("Typeset chapters", InMemory::Fused("render")),
     Step::of::<PlanPackaging>("Plan the book", InMemory::Skipped),

@@ -14,7 +14,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::chapters::Chapters;
 use super::failure::{fail_for_good, gone, refuse};
 use super::stored::book_row;
 use super::typeset::Typeset;
@@ -65,17 +64,12 @@ impl Job for Parse {
                 return refuse(cx, &self.book, &code, message).await;
             }
         };
-        // The print edition first: the ebooks mark where its pages begin. It is an extra, so
-        // its step fails alone, and the join goes on whatever became of it.
-        cx.fan_out(
-            vec![NewJob::of(&Typeset {
-                book: self.book.clone(),
-            })],
-            NewJob::of(&Chapters {
-                book: self.book.clone(),
-                chapters,
-            }),
-        );
+        // The print edition first: the ebooks mark where its pages begin. Its steps are
+        // extras, and whatever becomes of it, its last step goes on to `chapters`.
+        cx.then(NewJob::of(&Typeset {
+            book: self.book.clone(),
+            chapters: Some(chapters),
+        }));
         cx.progress(100, "parsed").await?;
         tracing::info!(for_author = true, chapters, "manuscript read");
         Ok(Outcome::done_with(Parsed { chapters }))

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 use super::failure::{RETRY_ADVICE, fail_for_good};
 use super::package_epub::PackageEpub;
 use super::packaging::Packaged;
+use super::print_book::{self, Printed};
 use super::render_chapter::{RenderChapter, Rendered};
 use super::stored::model;
-use super::typeset::{self, Printed, Typeset};
+use super::typeset::Typeset;
 use super::{Cx, QUEUE, STEPS};
 use crate::books::{self, BookId, STEP_FAILED, keys};
 use crate::jobs::{Job, JobState, Outcome};
@@ -106,7 +107,7 @@ impl Job for Publish {
                                 job.state
                             ),
                         }),
-                        ..typeset::asked(&book.metadata)
+                        ..print_book::asked(&book.metadata)
                     });
                 }
                 None

@@ -1,37 +1,43 @@
-//! The `package_pdf` step: the print edition typeset in a child process of its own (see
-//! [`crate::pipeline::child`]).
+//! The `package_pdf` step: plans the print edition, which is then typeset in pieces as jobs
+//! of their own ([`crate::print::pieces`]):
 //!
-//! Typst's memory grows with the book and nothing can cancel it, so the step runs
-//! `bindery print-book`, limited like the reading child. The child reads the stored model
-//! and images, typesets them, and stores the interior PDF, the print cover and the pagination
-//! (where each printed page begins, which the ebooks then mark); it answers with what the
-//! report shows ([`Printed`]). A book whose print edition cannot be made (too long for any
-//! binding, a limit hit, Typst refusing it) is refused, with the reason in the report's
-//! `failure`: that step fails alone, and the ebooks publish without a page list.
-
-use std::process::ExitCode;
+//! ```text
+//! package_pdf ─► measure_piece ×K ─► paginate ─► set_piece ×K ─► assemble ─► chapters
+//!   (plan)        (fan-out, join)   (measure again     (fan-out, join)
+//!                                    if the gutter moved)
+//! ```
+//!
+//! Every stage that lays anything out runs in the limited child ([`super::print_book`]), so
+//! what a child holds is one piece, not the book. Each stage commits as it finishes and stores
+//! at keys of its own: a worker killed anywhere redoes at most the stage it was in. The print
+//! edition is an extra: when it cannot be made, whatever stage finds out stores why in the
+//! print report and goes on to `chapters`, which makes the ebooks without a page list; a stage
+//! that keeps failing does the same as it dies.
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::chapters::Chapters;
 use super::failure::gone;
+use super::measure_piece::MeasurePiece;
+use super::print_book::{self, Answer, Printed, Request};
 use super::stored::book_row;
 use super::{Cx, QUEUE};
-use crate::books::{BookId, keys};
-use crate::config::Config;
-use crate::ebook::{Book, BookMetadata, Pagination};
-use crate::jobs::{Job, Outcome};
-use crate::pipeline::child::{Child, Ran};
+use crate::books::{BookId, STEP_FAILED, keys};
+use crate::jobs::{Job, NewJob, Outcome};
 use crate::print::{self, PrintOptions};
-use crate::report::{PrintFailure, PrintReport, Warning};
 use crate::services::Services;
-use crate::storage::BlobStore;
 
-/// The print edition: the interior PDF, typeset in a limited child process, and where its
-/// pages begin. Its job type keeps the name it was first stored under, `book.package_pdf`.
+/// Plans the print edition and fans out the measures of its pieces. Its job type keeps the
+/// name it was first stored under, `book.package_pdf`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Typeset {
     pub book: BookId,
+    /// The book's chapters, for `chapters` after the print edition. None in a job an older
+    /// release enqueued, whose own join waits on this step alone: that book is printed whole
+    /// here, as it was then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chapters: Option<usize>,
 }
 
 impl Job for Typeset {
@@ -48,206 +54,208 @@ impl Job for Typeset {
         if book_row(cx, &self.book).await?.is_none() {
             return Ok(gone(&self.book));
         }
+        let Some(chapters) = self.chapters else {
+            return whole(cx, &self.book).await;
+        };
         if !app.config.print_edition {
             // The ebooks alone, as the operator chose: no report of a print edition either.
+            cx.then(chapters_job(&self.book, chapters));
             return Ok(Outcome::done_with(PrintEdition::Off {
                 print_edition: false,
             }));
         }
-        cx.progress(10, "typesetting the print edition").await?;
-        // Only the metadata, for the report of a child a limit stopped: the child reads the
-        // model itself (as parse stored it, not the cache's, which marks the pages this makes).
-        #[derive(Deserialize)]
-        struct Stored {
-            metadata: crate::ebook::BookMetadata,
-        }
-        let stored: Stored =
-            serde_json::from_slice(&app.blobs.get(&keys::model(&self.book)).await?)
-                .context("reading the stored document model")?;
-        let request = Request {
-            book: self.book.clone(),
+        cx.progress(5, "planning the print edition").await?;
+        let stored = print_book::model(&app.blobs, &self.book).await?;
+        let planned = tokio::task::spawn_blocking(move || {
+            let options = PrintOptions::of(&stored.metadata);
+            let resources = Default::default();
+            let plan = print::pieces::plan(print::Book {
+                document: &stored.document,
+                resources: &resources,
+                metadata: &stored.metadata,
+                options: &options,
+            });
+            (plan, stored.metadata)
+        })
+        .await?;
+        let plan = match planned {
+            (Ok(plan), _) => plan,
+            (Err(e), metadata) => {
+                let printed = Printed::refused(&metadata, e.code(), e.to_string());
+                return give_up(cx, &self.book, chapters, &printed).await;
+            }
         };
-        let printed = print_in_child(&app.config, &stored.metadata, &request).await?;
         app.blobs
-            .put_if_absent(
-                &keys::print_report(&self.book),
-                serde_json::to_vec(&printed)?,
-            )
+            .put_if_absent(&keys::print_plan(&self.book), serde_json::to_vec(&plan)?)
             .await?;
-        let report = printed.report;
-        match report.failure {
-            None => {
-                tracing::info!(for_author = true, pages = report.pages, trim = %report.trim, bytes = printed.pdf_bytes, "print edition typeset");
-                Ok(Outcome::done_with(PrintEdition::Typeset {
-                    pages: report.pages,
-                    pdf_bytes: printed.pdf_bytes,
-                }))
-            }
-            Some(failure) => {
-                tracing::warn!(for_author = true, code = %failure.code, reason = %failure.message, "no print edition; the ebooks publish without it");
-                Ok(Outcome::Discard(failure.message))
-            }
-        }
+        tracing::info!(pieces = plan.pieces(), "print edition planned");
+        let pieces = plan.pieces();
+        cx.fan_out(
+            measures(&self.book, pieces, plan.gutter, 1),
+            NewJob::of(&super::paginate::Paginate {
+                book: self.book.clone(),
+                chapters,
+                round: 1,
+            }),
+        );
+        Ok(Outcome::done_with(PrintEdition::Planned { pieces }))
+    }
+
+    async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
+        died(cx, &self.book, self.chapters).await
     }
 }
 
-/// What `package_pdf` made of the print edition, its job's result. The print report itself,
-/// with the warnings, is stored beside the book (`keys::print_report`, [`Printed`]).
+/// What `package_pdf` made of the print edition, its job's result: planned in pieces, or
+/// turned off. The print report itself, with the warnings, is stored beside the book
+/// (`keys::print_report`, [`Printed`]) when the print edition is made or given up.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum PrintEdition {
+    Planned {
+        pieces: usize,
+    },
     Typeset {
         pages: Option<u32>,
         pdf_bytes: Option<u64>,
     },
     /// The operator turned print editions off (`PRINT_EDITION`).
-    Off { print_edition: bool },
+    Off {
+        print_edition: bool,
+    },
 }
 
-/// The hidden subcommand the worker runs.
-pub const SUBCOMMAND: &str = "print-book";
-
-const CHILD: Child = Child {
-    subcommand: SUBCOMMAND,
-    work: "typesetting the print edition",
-};
-
-/// What the child is asked to typeset.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Request {
-    pub book: BookId,
+/// The measures of every piece, in round `round`.
+pub(super) fn measures(book: &BookId, pieces: usize, gutter: f64, round: u32) -> Vec<NewJob> {
+    (0..pieces)
+        .map(|piece| {
+            NewJob::of(&MeasurePiece {
+                book: book.clone(),
+                piece,
+                gutter,
+                round,
+            })
+        })
+        .collect()
 }
 
-/// What the child answers on stdout, and the step stores for the report
-/// (`keys::print_report`): the print edition's size, or why it could not be made, and its
-/// warnings.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Printed {
-    pub report: PrintReport,
-    pub warnings: Vec<Warning>,
-    /// The interior's size, when it was made.
-    pub pdf_bytes: Option<u64>,
-}
-
-impl Printed {
-    /// No print edition, for `code`'s reason: what `metadata` asked for, and the failure.
-    fn refused(metadata: &BookMetadata, code: &str, message: String) -> Printed {
-        Printed {
-            report: PrintReport {
-                failure: Some(PrintFailure {
-                    code: code.to_owned(),
-                    message,
-                }),
-                ..asked(metadata)
-            },
-            warnings: Vec::new(),
-            pdf_bytes: None,
-        }
-    }
-}
-
-/// Runs the child and waits for it. `Err` is a failure worth retrying; a limit that stopped
-/// it is a refusal.
-pub async fn print_in_child(
-    config: &Config,
-    metadata: &BookMetadata,
-    request: &Request,
-) -> anyhow::Result<Printed> {
-    Ok(match CHILD.run(config, &request.book, request).await? {
-        Ran::Answered(printed) => printed,
-        Ran::Stopped(error) => Printed::refused(metadata, error.code(), error.to_string()),
+pub(super) fn chapters_job(book: &BookId, chapters: usize) -> NewJob {
+    NewJob::of(&Chapters {
+        book: book.clone(),
+        chapters,
     })
 }
 
-/// The child: typesets the book its [`Request`] names and stores what it made.
-pub fn child_main(config: &Config) -> ExitCode {
-    print::use_operator_fonts(config);
-    CHILD.main(config, |request: Request, blobs| async move {
-        print_and_store(&blobs, &request.book).await
-    })
-}
-
-/// What the book asked for, before anything is typeset.
-pub fn asked(metadata: &BookMetadata) -> PrintReport {
-    let options = PrintOptions::of(metadata);
-    PrintReport {
-        trim: options.trim.name().to_owned(),
-        paper: options.paper.name().to_owned(),
-        bleed: options.bleed,
-        pages: None,
-        gutter_inches: None,
-        spine_inches: None,
-        failure: None,
-    }
-}
-
-async fn print_and_store(blobs: &BlobStore, id: &BookId) -> anyhow::Result<Printed> {
-    let book: Book = serde_json::from_slice(&blobs.get(&keys::model(id)).await?)
-        .context("reading the stored document model")?;
-    let metadata = &book.metadata;
-    let mut resources = crate::convert::Resources::new();
-    let front = book.cover.as_ref().map(|c| c.file_name.as_str());
-    for name in book
-        .document
-        .images
-        .iter()
-        .map(|i| i.id.as_str())
-        .chain(front)
-    {
-        let bytes = blobs.get(&keys::resource(id, name)).await?;
-        resources.insert(name.to_owned(), bytes.to_vec());
-    }
-    let options = PrintOptions::of(metadata);
-    let edition = match print::typeset(&book.document, &resources, metadata, &options) {
-        Ok(edition) => edition,
-        Err(e) => {
-            log_detail(&e);
-            return Ok(Printed::refused(metadata, e.code(), e.to_string()));
-        }
-    };
-    let cover = match print::cover(metadata, front, &resources, edition.pages, &options) {
-        Ok(cover) => cover,
-        Err(e) => {
-            log_detail(&e);
-            let message = format!("the print cover could not be made: {e}");
-            return Ok(Printed::refused(metadata, e.code(), message));
-        }
-    };
-    let pagination = Pagination {
-        edition: crate::ebook::PrintEdition::of(metadata),
-        pages: edition.page_starts,
-    };
-    let pdf_bytes = edition.pdf.len() as u64;
-    blobs.put_if_absent(&keys::pdf(id), edition.pdf).await?;
-    blobs
-        .put_if_absent(&keys::print_cover(id), cover.pdf)
+/// The print edition cannot be made: its report says why, its work is removed, and the book
+/// goes on to its ebooks.
+pub(super) async fn give_up(
+    cx: &Cx,
+    book: &BookId,
+    chapters: usize,
+    printed: &Printed,
+) -> anyhow::Result<Outcome> {
+    let app = cx.app();
+    let failure = printed.report.failure.as_ref();
+    let (code, reason) = failure.map_or(("", ""), |f| (f.code.as_str(), f.message.as_str()));
+    tracing::warn!(
+        for_author = true,
+        code,
+        reason,
+        "no print edition; the ebooks publish without it"
+    );
+    app.blobs
+        .put_if_absent(&keys::print_report(book), serde_json::to_vec(printed)?)
         .await?;
-    // Last: its presence says the print edition is whole.
-    blobs
-        .put_if_absent(&keys::pagination(id), serde_json::to_vec(&pagination)?)
+    app.blobs
+        .delete_prefix(&keys::print_work_prefix(book))
         .await?;
-    let mut warnings = edition.warnings;
-    warnings.extend(cover.warnings);
-    Ok(Printed {
-        report: PrintReport {
-            pages: Some(edition.pages),
-            gutter_inches: Some(edition.gutter),
-            spine_inches: Some(cover.spine),
-            ..asked(metadata)
-        },
-        warnings,
-        pdf_bytes: Some(pdf_bytes),
-    })
+    cx.then(chapters_job(book, chapters));
+    Ok(Outcome::done_with(GivenUp {
+        given_up: code.to_owned(),
+    }))
 }
 
-/// What Typst said of a book it refused, for the operator's log alone (the child's lines
-/// reach the worker's log as fields, never the book's): it quotes the generated source.
-fn log_detail(error: &print::PrintError) {
-    if let Some(detail) = error.detail() {
-        tracing::warn!(
-            code = error.code(),
-            detail,
-            "the print edition could not be made"
-        );
+/// The result of a print stage that gave the print edition up: why, by its code (the report
+/// says it in words).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GivenUp {
+    pub given_up: String,
+}
+
+/// [`give_up`] for a refusal: `code` and `message`, with what the book asked for.
+pub(super) async fn give_up_for(
+    cx: &Cx,
+    book: &BookId,
+    chapters: usize,
+    code: &str,
+    message: String,
+) -> anyhow::Result<Outcome> {
+    let stored = print_book::model(&cx.app().blobs, book).await?;
+    let printed = Printed::refused(&stored.metadata, code, message);
+    give_up(cx, book, chapters, &printed).await
+}
+
+/// A stage of the print edition kept failing: the print edition is given up, as a refusal
+/// would give it up, and the book goes on without it. Nothing committed this stage's end, so
+/// `chapters` is enqueued here, once (its key), rather than with a completion.
+pub(super) async fn died(cx: &Cx, book: &BookId, chapters: Option<usize>) -> anyhow::Result<()> {
+    let app = cx.app();
+    let Some(chapters) = chapters else {
+        // An older release's job: its join goes on by itself.
+        return Ok(());
+    };
+    if book_row(cx, book).await?.is_none() {
+        return Ok(());
+    }
+    let stored = print_book::model(&app.blobs, book).await?;
+    let printed = Printed::refused(
+        &stored.metadata,
+        STEP_FAILED,
+        format!(
+            "Typesetting the print edition kept failing. {}",
+            super::RETRY_ADVICE
+        ),
+    );
+    app.blobs
+        .put_if_absent(&keys::print_report(book), serde_json::to_vec(&printed)?)
+        .await?;
+    app.queue
+        .enqueue(
+            chapters_job(book, chapters)
+                .workflow(book.as_str())
+                .unique_key(format!("{}:{book}", Chapters::NAME)),
+        )
+        .await
+        .context("going on to the ebooks")?;
+    Ok(())
+}
+
+/// A book an older release began: the whole print edition in one child, as then.
+async fn whole(cx: &Cx, book: &BookId) -> anyhow::Result<Outcome> {
+    let app = cx.app();
+    if !app.config.print_edition {
+        return Ok(Outcome::done_with(PrintEdition::Off {
+            print_edition: false,
+        }));
+    }
+    cx.progress(10, "typesetting the print edition").await?;
+    let request = Request::Whole { book: book.clone() };
+    let printed = match print_book::run(&app.config, &request, "the whole book").await? {
+        Answer::Assembled(printed) => printed,
+        Answer::Refused { code, message } => {
+            let stored = print_book::model(&app.blobs, book).await?;
+            Printed::refused(&stored.metadata, &code, message)
+        }
+        other => anyhow::bail!("the print child answered {other:?} to a whole book"),
+    };
+    app.blobs
+        .put_if_absent(&keys::print_report(book), serde_json::to_vec(&printed)?)
+        .await?;
+    match printed.report.failure {
+        None => Ok(Outcome::done_with(PrintEdition::Typeset {
+            pages: printed.report.pages,
+            pdf_bytes: printed.pdf_bytes,
+        })),
+        Some(failure) => Ok(Outcome::Discard(failure.message)),
     }
 }

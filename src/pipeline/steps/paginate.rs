@@ -1,0 +1,146 @@
+//! The `paginate` step: the join of the pieces' measures. From them, the book's pages
+//! (`print::pieces::paginate`): when the page count wants another gutter than the pieces were
+//! measured with, they are measured again with it; else the layout is stored and the pieces
+//! are set for print.
+
+use serde::{Deserialize, Serialize};
+
+use super::failure::gone;
+use super::measure_piece::Piece;
+use super::print_book::{self, Answer};
+use super::set_piece::SetPiece;
+use super::stored::book_row;
+use super::typeset::{died, give_up_for, measures};
+use super::{Cx, QUEUE};
+use crate::books::{BookId, STEP_FAILED, keys};
+use crate::jobs::{ChildOutcome, Job, NewJob, Outcome};
+use crate::print::{self, Paginated};
+use crate::services::Services;
+
+/// The join of round `round` of measures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Paginate {
+    pub book: BookId,
+    pub chapters: usize,
+    pub round: u32,
+}
+
+impl Job for Paginate {
+    const NAME: &'static str = "book.paginate";
+    const QUEUE: &'static str = QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.book.as_str())
+    }
+
+    async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        if book_row(cx, &self.book).await?.is_none() {
+            return Ok(gone(&self.book));
+        }
+        let pieces = match pieces(cx).await? {
+            Ok(pieces) => pieces,
+            Err((code, message)) => {
+                return give_up_for(cx, &self.book, self.chapters, &code, message).await;
+            }
+        };
+        let mut measured = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            match piece.answer {
+                Answer::Measured(m) => measured.push(*m),
+                Answer::Refused { code, message } => {
+                    return give_up_for(cx, &self.book, self.chapters, &code, message).await;
+                }
+                other => anyhow::bail!("a measure answered {other:?}"),
+            }
+        }
+        let plan = print_book::plan(&app.blobs, &self.book).await?;
+        let round = self.round;
+        let paginated = tokio::task::spawn_blocking(move || {
+            print::pieces::paginate(&plan, &measured, round).map(|p| (p, plan.pieces()))
+        })
+        .await?;
+        match paginated {
+            Err(e) => give_up_for(cx, &self.book, self.chapters, e.code(), e.to_string()).await,
+            Ok((Paginated::Again { gutter }, pieces)) => {
+                tracing::info!(
+                    gutter,
+                    round = self.round + 1,
+                    "measuring the print edition again for its gutter"
+                );
+                cx.fan_out(
+                    measures(&self.book, pieces, gutter, self.round + 1),
+                    NewJob::of(&Paginate {
+                        round: self.round + 1,
+                        ..self.clone()
+                    }),
+                );
+                Ok(Outcome::done_with(Pages { pages: None }))
+            }
+            Ok((Paginated::Settled(layout), pieces)) => {
+                let pages = layout.pages;
+                app.blobs
+                    .put_if_absent(
+                        &keys::print_layout(&self.book),
+                        serde_json::to_vec(&layout)?,
+                    )
+                    .await?;
+                cx.fan_out(
+                    (0..pieces)
+                        .map(|piece| {
+                            NewJob::of(&SetPiece {
+                                book: self.book.clone(),
+                                piece,
+                            })
+                        })
+                        .collect(),
+                    NewJob::of(&super::assemble::Assemble {
+                        book: self.book.clone(),
+                        chapters: self.chapters,
+                    }),
+                );
+                Ok(Outcome::done_with(Pages { pages: Some(pages) }))
+            }
+        }
+    }
+
+    async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
+        died(cx, &self.book, Some(self.chapters)).await
+    }
+}
+
+/// What `paginate` decided, its job's result: the book's page count, or none when the pieces
+/// are measured again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pages {
+    pub pages: Option<usize>,
+}
+
+/// For a join of pieces: every piece's answer in piece order, or, when a piece's job did not
+/// finish (it kept failing), the print edition's failure as `(code, message)`.
+pub(super) async fn pieces(cx: &Cx) -> anyhow::Result<Result<Vec<Piece>, (String, String)>> {
+    let children: Vec<ChildOutcome> = cx.children().await?;
+    let mut pieces = Vec::with_capacity(children.len());
+    for child in &children {
+        let piece = child
+            .result
+            .as_deref()
+            .filter(|_| child.succeeded())
+            .and_then(|r| serde_json::from_str::<Piece>(r).ok());
+        match piece {
+            Some(piece) => pieces.push(piece),
+            None => {
+                return Ok(Err((
+                    STEP_FAILED.to_owned(),
+                    format!(
+                        "Typesetting the print edition kept failing. {}",
+                        super::RETRY_ADVICE
+                    ),
+                )));
+            }
+        }
+    }
+    pieces.sort_by_key(|p| p.piece);
+    Ok(Ok(pieces))
+}

@@ -1,0 +1,337 @@
+//! The print edition's child process, `bindery print-book` (see [`crate::pipeline::child`]):
+//! Typst's memory grows with what it lays out and nothing can cancel it, so every stage that
+//! lays anything out runs here, limited to `WORKER_MEMORY_BUDGET`: measuring a piece, setting
+//! it, and assembling the interior (with the print cover and the pagination). Each request
+//! reads what it needs from the blob store and writes what it makes there, at keys of its
+//! own, create-if-absent; its answer is what the step's job keeps as its result.
+//!
+//! A stage the book itself cannot pass (a limit hit, a letter no font draws) answers
+//! [`Answer::Refused`], with the reason the author reads: the print edition is given up, and
+//! the ebooks publish without it.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::books::{BookId, keys};
+use crate::config::Config;
+use crate::document::Document;
+use crate::ebook::{Book, BookMetadata, Pagination};
+use crate::pipeline::child::{Child, Ran};
+use crate::print::{self, Layout, Measured, Plan, PrintOptions, SetInfo};
+use crate::report::{PrintFailure, PrintReport, Warning};
+use crate::storage::BlobStore;
+
+/// The hidden subcommand the worker runs.
+pub const SUBCOMMAND: &str = "print-book";
+
+const CHILD: Child = Child {
+    subcommand: SUBCOMMAND,
+    work: "typesetting the print edition",
+};
+
+/// What the child is asked to do for a book.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Request {
+    /// Lay piece `piece` out bare, with `gutter` (`print::pieces::measure`).
+    Measure {
+        book: BookId,
+        piece: usize,
+        gutter: f64,
+    },
+    /// Set piece `piece` for print, as the stored layout says, and store its PDF.
+    Set { book: BookId, piece: usize },
+    /// The whole print edition in this one child, as releases before the pieces made it: for a
+    /// book whose pipeline an older release began (its join waits on this step alone).
+    Whole { book: BookId },
+    /// Assemble the stored pieces into the interior, and make the cover and the pagination;
+    /// `pieces` is what setting each piece learnt, in piece order.
+    Assemble { book: BookId, pieces: Vec<SetInfo> },
+}
+
+impl Request {
+    fn book(&self) -> &BookId {
+        match self {
+            Request::Measure { book, .. }
+            | Request::Set { book, .. }
+            | Request::Whole { book }
+            | Request::Assemble { book, .. } => book,
+        }
+    }
+}
+
+/// What the child answers.
+// Externally tagged: serde reads an internally tagged enum through a buffer that cannot give
+// a map's keys back as numbers (the glyphs' faces and ids).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Measured(Box<Measured>),
+    Set(SetInfo),
+    Assembled(Printed),
+    /// The book cannot have a print edition: why, for its author.
+    Refused {
+        code: String,
+        message: String,
+    },
+}
+
+/// What the print edition came to, stored for the report (`keys::print_report`): its size, or
+/// why it could not be made, and its warnings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Printed {
+    pub report: PrintReport,
+    pub warnings: Vec<Warning>,
+    /// The interior's size, when it was made.
+    pub pdf_bytes: Option<u64>,
+}
+
+impl Printed {
+    /// No print edition, for `code`'s reason: what `metadata` asked for, and the failure.
+    pub fn refused(metadata: &BookMetadata, code: &str, message: String) -> Printed {
+        Printed {
+            report: PrintReport {
+                failure: Some(PrintFailure {
+                    code: code.to_owned(),
+                    message,
+                }),
+                ..asked(metadata)
+            },
+            warnings: Vec::new(),
+            pdf_bytes: None,
+        }
+    }
+}
+
+/// What the book asked for, before anything is typeset.
+pub fn asked(metadata: &BookMetadata) -> PrintReport {
+    let options = PrintOptions::of(metadata);
+    PrintReport {
+        trim: options.trim.name().to_owned(),
+        paper: options.paper.name().to_owned(),
+        bleed: options.bleed,
+        pages: None,
+        gutter_inches: None,
+        spine_inches: None,
+        failure: None,
+    }
+}
+
+/// Runs the child and waits for it. `Err` is a failure worth retrying; a limit that stopped
+/// it is a refusal, which names what it was doing (`work`: "piece 3, chapters 12 to 15").
+pub async fn run(config: &Config, request: &Request, work: &str) -> anyhow::Result<Answer> {
+    Ok(match CHILD.run(config, request.book(), request).await? {
+        Ran::Answered(answer) => answer,
+        Ran::Stopped(error) => Answer::Refused {
+            code: error.code().to_owned(),
+            message: format!("{error} ({work})"),
+        },
+    })
+}
+
+/// The child: does what its [`Request`] asks.
+pub fn child_main(config: &Config) -> ExitCode {
+    print::use_operator_fonts(config);
+    CHILD.main(config, |request: Request, blobs| async move {
+        serve(&blobs, request).await
+    })
+}
+
+async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
+    match request {
+        Request::Measure {
+            book,
+            piece,
+            gutter,
+        } => {
+            let (stored, plan) = (model(blobs, &book).await?, plan(blobs, &book).await?);
+            let resources = images(blobs, &book, &stored.document, plan.chapters(piece)).await?;
+            let options = PrintOptions::of(&stored.metadata);
+            let input = print_book(&stored, &resources, &options);
+            Ok(match print::pieces::measure(input, &plan, piece, gutter) {
+                Ok(measured) => Answer::Measured(Box::new(measured)),
+                Err(e) => refused(&e),
+            })
+        }
+        Request::Set { book, piece } => {
+            let (stored, plan) = (model(blobs, &book).await?, plan(blobs, &book).await?);
+            let layout: Layout =
+                serde_json::from_slice(&blobs.get(&keys::print_layout(&book)).await?)
+                    .context("reading the print edition's layout")?;
+            let resources = images(blobs, &book, &stored.document, plan.chapters(piece)).await?;
+            let options = PrintOptions::of(&stored.metadata);
+            let input = print_book(&stored, &resources, &options);
+            Ok(match print::pieces::set(input, &plan, &layout, piece) {
+                Ok(set) => {
+                    blobs
+                        .put_if_absent(&keys::print_piece(&book, piece), set.pdf)
+                        .await?;
+                    Answer::Set(set.info)
+                }
+                Err(e) => refused(&e),
+            })
+        }
+        Request::Whole { book } => whole(blobs, &book).await,
+        Request::Assemble { book, pieces } => assemble(blobs, &book, pieces).await,
+    }
+}
+
+/// Answers a refusal, and logs what Typst said of a book it refused for the operator alone
+/// (the child's lines reach the worker's log as fields, never the book's): it quotes the
+/// generated source.
+fn refused(error: &print::PrintError) -> Answer {
+    log_detail(error);
+    Answer::Refused {
+        code: error.code().to_owned(),
+        message: error.to_string(),
+    }
+}
+
+fn log_detail(error: &print::PrintError) {
+    if let Some(detail) = error.detail() {
+        tracing::warn!(
+            code = error.code(),
+            detail,
+            "the print edition could not be made"
+        );
+    }
+}
+
+fn print_book<'a>(
+    stored: &'a Book,
+    resources: &'a BTreeMap<String, Vec<u8>>,
+    options: &'a PrintOptions,
+) -> print::Book<'a> {
+    print::Book {
+        document: &stored.document,
+        resources,
+        metadata: &stored.metadata,
+        options,
+    }
+}
+
+/// The book as parse stored it (not the cache's, which marks the pages this makes).
+pub(super) async fn model(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Book> {
+    serde_json::from_slice(&blobs.get(&keys::model(book)).await?)
+        .context("reading the stored document model")
+}
+
+pub(super) async fn plan(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Plan> {
+    serde_json::from_slice(&blobs.get(&keys::print_plan(book)).await?)
+        .context("reading the print edition's plan")
+}
+
+/// The images `chapters` (and the notes) print: a piece holds only its own in memory.
+async fn images(
+    blobs: &BlobStore,
+    book: &BookId,
+    document: &Document,
+    chapters: std::ops::Range<usize>,
+) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+    let mut resources = BTreeMap::new();
+    for name in print::images_in(document, chapters) {
+        let bytes = blobs.get(&keys::resource(book, &name)).await?;
+        resources.insert(name, bytes.to_vec());
+    }
+    Ok(resources)
+}
+
+/// The whole print edition, laid out here piece after piece.
+async fn whole(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Answer> {
+    let stored = model(blobs, book).await?;
+    let everything = 0..stored.document.chapters.len();
+    let mut resources = images(blobs, book, &stored.document, everything).await?;
+    let front = stored.cover.as_ref().map(|c| c.file_name.clone());
+    if let Some(name) = &front {
+        resources.insert(
+            name.clone(),
+            blobs.get(&keys::resource(book, name)).await?.to_vec(),
+        );
+    }
+    let options = PrintOptions::of(&stored.metadata);
+    match print::typeset(&stored.document, &resources, &stored.metadata, &options) {
+        Ok(edition) => finish(blobs, book, &stored, &resources, edition).await,
+        Err(e) => Ok(refused(&e)),
+    }
+}
+
+/// The interior from its pieces, the cover, and the pagination: stored, and answered as the
+/// print report. The pagination is stored last: its presence says the print edition is whole.
+async fn assemble(blobs: &BlobStore, book: &BookId, infos: Vec<SetInfo>) -> anyhow::Result<Answer> {
+    let stored = model(blobs, book).await?;
+    let plan = plan(blobs, book).await?;
+    let layout: Layout = serde_json::from_slice(&blobs.get(&keys::print_layout(book)).await?)
+        .context("reading the print edition's layout")?;
+    let mut pdfs = Vec::with_capacity(plan.pieces());
+    for k in 0..plan.pieces() {
+        pdfs.push(blobs.get(&keys::print_piece(book, k)).await?.to_vec());
+    }
+    let metadata = &stored.metadata;
+    let options = PrintOptions::of(metadata);
+    let front = stored.cover.as_ref().map(|c| c.file_name.clone());
+    let mut resources = BTreeMap::new();
+    if let Some(name) = &front {
+        resources.insert(
+            name.clone(),
+            blobs.get(&keys::resource(book, name)).await?.to_vec(),
+        );
+    }
+    let input = print_book(&stored, &resources, &options);
+    let edition = match print::assemble(input, &plan, &layout, &pdfs, infos) {
+        Ok(edition) => edition,
+        Err(e) => return Ok(refused(&e)),
+    };
+    drop(pdfs);
+    finish(blobs, book, &stored, &resources, edition).await
+}
+
+/// Stores the interior, its cover and the pagination (last: its presence says the print
+/// edition is whole), and answers the print report.
+async fn finish(
+    blobs: &BlobStore,
+    book: &BookId,
+    stored: &Book,
+    resources: &BTreeMap<String, Vec<u8>>,
+    edition: print::PrintEdition,
+) -> anyhow::Result<Answer> {
+    let metadata = &stored.metadata;
+    let options = PrintOptions::of(metadata);
+    let front = stored.cover.as_ref().map(|c| c.file_name.as_str());
+    let cover = match print::cover(metadata, front, resources, edition.pages, &options) {
+        Ok(cover) => cover,
+        Err(e) => {
+            log_detail(&e);
+            return Ok(Answer::Refused {
+                code: e.code().to_owned(),
+                message: format!("the print cover could not be made: {e}"),
+            });
+        }
+    };
+    let pagination = Pagination {
+        edition: crate::ebook::PrintEdition::of(metadata),
+        pages: edition.page_starts,
+    };
+    let pdf_bytes = edition.pdf.len() as u64;
+    blobs.put_if_absent(&keys::pdf(book), edition.pdf).await?;
+    blobs
+        .put_if_absent(&keys::print_cover(book), cover.pdf)
+        .await?;
+    blobs
+        .put_if_absent(&keys::pagination(book), serde_json::to_vec(&pagination)?)
+        .await?;
+    let mut warnings = edition.warnings;
+    warnings.extend(cover.warnings);
+    Ok(Answer::Assembled(Printed {
+        report: PrintReport {
+            pages: Some(edition.pages),
+            gutter_inches: Some(edition.gutter),
+            spine_inches: Some(cover.spine),
+            ..asked(metadata)
+        },
+        warnings,
+        pdf_bytes: Some(pdf_bytes),
+    }))
+}
