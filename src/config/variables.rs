@@ -132,9 +132,10 @@ variables! {
         parse values::positive, {field worker_concurrency};
     /// Memory a worker's conversions may use at once. Jobs are admitted by their expected cost
     /// within it, and one tenant holds at most three quarters while another's jobs wait; a
-    /// manuscript's reading, its typesetting and its packaging each run in a child process
-    /// limited to this much (`setrlimit`), so a runaway book fails alone (`too_large`), and an
-    /// image may decode to half of it. The default suits a 512 MB host.
+    /// manuscript's reading, its packaging and each piece of its print edition (a chapter or a
+    /// run of them, about 100 MiB) run in a child process limited to this much (`setrlimit`),
+    /// so a runaway book fails alone (`too_large`), and an image may decode to half of it. The
+    /// default suits a 512 MB host, and prints every book a paperback can hold.
     var WORKER_MEMORY_BUDGET: u64 = value("320MiB"), example "1GiB",
         parse worker_memory_budget, {field worker_memory_budget, shown values::show_size};
     /// Processor time one manuscript's reading may take in its child process before it is stopped
@@ -142,9 +143,9 @@ variables! {
     var STEP_CPU_LIMIT: Duration = value("300s"), example "10m",
         parse values::duration, {field step_cpu_limit};
     /// Make a print edition of every book (a paperback PDF and its cover, whose pages the ebooks
-    /// then mark). `false` makes the ebooks alone: for a host too small to typeset (a long book
-    /// takes up to a gigabyte, in a child limited by `WORKER_MEMORY_BUDGET`), or a service that
-    /// never prints.
+    /// then mark). `false` makes the ebooks alone: for a host too small to typeset (each piece
+    /// of a book, a chapter or a few, takes about 100 MiB in a child limited by
+    /// `WORKER_MEMORY_BUDGET`), or a service that never prints.
     var PRINT_EDITION: bool = value("true"), example "false",
         parse values::boolean, {field print_edition};
     /// Most PostgreSQL connections one process opens; with `serve`, the web process and its worker

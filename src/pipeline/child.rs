@@ -217,11 +217,17 @@ struct Answer<R> {
     peak_rss: u64,
 }
 
-/// This process's peak resident set, in bytes.
+/// This process's peak resident set, in bytes: `VmHWM`, its own address space's high-water
+/// mark. Not `getrusage`'s `ru_maxrss`, which Linux carries across `exec` from the address
+/// space before it, so that every child would report at least the worker's size when it forked.
 fn peak_rss() -> u64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).map_or(0, |usage| {
-        u64::try_from(usage.max_rss()).unwrap_or(0) * 1024
-    })
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
 }
 
 /// Whether a line a child wrote says an allocation failed: the allocator's own message before

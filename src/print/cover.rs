@@ -243,7 +243,7 @@ pub fn cover(
     }
     let world = BookWorld::new(source, resources, &faces);
     let document: PagedDocument = super::compile(&world, &mut Vec::new())?;
-    let pdf = super::export(&document, metadata, true)?;
+    let pdf = super::export(&document, metadata)?;
     Ok(PrintCover {
         pdf,
         width,

@@ -50,7 +50,8 @@ pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
 
 pub use fonts::FontNeeds;
 pub use glyphs::Glyphs;
-pub use pieces::{Book, Layout, Measured, Paginated, Plan, SetInfo, SetPiece};
+pub use pages::roman;
+pub use pieces::{Bare, Book, Layout, Measured, Paginated, Plan, SetInfo, SetPiece};
 
 use world::BookWorld;
 
@@ -124,17 +125,29 @@ pub fn typeset(
     let plan = pieces::plan(book)?;
     let mut gutter = plan.gutter;
     let mut round = 1;
-    let layout = loop {
-        let measured = in_parallel(plan.pieces(), |k| pieces::measure(book, &plan, k, gutter))?;
+    // Each piece's bare layout is kept for its setting: in one process it is laid out once.
+    let (layout, bare) = loop {
+        let (measured, bare): (Vec<Measured>, Vec<Bare>) = in_parallel(plan.pieces(), |k| {
+            pieces::measure_keeping(book, &plan, k, gutter)
+        })?
+        .into_iter()
+        .unzip();
         match pieces::paginate(&plan, &measured, round)? {
             Paginated::Again { gutter: wanted } => {
                 gutter = wanted;
                 round += 1;
             }
-            Paginated::Settled(layout) => break layout,
+            Paginated::Settled(layout) => break (layout, bare),
         }
     };
-    let set = in_parallel(plan.pieces(), |k| pieces::set(book, &plan, &layout, k))?;
+    let bare: Vec<std::sync::Mutex<Option<Bare>>> = bare
+        .into_iter()
+        .map(|b| std::sync::Mutex::new(Some(b)))
+        .collect();
+    let set = in_parallel(plan.pieces(), |k| {
+        let kept = bare[k].lock().unwrap_or_else(|e| e.into_inner()).take();
+        pieces::set(book, &plan, &layout, k, kept)
+    })?;
     let (pdfs, infos): (Vec<Vec<u8>>, Vec<SetInfo>) =
         set.into_iter().map(|piece| (piece.pdf, piece.info)).unzip();
     let mut edition = assemble(book, &plan, &layout, &pdfs, infos)?;
@@ -377,13 +390,9 @@ fn named(chars: &BTreeSet<char>, most: usize) -> String {
         .join(", ")
 }
 
-/// `document` as a PDF; `tagged` for a tagged one (the cover; the interior's pieces are not,
-/// as their structure trees could not be joined).
-fn export(
-    document: &PagedDocument,
-    metadata: &BookMetadata,
-    tagged: bool,
-) -> Result<Vec<u8>, PrintError> {
+/// `document` as a PDF, untagged: a printer reads none of a structure tree, the pieces'
+/// trees could not be joined into the book's, and the ebooks are the accessible editions.
+fn export(document: &PagedDocument, metadata: &BookMetadata) -> Result<Vec<u8>, PrintError> {
     let timestamp = parse_modified(&metadata.modified)
         .or_else(|| Datetime::from_ymd_hms(2026, 1, 1, 0, 0, 0))
         .map(Timestamp::new_utc);
@@ -391,7 +400,7 @@ fn export(
         // The book's own identifier: stable between runs, unique between books.
         ident: Smart::Custom(&metadata.identifier),
         timestamp,
-        tagged,
+        tagged: false,
         ..PdfOptions::default()
     };
     typst_pdf::pdf(document, &pdf_options).map_err(|errors| {

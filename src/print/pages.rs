@@ -9,7 +9,7 @@ use typst::introspection::MetadataElem;
 use typst::layout::{Frame, FrameItem, PagedDocument};
 use typst::utils::PicoStr;
 
-use crate::document::positions::{PageStart, TextPosition};
+use crate::document::positions::TextPosition;
 
 use super::markup::Literal;
 use super::template::{CHAPTER_LABEL, CONTENTS_LABEL, PageData};
@@ -120,7 +120,7 @@ pub(crate) fn page_data(survey: &Survey, listed: &[usize], body: Option<usize>) 
 }
 
 /// Lower-case roman numerals, as front matter is numbered.
-pub(crate) fn roman(mut n: usize) -> String {
+pub fn roman(mut n: usize) -> String {
     const DIGITS: [(usize, &str); 13] = [
         (1000, "m"),
         (900, "cm"),
@@ -146,25 +146,20 @@ pub(crate) fn roman(mut n: usize) -> String {
     out
 }
 
-/// The first glyph of the book's text on each page, as a place in the book, and the characters
-/// no bundled font could draw.
-pub(crate) fn page_starts(
+/// The first glyph of the book's text on each page that has any, as the page (from 0) and a
+/// place in the book.
+pub(crate) fn starts(
     document: &PagedDocument,
     world: &BookWorld<'_>,
     literals: &[Literal],
-    folios: &[String],
-) -> (Vec<PageStart>, BTreeSet<char>) {
+) -> Vec<(usize, TextPosition)> {
     let mut starts = Vec::new();
-    let mut missing = BTreeSet::new();
     for (i, page) in document.pages.iter().enumerate() {
         let mut first: Option<TextPosition> = None;
         walk_text(&page.frame, &mut |text| {
             for glyph in &text.glyphs {
-                if glyph.id == 0 {
-                    missing.extend(text.text[glyph.range()].chars());
-                }
                 if first.is_some() {
-                    continue;
+                    return;
                 }
                 let (span, offset) = glyph.span;
                 let Some(range) = world.range(span) else {
@@ -183,16 +178,10 @@ pub(crate) fn page_starts(
             }
         });
         if let Some(at) = first {
-            starts.push(PageStart {
-                label: folios
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| (i + 1).to_string()),
-                at,
-            });
+            starts.push((i, at));
         }
     }
-    (starts, missing)
+    starts
 }
 
 /// The characters no face could draw, on any page of `document`.

@@ -45,6 +45,12 @@ use super::{GUTTER_COMFORT, PrintError, PrintOptions};
 /// fewer, larger pieces would spend less on starting processes but hold more memory.
 pub const PIECE_WORDS: u64 = 12_000;
 
+/// The memory a piece's layout takes at most, its child process's peak resident set (the
+/// binary, the fonts and the piece), as `scripts/bench-print` measures it: the worker admits
+/// the pieces' jobs by it (`NewJob::cost`), so that a book's fan-out runs as many children at
+/// once as `WORKER_MEMORY_BUDGET` holds, not as many as it has pieces.
+pub const PIECE_COST: u64 = 96 << 20;
+
 /// Rounds of measuring before the gutter is taken as settled.
 const MAX_ROUNDS: u32 = 3;
 
@@ -171,6 +177,11 @@ pub struct SetInfo {
 
 /// Cuts the book into pieces; refuses it first if no paperback could hold it.
 pub fn plan(book: Book<'_>) -> Result<Plan, PrintError> {
+    plan_with(book, PIECE_WORDS)
+}
+
+/// [`plan`], with pieces of about `piece_words`.
+pub(crate) fn plan_with(book: Book<'_>, piece_words: u64) -> Result<Plan, PrintError> {
     let Book {
         document,
         metadata,
@@ -197,7 +208,7 @@ pub fn plan(book: Book<'_>) -> Result<Plan, PrintError> {
     for i in arrangement.listed.clone() {
         let words = weight_of(&document.chapters[i].blocks);
         match pieces.last_mut() {
-            Some(last) if !last.front && held + words <= PIECE_WORDS => {
+            Some(last) if !last.front && held + words <= piece_words => {
                 last.chapters.end = i + 1;
                 held += words;
             }
@@ -260,27 +271,25 @@ fn piece(plan: &Plan, k: usize) -> Result<&Piece, PrintError> {
 
 /// Lays piece `k` out bare, with `gutter`.
 pub fn measure(book: Book<'_>, plan: &Plan, k: usize, gutter: f64) -> Result<Measured, PrintError> {
+    measure_keeping(book, plan, k, gutter).map(|(measured, _)| measured)
+}
+
+/// [`measure`], and the layout it made, for [`set`] in the same process.
+pub fn measure_keeping(
+    book: Book<'_>,
+    plan: &Plan,
+    k: usize,
+    gutter: f64,
+) -> Result<(Measured, Bare), PrintError> {
     let piece = piece(plan, k)?;
     let faces = BookFonts::for_needs(&plan.needs);
     let fonts = template::body_fonts(&plan.needs, &book.metadata.language);
     let g = geometry(book.options, gutter);
-    let generated = template::generate(
-        book.document,
-        book.resources,
-        book.metadata,
-        g,
-        piece,
-        None,
-        false,
-        &fonts,
-    );
-    let world = BookWorld::new(generated.source, book.resources, &faces);
-    let laid = super::compile(&world, &mut Vec::new())?;
-    let survey = pages::survey(&laid);
+    let bare = lay_out(book, piece, &faces, &fonts, gutter, None)?;
+    let survey = pages::survey(&bare.document);
     too_long(survey.pages, book.options.trim)?;
-    let mut glyphs = Glyphs::of(&laid, &faces);
-    let missing = pages::missing(&laid);
-    drop(laid);
+    let mut glyphs = Glyphs::of(&bare.document, &faces);
+    let missing = pages::missing(&bare.document);
     if piece.front {
         // The margins' text, which no measure prints.
         let world = BookWorld::new(
@@ -293,12 +302,15 @@ pub fn measure(book: Book<'_>, plan: &Plan, k: usize, gutter: f64) -> Result<Mea
             &faces,
         ));
     }
-    Ok(Measured {
-        survey,
-        glyphs,
-        missing,
-        gutter,
-    })
+    Ok((
+        Measured {
+            survey,
+            glyphs,
+            missing,
+            gutter,
+        },
+        bare,
+    ))
 }
 
 fn too_long(pages: usize, trim: super::Trim) -> Result<(), PrintError> {
@@ -388,9 +400,16 @@ pub fn paginate(plan: &Plan, measured: &[Measured], round: u32) -> Result<Pagina
     }))
 }
 
-/// Sets piece `k` for print: laid out with its folios and running heads, and exported with
-/// the seed page before its own.
-pub fn set(book: Book<'_>, plan: &Plan, layout: &Layout, k: usize) -> Result<SetPiece, PrintError> {
+/// Sets piece `k` for print: laid out bare again (or, in one process, as its measure laid it
+/// out, `bare`), with its running heads and folios laid over its pages from a layout of its
+/// margins alone, and exported with the seed page before its own.
+pub fn set(
+    book: Book<'_>,
+    plan: &Plan,
+    layout: &Layout,
+    k: usize,
+    bare: Option<Bare>,
+) -> Result<SetPiece, PrintError> {
     let piece = piece(plan, k)?;
     let (first, count) = layout
         .placement(k)
@@ -407,38 +426,99 @@ pub fn set(book: Book<'_>, plan: &Plan, layout: &Layout, k: usize) -> Result<Set
     };
     let faces = BookFonts::for_needs(&plan.needs);
     let fonts = template::body_fonts(&plan.needs, &book.metadata.language);
-    let generated = template::generate(
-        book.document,
-        book.resources,
-        book.metadata,
-        geometry(book.options, layout.gutter),
-        piece,
-        Some(&data),
-        true,
-        &fonts,
-    );
-    let world = BookWorld::new(generated.source, book.resources, &faces);
-    let mut warnings = generated.warnings;
-    let mut laid: PagedDocument = super::compile(&world, &mut warnings)?;
+    let g = geometry(book.options, layout.gutter);
+    // The front matter's contents print their numbers now: it is laid out again.
+    let Bare {
+        document: mut laid,
+        starts,
+        warnings: mut set_warnings,
+        ..
+    } = match bare.filter(|b| !piece.front && b.gutter == layout.gutter) {
+        Some(bare) => bare,
+        None => lay_out(book, piece, &faces, &fonts, layout.gutter, Some(&data))?,
+    };
     let survey = pages::survey(&laid);
     if survey.pages != count {
-        warnings.push(unsettled());
+        set_warnings.push(unsettled());
     }
-    let (page_starts, _) = pages::page_starts(&laid, &world, &generated.literals, &data.folios);
+    let page_starts = starts
+        .into_iter()
+        .map(|(page, at)| PageStart {
+            label: data
+                .folios
+                .get(page)
+                .cloned()
+                .unwrap_or_else(|| (page + 1).to_string()),
+            at,
+        })
+        .collect();
+    // The margins laid over the pages: the body stays the layout it was.
+    let world = BookWorld::new(
+        template::margins(book.metadata, g, &fonts, &data),
+        book.resources,
+        &faces,
+    );
+    let margins = super::compile(&world, &mut Vec::new())?;
+    for (page, furniture) in laid.pages.iter_mut().zip(&margins.pages) {
+        for (at, item) in furniture.frame.items() {
+            page.frame.push(*at, item.clone());
+        }
+    }
     let size = laid
         .pages
         .first()
         .map(|p| p.frame.size())
         .unwrap_or_default();
     laid.pages.insert(0, layout.glyphs.seed_page(size, &faces));
-    let pdf = super::export(&laid, book.metadata, false)?;
+    let pdf = super::export(&laid, book.metadata)?;
     Ok(SetPiece {
         pdf,
         info: SetInfo {
             pages: survey.pages,
             page_starts,
-            warnings,
+            warnings: set_warnings,
         },
+    })
+}
+
+/// A piece laid out bare, as its measure or its setting lays it out: kept between the two
+/// in one process, so that [`set`] need not lay it out again.
+pub struct Bare {
+    document: PagedDocument,
+    /// Where each page's text begins: the page (from 0) and the place in the book.
+    starts: Vec<(usize, crate::document::positions::TextPosition)>,
+    /// What writing and laying it out warned of.
+    warnings: Vec<Warning>,
+    gutter: f64,
+}
+
+/// Lays `piece` out bare with `gutter`; `pages` for the contents' numbers.
+fn lay_out(
+    book: Book<'_>,
+    piece: &Piece,
+    faces: &BookFonts,
+    fonts: &str,
+    gutter: f64,
+    pages: Option<&PageData>,
+) -> Result<Bare, PrintError> {
+    let generated = template::generate(
+        book.document,
+        book.resources,
+        book.metadata,
+        geometry(book.options, gutter),
+        piece,
+        pages,
+        fonts,
+    );
+    let world = BookWorld::new(generated.source, book.resources, faces);
+    let mut warnings = generated.warnings;
+    let document = super::compile(&world, &mut warnings)?;
+    let starts = pages::starts(&document, &world, &generated.literals);
+    Ok(Bare {
+        document,
+        starts,
+        warnings,
+        gutter,
     })
 }
 

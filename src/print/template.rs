@@ -78,11 +78,10 @@ pub(crate) struct Piece {
     pub chapters: std::ops::Range<usize>,
 }
 
-/// The source of one piece in one pass. Without `heads` there are no running heads or folios,
-/// so that an empty page can be told from a full one; without `pages` (the first pass) the
-/// contents' numbers are placeholders. `pages` is the piece's own: its pages' styles and
-/// folios from its first page.
-#[allow(clippy::too_many_arguments)]
+/// The source of one piece, laid out bare: no running heads or folios, so that an empty page
+/// can be told from a full one, and so that the body is the same layout whatever the folios
+/// ([`margins`] sets those apart). Without `pages` (the measure) the contents' numbers are
+/// placeholders; with it (setting the piece for print), its `contents` are the numbers.
 pub(crate) fn generate(
     document: &Document,
     resources: &std::collections::BTreeMap<String, Vec<u8>>,
@@ -90,7 +89,6 @@ pub(crate) fn generate(
     geometry: PageGeometry,
     piece: &Piece,
     pages: Option<&PageData>,
-    heads: bool,
     fonts: &str,
 ) -> Generated {
     let (text_width, text_height) = geometry.text_block();
@@ -102,12 +100,7 @@ pub(crate) fn generate(
             height: text_height * 0.6,
         },
     );
-    e.raw(&preamble(
-        metadata,
-        geometry,
-        pages.filter(|_| heads),
-        fonts,
-    ));
+    e.raw(&preamble(metadata, geometry, None, fonts));
     let arrangement = Arrangement::of(document);
     if piece.front {
         e.raw(&front_matter(metadata));
@@ -125,6 +118,23 @@ pub(crate) fn generate(
         literals: e.literals,
         warnings: e.warnings,
     }
+}
+
+/// The margins of a piece's `pages.styles.len()` pages alone: each page's running head and
+/// folio as `pages` says, on pages of the same setup with nothing in their text block. They
+/// are laid over the bare pages' own (`pieces::set`).
+pub(crate) fn margins(
+    metadata: &BookMetadata,
+    g: PageGeometry,
+    fonts: &str,
+    pages: &PageData,
+) -> String {
+    let mut out = preamble(metadata, g, Some(pages), fonts);
+    let count = pages.styles.chars().count();
+    for _ in 1..count {
+        out.push_str("#pagebreak()\n");
+    }
+    out
 }
 
 /// What a running head and a folio can print, set as they are: the union of glyphs the

@@ -173,3 +173,157 @@ fn a_typesetting_failure_tells_the_author_no_generated_source() {
         Some("unknown variable (at `#bindery-quote[#par[#\"x\"]]`)")
     );
 }
+
+/// A book of `chapters` chapters of about 3,000 words each, each with letters, a footnote and
+/// an italic word of its own, so that every piece prints glyphs the others do not.
+fn long_book(chapters: usize) -> Document {
+    let accents = ["é", "ß", "Æ", "ø", "ñ", "ç", "ğ", "ł"];
+    let mut notes = Vec::new();
+    let chapters = (0..chapters)
+        .map(|c| {
+            let mut blocks = vec![Block::Heading {
+                level: 1,
+                id: None,
+                content: vec![Inline::Text(format!("Chapter {}", c + 1))],
+            }];
+            for p in 0..60 {
+                let words: String = (0..50)
+                    .map(|w| match (p * 50 + w) % 7 {
+                        0 => format!("{}word", accents[c % accents.len()]),
+                        3 => "the".to_owned(),
+                        _ => format!("text{}", (p + w) % 13),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let mut content = vec![
+                    Inline::Text(format!("{words} ")),
+                    Inline::Emphasis(vec![Inline::Text(format!("italic{c}"))]),
+                    Inline::Text(".".to_owned()),
+                ];
+                if p == 3 {
+                    let id = format!("n{c}");
+                    content.push(Inline::NoteRef(id.clone()));
+                    notes.push(crate::document::Note {
+                        id,
+                        kind: crate::document::NoteKind::Footnote,
+                        blocks: vec![Block::Paragraph {
+                            align: Align::Default,
+                            content: vec![Inline::Text(format!("A note of chapter {}.", c + 1))],
+                        }],
+                    });
+                }
+                blocks.push(Block::Paragraph {
+                    align: Align::Default,
+                    content,
+                });
+            }
+            Chapter {
+                title: format!("Chapter {}", c + 1),
+                blocks,
+                ..Default::default()
+            }
+        })
+        .collect();
+    Document {
+        chapters,
+        notes,
+        ..Default::default()
+    }
+}
+
+/// The print edition is the same bytes whatever order its pieces are measured and set in,
+/// embeds each face once however many pieces it was typeset in, and is within a quarter of
+/// the size of the same book typeset as one piece, with the same pages.
+#[test]
+fn pieces_in_any_order_make_the_same_book_with_each_face_once() {
+    let document = long_book(8);
+    let metadata = fixture::metadata();
+    let options = PrintOptions::default();
+    let resources = BTreeMap::new();
+    let book = Book {
+        document: &document,
+        resources: &resources,
+        metadata: &metadata,
+        options: &options,
+    };
+    let edition = typeset(&document, &resources, &metadata, &options).expect("typeset");
+    assert!(edition.pieces >= 3, "{} pieces", edition.pieces);
+
+    // By hand, last piece first.
+    let plan = pieces::plan(book).expect("plan");
+    let backwards: Vec<usize> = (0..plan.pieces()).rev().collect();
+    let mut gutter = plan.gutter;
+    let mut round = 1;
+    let layout = loop {
+        let mut measured: Vec<Option<Measured>> = vec![None; plan.pieces()];
+        for &k in &backwards {
+            measured[k] = Some(pieces::measure(book, &plan, k, gutter).expect("measure"));
+        }
+        let measured: Vec<Measured> = measured.into_iter().map(Option::unwrap).collect();
+        match pieces::paginate(&plan, &measured, round).expect("paginate") {
+            Paginated::Again { gutter: wanted } => {
+                gutter = wanted;
+                round += 1;
+            }
+            Paginated::Settled(layout) => break layout,
+        }
+    };
+    let mut set: Vec<Option<SetPiece>> = vec![None; plan.pieces()];
+    for &k in &backwards {
+        set[k] = Some(pieces::set(book, &plan, &layout, k, None).expect("set"));
+    }
+    let (pdfs, infos): (Vec<Vec<u8>>, Vec<SetInfo>) = set
+        .into_iter()
+        .map(|s| {
+            let s = s.expect("set");
+            (s.pdf, s.info)
+        })
+        .unzip();
+    let by_hand = assemble(book, &plan, &layout, &pdfs, infos).expect("assemble");
+    assert!(by_hand.pdf == edition.pdf, "the order changed the bytes");
+
+    // Each face once.
+    let pdf = lopdf::Document::load_mem(&edition.pdf).expect("a PDF");
+    let mut faces: Vec<String> = pdf
+        .objects
+        .values()
+        .filter_map(|o| o.as_dict().ok())
+        .filter(|d| d.get(b"Type").and_then(lopdf::Object::as_name).ok() == Some(b"FontDescriptor"))
+        .filter_map(|d| d.get(b"FontName").and_then(lopdf::Object::as_name).ok())
+        .map(|n| {
+            String::from_utf8_lossy(n)
+                .split_once('+')
+                .map(|(_, f)| f.to_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let all = faces.len();
+    faces.sort();
+    faces.dedup();
+    assert_eq!(all, faces.len(), "a face embedded twice: {faces:?}");
+    assert!(faces.iter().any(|f| f.contains("Italic")), "{faces:?}");
+
+    // One piece of everything: the same pages, and a file not a quarter smaller.
+    let whole = pieces::plan_with(book, u64::MAX).expect("plan");
+    assert_eq!(whole.pieces(), 2, "the front matter and the rest");
+    let measured: Vec<Measured> = (0..2)
+        .map(|k| pieces::measure(book, &whole, k, layout.gutter).expect("measure"))
+        .collect();
+    let Paginated::Settled(one) = pieces::paginate(&whole, &measured, 2).expect("paginate") else {
+        panic!("the gutter moved");
+    };
+    let set: Vec<SetPiece> = (0..2)
+        .map(|k| pieces::set(book, &whole, &one, k, None).expect("set"))
+        .collect();
+    let (pdfs, infos): (Vec<Vec<u8>>, Vec<SetInfo>) =
+        set.into_iter().map(|s| (s.pdf, s.info)).unzip();
+    let single = assemble(book, &whole, &one, &pdfs, infos).expect("assemble");
+    assert_eq!(single.folios, edition.folios);
+    assert_eq!(single.page_starts, edition.page_starts);
+    let ratio = edition.pdf.len() as f64 / single.pdf.len() as f64;
+    assert!(
+        ratio <= 1.25,
+        "{} pieces make a file {ratio:.2} times one piece's",
+        edition.pieces
+    );
+}

@@ -450,6 +450,60 @@ fn bookmarks(pdf: &Path) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// Each page's label, as a viewer shows it in its page box, from the PDF's `/PageLabels`
+/// (read by qpdf): roman or decimal numbers, each range from its start.
+fn page_labels(pdf: &Path, pages: usize) -> Vec<String> {
+    let json: Value = serde_json::from_str(&run(
+        "qpdf",
+        &["--json", "--json-key=pagelabels", path(pdf)],
+    ))
+    .expect("qpdf --json");
+    let ranges: Vec<(usize, String, usize)> = json["pagelabels"]
+        .as_array()
+        .expect("page labels")
+        .iter()
+        .map(|r| {
+            (
+                r["index"].as_u64().expect("index") as usize,
+                r["label"]["/S"].as_str().unwrap_or("").to_owned(),
+                r["label"]["/St"].as_u64().unwrap_or(1) as usize,
+            )
+        })
+        .collect();
+    (0..pages)
+        .map(|page| {
+            let (start, style, first) = ranges
+                .iter()
+                .rev()
+                .find(|(index, _, _)| *index <= page)
+                .expect("a label for every page");
+            let n = page - start + first;
+            match style.as_str() {
+                "/r" => bindery::print::roman(n),
+                "/D" => n.to_string(),
+                other => panic!("label style {other}"),
+            }
+        })
+        .collect()
+}
+
+/// The page a viewer's page box names is the page's printed folio: roman through the front
+/// matter, then 1 at the first chapter.
+#[test]
+fn page_labels_are_the_folios() {
+    if !need::pdf_tools() {
+        return;
+    }
+    for trim in ["6x9", BLEED_TRIM] {
+        let book = novel(trim);
+        assert_eq!(
+            page_labels(&book.pdf, book.pages()),
+            book.folios(),
+            "{trim}"
+        );
+    }
+}
+
 #[test]
 fn chapters_open_on_odd_pages_where_the_contents_says() {
     if !need::pdf_tools() {

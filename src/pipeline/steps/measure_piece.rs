@@ -29,19 +29,26 @@ impl Job for MeasurePiece {
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        let app = cx.app();
         let request = Request::Measure {
             book: self.book.clone(),
             piece: self.piece,
             gutter: self.gutter,
         };
-        let work = piece_work(&app.blobs, &self.book, self.piece).await;
-        let answer = print_book::run(&app.config, &request, &work).await?;
-        Ok(Outcome::done_with(Piece {
-            piece: self.piece,
-            answer,
-        }))
+        run_piece(cx, &self.book, self.piece, &request).await
     }
+}
+
+/// Runs `request` for piece `piece` in the print child; its answer is the job's result.
+pub(super) async fn run_piece(
+    cx: &Cx,
+    book: &BookId,
+    piece: usize,
+    request: &Request,
+) -> anyhow::Result<Outcome> {
+    let app = cx.app();
+    let work = piece_work(&app.blobs, book, piece).await;
+    let answer = print_book::run(&app.config, request, &work).await?;
+    Ok(Outcome::done_with(Piece { piece, answer }))
 }
 
 /// What a piece's stage answered, its job's result: the join reads every piece's, in piece

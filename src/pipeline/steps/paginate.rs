@@ -93,6 +93,7 @@ impl Job for Paginate {
                                 book: self.book.clone(),
                                 piece,
                             })
+                            .cost(print::pieces::PIECE_COST)
                         })
                         .collect(),
                     NewJob::of(&super::assemble::Assemble {

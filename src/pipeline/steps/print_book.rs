@@ -19,6 +19,7 @@ use crate::books::{BookId, keys};
 use crate::config::Config;
 use crate::document::Document;
 use crate::ebook::{Book, BookMetadata, Pagination};
+use crate::manuscript::InputError;
 use crate::pipeline::child::{Child, Ran};
 use crate::print::{self, Layout, Measured, Plan, PrintOptions, SetInfo};
 use crate::report::{PrintFailure, PrintReport, Warning};
@@ -125,6 +126,17 @@ pub fn asked(metadata: &BookMetadata) -> PrintReport {
 pub async fn run(config: &Config, request: &Request, work: &str) -> anyhow::Result<Answer> {
     Ok(match CHILD.run(config, request.book(), request).await? {
         Ran::Answered(answer) => answer,
+        // A piece is a chapter or a run of them: what did not fit is named, with what the
+        // author can do about it.
+        Ran::Stopped(error @ InputError::OutOfMemory { .. }) => Answer::Refused {
+            code: error.code().to_owned(),
+            message: format!(
+                "typesetting {work} of the print edition needed more memory than the server \
+                 allows one book (WORKER_MEMORY_BUDGET); the print edition is typeset a chapter \
+                 or a few at a time, so give a chapter this long headings where its parts \
+                 begin, or ask the operator to raise the limit. The ebooks are made"
+            ),
+        },
         Ran::Stopped(error) => Answer::Refused {
             code: error.code().to_owned(),
             message: format!("{error} ({work})"),
@@ -164,15 +176,17 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
             let resources = images(blobs, &book, &stored.document, plan.chapters(piece)).await?;
             let options = PrintOptions::of(&stored.metadata);
             let input = print_book(&stored, &resources, &options);
-            Ok(match print::pieces::set(input, &plan, &layout, piece) {
-                Ok(set) => {
-                    blobs
-                        .put_if_absent(&keys::print_piece(&book, piece), set.pdf)
-                        .await?;
-                    Answer::Set(set.info)
-                }
-                Err(e) => refused(&e),
-            })
+            Ok(
+                match print::pieces::set(input, &plan, &layout, piece, None) {
+                    Ok(set) => {
+                        blobs
+                            .put_if_absent(&keys::print_piece(&book, piece), set.pdf)
+                            .await?;
+                        Answer::Set(set.info)
+                    }
+                    Err(e) => refused(&e),
+                },
+            )
         }
         Request::Whole { book } => whole(blobs, &book).await,
         Request::Assemble { book, pieces } => assemble(blobs, &book, pieces).await,

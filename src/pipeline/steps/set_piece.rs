@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::measure_piece::{Piece, piece_work};
-use super::print_book::{self, Request};
+use super::measure_piece::run_piece;
+use super::print_book::Request;
 use super::{Cx, QUEUE};
 use crate::books::BookId;
 use crate::jobs::{Job, Outcome};
@@ -27,16 +27,10 @@ impl Job for SetPiece {
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        let app = cx.app();
         let request = Request::Set {
             book: self.book.clone(),
             piece: self.piece,
         };
-        let work = piece_work(&app.blobs, &self.book, self.piece).await;
-        let answer = print_book::run(&app.config, &request, &work).await?;
-        Ok(Outcome::done_with(Piece {
-            piece: self.piece,
-            answer,
-        }))
+        run_piece(cx, &self.book, self.piece, &request).await
     }
 }

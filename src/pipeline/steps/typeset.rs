@@ -135,6 +135,7 @@ pub(super) fn measures(book: &BookId, pieces: usize, gutter: f64, round: u32) ->
                 gutter,
                 round,
             })
+            .cost(print::pieces::PIECE_COST)
         })
         .collect()
 }
