@@ -5,10 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::gone;
-use super::paginate::pieces;
 use super::print_book::{self, Answer, Printed, Request};
+use super::print_edition::{PrintEdition, chapters_job, died, give_up, give_up_for, pieces};
 use super::stored::book_row;
-use super::typeset::{PrintEdition, chapters_job, died, give_up, give_up_for};
 use super::{Cx, QUEUE};
 use crate::books::{BookId, keys};
 use crate::jobs::{Job, Outcome};

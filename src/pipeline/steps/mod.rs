@@ -41,6 +41,7 @@ pub mod paginate;
 pub mod parse;
 pub mod plan_packaging;
 pub mod print_book;
+pub mod print_edition;
 pub mod publish;
 pub mod render_chapter;
 pub mod set_piece;
@@ -173,6 +174,18 @@ pub fn register(registry: Registry<Services>) -> Registry<Services> {
 /// edition, the web's covers), which the book publishes without.
 pub fn fails_the_book(kind: &str) -> bool {
     by_job(kind).is_none_or(|step| !step.extra)
+}
+
+/// Whether a job of type `kind` is one of the print edition's steps.
+pub fn makes_the_print_edition(kind: &str) -> bool {
+    [
+        Typeset::NAME,
+        MeasurePiece::NAME,
+        Paginate::NAME,
+        SetPiece::NAME,
+        Assemble::NAME,
+    ]
+    .contains(&kind)
 }
 
 /// Whether a job of type `kind` marks its book ready, as it runs (`books::publish`).

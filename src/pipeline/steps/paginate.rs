@@ -6,14 +6,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::gone;
-use super::measure_piece::Piece;
 use super::print_book::{self, Answer};
+use super::print_edition::{died, give_up_for, measures, pieces};
 use super::set_piece::SetPiece;
 use super::stored::book_row;
-use super::typeset::{died, give_up_for, measures};
 use super::{Cx, QUEUE};
-use crate::books::{BookId, STEP_FAILED, keys};
-use crate::jobs::{ChildOutcome, Job, NewJob, Outcome};
+use crate::books::{BookId, keys};
+use crate::jobs::{Job, NewJob, Outcome};
 use crate::print::{self, Paginated};
 use crate::services::Services;
 
@@ -116,32 +115,4 @@ impl Job for Paginate {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Pages {
     pub pages: Option<usize>,
-}
-
-/// For a join of pieces: every piece's answer in piece order, or, when a piece's job did not
-/// finish (it kept failing), the print edition's failure as `(code, message)`.
-pub(super) async fn pieces(cx: &Cx) -> anyhow::Result<Result<Vec<Piece>, (String, String)>> {
-    let children: Vec<ChildOutcome> = cx.children().await?;
-    let mut pieces = Vec::with_capacity(children.len());
-    for child in &children {
-        let piece = child
-            .result
-            .as_deref()
-            .filter(|_| child.succeeded())
-            .and_then(|r| serde_json::from_str::<Piece>(r).ok());
-        match piece {
-            Some(piece) => pieces.push(piece),
-            None => {
-                return Ok(Err((
-                    STEP_FAILED.to_owned(),
-                    format!(
-                        "Typesetting the print edition kept failing. {}",
-                        super::RETRY_ADVICE
-                    ),
-                )));
-            }
-        }
-    }
-    pieces.sort_by_key(|p| p.piece);
-    Ok(Ok(pieces))
 }

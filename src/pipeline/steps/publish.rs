@@ -12,8 +12,7 @@ use super::packaging::Packaged;
 use super::print_book::{self, Printed};
 use super::render_chapter::{RenderChapter, Rendered};
 use super::stored::model;
-use super::typeset::Typeset;
-use super::{Cx, QUEUE, STEPS};
+use super::{Cx, QUEUE, STEPS, makes_the_print_edition};
 use crate::books::{self, BookId, STEP_FAILED, keys};
 use crate::jobs::{Job, JobState, Outcome};
 use crate::report::{Report, StepTiming, Warning};
@@ -80,7 +79,7 @@ impl Job for Publish {
                 _ => None,
             })
             .unwrap_or(0);
-        // The print edition: what it is, or why there is none (`Typeset`).
+        // The print edition: what it is, or why there is none (its steps store the report).
         let pdf_bytes = match app.blobs.get_opt(&keys::print_report(&self.book)).await? {
             Some(bytes) => {
                 let found: Printed =
@@ -97,7 +96,7 @@ impl Job for Publish {
                 if let Some(job) = workflow
                     .jobs
                     .iter()
-                    .find(|j| j.kind == Typeset::NAME && j.state != JobState::Completed)
+                    .find(|j| makes_the_print_edition(&j.kind) && j.state != JobState::Completed)
                 {
                     report.print = Some(crate::report::PrintReport {
                         failure: Some(crate::report::PrintFailure {

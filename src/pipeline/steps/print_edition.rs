@@ -1,0 +1,168 @@
+//! What the print edition's steps share (`typeset`, `paginate`, `assemble` and the pieces
+//! between them): the fan-out of a round of measures, a join's reading of its pieces, giving
+//! the print edition up, and going on to the ebooks whatever became of it.
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::Cx;
+use super::chapters::Chapters;
+use super::measure_piece::{MeasurePiece, Piece};
+use super::print_book::{self, Printed};
+use super::stored::book_row;
+use crate::books::{BookId, STEP_FAILED, keys};
+use crate::jobs::{ChildOutcome, Job, NewJob, Outcome};
+use crate::print;
+
+/// What `package_pdf` made of the print edition, its job's result: planned in pieces, or
+/// turned off. The print report itself, with the warnings, is stored beside the book
+/// (`keys::print_report`, [`Printed`]) when the print edition is made or given up.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PrintEdition {
+    Planned {
+        pieces: usize,
+    },
+    Typeset {
+        pages: Option<u32>,
+        pdf_bytes: Option<u64>,
+    },
+    /// The operator turned print editions off (`PRINT_EDITION`).
+    Off {
+        print_edition: bool,
+    },
+}
+
+/// The measures of every piece, in round `round`.
+pub(super) fn measures(book: &BookId, pieces: usize, gutter: f64, round: u32) -> Vec<NewJob> {
+    (0..pieces)
+        .map(|piece| {
+            NewJob::of(&MeasurePiece {
+                book: book.clone(),
+                piece,
+                gutter,
+                round,
+            })
+            .cost(print::pieces::PIECE_COST)
+        })
+        .collect()
+}
+
+pub(super) fn chapters_job(book: &BookId, chapters: usize) -> NewJob {
+    NewJob::of(&Chapters {
+        book: book.clone(),
+        chapters,
+    })
+}
+
+/// The print edition cannot be made: its report says why, its work is removed, and the book
+/// goes on to its ebooks.
+pub(super) async fn give_up(
+    cx: &Cx,
+    book: &BookId,
+    chapters: usize,
+    printed: &Printed,
+) -> anyhow::Result<Outcome> {
+    let app = cx.app();
+    let failure = printed.report.failure.as_ref();
+    let (code, reason) = failure.map_or(("", ""), |f| (f.code.as_str(), f.message.as_str()));
+    tracing::warn!(
+        for_author = true,
+        code,
+        reason,
+        "no print edition; the ebooks publish without it"
+    );
+    app.blobs
+        .put_if_absent(&keys::print_report(book), serde_json::to_vec(printed)?)
+        .await?;
+    app.blobs
+        .delete_prefix(&keys::print_work_prefix(book))
+        .await?;
+    cx.then(chapters_job(book, chapters));
+    Ok(Outcome::done_with(GivenUp {
+        given_up: code.to_owned(),
+    }))
+}
+
+/// The result of a print stage that gave the print edition up: why, by its code (the report
+/// says it in words).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GivenUp {
+    pub given_up: String,
+}
+
+/// [`give_up`] for a refusal: `code` and `message`, with what the book asked for.
+pub(super) async fn give_up_for(
+    cx: &Cx,
+    book: &BookId,
+    chapters: usize,
+    code: &str,
+    message: String,
+) -> anyhow::Result<Outcome> {
+    let stored = print_book::model(&cx.app().blobs, book).await?;
+    let printed = Printed::refused(&stored.metadata, code, message);
+    give_up(cx, book, chapters, &printed).await
+}
+
+/// A stage of the print edition kept failing: the print edition is given up, as a refusal
+/// would give it up, and the book goes on without it. Nothing committed this stage's end, so
+/// `chapters` is enqueued here, once (its key), rather than with a completion.
+pub(super) async fn died(cx: &Cx, book: &BookId, chapters: Option<usize>) -> anyhow::Result<()> {
+    let app = cx.app();
+    let Some(chapters) = chapters else {
+        // An older release's job: its join goes on by itself.
+        return Ok(());
+    };
+    if book_row(cx, book).await?.is_none() {
+        return Ok(());
+    }
+    let stored = print_book::model(&app.blobs, book).await?;
+    let printed = Printed::refused(
+        &stored.metadata,
+        STEP_FAILED,
+        format!(
+            "Typesetting the print edition kept failing. {}",
+            super::RETRY_ADVICE
+        ),
+    );
+    app.blobs
+        .put_if_absent(&keys::print_report(book), serde_json::to_vec(&printed)?)
+        .await?;
+    app.queue
+        .enqueue(
+            chapters_job(book, chapters)
+                .workflow(book.as_str())
+                .unique_key(format!("{}:{book}", Chapters::NAME)),
+        )
+        .await
+        .context("going on to the ebooks")?;
+    Ok(())
+}
+
+/// For a join of pieces: every piece's answer in piece order, or, when a piece's job did not
+/// finish (it kept failing), the print edition's failure as `(code, message)`.
+pub(super) async fn pieces(cx: &Cx) -> anyhow::Result<Result<Vec<Piece>, (String, String)>> {
+    let children: Vec<ChildOutcome> = cx.children().await?;
+    let mut pieces = Vec::with_capacity(children.len());
+    for child in &children {
+        let piece = child
+            .result
+            .as_deref()
+            .filter(|_| child.succeeded())
+            .and_then(|r| serde_json::from_str::<Piece>(r).ok());
+        match piece {
+            Some(piece) => pieces.push(piece),
+            None => {
+                return Ok(Err((
+                    STEP_FAILED.to_owned(),
+                    format!(
+                        "Typesetting the print edition kept failing. {}",
+                        super::RETRY_ADVICE
+                    ),
+                )));
+            }
+        }
+    }
+    pieces.sort_by_key(|p| p.piece);
+    Ok(Ok(pieces))
+}
