@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::gone;
-use super::print_book::{self, Answer, Printed, Request};
+use super::print_book::{self, Answer, Printed, Request, whole_book};
 use super::print_edition::{PrintEdition, chapters_job, died, give_up, give_up_for, pieces};
 use super::stored::book_row;
 use super::{Cx, QUEUE};
@@ -75,7 +75,7 @@ impl Job for Assemble {
             book: self.book.clone(),
             pieces: infos,
         };
-        let printed = match print_book::run(&app.config, &request, "the whole book").await? {
+        let printed = match print_book::run(&app.config, &request, whole_book).await? {
             Answer::Assembled(printed) => printed,
             Answer::Refused { code, message } => {
                 return give_up_for(cx, &self.book, self.chapters, &code, message).await;

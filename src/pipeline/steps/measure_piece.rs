@@ -46,8 +46,8 @@ pub(super) async fn run_piece(
     request: &Request,
 ) -> anyhow::Result<Outcome> {
     let app = cx.app();
-    let work = piece_work(&app.blobs, book, piece).await;
-    let answer = print_book::run(&app.config, request, &work).await?;
+    let work = || piece_work(&app.blobs, book, piece);
+    let answer = print_book::run(&app.config, request, work).await?;
     Ok(Outcome::done_with(Piece { piece, answer }))
 }
 

@@ -10,6 +10,7 @@
 //! the ebooks publish without it.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -122,8 +123,13 @@ pub fn asked(metadata: &BookMetadata) -> PrintReport {
 }
 
 /// Runs the child and waits for it. `Err` is a failure worth retrying; a limit that stopped
-/// it is a refusal, which names what it was doing (`work`: "piece 3, chapters 12 to 15").
-pub async fn run(config: &Config, request: &Request, work: &str) -> anyhow::Result<Answer> {
+/// it is a refusal, which names what it was doing (`work`, asked only then: "chapters 12 to
+/// 15").
+pub async fn run<W: Future<Output = String>>(
+    config: &Config,
+    request: &Request,
+    work: impl FnOnce() -> W,
+) -> anyhow::Result<Answer> {
     Ok(match CHILD.run(config, request.book(), request).await? {
         Ran::Answered(answer) => answer,
         // A piece is a chapter or a run of them: what did not fit is named, with what the
@@ -131,17 +137,23 @@ pub async fn run(config: &Config, request: &Request, work: &str) -> anyhow::Resu
         Ran::Stopped(error @ InputError::OutOfMemory { .. }) => Answer::Refused {
             code: error.code().to_owned(),
             message: format!(
-                "typesetting {work} of the print edition needed more memory than the server \
+                "typesetting {} of the print edition needed more memory than the server \
                  allows one book (WORKER_MEMORY_BUDGET); the print edition is typeset a chapter \
                  or a few at a time, so give a chapter this long headings where its parts \
-                 begin, or ask the operator to raise the limit. The ebooks are made"
+                 begin, or ask the operator to raise the limit. The ebooks are made",
+                work().await
             ),
         },
         Ran::Stopped(error) => Answer::Refused {
             code: error.code().to_owned(),
-            message: format!("{error} ({work})"),
+            message: format!("{error} ({})", work().await),
         },
     })
+}
+
+/// What a refusal of the whole book names.
+pub async fn whole_book() -> String {
+    "the whole book".to_owned()
 }
 
 /// The child: does what its [`Request`] asks.

@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::gone;
-use super::print_book::{self, Answer, Printed, Request};
+use super::print_book::{self, Answer, Printed, Request, whole_book};
 use super::print_edition::{PrintEdition, chapters_job, died, give_up, measures};
 use super::stored::book_row;
 use super::{Cx, QUEUE};
@@ -114,7 +114,7 @@ async fn whole(cx: &Cx, book: &BookId) -> anyhow::Result<Outcome> {
     }
     cx.progress(10, "typesetting the print edition").await?;
     let request = Request::Whole { book: book.clone() };
-    let printed = match print_book::run(&app.config, &request, "the whole book").await? {
+    let printed = match print_book::run(&app.config, &request, whole_book).await? {
         Answer::Assembled(printed) => printed,
         Answer::Refused { code, message } => {
             let stored = print_book::model(&app.blobs, book).await?;
