@@ -2,15 +2,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::stored::model;
+use super::print_book;
 use super::{Cx, QUEUE};
 use crate::books::{BookId, keys};
 use crate::jobs::{Job, Outcome};
 use crate::services::Services;
 
 /// The book's covers beyond the EPUB's: the pages' thumbnail and the stores' 1600×2560 JPEG.
-/// A job of its own beside the EPUB and the reader, not part of publishing: drawing the large
-/// one was the longest thing publishing did, and a kill during it cost publishing an attempt.
+/// A job of its own, not part of publishing: drawing the large one was the longest thing
+/// publishing did, and a kill during it cost publishing an attempt. It needs nothing of the
+/// print edition, so it is drawn beside the print edition's measures (`typeset`), where it
+/// had been the last thing before publishing (160 ms after the EPUB, for the corpus novel);
+/// a book without a print edition draws it beside the EPUB and the reader (`plan_packaging`).
 /// An extra: without it the pages show the EPUB's cover and the store cover is missing, but
 /// the book publishes (and a worker older than this step, which discards it, fails nothing).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -33,8 +36,11 @@ impl Job for PackageCovers {
     /// at that size, whatever the upload was.
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = model(app, &self.book).await?;
-        let Some(cover) = planned.book.cover.clone() else {
+        // The stored model itself, not the worker's cache of it: this step runs beside the
+        // print edition's pieces, before its pages can be marked into the model the cache
+        // keeps for the ebooks.
+        let stored = print_book::model(&app.blobs, &self.book).await?;
+        let Some(cover) = stored.cover.clone() else {
             return Ok(Outcome::done());
         };
         let bytes = app

@@ -13,7 +13,8 @@ use crate::jobs::{Job, NewJob, Outcome};
 use crate::services::Services;
 
 /// The join of the chapter renders: when all succeeded, it starts the packagers (the EPUB, the
-/// web reader, the covers), whose join is `verify`. It packages nothing itself; its job type
+/// web reader, and the covers if the print edition's steps did not draw them), whose join is
+/// `verify`. It packages nothing itself; its job type
 /// keeps the name it was first stored under, `book.package`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanPackaging {
@@ -33,18 +34,23 @@ impl Job for PlanPackaging {
         if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
             return Ok(outcome);
         }
+        let mut packagers = vec![
+            NewJob::of(&PackageEpub {
+                book: self.book.clone(),
+            }),
+            NewJob::of(&PackageReader {
+                book: self.book.clone(),
+            }),
+        ];
+        // The covers, unless they were drawn beside the print edition.
+        let steps = cx.app().queue.workflow_counts(self.book.as_str()).await?;
+        if !steps.iter().any(|step| step.kind == PackageCovers::NAME) {
+            packagers.push(NewJob::of(&PackageCovers {
+                book: self.book.clone(),
+            }));
+        }
         cx.fan_out(
-            vec![
-                NewJob::of(&PackageEpub {
-                    book: self.book.clone(),
-                }),
-                NewJob::of(&PackageReader {
-                    book: self.book.clone(),
-                }),
-                NewJob::of(&PackageCovers {
-                    book: self.book.clone(),
-                }),
-            ],
+            packagers,
             NewJob::of(&Verify {
                 book: self.book.clone(),
             }),

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::Cx;
 use super::chapters::Chapters;
 use super::measure_piece::{MeasurePiece, Piece};
+use super::package_covers::PackageCovers;
 use super::print_book::{self, Printed};
 use super::stored::book_row;
 use crate::books::{BookId, STEP_FAILED, keys};
@@ -144,7 +145,8 @@ pub(super) async fn died(cx: &Cx, book: &BookId, chapters: Option<usize>) -> any
 pub(super) async fn pieces(cx: &Cx) -> anyhow::Result<Result<Vec<Piece>, (String, String)>> {
     let children: Vec<ChildOutcome> = cx.children().await?;
     let mut pieces = Vec::with_capacity(children.len());
-    for child in &children {
+    // The covers drawn beside the first measures are an extra of their own.
+    for child in children.iter().filter(|c| c.kind != PackageCovers::NAME) {
         let piece = child
             .result
             .as_deref()

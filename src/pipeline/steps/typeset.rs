@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::gone;
+use super::package_covers::PackageCovers;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
 use super::print_edition::{PrintEdition, chapters_job, died, give_up, measures};
 use super::stored::book_row;
@@ -88,8 +89,12 @@ impl Job for Typeset {
             .await?;
         tracing::info!(pieces = plan.pieces(), "print edition planned");
         let pieces = plan.pieces();
+        let mut children = measures(&self.book, pieces, plan.gutter, 1);
+        children.push(NewJob::of(&PackageCovers {
+            book: self.book.clone(),
+        }));
         cx.fan_out(
-            measures(&self.book, pieces, plan.gutter, 1),
+            children,
             NewJob::of(&super::paginate::Paginate {
                 book: self.book.clone(),
                 chapters,
