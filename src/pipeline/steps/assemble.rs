@@ -61,12 +61,9 @@ impl Job for Assemble {
             }
         };
         let mut infos = Vec::with_capacity(pieces.len());
-        for piece in pieces {
-            match piece.answer {
+        for answer in pieces {
+            match answer {
                 Answer::Set(info) => infos.push(info),
-                Answer::Refused { code, message } => {
-                    return give_up_for(cx, &self.book, self.chapters, &code, message).await;
-                }
                 other => anyhow::bail!("a piece set for print answered {other:?}"),
             }
         }

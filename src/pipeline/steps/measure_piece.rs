@@ -7,7 +7,6 @@ use super::print_book::{self, Answer, Request};
 use super::{Cx, QUEUE};
 use crate::books::BookId;
 use crate::jobs::{Job, Outcome};
-use crate::print::Measured;
 use crate::services::Services;
 
 /// Measures piece `piece` with `gutter`, in measuring round `round`.
@@ -57,15 +56,6 @@ pub(super) async fn run_piece(
 pub struct Piece {
     pub piece: usize,
     pub answer: Answer,
-}
-
-impl Piece {
-    pub fn measured(self) -> Option<Measured> {
-        match self.answer {
-            Answer::Measured(measured) => Some(*measured),
-            _ => None,
-        }
-    }
 }
 
 /// What piece `piece` holds, in the words an author's error names it with: "the piece of

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::print_book;
+use super::stored;
 use super::{Cx, QUEUE};
 use crate::books::{BookId, keys};
 use crate::jobs::{Job, Outcome};
@@ -39,7 +39,7 @@ impl Job for PackageCovers {
         // The stored model itself, not the worker's cache of it: this step runs beside the
         // print edition's pieces, before its pages can be marked into the model the cache
         // keeps for the ebooks.
-        let stored = print_book::model(&app.blobs, &self.book).await?;
+        let stored = stored::parsed(&app.blobs, &self.book).await?;
         let Some(cover) = stored.cover.clone() else {
             return Ok(Outcome::done());
         };

@@ -45,12 +45,9 @@ impl Job for Paginate {
             }
         };
         let mut measured = Vec::with_capacity(pieces.len());
-        for piece in pieces {
-            match piece.answer {
+        for answer in pieces {
+            match answer {
                 Answer::Measured(m) => measured.push(*m),
-                Answer::Refused { code, message } => {
-                    return give_up_for(cx, &self.book, self.chapters, &code, message).await;
-                }
                 other => anyhow::bail!("a measure answered {other:?}"),
             }
         }

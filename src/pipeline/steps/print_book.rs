@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use super::stored;
 use crate::books::{BookId, keys};
 use crate::config::Config;
 use crate::document::Document;
@@ -171,7 +172,10 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
             piece,
             gutter,
         } => {
-            let (stored, plan) = (model(blobs, &book).await?, plan(blobs, &book).await?);
+            let (stored, plan) = (
+                stored::parsed(blobs, &book).await?,
+                plan(blobs, &book).await?,
+            );
             let resources = images(blobs, &book, &stored.document, plan.chapters(piece)).await?;
             let options = PrintOptions::of(&stored.metadata);
             let input = print_book(&stored, &resources, &options);
@@ -181,7 +185,10 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
             })
         }
         Request::Set { book, piece } => {
-            let (stored, plan) = (model(blobs, &book).await?, plan(blobs, &book).await?);
+            let (stored, plan) = (
+                stored::parsed(blobs, &book).await?,
+                plan(blobs, &book).await?,
+            );
             let layout: Layout =
                 serde_json::from_slice(&blobs.get(&keys::print_layout(&book)).await?)
                     .context("reading the print edition's layout")?;
@@ -239,12 +246,6 @@ fn print_book<'a>(
     }
 }
 
-/// The book as parse stored it (not the cache's, which marks the pages this makes).
-pub(super) async fn model(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Book> {
-    serde_json::from_slice(&blobs.get(&keys::model(book)).await?)
-        .context("reading the stored document model")
-}
-
 pub(super) async fn plan(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Plan> {
     serde_json::from_slice(&blobs.get(&keys::print_plan(book)).await?)
         .context("reading the print edition's plan")
@@ -267,7 +268,7 @@ async fn images(
 
 /// The whole print edition, laid out here piece after piece.
 async fn whole(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Answer> {
-    let stored = model(blobs, book).await?;
+    let stored = stored::parsed(blobs, book).await?;
     let everything = 0..stored.document.chapters.len();
     let mut resources = images(blobs, book, &stored.document, everything).await?;
     let front = stored.cover.as_ref().map(|c| c.file_name.clone());
@@ -287,7 +288,7 @@ async fn whole(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Answer> {
 /// The interior from its pieces, the cover, and the pagination: stored, and answered as the
 /// print report. The pagination is stored last: its presence says the print edition is whole.
 async fn assemble(blobs: &BlobStore, book: &BookId, infos: Vec<SetInfo>) -> anyhow::Result<Answer> {
-    let stored = model(blobs, book).await?;
+    let stored = stored::parsed(blobs, book).await?;
     let plan = plan(blobs, book).await?;
     let layout: Layout = serde_json::from_slice(&blobs.get(&keys::print_layout(book)).await?)
         .context("reading the print edition's layout")?;

@@ -9,8 +9,8 @@ use super::Cx;
 use super::chapters::Chapters;
 use super::measure_piece::{MeasurePiece, Piece};
 use super::package_covers::PackageCovers;
-use super::print_book::{self, Printed};
-use super::stored::book_row;
+use super::print_book::{Answer, Printed};
+use super::stored::{self, book_row};
 use crate::books::{BookId, STEP_FAILED, keys};
 use crate::jobs::{ChildOutcome, Job, NewJob, Outcome};
 use crate::print;
@@ -100,7 +100,7 @@ pub(super) async fn give_up_for(
     code: &str,
     message: String,
 ) -> anyhow::Result<Outcome> {
-    let stored = print_book::model(&cx.app().blobs, book).await?;
+    let stored = stored::parsed(&cx.app().blobs, book).await?;
     let printed = Printed::refused(&stored.metadata, code, message);
     give_up(cx, book, chapters, &printed).await
 }
@@ -117,7 +117,7 @@ pub(super) async fn died(cx: &Cx, book: &BookId, chapters: Option<usize>) -> any
     if book_row(cx, book).await?.is_none() {
         return Ok(());
     }
-    let stored = print_book::model(&app.blobs, book).await?;
+    let stored = stored::parsed(&app.blobs, book).await?;
     let printed = Printed::refused(
         &stored.metadata,
         STEP_FAILED,
@@ -140,9 +140,10 @@ pub(super) async fn died(cx: &Cx, book: &BookId, chapters: Option<usize>) -> any
     Ok(())
 }
 
-/// For a join of pieces: every piece's answer in piece order, or, when a piece's job did not
-/// finish (it kept failing), the print edition's failure as `(code, message)`.
-pub(super) async fn pieces(cx: &Cx) -> anyhow::Result<Result<Vec<Piece>, (String, String)>> {
+/// For a join of pieces: every piece's answer in piece order; or, when a piece's job did not
+/// finish (it kept failing) or a piece was refused (the first in piece order), why the print
+/// edition is given up, as `(code, message)`.
+pub(super) async fn pieces(cx: &Cx) -> anyhow::Result<Result<Vec<Answer>, (String, String)>> {
     let children: Vec<ChildOutcome> = cx.children().await?;
     let mut pieces = Vec::with_capacity(children.len());
     // The covers drawn beside the first measures are an extra of their own.
@@ -166,5 +167,12 @@ pub(super) async fn pieces(cx: &Cx) -> anyhow::Result<Result<Vec<Piece>, (String
         }
     }
     pieces.sort_by_key(|p| p.piece);
-    Ok(Ok(pieces))
+    let mut answers = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        match piece.answer {
+            Answer::Refused { code, message } => return Ok(Err((code, message))),
+            answer => answers.push(answer),
+        }
+    }
+    Ok(Ok(answers))
 }

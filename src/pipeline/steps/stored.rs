@@ -20,3 +20,14 @@ pub(super) async fn model(app: &Services, book: &BookId) -> anyhow::Result<Arc<P
         .get(&app.blobs, &keys::model(book), &keys::pagination(book))
         .await
 }
+
+/// The book as parse stored it: not the worker's cache, which marks the print edition's pages
+/// into it, for what runs before or apart from them (the print edition, the covers).
+pub(super) async fn parsed(
+    blobs: &crate::storage::BlobStore,
+    book: &BookId,
+) -> anyhow::Result<crate::ebook::Book> {
+    use anyhow::Context as _;
+    serde_json::from_slice(&blobs.get(&keys::model(book)).await?)
+        .context("reading the stored document model")
+}

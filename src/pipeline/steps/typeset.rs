@@ -20,7 +20,7 @@ use super::failure::gone;
 use super::package_covers::PackageCovers;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
 use super::print_edition::{PrintEdition, chapters_job, died, give_up, measures};
-use super::stored::book_row;
+use super::stored::{self, book_row};
 use super::{Cx, QUEUE};
 use crate::books::{BookId, keys};
 use crate::jobs::{Job, NewJob, Outcome};
@@ -64,7 +64,7 @@ impl Job for Typeset {
             }));
         }
         cx.progress(5, "planning the print edition").await?;
-        let stored = print_book::model(&app.blobs, &self.book).await?;
+        let stored = stored::parsed(&app.blobs, &self.book).await?;
         let planned = tokio::task::spawn_blocking(move || {
             let options = PrintOptions::of(&stored.metadata);
             let resources = Default::default();
@@ -122,7 +122,7 @@ async fn whole(cx: &Cx, book: &BookId) -> anyhow::Result<Outcome> {
     let printed = match print_book::run(&app.config, &request, whole_book).await? {
         Answer::Assembled(printed) => printed,
         Answer::Refused { code, message } => {
-            let stored = print_book::model(&app.blobs, book).await?;
+            let stored = stored::parsed(&app.blobs, book).await?;
             Printed::refused(&stored.metadata, &code, message)
         }
         other => anyhow::bail!("the print child answered {other:?} to a whole book"),
