@@ -94,6 +94,7 @@ pub mod sessions;
 pub mod signals;
 pub mod storage;
 pub mod supervisor;
+pub mod svg;
 #[cfg(test)]
 mod test_support;
 pub mod tokens;

@@ -283,22 +283,12 @@ pub fn size_warnings(cover: &CoverInfo) -> Vec<crate::report::Warning> {
 
 /// An SVG drawn on white at `width`×`height` pixels.
 fn rasterise(svg: &[u8], width: u32, height: u32) -> anyhow::Result<image::RgbImage> {
-    rasterise_with(svg, width, height, fonts_for(&String::from_utf8_lossy(svg)))
+    draw(&crate::svg::parse(svg)?, width, height)
 }
 
-/// [`rasterise`] with the fonts given.
-fn rasterise_with(
-    svg: &[u8],
-    width: u32,
-    height: u32,
-    fontdb: std::sync::Arc<resvg::usvg::fontdb::Database>,
-) -> anyhow::Result<image::RgbImage> {
-    use resvg::{tiny_skia, usvg};
-    let options = usvg::Options {
-        fontdb,
-        ..usvg::Options::default()
-    };
-    let tree = usvg::Tree::from_data(svg, &options)?;
+/// `tree` drawn on white at `width`×`height` pixels.
+fn draw(tree: &resvg::usvg::Tree, width: u32, height: u32) -> anyhow::Result<image::RgbImage> {
+    use resvg::tiny_skia;
     let mut pixmap = tiny_skia::Pixmap::new(width, height)
         .ok_or_else(|| anyhow::anyhow!("a {width}×{height} canvas cannot be made"))?;
     pixmap.fill(tiny_skia::Color::WHITE);
@@ -307,44 +297,11 @@ fn rasterise_with(
         width as f32 / size.width(),
         height as f32 / size.height(),
     );
-    resvg::render(&tree, transform, &mut pixmap.as_mut());
+    resvg::render(tree, transform, &mut pixmap.as_mut());
     // Opaque on white, so the premultiplied channels are the colours.
     let rgba = image::RgbaImage::from_raw(width, height, pixmap.take())
         .ok_or_else(|| anyhow::anyhow!("the drawn cover has the wrong size"))?;
     Ok(image::DynamicImage::ImageRgba8(rgba).to_rgb8())
-}
-
-/// The bundled fonts, and the system's faces for the scripts of `text` that they lack (a
-/// Japanese title), which resvg falls back to for those characters.
-fn fonts_for(text: &str) -> std::sync::Arc<resvg::usvg::fontdb::Database> {
-    use resvg::usvg::fontdb;
-    // The cover's words are regular or italic: no bold faces.
-    let files = crate::script_fonts::files(&crate::script_fonts::scripts_in(text), false);
-    if files.is_empty() {
-        return fonts();
-    }
-    let mut db = (*fonts()).clone();
-    for file in files {
-        db.load_font_source(fontdb::Source::Binary(std::sync::Arc::new(file)));
-    }
-    std::sync::Arc::new(db)
-}
-
-/// The bundled fonts, loaded once; `serif` (the generated cover's last choice) is Libertinus.
-fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
-    use resvg::usvg::fontdb;
-    static FONTS: std::sync::OnceLock<std::sync::Arc<fontdb::Database>> =
-        std::sync::OnceLock::new();
-    FONTS
-        .get_or_init(|| {
-            let mut db = fontdb::Database::new();
-            for font in typst_assets::fonts() {
-                db.load_font_source(fontdb::Source::Binary(std::sync::Arc::new(font)));
-            }
-            db.set_serif_family("Libertinus Serif");
-            std::sync::Arc::new(db)
-        })
-        .clone()
 }
 
 /// The media type of a stored thumbnail, from its first bytes.

@@ -342,4 +342,24 @@ mod tests {
             "{said:?}"
         );
     }
+
+    /// A generated front whose author is "⁓" (U+2053): Typst's own fallback for an SVG's text
+    /// spun on it until the processor limit ended the print step. The cover is made, in far
+    /// less than that (the bound only keeps a regression from hanging the suite).
+    #[test]
+    fn a_generated_front_with_a_character_typsts_svg_fallback_spins_on_is_made() {
+        let mut metadata = metadata("A blurb.");
+        metadata.authors = vec!["\u{2053}".into()];
+        let (_, svg) = crate::ebook::cover::generate(&metadata);
+        let (done, made) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let resources = BTreeMap::from([("cover.svg".to_owned(), svg)]);
+            let cover = cover(&metadata, Some("cover.svg"), &resources, 120, &options());
+            let _ = done.send(cover.map(|c| c.pdf.len()));
+        });
+        let made = made
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the cover within a minute");
+        assert!(made.expect("cover") > 1000);
+    }
 }

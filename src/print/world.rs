@@ -4,8 +4,8 @@
 //! file, a package, the clock, is refused, so neither the template nor anything that slipped
 //! past the emitter can read the machine or vary between runs.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use typst::diag::{FileError, FileResult};
 use typst::foundations::{Bytes, Datetime};
@@ -28,6 +28,8 @@ fn library() -> &'static LazyHash<Library> {
 pub(crate) struct BookWorld<'a> {
     main: Source,
     images: &'a BTreeMap<String, Vec<u8>>,
+    /// Each image as Typst is given it, once read: an SVG's text as outlines (`crate::svg`).
+    given: Mutex<HashMap<String, Bytes>>,
     fonts: &'a BookFonts,
 }
 
@@ -43,6 +45,7 @@ impl<'a> BookWorld<'a> {
         BookWorld {
             main: Source::new(id, source),
             images,
+            given: Mutex::default(),
             fonts,
         }
     }
@@ -78,13 +81,17 @@ impl World for BookWorld<'_> {
             return Err(FileError::AccessDenied);
         }
         let path = id.vpath().as_rooted_path().to_string_lossy();
-        let image = path
+        let Some((name, bytes)) = path
             .strip_prefix(IMAGES)
-            .and_then(|name| self.images.get(name));
-        match image {
-            Some(bytes) => Ok(Bytes::new(bytes.clone())),
-            None => Err(FileError::AccessDenied),
-        }
+            .and_then(|name| self.images.get_key_value(name))
+        else {
+            return Err(FileError::AccessDenied);
+        };
+        let mut given = self.given.lock().unwrap_or_else(PoisonError::into_inner);
+        let given = given.entry(name.clone()).or_insert_with(|| {
+            Bytes::new(crate::svg::outlined(bytes).unwrap_or_else(|| bytes.clone()))
+        });
+        Ok(given.clone())
     }
 
     fn font(&self, index: usize) -> Option<Font> {

@@ -377,14 +377,19 @@ fn a_japanese_title_is_drawn_on_the_stores_cover() {
     metadata.language = "ja".into();
     let (_, svg) = generate(&metadata);
     let svg_text = String::from_utf8(svg.clone()).expect("UTF-8");
-    let bare = rasterise_with(&svg, 160, 256, fonts()).expect("drawn");
+    let bare = draw(
+        &crate::svg::parse_with(&svg, crate::svg::fonts()).expect("parsed"),
+        160,
+        256,
+    )
+    .expect("drawn");
     let drawn = rasterise(&svg, 160, 256).expect("drawn");
     let changed = differing(&drawn, &bare);
     assert!(
         changed > 200,
         "the system's face changed only {changed} pixels: the title is not drawn"
     );
-    let db = fonts_for(&svg_text);
+    let db = crate::svg::fonts_for(&svg_text);
     assert!(
         db.faces().any(|f| f
             .families
