@@ -29,6 +29,10 @@ pub struct Options {
     /// `dcterms:modified`; `None` gives a fixed instant (reproducible output).
     #[serde(default)]
     pub modified: Option<String>,
+    /// The book's `urn:uuid` identifier, which its later revisions keep; `None` derives one
+    /// from the inputs (`digest`). An ISBN given in the metadata still wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
 }
 
 /// Image bytes by image id, plus the cover under its file name.
@@ -101,6 +105,7 @@ pub fn assemble(
         file_name: options.file_name.clone(),
         digest: digest(manuscript, cover_upload.map(|(_, b)| b), options),
         modified: options.modified.clone(),
+        identifier: options.identifier.clone(),
         default_language: Some(default_language.to_owned()),
     };
     let metadata = metadata::resolve(&document.metadata, &inputs, &mut meta_warnings)?;

@@ -1,6 +1,9 @@
-//! The two names of the book domain, parsed once where they enter: a [`BookId`] (a UUID, so
-//! book URLs cannot be guessed, and a path like `../x` never becomes a blob key) and the
-//! [`Tenant`] a book belongs to.
+//! The names of the book domain, parsed once where they enter: a [`BookId`] (a UUID, so
+//! book URLs cannot be guessed, and a path like `../x` never becomes a blob key), the
+//! [`Tenant`] a book belongs to, and a [`RevisionId`], one version of a book: each manuscript
+//! given for it, numbered from 1. A revision's files live under its own prefix
+//! (`super::keys`) and its steps form its own workflow, so two revisions of a book never share
+//! a file or a job.
 //!
 //! Both are serde- and sqlx-transparent: JSON, job payloads and the database keep the plain
 //! strings they always held. What the database returns was parsed when it was written, so it
@@ -48,6 +51,52 @@ impl BookId {
 impl Default for BookId {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// One revision of one book. In a job's payload it is the fields `book` and `revision`
+/// (flattened); a payload from before revisions has no `revision`, and is revision 1.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RevisionId {
+    pub book: BookId,
+    #[serde(rename = "revision", default = "first")]
+    pub number: u32,
+}
+
+fn first() -> u32 {
+    1
+}
+
+impl RevisionId {
+    /// The revision that made the book.
+    pub fn first(book: &BookId) -> Self {
+        RevisionId {
+            book: book.clone(),
+            number: 1,
+        }
+    }
+
+    pub fn of(book: &BookId, number: u32) -> Self {
+        RevisionId {
+            book: book.clone(),
+            number,
+        }
+    }
+
+    /// The id of its steps' workflow: the book's id for revision 1 (as before revisions), so
+    /// a book's first build reads as it always did.
+    pub fn workflow(&self) -> String {
+        if self.number == 1 {
+            self.book.to_string()
+        } else {
+            format!("{}/r{}", self.book, self.number)
+        }
+    }
+}
+
+impl std::fmt::Display for RevisionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} revision {}", self.book, self.number)
     }
 }
 
@@ -146,6 +195,32 @@ text!(Tenant);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_payload_from_before_revisions_is_revision_1() {
+        #[derive(Deserialize, Serialize)]
+        struct Step {
+            #[serde(flatten)]
+            revision: RevisionId,
+            chapter: usize,
+        }
+        let book = BookId::new();
+        let old: Step =
+            serde_json::from_str(&format!(r#"{{"book":"{book}","chapter":3}}"#)).expect("old");
+        assert_eq!(old.revision, RevisionId::first(&book));
+        assert_eq!(old.revision.workflow(), book.to_string());
+        let new = Step {
+            revision: RevisionId::of(&book, 4),
+            chapter: 3,
+        };
+        let json = serde_json::to_string(&new).expect("json");
+        assert_eq!(
+            json,
+            format!(r#"{{"book":"{book}","revision":4,"chapter":3}}"#)
+        );
+        let back: Step = serde_json::from_str(&json).expect("back");
+        assert_eq!(back.revision.workflow(), format!("{book}/r4"));
+    }
 
     #[test]
     fn only_a_uuid_is_a_book_id() {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::id::{BookId, Tenant};
+use super::id::{BookId, RevisionId, Tenant};
 use crate::jobs::NewJob;
 
 /// Rebuilds one tenant's stored catalog (`catalog.refresh`).
@@ -33,15 +33,32 @@ pub fn refresh_catalog(tenant: &Tenant) -> NewJob {
     .workflow(key)
 }
 
-/// Removes every file of a deleted book (`book.remove_files`).
+/// Removes every file of a deleted book, or of one revision a newer one superseded
+/// (`book.remove_files`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RemoveFiles {
     pub book: BookId,
+    /// Only this revision's files, once its steps have stopped; none: the whole book's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u32>,
 }
 
 /// The removal of `book`'s files, once its row is gone.
 pub fn remove_files(book: &BookId, tenant: &Tenant) -> NewJob {
-    NewJob::of(&RemoveFiles { book: book.clone() }).tenant(tenant)
+    NewJob::of(&RemoveFiles {
+        book: book.clone(),
+        revision: None,
+    })
+    .tenant(tenant)
+}
+
+/// The removal of a superseded revision's files, which first stops its steps.
+pub fn remove_revision_files(revision: &RevisionId, tenant: &Tenant) -> NewJob {
+    NewJob::of(&RemoveFiles {
+        book: revision.book.clone(),
+        revision: Some(revision.number),
+    })
+    .tenant(tenant)
 }
 
 /// What [`RemoveFiles`] answers: how many blobs it removed.

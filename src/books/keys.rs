@@ -1,126 +1,145 @@
 //! Where each book's blobs live, and each tenant's catalog. Every key is a pure function of the
-//! book id (and chapter or file) or the tenant, so a job that runs twice writes to the same
+//! revision (and chapter or file) or the tenant, so a job that runs twice writes to the same
 //! place: nothing is orphaned or doubled.
+//!
+//! A revision's files are under its own prefix ([`revision_prefix`]): revision 1's are where a
+//! book's files always were, `books/{id}/`, and a later one's under
+//! `books/{id}/revisions/{n}/`. Every file of a book is under [`book_prefix`].
 
-use super::id::{BookId, Tenant};
+use super::id::{BookId, RevisionId, Tenant};
 use crate::ebook::xhtml::{Target, chapter_file_name};
 
+/// Every file of the book, of every revision.
 pub fn book_prefix(book: &BookId) -> String {
     format!("books/{book}/")
 }
 
+/// Where the revisions after the first keep their files.
+pub fn later_revisions_prefix(book: &BookId) -> String {
+    format!("books/{book}/revisions/")
+}
+
+/// The files of one revision (revision 1's without the later revisions' under it).
+pub fn revision_prefix(revision: &RevisionId) -> String {
+    match revision.number {
+        1 => book_prefix(&revision.book),
+        n => format!("{}{n}/", later_revisions_prefix(&revision.book)),
+    }
+}
+
 /// The manuscript exactly as uploaded.
-pub fn upload(book: &BookId) -> String {
-    format!("books/{book}/upload/manuscript")
+pub fn upload(revision: &RevisionId) -> String {
+    format!("{}upload/manuscript", revision_prefix(revision))
 }
 
 /// The cover exactly as uploaded.
-pub fn cover_upload(book: &BookId) -> String {
-    format!("books/{book}/upload/cover")
+pub fn cover_upload(revision: &RevisionId) -> String {
+    format!("{}upload/cover", revision_prefix(revision))
 }
 
 /// A text manuscript decoded to UTF-8 by `ingest`.
-pub fn text(book: &BookId) -> String {
-    format!("books/{book}/work/manuscript.txt")
+pub fn text(revision: &RevisionId) -> String {
+    format!("{}work/manuscript.txt", revision_prefix(revision))
 }
 
 /// The document model with final metadata (`ebook::Book`, JSON), written by `parse`.
-pub fn model(book: &BookId) -> String {
-    format!("books/{book}/work/book.json")
+pub fn model(revision: &RevisionId) -> String {
+    format!("{}work/book.json", revision_prefix(revision))
 }
 
 /// The report as `parse` left it (warnings, statistics), JSON.
-pub fn parse_report(book: &BookId) -> String {
-    format!("books/{book}/work/report.json")
+pub fn parse_report(revision: &RevisionId) -> String {
+    format!("{}work/report.json", revision_prefix(revision))
 }
 
-pub fn resources_prefix(book: &BookId) -> String {
-    format!("books/{book}/work/resources/")
+pub fn resources_prefix(revision: &RevisionId) -> String {
+    format!("{}work/resources/", revision_prefix(revision))
 }
 
 /// An image (or the cover) of the book, by its id.
-pub fn resource(book: &BookId, id: &str) -> String {
-    format!("books/{book}/work/resources/{id}")
+pub fn resource(revision: &RevisionId, id: &str) -> String {
+    format!("{}work/resources/{id}", revision_prefix(revision))
 }
 
 /// A rendered chapter body.
-pub fn chapter(book: &BookId, index: usize, target: Target) -> String {
+pub fn chapter(revision: &RevisionId, index: usize, target: Target) -> String {
     format!(
-        "books/{book}/work/chapters/{}",
+        "{}work/chapters/{}",
+        revision_prefix(revision),
         chapter_file_name(index, target)
     )
 }
 
 /// The cover, small, for the pages' lists (JPEG, or the generated SVG), written by `publish`.
-pub fn thumbnail(book: &BookId) -> String {
-    format!("books/{book}/thumbnail")
+pub fn thumbnail(revision: &RevisionId) -> String {
+    format!("{}thumbnail", revision_prefix(revision))
 }
 
 /// The cover as ebook stores ask for it (a 1600×2560 RGB JPEG), written by `publish`.
-pub fn store_cover(book: &BookId) -> String {
-    format!("books/{book}/store-cover.jpg")
+pub fn store_cover(revision: &RevisionId) -> String {
+    format!("{}store-cover.jpg", revision_prefix(revision))
 }
 
 /// The finished EPUB.
-pub fn epub(book: &BookId) -> String {
-    format!("books/{book}/book.epub")
+pub fn epub(revision: &RevisionId) -> String {
+    format!("{}book.epub", revision_prefix(revision))
 }
 
 /// The print edition's interior, when typesetting it succeeded.
-pub fn pdf(book: &BookId) -> String {
-    format!("books/{book}/print/book.pdf")
+pub fn pdf(revision: &RevisionId) -> String {
+    format!("{}print/book.pdf", revision_prefix(revision))
 }
 
 /// The print edition's cover: back, spine and front on one sheet.
-pub fn print_cover(book: &BookId) -> String {
-    format!("books/{book}/print/cover.pdf")
+pub fn print_cover(revision: &RevisionId) -> String {
+    format!("{}print/cover.pdf", revision_prefix(revision))
 }
 
 /// What the print step found (`pipeline::steps::print_book::Printed`, JSON): the print edition's
 /// size, or why it could not be made, and its warnings.
-pub fn print_report(book: &BookId) -> String {
-    format!("books/{book}/print/report.json")
+pub fn print_report(revision: &RevisionId) -> String {
+    format!("{}print/report.json", revision_prefix(revision))
 }
 
 /// Where the print edition's pages begin (`ebook::Pagination`, JSON), which the ebooks mark.
-pub fn pagination(book: &BookId) -> String {
-    format!("books/{book}/print/pagination.json")
+pub fn pagination(revision: &RevisionId) -> String {
+    format!("{}print/pagination.json", revision_prefix(revision))
 }
 
 /// What the print edition is typeset from while it is being made, in pieces
 /// (`print::pieces`): removed once the interior is assembled, or the print edition given up.
-pub fn print_work_prefix(book: &BookId) -> String {
-    format!("books/{book}/print/work/")
+pub fn print_work_prefix(revision: &RevisionId) -> String {
+    format!("{}print/work/", revision_prefix(revision))
 }
 
 /// How the book is cut into pieces (`print::Plan`, JSON).
-pub fn print_plan(book: &BookId) -> String {
-    format!("{}plan.json", print_work_prefix(book))
+pub fn print_plan(revision: &RevisionId) -> String {
+    format!("{}plan.json", print_work_prefix(revision))
 }
 
 /// The book's pages from its pieces' measures (`print::Layout`, JSON).
-pub fn print_layout(book: &BookId) -> String {
-    format!("{}layout.json", print_work_prefix(book))
+pub fn print_layout(revision: &RevisionId) -> String {
+    format!("{}layout.json", print_work_prefix(revision))
 }
 
 /// Piece `k` of the interior, set for print: its seed page, then its own.
-pub fn print_piece(book: &BookId, k: usize) -> String {
-    format!("{}piece-{k:04}.pdf", print_work_prefix(book))
+pub fn print_piece(revision: &RevisionId, k: usize) -> String {
+    format!("{}piece-{k:04}.pdf", print_work_prefix(revision))
 }
 
-pub fn reader_prefix(book: &BookId) -> String {
-    format!("books/{book}/reader/")
+pub fn reader_prefix(revision: &RevisionId) -> String {
+    format!("{}reader/", revision_prefix(revision))
 }
 
 /// A file of the web reader (`index.html`, `chapter-001.html`, `images/…`).
-pub fn reader(book: &BookId, path: &str) -> String {
-    format!("books/{book}/reader/{path}")
+pub fn reader(revision: &RevisionId, path: &str) -> String {
+    format!("{}reader/{path}", revision_prefix(revision))
 }
 
 /// What the catalog lists about the book (`catalog::Entry`, JSON), written by `publish`. Under
 /// the book's prefix, so deleting the book deletes it.
-pub fn catalog_entry(book: &BookId) -> String {
-    format!("books/{book}/catalog-entry.json")
+pub fn catalog_entry(revision: &RevisionId) -> String {
+    format!("{}catalog-entry.json", revision_prefix(revision))
 }
 
 // A tenant's catalog, rebuilt by `catalog.refresh`. Tenant names are `[A-Za-z0-9._-]`, so they

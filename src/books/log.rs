@@ -57,6 +57,7 @@ const AUTHOR_FIELDS: &[&str] = &[
     "attempt",
     "attempts",
     "retry_in",
+    "revision",
 ];
 
 /// What a tenant reads in place of a warning or error that was not written for them.

@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod keys;
 pub mod log;
 mod new;
+mod revisions;
 mod table;
 pub mod view;
 
@@ -29,14 +30,15 @@ use crate::jobs::{JobQueue, JobState, NewJob, WaitTarget};
 use crate::storage::Database;
 use crate::webhooks::CallbackUrl;
 
-pub use id::{BookId, Tenant};
+pub use id::{BookId, RevisionId, Tenant};
 pub use jobs::{RefreshCatalog, RemoveFiles, refresh_catalog};
-pub use new::{Described, Refused};
+pub use new::{Described, Refused, revision_options};
+pub use revisions::{RevisionRow, RevisionStatus};
 pub use table::{
     BookRow, BookStatus, Published, ReadyBook, StoredOptions, existing, get, list, names, ready,
     stamps, tenants,
 };
-pub use view::{BookView, StepState};
+pub use view::{BookView, RevisionView, StepState};
 
 /// A book whose uploads are already stored under its id ([`keys::upload`],
 /// [`keys::cover_upload`]).
@@ -105,12 +107,138 @@ pub async fn submit(
             .context("an idempotency key conflicted, but its book is gone")?;
         return Ok(Submitted::Existing(existing.id));
     }
+    let revision = RevisionId::first(&book.id);
+    revisions::insert(
+        &mut tx,
+        &revision,
+        RevisionStatus::Processing,
+        &book.file_name,
+        &options,
+        None,
+    )
+    .await?;
     queue
-        .enqueue_in(&mut tx, first.tenant(&book.tenant).workflow(&book.id))
+        .enqueue_in(
+            &mut tx,
+            first.tenant(&book.tenant).workflow(revision.workflow()),
+        )
         .await?;
     tx.commit().await?;
     tracing::info!(for_author = true, book.id = %book.id, tenant = %book.tenant, file_name = %book.file_name, "book submitted");
     Ok(Submitted::Created(book.id.clone()))
+}
+
+/// Revision `id` of a book, `None` when there is none.
+pub async fn revision(db: &Database, id: &RevisionId) -> anyhow::Result<Option<RevisionRow>> {
+    revisions::get(db, id).await
+}
+
+/// Every revision of a book but one still uploading, newest first.
+pub async fn revisions(db: &Database, book: &BookId) -> anyhow::Result<Vec<RevisionRow>> {
+    revisions::list(db, book).await
+}
+
+/// The revision of `book` an upload with this idempotency key made.
+pub async fn revision_by_idempotency_key(
+    db: &Database,
+    book: &BookId,
+    key: &str,
+) -> anyhow::Result<Option<RevisionRow>> {
+    revisions::by_idempotency_key(db, book, key).await
+}
+
+/// What [`reserve_revision`] did.
+#[derive(Debug)]
+pub enum Reserved {
+    /// The number is the new revision's, for its upload to be stored under.
+    New(RevisionId),
+    /// The book already has the revision an upload with this idempotency key made.
+    Existing(Box<RevisionRow>),
+}
+
+/// Takes the number of `book`'s next revision, before its upload is stored under it: two
+/// uploads at once get two numbers, never one prefix. The revision is seen by no one until
+/// [`revise`] starts it; [`abandon_revision`] removes it if its upload fails.
+pub async fn reserve_revision(
+    db: &Database,
+    book: &BookId,
+    idempotency_key: Option<&str>,
+) -> anyhow::Result<Reserved> {
+    // A number taken between the read and the insert is taken again, a few times.
+    for _ in 0..5 {
+        if let Some(key) = idempotency_key
+            && let Some(existing) = revisions::by_idempotency_key(db, book, key).await?
+        {
+            return Ok(Reserved::Existing(Box::new(existing)));
+        }
+        let mut tx = db.begin().await.context("reserving a revision")?;
+        // A book from before revisions gets its revision 1's row before it gets a second.
+        revisions::ensure_first(&mut tx, book).await?;
+        let number = revisions::next_number(&mut tx, book).await?;
+        let revision = RevisionId::of(book, number);
+        let inserted = revisions::insert(
+            &mut tx,
+            &revision,
+            RevisionStatus::Uploading,
+            "",
+            &StoredOptions::default(),
+            idempotency_key,
+        )
+        .await?;
+        if inserted {
+            tx.commit().await.context("reserving a revision")?;
+            return Ok(Reserved::New(revision));
+        }
+        tx.rollback().await?;
+    }
+    anyhow::bail!("book {book}: no revision number could be taken in five tries")
+}
+
+/// A reserved revision whose upload failed is removed (its files are the caller's to remove).
+pub async fn abandon_revision(db: &Database, revision: &RevisionId) -> anyhow::Result<()> {
+    revisions::remove_uploading(db, revision).await
+}
+
+/// Starts building revision `revision` of `book`, whose upload is stored under it, in one
+/// transaction: it takes `file_name` and `options` (its `modified` stamped now, when unset);
+/// the book's older revisions still building are cancelled, with their steps stopped and
+/// their files removed by a job; a book with no ready revision follows this one (it shows it,
+/// processing); and `first`, the start of its workflow, is enqueued.
+pub async fn revise(
+    db: &Database,
+    queue: &JobQueue,
+    book: &BookRow,
+    revision: &RevisionId,
+    file_name: &str,
+    mut options: StoredOptions,
+    first: NewJob,
+) -> anyhow::Result<()> {
+    options.convert.file_name = Some(file_name.to_owned());
+    if options.convert.modified.is_none() {
+        options.convert.modified =
+            Some(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    }
+    let mut tx = db.begin().await.context("starting the revision")?;
+    if !revisions::start(&mut tx, revision, file_name, &options).await? {
+        tx.rollback().await?;
+        anyhow::bail!("revision {revision} was not waiting for its upload");
+    }
+    for older in revisions::cancel_older(&mut tx, revision).await? {
+        let older = RevisionId::of(&book.id, older);
+        queue
+            .enqueue_in(&mut tx, jobs::remove_revision_files(&older, &book.tenant))
+            .await?;
+    }
+    table::follow(&mut tx, revision).await?;
+    queue
+        .enqueue_in(
+            &mut tx,
+            first.tenant(&book.tenant).workflow(revision.workflow()),
+        )
+        .await?;
+    tx.commit().await.context("committing the revision")?;
+    tracing::info!(for_author = true, book.id = %book.id, revision = revision.number, file_name, "new revision submitted");
+    Ok(())
 }
 
 /// The tenant's book made by an upload with this idempotency key.
@@ -145,6 +273,7 @@ pub async fn delete(
 ) -> anyhow::Result<()> {
     let mut tx = db.begin().await.context("starting the deletion")?;
     table::delete(&mut tx, &book.id).await?;
+    revisions::delete_all(&mut tx, &book.id).await?;
     let removal = queue
         .enqueue_in(&mut tx, jobs::remove_files(&book.id, &book.tenant))
         .await?;
@@ -219,7 +348,8 @@ pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<()
         Some(DAMAGED) => return Err(RetryError::Damaged),
         _ => return Err(RetryError::InputRefused),
     }
-    let workflow = queue.workflow(&book.id).await?;
+    let revision = book.current();
+    let workflow = queue.workflow(&revision.workflow()).await?;
     if !workflow.finished() {
         return Err(RetryError::StillStopping);
     }
@@ -234,6 +364,8 @@ pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<()
     }
     let mut tx = db.begin().await.context("starting the retry")?;
     table::mark_processing(&mut tx, &book.id).await?;
+    revisions::ensure_first(&mut tx, &book.id).await?;
+    revisions::mark_processing(&mut tx, &revision).await?;
     for job in dead {
         queue.retry_in(&mut tx, job).await?;
     }
@@ -241,18 +373,26 @@ pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<()
     Ok(())
 }
 
-/// The book is ready: its row says so with what publishing records, its `book.ready` webhook
-/// is recorded, and its tenant's catalog is refreshed, all in one transaction. Idempotent: a
-/// book already published stays as it was first published.
+/// Revision `revision` is built: it says so, and when it is newer than the one the book
+/// shows, the book switches to it (its row, and so every file it serves) with its `book.ready`
+/// webhook and a refresh of its tenant's catalog, all in one transaction. Idempotent: a
+/// revision already published stays as it was first published, and one a newer revision
+/// cancelled meanwhile changes nothing.
 pub async fn publish(
     db: &Database,
     queue: &JobQueue,
     public_url: Option<&url::Url>,
-    id: &BookId,
+    revision: &RevisionId,
     published: &Published<'_>,
 ) -> anyhow::Result<()> {
     let mut tx = db.begin().await.context("starting the publication")?;
-    if let Some(tenant) = table::mark_ready(&mut tx, queue, public_url, id, published).await? {
+    revisions::ensure_first(&mut tx, &revision.book).await?;
+    if !revisions::mark_ready(&mut tx, revision, published).await? {
+        tx.rollback().await?;
+        return Ok(());
+    }
+    if let Some(tenant) = table::mark_ready(&mut tx, queue, public_url, revision, published).await?
+    {
         // A published book always gets into its tenant's catalog.
         queue.enqueue_in(&mut tx, refresh_catalog(&tenant)).await?;
     }
@@ -260,19 +400,26 @@ pub async fn publish(
     Ok(())
 }
 
-/// The book failed, with a message for its author: its row says so and its `book.failed`
-/// webhook is recorded, in one transaction. Only a book still processing changes, so a late
-/// failure never overwrites a published book.
+/// Revision `revision` failed, with a message for its author, in one transaction: it says so,
+/// and the book fails with it when it is the revision the book shows (a book with no ready
+/// revision; `book.failed`). A book that has one keeps it, and only the revision fails
+/// (`book.revision_failed`). Only a revision still building changes, so a late failure never
+/// overwrites a published one.
 pub async fn fail(
     db: &Database,
     queue: &JobQueue,
     public_url: Option<&url::Url>,
-    id: &BookId,
+    revision: &RevisionId,
     code: &str,
     message: &str,
 ) -> anyhow::Result<()> {
     let mut tx = db.begin().await.context("starting to fail the book")?;
-    table::mark_failed(&mut tx, queue, public_url, id, code, message).await?;
+    revisions::ensure_first(&mut tx, &revision.book).await?;
+    if revisions::mark_failed(&mut tx, revision, code, message).await?
+        && !table::mark_failed(&mut tx, queue, public_url, revision, code, message).await?
+    {
+        table::revision_failed(&mut tx, queue, public_url, revision, code, message).await?;
+    }
     tx.commit().await.context("committing the book's failure")?;
     Ok(())
 }
@@ -366,7 +513,7 @@ mod tests {
             );
 
             let failed = async |code: &str| {
-                fail(&db, &queue, None, &book.id, code, "It stopped.")
+                fail(&db, &queue, None, &book.current(), code, "It stopped.")
                     .await
                     .expect("fail");
                 get(&db, &book.id).await.expect("read").expect("the book")
@@ -395,6 +542,7 @@ mod tests {
 
             // Nor does a book Bindery damaged, and the answer does not blame the manuscript.
             exec(&db, "UPDATE books SET status = 'processing'").await;
+            exec(&db, "UPDATE book_revisions SET status = 'processing'").await;
             let book = failed(DAMAGED).await;
             let refused = retry(&db, &queue, &book).await.expect_err("damaged");
             assert_eq!(refused.code(), "book_damaged", "{backend}");
@@ -416,7 +564,7 @@ mod tests {
                 epub_bytes: 1,
                 pdf_bytes: None,
             };
-            publish(&db, &queue, None, &book.id, &published)
+            publish(&db, &queue, None, &book.current(), &published)
                 .await
                 .expect("publish");
             let ready = get(&db, &book.id).await.expect("read").expect("the book");
@@ -430,7 +578,7 @@ mod tests {
                 "UPDATE jobs SET state = 'completed' WHERE kind = 'catalog.refresh'",
             )
             .await;
-            publish(&db, &queue, None, &book.id, &published)
+            publish(&db, &queue, None, &book.current(), &published)
                 .await
                 .expect("publish again");
             assert_eq!(jobs(&queue, "catalog.refresh").await.len(), 1, "{backend}");

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{BookId, NewBook, Tenant};
+use super::{BookId, NewBook, StoredOptions, Tenant};
 use crate::convert::Options;
 use crate::document::Metadata;
 use crate::ebook::metadata::{self, MetadataInputs};
@@ -59,12 +59,38 @@ impl NewBook {
                 file_name: None,
                 format: described.format,
                 modified: None,
+                identifier: None,
             },
             cover_name: described.cover_name,
             idempotency_key: described.idempotency_key,
             callback_url,
         })
     }
+}
+
+/// What a new revision's upload said, over what the book's current revision was given
+/// (`current`): a metadata field it does not give carries over, and so do the cover's name
+/// (when no new cover came; the caller copies the file) and the book's identifier. The format
+/// and the time are the new upload's own.
+pub fn revision_options(
+    current: &StoredOptions,
+    metadata: BTreeMap<String, String>,
+    format: Option<Format>,
+    cover_name: Option<String>,
+) -> Result<StoredOptions, Refused> {
+    let mut merged = current.convert.metadata.clone();
+    merged.extend(metadata);
+    check_metadata(&merged)?;
+    Ok(StoredOptions {
+        convert: Options {
+            metadata: merged,
+            file_name: None,
+            format,
+            modified: None,
+            identifier: current.convert.identifier.clone(),
+        },
+        cover_name: cover_name.or_else(|| current.cover_name.clone()),
+    })
 }
 
 /// The person's metadata, resolved as it would be against a manuscript that says nothing: the

@@ -9,7 +9,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
 
-use super::id::{BookId, Tenant};
+use super::id::{BookId, RevisionId, Tenant};
 use crate::convert::Options;
 use crate::jobs::JobQueue;
 use crate::storage::{Database, Tx};
@@ -39,6 +39,9 @@ pub struct BookRow {
     pub idempotency_key: Option<String>,
     /// Where its webhooks go.
     pub callback_url: Option<String>,
+    /// The revision the row shows and its files serve: the newest ready one, or before any is,
+    /// the newest.
+    pub revision: u32,
 }
 
 /// Where a book is: the `books.status` column.
@@ -109,6 +112,7 @@ struct Stored {
     published_at: Option<i64>,
     idempotency_key: Option<String>,
     callback_url: Option<String>,
+    revision: i64,
 }
 
 impl TryFrom<Stored> for BookRow {
@@ -117,6 +121,8 @@ impl TryFrom<Stored> for BookRow {
     fn try_from(row: Stored) -> anyhow::Result<Self> {
         let authors = authors(row.author_list.as_deref(), row.authors.as_deref())
             .with_context(|| format!("reading the authors of book {}", row.id))?;
+        let revision = u32::try_from(row.revision)
+            .with_context(|| format!("reading the revision of book {}", row.id))?;
         Ok(BookRow {
             status: row
                 .status
@@ -139,6 +145,7 @@ impl TryFrom<Stored> for BookRow {
             pdf_bytes: row.pdf_bytes,
             idempotency_key: row.idempotency_key,
             callback_url: row.callback_url,
+            revision,
         })
     }
 }
@@ -164,7 +171,7 @@ fn authors(list: Option<&str>, joined: Option<&str>) -> anyhow::Result<Vec<Strin
 const JOINED: &str = "; ";
 
 /// A time the database stored, in unix milliseconds.
-fn time(millis: i64) -> anyhow::Result<DateTime<Utc>> {
+pub(super) fn time(millis: i64) -> anyhow::Result<DateTime<Utc>> {
     DateTime::from_timestamp_millis(millis)
         .with_context(|| format!("{millis} is not a time in milliseconds"))
 }
@@ -174,7 +181,19 @@ fn decode(rows: Vec<Stored>) -> anyhow::Result<Vec<BookRow>> {
     rows.into_iter().map(BookRow::try_from).collect()
 }
 
+impl ReadyBook {
+    /// The revision it shows, whose files are the book's.
+    pub fn current(&self) -> RevisionId {
+        RevisionId::of(&self.id, u32::try_from(self.revision).unwrap_or(1))
+    }
+}
+
 impl BookRow {
+    /// The revision the row shows, whose files are the book's.
+    pub fn current(&self) -> RevisionId {
+        RevisionId::of(&self.id, self.revision)
+    }
+
     pub fn options(&self) -> anyhow::Result<StoredOptions> {
         Ok(serde_json::from_str(&self.options)?)
     }
@@ -213,7 +232,7 @@ pub struct StoredOptions {
 
 const COLUMNS: &str = "id, tenant, file_name, options, status, title, authors, author_list, \
                        format, report, error_code, error, epub_bytes, pdf_bytes, created_at, \
-                       updated_at, published_at, idempotency_key, callback_url";
+                       updated_at, published_at, idempotency_key, callback_url, revision";
 
 /// A new book row. `Ok(false)` when the tenant already has a book with this idempotency key
 /// (a concurrent retry of the same upload won).
@@ -339,6 +358,8 @@ pub async fn delete(tx: &mut Tx, id: &BookId) -> anyhow::Result<bool> {
 #[derive(Debug, Clone, FromRow)]
 pub struct ReadyBook {
     pub id: BookId,
+    /// The revision it shows.
+    pub revision: i64,
     pub title: Option<String>,
     pub updated_at: i64,
     pub published_at: Option<i64>,
@@ -349,7 +370,7 @@ pub async fn ready(db: &Database, tenant: &Tenant) -> anyhow::Result<Vec<ReadyBo
     on_pool!(db, |pool, d| {
         Ok(sqlx::query_as(sql!(
             d,
-            "SELECT id, title, updated_at, published_at FROM books
+            "SELECT id, revision, title, updated_at, published_at FROM books
              WHERE tenant = $1 AND status = 'ready'
              ORDER BY published_at DESC, id"
         ))
@@ -459,35 +480,76 @@ pub async fn get(db: &Database, id: &BookId) -> anyhow::Result<Option<BookRow>> 
     row.map(BookRow::try_from).transpose()
 }
 
-/// Marks a book failed with a message for its author, in the caller's transaction. Only a
-/// book still processing changes: a late failure report never overwrites a published book.
-/// Its `book.failed` webhook is recorded in the same transaction, and a report that changes
-/// nothing sends nothing.
+/// Marks a book failed with a message for its author, in the caller's transaction, when its
+/// revision `revision` failed and that is the revision the book shows (it has no ready one).
+/// Only a book still processing changes: a late failure report never overwrites a published
+/// book. Its `book.failed` webhook is recorded in the same transaction, and a report that
+/// changes nothing sends nothing. `false` when the book did not change.
 pub async fn mark_failed(
     tx: &mut Tx,
     queue: &JobQueue,
     public_url: Option<&url::Url>,
-    id: &BookId,
+    revision: &RevisionId,
     code: &str,
     message: &str,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let changed: Option<Changed> = on_tx!(tx, |conn, d| {
         sqlx::query_as(sql!(
             d,
             "UPDATE books SET status = 'failed', error_code = $2, error = $3, updated_at = {now}
-             WHERE id = $1 AND status = 'processing'
+             WHERE id = $1 AND status = 'processing' AND revision = $4
              RETURNING tenant, title, callback_url"
         ))
-        .bind(id)
+        .bind(&revision.book)
         .bind(code)
         .bind(message)
+        .bind(i64::from(revision.number))
         .fetch_optional(conn)
         .await?
     });
-    if let Some((tenant, title, Some(url))) = &changed {
+    let Some((tenant, title, callback_url)) = &changed else {
+        return Ok(false);
+    };
+    if let Some(url) = callback_url {
         let event = BookEvent {
             event: Event::Failed,
-            book_id: id,
+            book_id: &revision.book,
+            revision: revision.number,
+            tenant,
+            callback_url: url,
+            title: title.as_deref(),
+            error: Some((code, message)),
+            base: public_url,
+        };
+        webhooks::record(tx, queue, &event).await?;
+    }
+    Ok(true)
+}
+
+/// Records `book.revision_failed` for a revision that failed while the book kept showing
+/// another, in the caller's transaction.
+pub async fn revision_failed(
+    tx: &mut Tx,
+    queue: &JobQueue,
+    public_url: Option<&url::Url>,
+    revision: &RevisionId,
+    code: &str,
+    message: &str,
+) -> anyhow::Result<()> {
+    let book: Option<Changed> = on_tx!(tx, |conn, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT tenant, title, callback_url FROM books WHERE id = $1"
+        ))
+        .bind(&revision.book)
+        .fetch_optional(conn)
+        .await?
+    });
+    if let Some((tenant, title, Some(url))) = &book {
+        let event = BookEvent {
+            event: Event::RevisionFailed,
+            book_id: &revision.book,
+            revision: revision.number,
             tenant,
             callback_url: url,
             title: title.as_deref(),
@@ -512,14 +574,16 @@ pub struct Published<'a> {
     pub pdf_bytes: Option<i64>,
 }
 
-/// The book is ready, in the caller's transaction. Idempotent: publishing again changes
-/// nothing (the first publication stands), so its `book.ready` webhook, recorded in the same
-/// transaction, is recorded once. The book's tenant when it changed.
+/// The book shows revision `revision`, ready, in the caller's transaction: its row takes what
+/// publishing records, and the revision's manuscript and options. Only a newer revision than
+/// the one it shows, or the same one while it is not ready, changes it: publishing again
+/// changes nothing (the first publication stands), so its `book.ready` webhook, recorded in
+/// the same transaction, is recorded once a revision. The book's tenant when it changed.
 pub async fn mark_ready(
     tx: &mut Tx,
     queue: &JobQueue,
     public_url: Option<&url::Url>,
-    id: &BookId,
+    revision: &RevisionId,
     p: &Published<'_>,
 ) -> anyhow::Result<Option<Tenant>> {
     // `authors` is still written for the previous release, which reads only it.
@@ -530,12 +594,16 @@ pub async fn mark_ready(
             d,
             "UPDATE books SET status = 'ready', title = $2, authors = $3, author_list = $7,
                     format = $4, report = $5, epub_bytes = $6, pdf_bytes = $8,
-                    error_code = NULL, error = NULL,
+                    error_code = NULL, error = NULL, revision = $9,
+                    file_name = COALESCE((SELECT file_name FROM book_revisions
+                                          WHERE book_id = $1 AND number = $9), file_name),
+                    options = COALESCE((SELECT options FROM book_revisions
+                                        WHERE book_id = $1 AND number = $9), options),
                     updated_at = {now}, published_at = COALESCE(published_at, {now})
-             WHERE id = $1 AND status <> 'ready'
+             WHERE id = $1 AND (revision < $9 OR (revision = $9 AND status <> 'ready'))
              RETURNING tenant, title, callback_url"
         ))
-        .bind(id)
+        .bind(&revision.book)
         .bind(p.title)
         .bind(&joined)
         .bind(p.format)
@@ -543,6 +611,7 @@ pub async fn mark_ready(
         .bind(p.epub_bytes)
         .bind(&list)
         .bind(p.pdf_bytes)
+        .bind(i64::from(revision.number))
         .fetch_optional(conn)
         .await?
     });
@@ -552,7 +621,8 @@ pub async fn mark_ready(
     if let Some(url) = &callback_url {
         let event = BookEvent {
             event: Event::Ready,
-            book_id: id,
+            book_id: &revision.book,
+            revision: revision.number,
             tenant: &tenant,
             callback_url: url,
             title: Some(p.title),
@@ -562,6 +632,30 @@ pub async fn mark_ready(
         webhooks::record(tx, queue, &event).await?;
     }
     Ok(Some(tenant))
+}
+
+/// The book follows its new revision `revision` while it has no ready one (its first build
+/// failed or is still running): it shows that revision, processing, in the caller's
+/// transaction.
+pub async fn follow(tx: &mut Tx, revision: &RevisionId) -> anyhow::Result<()> {
+    on_tx!(tx, |conn, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE books SET status = 'processing', error_code = NULL, error = NULL,
+                    revision = $2,
+                    file_name = (SELECT file_name FROM book_revisions
+                                 WHERE book_id = $1 AND number = $2),
+                    options = (SELECT options FROM book_revisions
+                               WHERE book_id = $1 AND number = $2),
+                    updated_at = {now}
+             WHERE id = $1 AND status <> 'ready'"
+        ))
+        .bind(&revision.book)
+        .bind(i64::from(revision.number))
+        .execute(conn)
+        .await?;
+    });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -657,9 +751,15 @@ pub(super) mod tests {
             };
             let queue = JobQueue::new(db.clone());
             let mut tx = db.begin().await.expect("begin");
-            mark_ready(&mut tx, &queue, None, &BookId::unchecked("b"), &published)
-                .await
-                .expect("publish");
+            mark_ready(
+                &mut tx,
+                &queue,
+                None,
+                &RevisionId::first(&BookId::unchecked("b")),
+                &published,
+            )
+            .await
+            .expect("publish");
             tx.commit().await.expect("commit");
             assert_eq!(authors_of(&db, "b").await, authors, "{}", db.backend());
         }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::id::BookId;
+use super::revisions::{RevisionRow, RevisionStatus};
 use super::table::{BookRow, BookStatus};
 use crate::webhooks::DeliveryStatus;
 
@@ -54,7 +55,83 @@ pub struct BookView {
     /// Webhook deliveries, oldest first (in the detailed view of a book with a callback URL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deliveries: Option<Vec<DeliveryStatus>>,
+    /// The revision the book shows and serves: the newest ready one (before any is, the
+    /// newest). Each new manuscript given for the book is its next revision.
+    pub revision: u32,
     pub links: Links,
+}
+
+/// One revision of a book: a manuscript given for it, and what it became.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Revision)]
+pub struct RevisionView {
+    /// From 1, the upload that made the book.
+    pub number: u32,
+    /// `processing` while it builds, then `ready` or `failed`; `cancelled` when a newer
+    /// revision superseded it while it built (its files are removed).
+    #[serde(serialize_with = "revision_status")]
+    #[schema(value_type = String, pattern = "^(processing|ready|failed|cancelled)$")]
+    pub status: RevisionStatus,
+    /// Whether the book shows and serves this revision now.
+    pub current: bool,
+    /// Its manuscript's file name.
+    pub file_name: String,
+    /// Known once it is built.
+    pub title: Option<String>,
+    #[serde(serialize_with = "time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "time")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: DateTime<Utc>,
+    /// When it was built.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "some_time")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub published_at: Option<DateTime<Utc>>,
+    /// Why it failed, in plain language.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorView>,
+    /// Per-step progress (not in lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
+    pub links: RevisionLinks,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RevisionLinks {
+    /// This revision's status URL.
+    #[serde(rename = "self")]
+    pub self_: String,
+    /// The book.
+    pub book: String,
+}
+
+impl RevisionView {
+    /// The view of `revision` as it is `now`, `current` when the book shows it.
+    pub fn of(revision: &RevisionRow, now: Now, current: bool) -> Self {
+        let book = format!("/api/v1/books/{}", revision.id.book);
+        let status = match (revision.status, now.status) {
+            // A step that ran out of attempts fails it before anything marks it.
+            (RevisionStatus::Processing, BookStatus::Failed) => RevisionStatus::Failed,
+            (status, _) => status,
+        };
+        RevisionView {
+            number: revision.id.number,
+            status,
+            current,
+            file_name: revision.file_name.clone(),
+            title: revision.title.clone(),
+            created_at: revision.created_at,
+            updated_at: revision.updated_at,
+            published_at: revision.published_at,
+            error: now.failure,
+            progress: now.progress,
+            links: RevisionLinks {
+                self_: format!("{book}/revisions/{}", revision.id.number),
+                book,
+            },
+        }
+    }
 }
 
 /// Why a book failed.
@@ -199,6 +276,7 @@ impl BookView {
             },
             callback_url: book.callback_url.clone(),
             deliveries,
+            revision: book.revision,
             links: Links {
                 epub: ready.then(|| format!("{self_}/epub")),
                 reader: ready.then(|| format!("/books/{}/reader/", book.id)),
@@ -227,6 +305,10 @@ fn some_time<S: serde::Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S:
 }
 
 fn status<S: serde::Serializer>(status: &BookStatus, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(status.as_str())
+}
+
+fn revision_status<S: serde::Serializer>(status: &RevisionStatus, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(status.as_str())
 }
 

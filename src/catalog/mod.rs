@@ -16,7 +16,7 @@ use anyhow::Context;
 use futures_util::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
-use crate::books::{self, BookId, ReadyBook, Tenant, keys};
+use crate::books::{self, ReadyBook, RevisionId, Tenant, keys};
 use crate::ebook::Book;
 use crate::storage::{BlobStore, Database};
 
@@ -177,7 +177,7 @@ async fn listings(
 
 /// One book's listing; `None` when its files are gone (deleted since the query).
 async fn listing(blobs: &BlobStore, book: ReadyBook) -> anyhow::Result<Option<Listing>> {
-    let Some(entry) = entry(blobs, &book.id).await? else {
+    let Some(entry) = entry(blobs, &book.current()).await? else {
         return Ok(None);
     };
     Ok(Some(Listing {
@@ -191,17 +191,17 @@ async fn listing(blobs: &BlobStore, book: ReadyBook) -> anyhow::Result<Option<Li
 
 /// The book's stored entry, or for a book published before entries existed, one made from
 /// its document model (not stored: the book may be being deleted, and its files with it).
-async fn entry(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Option<Entry>> {
-    if let Some(bytes) = blobs.get_opt(&keys::catalog_entry(book)).await? {
+async fn entry(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Option<Entry>> {
+    if let Some(bytes) = blobs.get_opt(&keys::catalog_entry(revision)).await? {
         let entry = serde_json::from_slice(&bytes)
-            .with_context(|| format!("reading the catalog entry of book {book}"))?;
+            .with_context(|| format!("reading the catalog entry of book {revision}"))?;
         return Ok(Some(entry));
     }
-    let Some(model) = blobs.get_opt(&keys::model(book)).await? else {
+    let Some(model) = blobs.get_opt(&keys::model(revision)).await? else {
         return Ok(None);
     };
     let model: Book = serde_json::from_slice(&model)
-        .with_context(|| format!("reading the document model of book {book}"))?;
+        .with_context(|| format!("reading the document model of book {revision}"))?;
     // Published before print editions were made.
     Ok(Some(Entry::of(&model, false)))
 }

@@ -164,6 +164,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         file_name: Some(file_name(&args.manuscript)),
         format: args.format.as_deref().and_then(Format::parse),
         modified: modified_time(&args.manuscript),
+        identifier: None,
     };
     let output = args.output.clone().unwrap_or_else(|| {
         let stem = args

@@ -10,7 +10,7 @@ mod sweep;
 
 use bytes::Bytes;
 
-use crate::books::{self, BookId, NewBook, Submitted, Tenant, keys};
+use crate::books::{self, BookId, NewBook, RevisionId, Submitted, Tenant, keys};
 use crate::convert::Options;
 use crate::jobs::{JobQueue, Registry};
 use crate::services::Services;
@@ -52,12 +52,15 @@ pub async fn upload(
         )
     })?;
     let id = BookId::new();
+    let first = RevisionId::first(&id);
     blobs
-        .put_if_absent(&keys::upload(&id), submission.manuscript)
+        .put_if_absent(&keys::upload(&first), submission.manuscript)
         .await?;
     let mut cover_name = None;
     if let Some((name, bytes)) = submission.cover {
-        blobs.put_if_absent(&keys::cover_upload(&id), bytes).await?;
+        blobs
+            .put_if_absent(&keys::cover_upload(&first), bytes)
+            .await?;
         cover_name = Some(name);
     }
     let book = NewBook {
@@ -69,7 +72,7 @@ pub async fn upload(
         idempotency_key: None,
         callback_url: None,
     };
-    match books::submit(db, queue, &book, steps::first_step(&id)).await? {
+    match books::submit(db, queue, &book, steps::first_step(&first)).await? {
         Submitted::Created(id) | Submitted::Existing(id) => Ok(id),
     }
 }

@@ -3,7 +3,7 @@
 //! and the pages show this; they do not work it out.
 
 use super::steps::{STEPS, fails_the_book, publishes_the_book, stopped_at};
-use crate::books::{BookRow, BookStatus, STEP_FAILED};
+use crate::books::{BookRow, BookStatus, RevisionId, RevisionRow, RevisionStatus, STEP_FAILED};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
 // What this works out is the book's view's own types: the API and the pages show them as
@@ -13,11 +13,42 @@ use crate::books::view::{ErrorView, Now, Progress, StepView};
 
 /// Where `book` is; with `detailed`, the progress of its steps too.
 pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Result<Now> {
-    let mut status = book.status;
-    let mut failure = book.error.as_ref().map(|message| ErrorView {
+    let failure = book.error.as_ref().map(|message| ErrorView {
         code: book.error_code.clone().unwrap_or_else(|| "failed".into()),
         message: message.clone(),
     });
+    of_workflow(queue, &book.current(), book.status, failure, detailed).await
+}
+
+/// Where revision `revision` is: [`of`] for one revision of a book, the book's own status and
+/// failure being the revision's (a cancelled revision's steps will not run, as a failed one's).
+pub async fn of_revision(
+    queue: &JobQueue,
+    revision: &RevisionRow,
+    detailed: bool,
+) -> anyhow::Result<Now> {
+    let status = match revision.status {
+        RevisionStatus::Uploading | RevisionStatus::Processing => BookStatus::Processing,
+        RevisionStatus::Ready => BookStatus::Ready,
+        RevisionStatus::Failed | RevisionStatus::Cancelled => BookStatus::Failed,
+    };
+    let failure = revision.error.as_ref().map(|message| ErrorView {
+        code: revision
+            .error_code
+            .clone()
+            .unwrap_or_else(|| "failed".into()),
+        message: message.clone(),
+    });
+    of_workflow(queue, &revision.id, status, failure, detailed).await
+}
+
+async fn of_workflow(
+    queue: &JobQueue,
+    revision: &RevisionId,
+    mut status: BookStatus,
+    mut failure: Option<ErrorView>,
+    detailed: bool,
+) -> anyhow::Result<Now> {
     if !detailed {
         return Ok(Now {
             status,
@@ -25,10 +56,11 @@ pub async fn of(queue: &JobQueue, book: &BookRow, detailed: bool) -> anyhow::Res
             progress: None,
         });
     }
-    let counts = queue.workflow_counts(&book.id).await?;
+    let workflow = revision.workflow();
+    let counts = queue.workflow_counts(&workflow).await?;
     // A step that ran out of attempts has no job left to mark the book; say so here.
     if status == BookStatus::Processing && counts.iter().any(|c| c.state == JobState::Dead) {
-        let jobs = queue.workflow(&book.id).await?.jobs;
+        let jobs = queue.workflow(&workflow).await?.jobs;
         if let Some(dead) = jobs
             .iter()
             .find(|j| j.state == JobState::Dead && fails_the_book(&j.kind))

@@ -320,6 +320,14 @@ impl BlobStore {
             .unwrap_or(0)
     }
 
+    /// Deletes one blob; one that is not there is deleted already.
+    pub async fn delete(&self, key: &str) -> anyhow::Result<()> {
+        match self.inner.delete(&Path::from(key)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("deleting blob {key}")),
+        }
+    }
+
     /// Deletes every blob under `prefix`; returns how many.
     pub async fn delete_prefix(&self, prefix: &str) -> anyhow::Result<usize> {
         let keys = self.list(prefix).await?;

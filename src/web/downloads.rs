@@ -10,11 +10,11 @@ use bytes::Bytes;
 
 use super::AppState;
 use super::error::ApiError;
-use crate::books::{self, BookId, BookRow, BookStatus, keys};
+use crate::books::{self, BookRow, BookStatus, RevisionId, keys};
 
 /// A file of a ready book that is downloaded whole, as an attachment.
 pub(crate) struct Download {
-    pub key: fn(&BookId) -> String,
+    pub key: fn(&RevisionId) -> String,
     pub media_type: &'static str,
     /// What it is, in an error's words (`EPUB`, `print cover`).
     pub what: &'static str,
@@ -86,7 +86,7 @@ pub(crate) async fn fetch(
     }
     state
         .blobs
-        .get_opt(&(file.key)(&book.id))
+        .get_opt(&(file.key)(&book.current()))
         .await?
         .ok_or_else(|| {
             ApiError::not_found(

@@ -41,10 +41,10 @@ async fn cover(
         Ok(book) => book,
         Err(response) => return response,
     };
-    let candidates = std::iter::once(keys::thumbnail(&book.id)).chain(
+    let candidates = std::iter::once(keys::thumbnail(&book.current())).chain(
         READER_COVERS
             .iter()
-            .map(|name| keys::reader(&book.id, name)),
+            .map(|name| keys::reader(&book.current(), name)),
     );
     for key in candidates {
         match state.blobs.get_opt(&key).await {
@@ -156,7 +156,11 @@ async fn reader_file(
         Ok(book) => book,
         Err(response) => return response,
     };
-    let bytes = match state.blobs.get_opt(&keys::reader(&book.id, &file)).await {
+    let bytes = match state
+        .blobs
+        .get_opt(&keys::reader(&book.current(), &file))
+        .await
+    {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return not_found(&req),
         Err(e) => return storage_error(&e),

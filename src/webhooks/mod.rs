@@ -34,6 +34,8 @@ pub const QUEUE: &str = "webhooks";
 pub enum Event {
     Ready,
     Failed,
+    /// A revision failed while the book kept the one it shows.
+    RevisionFailed,
 }
 
 impl Event {
@@ -41,6 +43,7 @@ impl Event {
         match self {
             Event::Ready => "book.ready",
             Event::Failed => "book.failed",
+            Event::RevisionFailed => "book.revision_failed",
         }
     }
 }
@@ -49,6 +52,8 @@ impl Event {
 pub struct BookEvent<'a> {
     pub event: Event,
     pub book_id: &'a str,
+    /// The revision the event is about: the one the book now shows, or the one that failed.
+    pub revision: u32,
     pub tenant: &'a str,
     pub callback_url: &'a str,
     pub title: Option<&'a str>,
@@ -71,6 +76,7 @@ struct Body<'a> {
 struct BookBody<'a> {
     id: &'a str,
     status: &'static str,
+    revision: u32,
     title: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorBody<'a>>,
@@ -103,7 +109,7 @@ pub async fn record(
     event: &BookEvent<'_>,
 ) -> anyhow::Result<String> {
     let id = uuid::Uuid::new_v4().to_string();
-    let ready = event.event == Event::Ready;
+    let ready = event.event != Event::Failed;
     let link = |path: String| match event.base {
         Some(base) => format!("{}{path}", base.as_str().trim_end_matches('/')),
         None => path,
@@ -115,7 +121,12 @@ pub async fn record(
         created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         book: BookBody {
             id: event.book_id,
-            status: if ready { "ready" } else { "failed" },
+            // A revision that failed leaves the book as it was: ready.
+            status: match event.event {
+                Event::Ready | Event::RevisionFailed => "ready",
+                Event::Failed => "failed",
+            },
+            revision: event.revision,
             title: event.title,
             error: event
                 .error

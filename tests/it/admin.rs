@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::Command;
 use std::time::Duration;
 
-use bindery::books::{self, BookId, NewBook, Tenant, keys};
+use bindery::books::{self, BookId, NewBook, RevisionId, Tenant, keys};
 use bindery::jobs::NewJob;
 use bindery::pipeline::steps;
 use bindery::worker::builtin::Noop;
@@ -397,7 +397,7 @@ fn jobs_and_queues(postgres: bool) {
             idempotency_key: None,
             callback_url: None,
         };
-        let first = steps::first_step(&book).max_attempts(1);
+        let first = steps::first_step(&RevisionId::first(&book)).max_attempts(1);
         books::submit(&store.db, &store.queue, &lost, first)
             .await
             .expect("submit");
@@ -418,7 +418,10 @@ fn jobs_and_queues(postgres: bool) {
         "{dead:#}"
     );
     let message = errors[0]["message"].as_str().expect("message");
-    assert!(message.contains(&keys::upload(&book)), "{dead:#}");
+    assert!(
+        message.contains(&keys::upload(&RevisionId::first(&book))),
+        "{dead:#}"
+    );
     assert!(
         !errors[0]["causes"].as_array().expect("causes").is_empty(),
         "the cause chain is kept: {dead:#}"
@@ -429,7 +432,7 @@ fn jobs_and_queues(postgres: bool) {
 
     // Once the upload is back, a retry runs it again (and the history stays).
     rt.block_on(store.blobs.put_if_absent(
-        &keys::upload(&book),
+        &keys::upload(&RevisionId::first(&book)),
         b"# Found Again\n\nThe upload was restored.\n".to_vec(),
     ))
     .expect("restore upload");

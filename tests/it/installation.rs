@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use bindery::books::{BookId, keys};
+use bindery::books::{BookId, RevisionId, keys};
 use bindery::jobs::JobState;
 use bindery::pipeline::SweepBlobs;
 use common::books::{open, submit_bytes, wait_book};
@@ -276,12 +276,15 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
         let id = BookId::new();
         store
             .blobs
-            .put_if_absent(&keys::upload(&id), b"cut off".to_vec())
+            .put_if_absent(&keys::upload(&RevisionId::first(&id)), b"cut off".to_vec())
             .await
             .expect("put");
         std::fs::File::options()
             .write(true)
-            .open(data.join("blobs").join(keys::upload(&id)))
+            .open(
+                data.join("blobs")
+                    .join(keys::upload(&RevisionId::first(&id))),
+            )
             .expect("open orphan")
             .set_modified(two_hours_ago)
             .expect("age the orphan");
@@ -290,7 +293,10 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
     let young = BookId::new();
     store
         .blobs
-        .put_if_absent(&keys::upload(&young), b"still streaming".to_vec())
+        .put_if_absent(
+            &keys::upload(&RevisionId::first(&young)),
+            b"still streaming".to_vec(),
+        )
         .await
         .expect("put");
 
@@ -368,7 +374,7 @@ async fn the_sweep_is_bounded_and_deletes_nothing_for_another_installation() {
     assert!(
         store
             .blobs
-            .get_opt(&keys::upload(&young))
+            .get_opt(&keys::upload(&RevisionId::first(&young)))
             .await
             .expect("get")
             .is_some(),

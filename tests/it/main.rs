@@ -37,6 +37,7 @@ mod pipeline;
 mod postgres;
 mod print;
 mod reader_browser;
+mod revisions;
 mod s3;
 mod shutdown;
 mod supervision;

@@ -221,6 +221,14 @@ fn every_documented_operation_is_served_as_documented() {
             tenant_owned: true,
         },
     );
+    // The book's first revision, which every book has.
+    paths.insert(
+        "revisions/{n}".to_owned(),
+        PathFixture {
+            value: "1".to_owned(),
+            tenant_owned: false,
+        },
+    );
     // Admin routes see every tenant's jobs and queues: nothing of them is tenant-owned, and a
     // non-admin gets 404 anyway.
     paths.insert(

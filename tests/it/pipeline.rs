@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use bindery::books::{BookId, BookRow, keys};
+use bindery::books::{BookId, BookRow, RevisionId, keys};
 use bindery::jobs::{JobFilter, JobState};
 use bindery::manuscript::Limits;
 use bindery::pipeline::in_memory;
@@ -23,7 +23,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
     let options = book.options().expect("options");
     let manuscript = store
         .blobs
-        .get(&keys::upload(&book.id))
+        .get(&keys::upload(&RevisionId::first(&book.id)))
         .await
         .expect("upload");
     let cover = match &options.cover_name {
@@ -31,7 +31,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
             name.clone(),
             store
                 .blobs
-                .get(&keys::cover_upload(&book.id))
+                .get(&keys::cover_upload(&RevisionId::first(&book.id)))
                 .await
                 .expect("cover")
                 .to_vec(),
@@ -70,7 +70,11 @@ async fn blob_set(store: &Store, id: &BookId) -> BTreeSet<String> {
 /// The published EPUB and reader equal an in-memory conversion, byte for byte.
 async fn assert_matches_reference(store: &Store, book: &BookRow) {
     let expected = reference(store, book).await;
-    let epub = store.blobs.get(&keys::epub(&book.id)).await.expect("epub");
+    let epub = store
+        .blobs
+        .get(&keys::epub(&RevisionId::first(&book.id)))
+        .await
+        .expect("epub");
     assert!(
         epub.as_ref() == expected.epub.as_slice(),
         "the pipeline's EPUB differs from an uninterrupted conversion"
@@ -83,7 +87,11 @@ async fn assert_matches_reference(store: &Store, book: &BookRow) {
         .expect("a print edition asked for")
         .as_ref()
         .unwrap_or_else(|e| panic!("no reference print edition: {e}"));
-    let pdf = store.blobs.get(&keys::pdf(&book.id)).await.expect("pdf");
+    let pdf = store
+        .blobs
+        .get(&keys::pdf(&RevisionId::first(&book.id)))
+        .await
+        .expect("pdf");
     assert!(
         pdf.as_ref() == edition.pdf.as_slice(),
         "the pipeline's print edition differs from an uninterrupted conversion"
@@ -91,7 +99,7 @@ async fn assert_matches_reference(store: &Store, book: &BookRow) {
     for (path, bytes) in expected.reader.expect("reader files") {
         let stored = store
             .blobs
-            .get(&keys::reader(&book.id, &path))
+            .get(&keys::reader(&RevisionId::first(&book.id), &path))
             .await
             .expect("reader file");
         assert!(
@@ -273,7 +281,7 @@ async fn a_book_too_long_to_print_publishes_its_ebooks_without_one() {
     assert!(
         store
             .blobs
-            .get_opt(&keys::epub(&id))
+            .get_opt(&keys::epub(&RevisionId::first(&id)))
             .await
             .expect("read")
             .is_some(),
@@ -730,7 +738,11 @@ async fn neighbours_survive_a_job_that_kills_its_worker(database: Option<String>
 }
 
 async fn clean_book_chapters(store: &Store, id: &BookId) -> usize {
-    let model = store.blobs.get(&keys::model(id)).await.expect("model");
+    let model = store
+        .blobs
+        .get(&keys::model(&RevisionId::first(id)))
+        .await
+        .expect("model");
     let book: bindery::ebook::Book = serde_json::from_slice(&model).expect("book json");
     book.document.chapters.len()
 }
@@ -1126,7 +1138,10 @@ async fn files_of_books_that_do_not_exist_are_swept() {
     let orphan = BookId::new();
     store
         .blobs
-        .put_if_absent(&keys::upload(&orphan), b"cut off".to_vec())
+        .put_if_absent(
+            &keys::upload(&RevisionId::first(&orphan)),
+            b"cut off".to_vec(),
+        )
         .await
         .expect("put");
     store
@@ -1141,7 +1156,7 @@ async fn files_of_books_that_do_not_exist_are_swept() {
     assert!(
         store
             .blobs
-            .get_opt(&keys::upload(&orphan))
+            .get_opt(&keys::upload(&RevisionId::first(&orphan)))
             .await
             .expect("get")
             .is_some()

@@ -84,6 +84,9 @@ pub struct MetadataInputs {
     pub digest: [u8; 32],
     /// When the book was made, as `dcterms:modified`; `None` means a fixed epoch.
     pub modified: Option<String>,
+    /// The identifier the book keeps across its revisions, used when no ISBN is given;
+    /// `None` derives one from `digest`.
+    pub identifier: Option<String>,
     /// Used when no language is given; must itself be valid.
     pub default_language: Option<String>,
 }
@@ -173,9 +176,10 @@ pub fn resolve(
             None => {}
         }
     }
-    let identifier = match &isbn {
-        Some(isbn) => format!("urn:isbn:{isbn}"),
-        None => format!(
+    let identifier = match (&isbn, &inputs.identifier) {
+        (Some(isbn), _) => format!("urn:isbn:{isbn}"),
+        (None, Some(kept)) => kept.clone(),
+        (None, None) => format!(
             "urn:uuid:{}",
             uuid::Uuid::new_v5(&BINDERY_NAMESPACE, &inputs.digest)
         ),

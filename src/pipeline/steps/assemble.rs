@@ -7,16 +7,17 @@ use serde::{Deserialize, Serialize};
 use super::failure::gone;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
 use super::print_edition::{PrintEdition, chapters_job, died, give_up, give_up_for, pieces};
-use super::stored::book_row;
+use super::stored::revision_row;
 use super::{Cx, QUEUE};
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, Outcome};
 use crate::services::Services;
 
 /// The join of the pieces set for print.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Assemble {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub chapters: usize,
 }
 
@@ -25,9 +26,9 @@ impl Assemble {
     async fn done(&self, cx: &Cx, printed: &Printed) -> anyhow::Result<Outcome> {
         cx.app()
             .blobs
-            .delete_prefix(&keys::print_work_prefix(&self.book))
+            .delete_prefix(&keys::print_work_prefix(&self.revision))
             .await?;
-        cx.then(chapters_job(&self.book, self.chapters));
+        cx.then(chapters_job(&self.revision, self.chapters));
         Ok(Outcome::done_with(PrintEdition::Typeset {
             pages: printed.report.pages,
             pdf_bytes: printed.pdf_bytes,
@@ -41,23 +42,27 @@ impl Job for Assemble {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        if book_row(cx, &self.book).await?.is_none() {
-            return Ok(gone(&self.book));
+        if revision_row(cx, &self.revision).await?.is_none() {
+            return Ok(gone(&self.revision));
         }
         // Assembled already, by a run killed before it could commit.
-        if let Some(stored) = app.blobs.get_opt(&keys::print_report(&self.book)).await? {
+        if let Some(stored) = app
+            .blobs
+            .get_opt(&keys::print_report(&self.revision))
+            .await?
+        {
             let printed: Printed = serde_json::from_slice(&stored)?;
             return self.done(cx, &printed).await;
         }
         let pieces = match pieces(cx).await? {
             Ok(pieces) => pieces,
             Err((code, message)) => {
-                return give_up_for(cx, &self.book, self.chapters, &code, message).await;
+                return give_up_for(cx, &self.revision, self.chapters, &code, message).await;
             }
         };
         let mut infos = Vec::with_capacity(pieces.len());
@@ -69,22 +74,22 @@ impl Job for Assemble {
         }
         cx.progress(50, "assembling the print edition").await?;
         let request = Request::Assemble {
-            book: self.book.clone(),
+            revision: self.revision.clone(),
             pieces: infos,
         };
         let printed = match print_book::run(&app.config, &request, whole_book).await? {
             Answer::Assembled(printed) => printed,
             Answer::Refused { code, message } => {
-                return give_up_for(cx, &self.book, self.chapters, &code, message).await;
+                return give_up_for(cx, &self.revision, self.chapters, &code, message).await;
             }
             other => anyhow::bail!("assembling answered {other:?}"),
         };
         if printed.report.failure.is_some() {
-            return give_up(cx, &self.book, self.chapters, &printed).await;
+            return give_up(cx, &self.revision, self.chapters, &printed).await;
         }
         app.blobs
             .put_if_absent(
-                &keys::print_report(&self.book),
+                &keys::print_report(&self.revision),
                 serde_json::to_vec(&printed)?,
             )
             .await?;
@@ -94,6 +99,6 @@ impl Job for Assemble {
     }
 
     async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
-        died(cx, &self.book, Some(self.chapters)).await
+        died(cx, &self.revision, Some(self.chapters)).await
     }
 }

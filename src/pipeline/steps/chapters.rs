@@ -6,7 +6,7 @@ use super::failure::fail_for_good;
 use super::plan_packaging::PlanPackaging;
 use super::render_chapter::RenderChapter;
 use super::{Cx, QUEUE};
-use crate::books::BookId;
+use crate::books::RevisionId;
 use crate::jobs::{Job, NewJob, Outcome};
 use crate::services::Services;
 
@@ -14,7 +14,8 @@ use crate::services::Services;
 /// pages marked when there is a print edition.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Chapters {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub chapters: usize,
 }
 
@@ -24,14 +25,14 @@ impl Job for Chapters {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let children = (0..self.chapters)
             .map(|chapter| {
                 NewJob::of(&RenderChapter {
-                    book: self.book.clone(),
+                    revision: self.revision.clone(),
                     chapter,
                 })
             })
@@ -39,13 +40,13 @@ impl Job for Chapters {
         cx.fan_out(
             children,
             NewJob::of(&PlanPackaging {
-                book: self.book.clone(),
+                revision: self.revision.clone(),
             }),
         );
         Ok(Outcome::done())
     }
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
-        fail_for_good(cx, &self.book, Self::NAME, error).await
+        fail_for_good(cx, &self.revision, Self::NAME, error).await
     }
 }

@@ -3,9 +3,9 @@
 //! in words for its author; the operator's log keeps the errors, which can name the server's
 //! paths, storage and hosts.
 
-use super::stored::book_row;
+use super::stored::revision_row;
 use super::{Cx, by_job, fails_the_book};
-use crate::books::{self, BookId, STEP_FAILED};
+use crate::books::{self, RevisionId, RevisionStatus, STEP_FAILED};
 use crate::jobs::Outcome;
 use crate::logbook;
 use crate::services::Services;
@@ -15,21 +15,25 @@ use crate::services::Services;
 /// not hold the failure back for long.
 const LOG_FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The book was deleted while its pipeline ran: stop quietly.
-pub(super) fn gone(book: &BookId) -> Outcome {
-    Outcome::Cancel(format!("book {book} no longer exists"))
+/// The book was deleted while its pipeline ran, or a newer revision superseded this one: stop
+/// quietly.
+pub(super) fn gone(revision: &RevisionId) -> Outcome {
+    Outcome::Cancel(format!(
+        "book {} no longer exists, or its revision {} was superseded",
+        revision.book, revision.number
+    ))
 }
 
 /// Bad input: the book fails with the reason, and the job is discarded (a retry cannot help).
 pub(super) async fn refuse(
     cx: &Cx,
-    book: &BookId,
+    revision: &RevisionId,
     code: &str,
     message: String,
 ) -> anyhow::Result<Outcome> {
     // The reason is the one the book shows its author (`error.message`).
-    tracing::warn!(for_author = true, book.id = %book, code, reason = %message, "manuscript refused");
-    mark_failed(cx.app(), book, code, &message, None).await?;
+    tracing::warn!(for_author = true, book.id = %revision.book, revision = revision.number, code, reason = %message, "manuscript refused");
+    mark_failed(cx.app(), revision, code, &message, None).await?;
     Ok(Outcome::Discard(message))
 }
 
@@ -42,19 +46,19 @@ pub(super) async fn refuse(
 /// that says why is in the database before the failure is committed (`logbook::flush`).
 pub(super) async fn mark_failed(
     app: &Services,
-    book: &BookId,
+    revision: &RevisionId,
     code: &str,
     message: &str,
     reason: Option<&str>,
 ) -> anyhow::Result<()> {
     if let Some(reason) = reason {
-        tracing::warn!(for_author = true, book.id = %book, code, reason, "book failed");
+        tracing::warn!(for_author = true, book.id = %revision.book, revision = revision.number, code, reason, "book failed");
     }
     if !logbook::flush(LOG_FLUSH_WITHIN).await {
-        tracing::debug!(book.id = %book, "the log lines before the book's failure were not stored in time; failing it anyway");
+        tracing::debug!(book.id = %revision.book, revision = revision.number, "the log lines before the book's failure were not stored in time; failing it anyway");
     }
     let public_url = app.config.public_url.as_ref();
-    books::fail(&app.db, &app.queue, public_url, book, code, message).await?;
+    books::fail(&app.db, &app.queue, public_url, revision, code, message).await?;
     Ok(())
 }
 
@@ -62,20 +66,20 @@ pub(super) async fn mark_failed(
 /// fails the book itself, in the words the API uses for a dead step.
 pub(super) async fn fail_for_good(
     cx: &Cx,
-    book: &BookId,
+    revision: &RevisionId,
     job: &str,
     error: &anyhow::Error,
 ) -> anyhow::Result<()> {
-    step_failed(cx, book, job, &error.to_string()).await
+    step_failed(cx, revision, job, &error.to_string()).await
 }
 
 /// Fails the book because step `job` kept failing with `error`. The book (its API, its page,
 /// its `book.failed` event) and its author's log say which step and what to do; the error
 /// itself, which can name the server's paths, storage and hosts, only the operator's log.
-async fn step_failed(cx: &Cx, book: &BookId, job: &str, error: &str) -> anyhow::Result<()> {
-    tracing::warn!(book.id = %book, step = job, error, "a step kept failing; the book fails");
+async fn step_failed(cx: &Cx, revision: &RevisionId, job: &str, error: &str) -> anyhow::Result<()> {
+    tracing::warn!(book.id = %revision.book, revision = revision.number, step = job, error, "a step kept failing; the book fails");
     let message = stopped_at(job);
-    mark_failed(cx.app(), book, STEP_FAILED, &message, Some(&message)).await
+    mark_failed(cx.app(), revision, STEP_FAILED, &message, Some(&message)).await
 }
 
 /// What a person can do about a step that failed.
@@ -99,7 +103,7 @@ pub fn stopped_at(job: &str) -> String {
 /// with its error.
 pub(super) async fn fail_if_a_child_failed(
     cx: &Cx,
-    book: &BookId,
+    revision: &RevisionId,
 ) -> anyhow::Result<Option<Outcome>> {
     let children = cx.children().await?;
     let Some(failed) = children
@@ -113,11 +117,11 @@ pub(super) async fn fail_if_a_child_failed(
         .unwrap_or_else(|| format!("step {} ended {}", failed.kind, failed.state));
     // A child that refused the book (too big to package) failed it already, with its reason;
     // otherwise, in the words of any step that kept failing, advice included.
-    let already = book_row(cx, book)
+    let already = revision_row(cx, revision)
         .await?
-        .is_some_and(|row| row.status == books::BookStatus::Failed);
+        .is_none_or(|row| row.status == RevisionStatus::Failed);
     if !already {
-        step_failed(cx, book, &failed.kind, &error).await?;
+        step_failed(cx, revision, &failed.kind, &error).await?;
     }
     Ok(Some(Outcome::Cancel(format!(
         "{} ended {}: {error}",

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::failure::{fail_for_good, gone, refuse};
 use super::parse::Parse;
-use super::stored::book_row;
+use super::stored::revision_row;
 use super::{Cx, QUEUE};
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::convert;
 use crate::jobs::{Job, NewJob, Outcome};
 use crate::manuscript::Format;
@@ -16,7 +16,8 @@ use crate::services::Services;
 /// Sniff, enforce limits, decode text to UTF-8.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ingest {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
 }
 
 impl Job for Ingest {
@@ -25,23 +26,23 @@ impl Job for Ingest {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let Some(row) = book_row(cx, &self.book).await? else {
-            return Ok(gone(&self.book));
+        let Some(row) = revision_row(cx, &self.revision).await? else {
+            return Ok(gone(&self.revision));
         };
         let options = row.options()?;
-        let manuscript = app.blobs.get(&keys::upload(&self.book)).await?;
+        let manuscript = app.blobs.get(&keys::upload(&self.revision)).await?;
         let ingested = match convert::ingest(&manuscript, &options.convert, &app.config.limits) {
             Ok(ingested) => ingested,
-            Err(e) => return refuse(cx, &self.book, e.code(), e.to_string()).await,
+            Err(e) => return refuse(cx, &self.revision, e.code(), e.to_string()).await,
         };
         if let Some(text) = &ingested.text {
             app.blobs
-                .put_if_absent(&keys::text(&self.book), text.clone())
+                .put_if_absent(&keys::text(&self.revision), text.clone())
                 .await?;
         }
         // Reading is the step whose memory the manuscript decides: it waits for room in the
@@ -49,7 +50,7 @@ impl Job for Ingest {
         let cost = crate::manuscript::reading_cost(&ingested, &manuscript);
         cx.then(
             NewJob::of(&Parse {
-                book: self.book.clone(),
+                revision: self.revision.clone(),
                 format: ingested.format,
                 encoding: ingested.encoding.clone(),
             })
@@ -66,7 +67,7 @@ impl Job for Ingest {
     }
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
-        fail_for_good(cx, &self.book, Self::NAME, error).await
+        fail_for_good(cx, &self.revision, Self::NAME, error).await
     }
 }
 

@@ -5,14 +5,15 @@ use serde::{Deserialize, Serialize};
 
 use super::print_book::{self, Answer, Request};
 use super::{Cx, QUEUE};
-use crate::books::BookId;
+use crate::books::RevisionId;
 use crate::jobs::{Job, Outcome};
 use crate::services::Services;
 
 /// Measures piece `piece` with `gutter`, in measuring round `round`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MeasurePiece {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub piece: usize,
     pub gutter: f64,
     pub round: u32,
@@ -24,28 +25,28 @@ impl Job for MeasurePiece {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let request = Request::Measure {
-            book: self.book.clone(),
+            revision: self.revision.clone(),
             piece: self.piece,
             gutter: self.gutter,
         };
-        run_piece(cx, &self.book, self.piece, &request).await
+        run_piece(cx, &self.revision, self.piece, &request).await
     }
 }
 
 /// Runs `request` for piece `piece` in the print child; its answer is the job's result.
 pub(super) async fn run_piece(
     cx: &Cx,
-    book: &BookId,
+    revision: &RevisionId,
     piece: usize,
     request: &Request,
 ) -> anyhow::Result<Outcome> {
     let app = cx.app();
-    let work = || piece_work(&app.blobs, book, piece);
+    let work = || piece_work(&app.blobs, revision, piece);
     let answer = print_book::run(&app.config, request, work).await?;
     Ok(Outcome::done_with(Piece { piece, answer }))
 }
@@ -62,13 +63,13 @@ pub struct Piece {
 /// chapters 12 to 15".
 pub(super) async fn piece_work(
     blobs: &crate::storage::BlobStore,
-    book: &BookId,
+    revision: &RevisionId,
     piece: usize,
 ) -> String {
     if piece == 0 {
         return "the front matter".to_owned();
     }
-    let chapters = match print_book::plan(blobs, book).await {
+    let chapters = match print_book::plan(blobs, revision).await {
         Ok(plan) => plan.chapters(piece),
         Err(_) => return format!("piece {piece} of the print edition"),
     };

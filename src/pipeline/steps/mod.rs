@@ -49,7 +49,7 @@ pub mod stored;
 pub mod typeset;
 pub mod verify;
 
-use crate::books::BookId;
+use crate::books::RevisionId;
 use crate::jobs::{Job, JobContext, NewJob, Registry};
 use crate::services::Services;
 
@@ -245,9 +245,11 @@ const fn same(a: &str, b: &str) -> bool {
     true
 }
 
-/// Payload of `ingest` for a new book (used by `submit`).
-pub fn first_step(book: &BookId) -> NewJob {
-    NewJob::of(&Ingest { book: book.clone() })
+/// The first step of a revision's workflow (used by `submit` and `revise`).
+pub fn first_step(revision: &RevisionId) -> NewJob {
+    NewJob::of(&Ingest {
+        revision: revision.clone(),
+    })
 }
 
 #[cfg(test)]

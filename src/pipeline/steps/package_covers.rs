@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stored;
 use super::{Cx, QUEUE};
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, Outcome};
 use crate::services::Services;
 
@@ -18,7 +18,8 @@ use crate::services::Services;
 /// the book publishes (and a worker older than this step, which discards it, fails nothing).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageCovers {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
 }
 
 impl Job for PackageCovers {
@@ -27,7 +28,7 @@ impl Job for PackageCovers {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     /// In the worker, unlike the other packagers: what it draws from is bounded by constants.
@@ -39,13 +40,13 @@ impl Job for PackageCovers {
         // The stored model itself, not the worker's cache of it: this step runs beside the
         // print edition's pieces, before its pages can be marked into the model the cache
         // keeps for the ebooks.
-        let stored = stored::parsed(&app.blobs, &self.book).await?;
+        let stored = stored::parsed(&app.blobs, &self.revision).await?;
         let Some(cover) = stored.cover.clone() else {
             return Ok(Outcome::done());
         };
         let bytes = app
             .blobs
-            .get(&keys::resource(&self.book, &cover.file_name))
+            .get(&keys::resource(&self.revision, &cover.file_name))
             .await?;
         let (thumbnail, store_cover) = tokio::task::spawn_blocking(move || {
             anyhow::Ok((
@@ -55,10 +56,10 @@ impl Job for PackageCovers {
         })
         .await??;
         app.blobs
-            .put_if_absent(&keys::thumbnail(&self.book), thumbnail)
+            .put_if_absent(&keys::thumbnail(&self.revision), thumbnail)
             .await?;
         app.blobs
-            .put_if_absent(&keys::store_cover(&self.book), store_cover)
+            .put_if_absent(&keys::store_cover(&self.revision), store_cover)
             .await?;
         Ok(Outcome::done())
     }

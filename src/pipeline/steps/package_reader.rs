@@ -5,14 +5,15 @@ use serde::{Deserialize, Serialize};
 use super::failure::refuse;
 use super::packaging::{Output, Packaged, package};
 use super::{Cx, QUEUE};
-use crate::books::BookId;
+use crate::books::RevisionId;
 use crate::jobs::{Job, Outcome};
 use crate::services::Services;
 
 /// The web reader, made in a limited child ([`super::packaging`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PackageReader {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
 }
 
 impl Job for PackageReader {
@@ -21,13 +22,13 @@ impl Job for PackageReader {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         cx.progress(50, "writing the web reader").await?;
-        match package(cx, &self.book, Output::Reader).await? {
-            Packaged::Refused { code, message } => refuse(cx, &self.book, &code, message).await,
+        match package(cx, &self.revision, Output::Reader).await? {
+            Packaged::Refused { code, message } => refuse(cx, &self.revision, &code, message).await,
             packaged @ Packaged::Reader { files, bytes } => {
                 tracing::info!(for_author = true, files, bytes, "web reader packaged");
                 Ok(Outcome::done_with(serde_json::to_value(packaged)?))

@@ -21,7 +21,7 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use serde::{Deserialize, Serialize};
 
 use super::Cx;
-use crate::books::{BookId, keys};
+use crate::books::{BookId, RevisionId, keys};
 use crate::config::{Config, Limits};
 use crate::convert::{self, Resources};
 use crate::ebook::Book;
@@ -55,7 +55,8 @@ pub enum Output {
 /// What the child is asked to make.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub output: Output,
 }
 
@@ -83,16 +84,22 @@ impl Packaged {
 /// Runs the child and waits for it. `Err` is a failure worth retrying; a limit that stopped
 /// it is a `Refused`.
 pub async fn package_in_child(config: &Config, request: &Request) -> anyhow::Result<Packaged> {
-    Ok(match CHILD.run(config, &request.book, request).await? {
-        Ran::Answered(packaged) => packaged,
-        Ran::Stopped(error) => Packaged::refused(&error),
-    })
+    Ok(
+        match CHILD.run(config, &request.revision.book, request).await? {
+            Ran::Answered(packaged) => packaged,
+            Ran::Stopped(error) => Packaged::refused(&error),
+        },
+    )
 }
 
-/// Makes `output` of `book` in its limited child.
-pub(super) async fn package(cx: &Cx, book: &BookId, output: Output) -> anyhow::Result<Packaged> {
+/// Makes `output` of `revision` in its limited child.
+pub(super) async fn package(
+    cx: &Cx,
+    revision: &RevisionId,
+    output: Output,
+) -> anyhow::Result<Packaged> {
     let request = Request {
-        book: book.clone(),
+        revision: revision.clone(),
         output,
     };
     package_in_child(&cx.app().config, &request).await
@@ -110,7 +117,7 @@ async fn package_and_store(
     limits: &Limits,
     request: &Request,
 ) -> anyhow::Result<Packaged> {
-    let id = &request.book;
+    let id = &request.revision;
     let (model, pages) =
         crate::services::read_model(blobs, &keys::model(id), &keys::pagination(id)).await?;
     let planned = crate::services::plan_model(&model, pages.as_deref())?;
@@ -137,7 +144,7 @@ async fn package_and_store(
         Output::Reader => {
             let chapters = load_chapters(blobs, id, book, Target::Web).await?;
             let resources = load_resources(blobs, id).await?;
-            let links = reader_links(id);
+            let links = reader_links(&id.book);
             let files = convert::package_reader(book, &chapters, &resources, &links)?;
             drop((chapters, resources));
             let count = files.len();
@@ -187,13 +194,13 @@ fn unpacked_size(epub: &[u8]) -> anyhow::Result<u64> {
 /// Every rendered chapter of `book` for `target`, in order.
 pub async fn load_chapters(
     blobs: &BlobStore,
-    book_id: &BookId,
+    revision: &RevisionId,
     book: &Book,
     target: Target,
 ) -> anyhow::Result<Vec<String>> {
     stream::iter(0..book.document.chapters.len())
         .map(|i| async move {
-            let bytes = blobs.get(&keys::chapter(book_id, i, target)).await?;
+            let bytes = blobs.get(&keys::chapter(revision, i, target)).await?;
             String::from_utf8(bytes.to_vec()).context("a rendered chapter is not UTF-8")
         })
         .buffered(BLOB_REQUESTS)
@@ -202,8 +209,8 @@ pub async fn load_chapters(
 }
 
 /// Every image the book stored, by its id.
-pub async fn load_resources(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Resources> {
-    let prefix = keys::resources_prefix(book);
+pub async fn load_resources(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Resources> {
+    let prefix = keys::resources_prefix(revision);
     let prefix = prefix.as_str();
     stream::iter(blobs.list(prefix).await?)
         .map(|key| async move {

@@ -9,9 +9,9 @@ use super::failure::gone;
 use super::print_book::{self, Answer};
 use super::print_edition::{died, give_up_for, measures, pieces};
 use super::set_piece::SetPiece;
-use super::stored::book_row;
+use super::stored::revision_row;
 use super::{Cx, QUEUE};
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, NewJob, Outcome};
 use crate::print::{self, Paginated};
 use crate::services::Services;
@@ -19,7 +19,8 @@ use crate::services::Services;
 /// The join of round `round` of measures.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Paginate {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub chapters: usize,
     pub round: u32,
 }
@@ -30,18 +31,18 @@ impl Job for Paginate {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        if book_row(cx, &self.book).await?.is_none() {
-            return Ok(gone(&self.book));
+        if revision_row(cx, &self.revision).await?.is_none() {
+            return Ok(gone(&self.revision));
         }
         let pieces = match pieces(cx).await? {
             Ok(pieces) => pieces,
             Err((code, message)) => {
-                return give_up_for(cx, &self.book, self.chapters, &code, message).await;
+                return give_up_for(cx, &self.revision, self.chapters, &code, message).await;
             }
         };
         let mut measured = Vec::with_capacity(pieces.len());
@@ -51,14 +52,14 @@ impl Job for Paginate {
                 other => anyhow::bail!("a measure answered {other:?}"),
             }
         }
-        let plan = print_book::plan(&app.blobs, &self.book).await?;
+        let plan = print_book::plan(&app.blobs, &self.revision).await?;
         let round = self.round;
         let paginated = tokio::task::spawn_blocking(move || {
             print::pieces::paginate(&plan, &measured, round).map(|p| (p, plan.pieces()))
         })
         .await?;
         match paginated {
-            Err(e) => give_up_for(cx, &self.book, self.chapters, e.code(), e.to_string()).await,
+            Err(e) => give_up_for(cx, &self.revision, self.chapters, e.code(), e.to_string()).await,
             Ok((Paginated::Again { gutter }, pieces)) => {
                 tracing::info!(
                     gutter,
@@ -66,7 +67,7 @@ impl Job for Paginate {
                     "measuring the print edition again for its gutter"
                 );
                 cx.fan_out(
-                    measures(&self.book, pieces, gutter, self.round + 1),
+                    measures(&self.revision, pieces, gutter, self.round + 1),
                     NewJob::of(&Paginate {
                         round: self.round + 1,
                         ..self.clone()
@@ -78,7 +79,7 @@ impl Job for Paginate {
                 let pages = layout.pages;
                 app.blobs
                     .put_if_absent(
-                        &keys::print_layout(&self.book),
+                        &keys::print_layout(&self.revision),
                         serde_json::to_vec(&layout)?,
                     )
                     .await?;
@@ -86,14 +87,14 @@ impl Job for Paginate {
                     (0..pieces)
                         .map(|piece| {
                             NewJob::of(&SetPiece {
-                                book: self.book.clone(),
+                                revision: self.revision.clone(),
                                 piece,
                             })
                             .cost(print::pieces::PIECE_COST)
                         })
                         .collect(),
                     NewJob::of(&super::assemble::Assemble {
-                        book: self.book.clone(),
+                        revision: self.revision.clone(),
                         chapters: self.chapters,
                     }),
                 );
@@ -103,7 +104,7 @@ impl Job for Paginate {
     }
 
     async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
-        died(cx, &self.book, Some(self.chapters)).await
+        died(cx, &self.revision, Some(self.chapters)).await
     }
 }
 

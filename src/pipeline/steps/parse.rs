@@ -15,10 +15,10 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::failure::{fail_for_good, gone, refuse};
-use super::stored::book_row;
+use super::stored::revision_row;
 use super::typeset::Typeset;
 use super::{Cx, QUEUE};
-use crate::books::BookId;
+use crate::books::RevisionId;
 use crate::books::StoredOptions;
 use crate::books::keys;
 use crate::config::Config;
@@ -32,7 +32,8 @@ use crate::storage::BlobStore;
 /// Read the manuscript into the document model, resolve metadata, prepare the cover.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Parse {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub format: Format,
     pub encoding: Option<String>,
 }
@@ -43,17 +44,17 @@ impl Job for Parse {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let Some(row) = book_row(cx, &self.book).await? else {
-            return Ok(gone(&self.book));
+        let Some(row) = revision_row(cx, &self.revision).await? else {
+            return Ok(gone(&self.revision));
         };
         cx.progress(10, "reading the manuscript").await?;
         let request = Request {
-            book: self.book.clone(),
+            revision: self.revision.clone(),
             format: self.format,
             encoding: self.encoding.clone(),
             options: row.options()?,
@@ -61,13 +62,13 @@ impl Job for Parse {
         let chapters = match read_in_child(&app.config, &request).await? {
             Reply::Stored { chapters } => chapters,
             Reply::Refused { code, message } => {
-                return refuse(cx, &self.book, &code, message).await;
+                return refuse(cx, &self.revision, &code, message).await;
             }
         };
         // The print edition first: the ebooks mark where its pages begin. Its steps are
         // extras, and whatever becomes of it, its last step goes on to `chapters`.
         cx.then(NewJob::of(&Typeset {
-            book: self.book.clone(),
+            revision: self.revision.clone(),
             chapters: Some(chapters),
         }));
         cx.progress(100, "parsed").await?;
@@ -76,7 +77,7 @@ impl Job for Parse {
     }
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
-        fail_for_good(cx, &self.book, Self::NAME, error).await
+        fail_for_good(cx, &self.revision, Self::NAME, error).await
     }
 }
 
@@ -92,7 +93,8 @@ pub const SUBCOMMAND: &str = "read-manuscript";
 /// What the child is asked to read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub format: Format,
     pub encoding: Option<String>,
     pub options: StoredOptions,
@@ -126,10 +128,12 @@ const CHILD: Child = Child {
 /// Runs the child and waits for it. `Err` is a failure worth retrying (the child could not
 /// start, or died in a way no limit explains); a limit that stopped it is a `Refused`.
 pub async fn read_in_child(config: &Config, request: &Request) -> anyhow::Result<Reply> {
-    Ok(match CHILD.run(config, &request.book, request).await? {
-        Ran::Answered(reply) => reply,
-        Ran::Stopped(error) => Reply::refused(&error),
-    })
+    Ok(
+        match CHILD.run(config, &request.revision.book, request).await? {
+            Ran::Answered(reply) => reply,
+            Ran::Stopped(error) => Reply::refused(&error),
+        },
+    )
 }
 
 /// The child: reads its [`Request`], then reads the manuscript and stores what it made.
@@ -145,17 +149,20 @@ async fn read_and_store(
     config: &Config,
     request: &Request,
 ) -> anyhow::Result<Reply> {
-    let book = &request.book;
-    let manuscript = blobs.get(&keys::upload(book)).await?;
+    let revision = &request.revision;
+    let manuscript = blobs.get(&keys::upload(revision)).await?;
     let text = match request.format {
         Format::Docx => None,
         Format::Markdown | Format::Text => Some(
-            String::from_utf8(blobs.get(&keys::text(book)).await?.to_vec())
+            String::from_utf8(blobs.get(&keys::text(revision)).await?.to_vec())
                 .context("the decoded manuscript is not UTF-8")?,
         ),
     };
     let cover = match &request.options.cover_name {
-        Some(name) => Some((name.clone(), blobs.get(&keys::cover_upload(book)).await?)),
+        Some(name) => Some((
+            name.clone(),
+            blobs.get(&keys::cover_upload(revision)).await?,
+        )),
         None => None,
     };
     let ingested = Ingested {
@@ -177,17 +184,17 @@ async fn read_and_store(
     drop((manuscript, cover, ingested));
     for (id, bytes) in assembled.resources {
         blobs
-            .put_if_absent(&keys::resource(book, &id), bytes)
+            .put_if_absent(&keys::resource(revision, &id), bytes)
             .await?;
     }
     blobs
         .put_if_absent(
-            &keys::parse_report(book),
+            &keys::parse_report(revision),
             serde_json::to_vec(&assembled.report)?,
         )
         .await?;
     blobs
-        .put_if_absent(&keys::model(book), serde_json::to_vec(&assembled.book)?)
+        .put_if_absent(&keys::model(revision), serde_json::to_vec(&assembled.book)?)
         .await?;
     Ok(Reply::Stored {
         chapters: assembled.book.document.chapters.len(),

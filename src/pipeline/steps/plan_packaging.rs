@@ -8,7 +8,7 @@ use super::package_epub::PackageEpub;
 use super::package_reader::PackageReader;
 use super::verify::Verify;
 use super::{Cx, QUEUE};
-use crate::books::BookId;
+use crate::books::RevisionId;
 use crate::jobs::{Job, NewJob, Outcome};
 use crate::services::Services;
 
@@ -18,7 +18,8 @@ use crate::services::Services;
 /// keeps the name it was first stored under, `book.package`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanPackaging {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
 }
 
 impl Job for PlanPackaging {
@@ -27,38 +28,42 @@ impl Job for PlanPackaging {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
+        if let Some(outcome) = fail_if_a_child_failed(cx, &self.revision).await? {
             return Ok(outcome);
         }
         let mut packagers = vec![
             NewJob::of(&PackageEpub {
-                book: self.book.clone(),
+                revision: self.revision.clone(),
             }),
             NewJob::of(&PackageReader {
-                book: self.book.clone(),
+                revision: self.revision.clone(),
             }),
         ];
         // The covers, unless they were drawn beside the print edition.
-        let steps = cx.app().queue.workflow_counts(self.book.as_str()).await?;
+        let steps = cx
+            .app()
+            .queue
+            .workflow_counts(&self.revision.workflow())
+            .await?;
         if !steps.iter().any(|step| step.kind == PackageCovers::NAME) {
             packagers.push(NewJob::of(&PackageCovers {
-                book: self.book.clone(),
+                revision: self.revision.clone(),
             }));
         }
         cx.fan_out(
             packagers,
             NewJob::of(&Verify {
-                book: self.book.clone(),
+                revision: self.revision.clone(),
             }),
         );
         Ok(Outcome::done())
     }
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
-        fail_for_good(cx, &self.book, Self::NAME, error).await
+        fail_for_good(cx, &self.revision, Self::NAME, error).await
     }
 }

@@ -17,7 +17,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::stored;
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::config::Config;
 use crate::document::Document;
 use crate::ebook::{Book, BookMetadata, Pagination};
@@ -41,27 +41,30 @@ const CHILD: Child = Child {
 pub enum Request {
     /// Lay piece `piece` out bare, with `gutter` (`print::pieces::measure`).
     Measure {
-        book: BookId,
+        revision: RevisionId,
         piece: usize,
         gutter: f64,
     },
     /// Set piece `piece` for print, as the stored layout says, and store its PDF.
-    Set { book: BookId, piece: usize },
+    Set { revision: RevisionId, piece: usize },
     /// The whole print edition in this one child, as releases before the pieces made it: for a
     /// book whose pipeline an older release began (its join waits on this step alone).
-    Whole { book: BookId },
+    Whole { revision: RevisionId },
     /// Assemble the stored pieces into the interior, and make the cover and the pagination;
     /// `pieces` is what setting each piece learnt, in piece order.
-    Assemble { book: BookId, pieces: Vec<SetInfo> },
+    Assemble {
+        revision: RevisionId,
+        pieces: Vec<SetInfo>,
+    },
 }
 
 impl Request {
-    fn book(&self) -> &BookId {
+    fn revision(&self) -> &RevisionId {
         match self {
-            Request::Measure { book, .. }
-            | Request::Set { book, .. }
-            | Request::Whole { book }
-            | Request::Assemble { book, .. } => book,
+            Request::Measure { revision, .. }
+            | Request::Set { revision, .. }
+            | Request::Whole { revision }
+            | Request::Assemble { revision, .. } => revision,
         }
     }
 }
@@ -131,25 +134,27 @@ pub async fn run<W: Future<Output = String>>(
     request: &Request,
     work: impl FnOnce() -> W,
 ) -> anyhow::Result<Answer> {
-    Ok(match CHILD.run(config, request.book(), request).await? {
-        Ran::Answered(answer) => answer,
-        // A piece is a chapter or a run of them: what did not fit is named, with what the
-        // author can do about it.
-        Ran::Stopped(error @ InputError::OutOfMemory { .. }) => Answer::Refused {
-            code: error.code().to_owned(),
-            message: format!(
-                "typesetting {} of the print edition needed more memory than the server \
+    Ok(
+        match CHILD.run(config, &request.revision().book, request).await? {
+            Ran::Answered(answer) => answer,
+            // A piece is a chapter or a run of them: what did not fit is named, with what the
+            // author can do about it.
+            Ran::Stopped(error @ InputError::OutOfMemory { .. }) => Answer::Refused {
+                code: error.code().to_owned(),
+                message: format!(
+                    "typesetting {} of the print edition needed more memory than the server \
                  allows one book (WORKER_MEMORY_BUDGET); the print edition is typeset a chapter \
                  or a few at a time, so give a chapter this long headings where its parts \
                  begin, or ask the operator to raise the limit. The ebooks are made",
-                work().await
-            ),
+                    work().await
+                ),
+            },
+            Ran::Stopped(error) => Answer::Refused {
+                code: error.code().to_owned(),
+                message: format!("{error} ({})", work().await),
+            },
         },
-        Ran::Stopped(error) => Answer::Refused {
-            code: error.code().to_owned(),
-            message: format!("{error} ({})", work().await),
-        },
-    })
+    )
 }
 
 /// What a refusal of the whole book names.
@@ -168,15 +173,16 @@ pub fn child_main(config: &Config) -> ExitCode {
 async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
     match request {
         Request::Measure {
-            book,
+            revision,
             piece,
             gutter,
         } => {
             let (stored, plan) = (
-                stored::parsed(blobs, &book).await?,
-                plan(blobs, &book).await?,
+                stored::parsed(blobs, &revision).await?,
+                plan(blobs, &revision).await?,
             );
-            let resources = images(blobs, &book, &stored.document, plan.chapters(piece)).await?;
+            let resources =
+                images(blobs, &revision, &stored.document, plan.chapters(piece)).await?;
             let options = PrintOptions::of(&stored.metadata);
             let input = print_book(&stored, &resources, &options);
             Ok(match print::pieces::measure(input, &plan, piece, gutter) {
@@ -184,22 +190,23 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
                 Err(e) => refused(&e),
             })
         }
-        Request::Set { book, piece } => {
+        Request::Set { revision, piece } => {
             let (stored, plan) = (
-                stored::parsed(blobs, &book).await?,
-                plan(blobs, &book).await?,
+                stored::parsed(blobs, &revision).await?,
+                plan(blobs, &revision).await?,
             );
             let layout: Layout =
-                serde_json::from_slice(&blobs.get(&keys::print_layout(&book)).await?)
+                serde_json::from_slice(&blobs.get(&keys::print_layout(&revision)).await?)
                     .context("reading the print edition's layout")?;
-            let resources = images(blobs, &book, &stored.document, plan.chapters(piece)).await?;
+            let resources =
+                images(blobs, &revision, &stored.document, plan.chapters(piece)).await?;
             let options = PrintOptions::of(&stored.metadata);
             let input = print_book(&stored, &resources, &options);
             Ok(
                 match print::pieces::set(input, &plan, &layout, piece, None) {
                     Ok(set) => {
                         blobs
-                            .put_if_absent(&keys::print_piece(&book, piece), set.pdf)
+                            .put_if_absent(&keys::print_piece(&revision, piece), set.pdf)
                             .await?;
                         Answer::Set(set.info)
                     }
@@ -207,8 +214,8 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
                 },
             )
         }
-        Request::Whole { book } => whole(blobs, &book).await,
-        Request::Assemble { book, pieces } => assemble(blobs, &book, pieces).await,
+        Request::Whole { revision } => whole(blobs, &revision).await,
+        Request::Assemble { revision, pieces } => assemble(blobs, &revision, pieces).await,
     }
 }
 
@@ -246,55 +253,59 @@ fn print_book<'a>(
     }
 }
 
-pub(super) async fn plan(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Plan> {
-    serde_json::from_slice(&blobs.get(&keys::print_plan(book)).await?)
+pub(super) async fn plan(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Plan> {
+    serde_json::from_slice(&blobs.get(&keys::print_plan(revision)).await?)
         .context("reading the print edition's plan")
 }
 
 /// The images `chapters` (and the notes) print: a piece holds only its own in memory.
 async fn images(
     blobs: &BlobStore,
-    book: &BookId,
+    revision: &RevisionId,
     document: &Document,
     chapters: std::ops::Range<usize>,
 ) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     let mut resources = BTreeMap::new();
     for name in print::images_in(document, chapters) {
-        let bytes = blobs.get(&keys::resource(book, &name)).await?;
+        let bytes = blobs.get(&keys::resource(revision, &name)).await?;
         resources.insert(name, bytes.to_vec());
     }
     Ok(resources)
 }
 
 /// The whole print edition, laid out here piece after piece.
-async fn whole(blobs: &BlobStore, book: &BookId) -> anyhow::Result<Answer> {
-    let stored = stored::parsed(blobs, book).await?;
+async fn whole(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Answer> {
+    let stored = stored::parsed(blobs, revision).await?;
     let everything = 0..stored.document.chapters.len();
-    let mut resources = images(blobs, book, &stored.document, everything).await?;
+    let mut resources = images(blobs, revision, &stored.document, everything).await?;
     let front = stored.cover.as_ref().map(|c| c.file_name.clone());
     if let Some(name) = &front {
         resources.insert(
             name.clone(),
-            blobs.get(&keys::resource(book, name)).await?.to_vec(),
+            blobs.get(&keys::resource(revision, name)).await?.to_vec(),
         );
     }
     let options = PrintOptions::of(&stored.metadata);
     match print::typeset(&stored.document, &resources, &stored.metadata, &options) {
-        Ok(edition) => finish(blobs, book, &stored, &resources, edition).await,
+        Ok(edition) => finish(blobs, revision, &stored, &resources, edition).await,
         Err(e) => Ok(refused(&e)),
     }
 }
 
 /// The interior from its pieces, the cover, and the pagination: stored, and answered as the
 /// print report. The pagination is stored last: its presence says the print edition is whole.
-async fn assemble(blobs: &BlobStore, book: &BookId, infos: Vec<SetInfo>) -> anyhow::Result<Answer> {
-    let stored = stored::parsed(blobs, book).await?;
-    let plan = plan(blobs, book).await?;
-    let layout: Layout = serde_json::from_slice(&blobs.get(&keys::print_layout(book)).await?)
+async fn assemble(
+    blobs: &BlobStore,
+    revision: &RevisionId,
+    infos: Vec<SetInfo>,
+) -> anyhow::Result<Answer> {
+    let stored = stored::parsed(blobs, revision).await?;
+    let plan = plan(blobs, revision).await?;
+    let layout: Layout = serde_json::from_slice(&blobs.get(&keys::print_layout(revision)).await?)
         .context("reading the print edition's layout")?;
     let mut pdfs = Vec::with_capacity(plan.pieces());
     for k in 0..plan.pieces() {
-        pdfs.push(blobs.get(&keys::print_piece(book, k)).await?.to_vec());
+        pdfs.push(blobs.get(&keys::print_piece(revision, k)).await?.to_vec());
     }
     let metadata = &stored.metadata;
     let options = PrintOptions::of(metadata);
@@ -303,7 +314,7 @@ async fn assemble(blobs: &BlobStore, book: &BookId, infos: Vec<SetInfo>) -> anyh
     if let Some(name) = &front {
         resources.insert(
             name.clone(),
-            blobs.get(&keys::resource(book, name)).await?.to_vec(),
+            blobs.get(&keys::resource(revision, name)).await?.to_vec(),
         );
     }
     let input = print_book(&stored, &resources, &options);
@@ -312,14 +323,14 @@ async fn assemble(blobs: &BlobStore, book: &BookId, infos: Vec<SetInfo>) -> anyh
         Err(e) => return Ok(refused(&e)),
     };
     drop(pdfs);
-    finish(blobs, book, &stored, &resources, edition).await
+    finish(blobs, revision, &stored, &resources, edition).await
 }
 
 /// Stores the interior, its cover and the pagination (last: its presence says the print
 /// edition is whole), and answers the print report.
 async fn finish(
     blobs: &BlobStore,
-    book: &BookId,
+    revision: &RevisionId,
     stored: &Book,
     resources: &BTreeMap<String, Vec<u8>>,
     edition: print::PrintEdition,
@@ -342,12 +353,17 @@ async fn finish(
         pages: edition.page_starts,
     };
     let pdf_bytes = edition.pdf.len() as u64;
-    blobs.put_if_absent(&keys::pdf(book), edition.pdf).await?;
     blobs
-        .put_if_absent(&keys::print_cover(book), cover.pdf)
+        .put_if_absent(&keys::pdf(revision), edition.pdf)
         .await?;
     blobs
-        .put_if_absent(&keys::pagination(book), serde_json::to_vec(&pagination)?)
+        .put_if_absent(&keys::print_cover(revision), cover.pdf)
+        .await?;
+    blobs
+        .put_if_absent(
+            &keys::pagination(revision),
+            serde_json::to_vec(&pagination)?,
+        )
         .await?;
     let mut warnings = edition.warnings;
     warnings.extend(cover.warnings);

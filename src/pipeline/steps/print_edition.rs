@@ -10,8 +10,8 @@ use super::chapters::Chapters;
 use super::measure_piece::{MeasurePiece, Piece};
 use super::package_covers::PackageCovers;
 use super::print_book::{Answer, Printed};
-use super::stored::{self, book_row};
-use crate::books::{BookId, STEP_FAILED, keys};
+use super::stored::{self, revision_row};
+use crate::books::{RevisionId, STEP_FAILED, keys};
 use crate::jobs::{ChildOutcome, Job, NewJob, Outcome};
 use crate::print;
 
@@ -35,11 +35,16 @@ pub enum PrintEdition {
 }
 
 /// The measures of every piece, in round `round`.
-pub(super) fn measures(book: &BookId, pieces: usize, gutter: f64, round: u32) -> Vec<NewJob> {
+pub(super) fn measures(
+    revision: &RevisionId,
+    pieces: usize,
+    gutter: f64,
+    round: u32,
+) -> Vec<NewJob> {
     (0..pieces)
         .map(|piece| {
             NewJob::of(&MeasurePiece {
-                book: book.clone(),
+                revision: revision.clone(),
                 piece,
                 gutter,
                 round,
@@ -49,9 +54,9 @@ pub(super) fn measures(book: &BookId, pieces: usize, gutter: f64, round: u32) ->
         .collect()
 }
 
-pub(super) fn chapters_job(book: &BookId, chapters: usize) -> NewJob {
+pub(super) fn chapters_job(revision: &RevisionId, chapters: usize) -> NewJob {
     NewJob::of(&Chapters {
-        book: book.clone(),
+        revision: revision.clone(),
         chapters,
     })
 }
@@ -60,7 +65,7 @@ pub(super) fn chapters_job(book: &BookId, chapters: usize) -> NewJob {
 /// goes on to its ebooks.
 pub(super) async fn give_up(
     cx: &Cx,
-    book: &BookId,
+    revision: &RevisionId,
     chapters: usize,
     printed: &Printed,
 ) -> anyhow::Result<Outcome> {
@@ -74,12 +79,12 @@ pub(super) async fn give_up(
         "no print edition; the ebooks publish without it"
     );
     app.blobs
-        .put_if_absent(&keys::print_report(book), serde_json::to_vec(printed)?)
+        .put_if_absent(&keys::print_report(revision), serde_json::to_vec(printed)?)
         .await?;
     app.blobs
-        .delete_prefix(&keys::print_work_prefix(book))
+        .delete_prefix(&keys::print_work_prefix(revision))
         .await?;
-    cx.then(chapters_job(book, chapters));
+    cx.then(chapters_job(revision, chapters));
     Ok(Outcome::done_with(GivenUp {
         given_up: code.to_owned(),
     }))
@@ -95,29 +100,33 @@ pub struct GivenUp {
 /// [`give_up`] for a refusal: `code` and `message`, with what the book asked for.
 pub(super) async fn give_up_for(
     cx: &Cx,
-    book: &BookId,
+    revision: &RevisionId,
     chapters: usize,
     code: &str,
     message: String,
 ) -> anyhow::Result<Outcome> {
-    let stored = stored::parsed(&cx.app().blobs, book).await?;
+    let stored = stored::parsed(&cx.app().blobs, revision).await?;
     let printed = Printed::refused(&stored.metadata, code, message);
-    give_up(cx, book, chapters, &printed).await
+    give_up(cx, revision, chapters, &printed).await
 }
 
 /// A stage of the print edition kept failing: the print edition is given up, as a refusal
 /// would give it up, and the book goes on without it. Nothing committed this stage's end, so
 /// `chapters` is enqueued here, once (its key), rather than with a completion.
-pub(super) async fn died(cx: &Cx, book: &BookId, chapters: Option<usize>) -> anyhow::Result<()> {
+pub(super) async fn died(
+    cx: &Cx,
+    revision: &RevisionId,
+    chapters: Option<usize>,
+) -> anyhow::Result<()> {
     let app = cx.app();
     let Some(chapters) = chapters else {
         // An older release's job: its join goes on by itself.
         return Ok(());
     };
-    if book_row(cx, book).await?.is_none() {
+    if revision_row(cx, revision).await?.is_none() {
         return Ok(());
     }
-    let stored = stored::parsed(&app.blobs, book).await?;
+    let stored = stored::parsed(&app.blobs, revision).await?;
     let printed = Printed::refused(
         &stored.metadata,
         STEP_FAILED,
@@ -127,13 +136,13 @@ pub(super) async fn died(cx: &Cx, book: &BookId, chapters: Option<usize>) -> any
         ),
     );
     app.blobs
-        .put_if_absent(&keys::print_report(book), serde_json::to_vec(&printed)?)
+        .put_if_absent(&keys::print_report(revision), serde_json::to_vec(&printed)?)
         .await?;
     app.queue
         .enqueue(
-            chapters_job(book, chapters)
-                .workflow(book.as_str())
-                .unique_key(format!("{}:{book}", Chapters::NAME)),
+            chapters_job(revision, chapters)
+                .workflow(revision.workflow())
+                .unique_key(format!("{}:{}", Chapters::NAME, revision.workflow())),
         )
         .await
         .context("going on to the ebooks")?;

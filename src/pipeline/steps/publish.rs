@@ -13,7 +13,7 @@ use super::print_book::{self, Printed};
 use super::render_chapter::{RenderChapter, Rendered};
 use super::stored::model;
 use super::{Cx, QUEUE, STEPS, makes_the_print_edition};
-use crate::books::{self, BookId, STEP_FAILED, keys};
+use crate::books::{self, RevisionId, STEP_FAILED, keys};
 use crate::jobs::{Job, JobState, Outcome};
 use crate::report::{Report, StepTiming, Warning};
 use crate::services::Services;
@@ -22,7 +22,8 @@ use crate::services::Services;
 /// (`books::publish`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Publish {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
 }
 
 impl Job for Publish {
@@ -31,17 +32,17 @@ impl Job for Publish {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = model(app, &self.book).await?;
+        let planned = model(app, &self.revision).await?;
         let book = &planned.book;
         let mut report: Report =
-            serde_json::from_slice(&app.blobs.get(&keys::parse_report(&self.book)).await?)
+            serde_json::from_slice(&app.blobs.get(&keys::parse_report(&self.revision)).await?)
                 .context("reading the parse report")?;
-        let workflow = app.queue.workflow(&self.book).await?;
+        let workflow = app.queue.workflow(&self.revision.workflow()).await?;
         let mut render_warnings: BTreeMap<usize, Vec<Warning>> = BTreeMap::new();
         let mut timings: BTreeMap<&str, u64> = BTreeMap::new();
         for job in &workflow.jobs {
@@ -80,7 +81,11 @@ impl Job for Publish {
             })
             .unwrap_or(0);
         // The print edition: what it is, or why there is none (its steps store the report).
-        let pdf_bytes = match app.blobs.get_opt(&keys::print_report(&self.book)).await? {
+        let pdf_bytes = match app
+            .blobs
+            .get_opt(&keys::print_report(&self.revision))
+            .await?
+        {
             Some(bytes) => {
                 let found: Printed =
                     serde_json::from_slice(&bytes).context("reading the print report")?;
@@ -115,7 +120,7 @@ impl Job for Publish {
         // Before the book is ready, so a catalog that lists it always finds its entry.
         app.blobs
             .put_if_absent(
-                &keys::catalog_entry(&self.book),
+                &keys::catalog_entry(&self.revision),
                 serde_json::to_vec(&books::entry::Entry::of(book, pdf_bytes.is_some()))?,
             )
             .await?;
@@ -124,7 +129,7 @@ impl Job for Publish {
             &app.db,
             &app.queue,
             app.config.public_url.as_ref(),
-            &self.book,
+            &self.revision,
             &books::Published {
                 title: &book.metadata.title,
                 authors: &book.metadata.authors,
@@ -135,11 +140,11 @@ impl Job for Publish {
             },
         )
         .await?;
-        tracing::info!(for_author = true, book.id = %self.book, title = %book.metadata.title, "book published");
+        tracing::info!(for_author = true, book.id = %self.revision.book, title = %book.metadata.title, "book published");
         Ok(Outcome::done())
     }
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
-        fail_for_good(cx, &self.book, Self::NAME, error).await
+        fail_for_good(cx, &self.revision, Self::NAME, error).await
     }
 }

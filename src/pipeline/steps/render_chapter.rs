@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stored::model;
 use super::{Cx, QUEUE};
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::ebook::xhtml::Target;
 use crate::jobs::{Job, Outcome};
 use crate::report::Warning;
@@ -13,7 +13,8 @@ use crate::services::Services;
 /// One chapter's EPUB and web bodies.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RenderChapter {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub chapter: usize,
 }
 
@@ -23,12 +24,12 @@ impl Job for RenderChapter {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        let planned = model(app, &self.book).await?;
+        let planned = model(app, &self.revision).await?;
         if self.chapter >= planned.book.document.chapters.len() {
             anyhow::bail!(
                 "chapter {} does not exist in the stored document",
@@ -44,10 +45,16 @@ impl Job for RenderChapter {
         })
         .await?;
         app.blobs
-            .put_if_absent(&keys::chapter(&self.book, chapter, Target::Epub), epub.body)
+            .put_if_absent(
+                &keys::chapter(&self.revision, chapter, Target::Epub),
+                epub.body,
+            )
             .await?;
         app.blobs
-            .put_if_absent(&keys::chapter(&self.book, chapter, Target::Web), web.body)
+            .put_if_absent(
+                &keys::chapter(&self.revision, chapter, Target::Web),
+                web.body,
+            )
             .await?;
         let warnings: Vec<Warning> = epub
             .warnings

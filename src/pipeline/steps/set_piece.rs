@@ -6,14 +6,15 @@ use serde::{Deserialize, Serialize};
 use super::measure_piece::run_piece;
 use super::print_book::Request;
 use super::{Cx, QUEUE};
-use crate::books::BookId;
+use crate::books::RevisionId;
 use crate::jobs::{Job, Outcome};
 use crate::services::Services;
 
 /// Sets piece `piece` as the stored layout says.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SetPiece {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     pub piece: usize,
 }
 
@@ -23,14 +24,14 @@ impl Job for SetPiece {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let request = Request::Set {
-            book: self.book.clone(),
+            revision: self.revision.clone(),
             piece: self.piece,
         };
-        run_piece(cx, &self.book, self.piece, &request).await
+        run_piece(cx, &self.revision, self.piece, &request).await
     }
 }

@@ -20,9 +20,9 @@ use super::failure::gone;
 use super::package_covers::PackageCovers;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
 use super::print_edition::{PrintEdition, chapters_job, died, give_up, measures};
-use super::stored::{self, book_row};
+use super::stored::{self, revision_row};
 use super::{Cx, QUEUE};
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, NewJob, Outcome};
 use crate::print::{self, PrintOptions};
 use crate::services::Services;
@@ -31,7 +31,8 @@ use crate::services::Services;
 /// name it was first stored under, `book.package_pdf`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Typeset {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
     /// The book's chapters, for `chapters` after the print edition. None in a job an older
     /// release enqueued, whose own join waits on this step alone: that book is printed whole
     /// here, as it was then.
@@ -45,26 +46,26 @@ impl Job for Typeset {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let app = cx.app();
-        if book_row(cx, &self.book).await?.is_none() {
-            return Ok(gone(&self.book));
+        if revision_row(cx, &self.revision).await?.is_none() {
+            return Ok(gone(&self.revision));
         }
         let Some(chapters) = self.chapters else {
-            return whole(cx, &self.book).await;
+            return whole(cx, &self.revision).await;
         };
         if !app.config.print_edition {
             // The ebooks alone, as the operator chose: no report of a print edition either.
-            cx.then(chapters_job(&self.book, chapters));
+            cx.then(chapters_job(&self.revision, chapters));
             return Ok(Outcome::done_with(PrintEdition::Off {
                 print_edition: false,
             }));
         }
         cx.progress(5, "planning the print edition").await?;
-        let stored = stored::parsed(&app.blobs, &self.book).await?;
+        let stored = stored::parsed(&app.blobs, &self.revision).await?;
         let planned = tokio::task::spawn_blocking(move || {
             let options = PrintOptions::of(&stored.metadata);
             let resources = Default::default();
@@ -81,22 +82,25 @@ impl Job for Typeset {
             (Ok(plan), _) => plan,
             (Err(e), metadata) => {
                 let printed = Printed::refused(&metadata, e.code(), e.to_string());
-                return give_up(cx, &self.book, chapters, &printed).await;
+                return give_up(cx, &self.revision, chapters, &printed).await;
             }
         };
         app.blobs
-            .put_if_absent(&keys::print_plan(&self.book), serde_json::to_vec(&plan)?)
+            .put_if_absent(
+                &keys::print_plan(&self.revision),
+                serde_json::to_vec(&plan)?,
+            )
             .await?;
         tracing::info!(pieces = plan.pieces(), "print edition planned");
         let pieces = plan.pieces();
-        let mut children = measures(&self.book, pieces, plan.gutter, 1);
+        let mut children = measures(&self.revision, pieces, plan.gutter, 1);
         children.push(NewJob::of(&PackageCovers {
-            book: self.book.clone(),
+            revision: self.revision.clone(),
         }));
         cx.fan_out(
             children,
             NewJob::of(&super::paginate::Paginate {
-                book: self.book.clone(),
+                revision: self.revision.clone(),
                 chapters,
                 round: 1,
             }),
@@ -105,12 +109,12 @@ impl Job for Typeset {
     }
 
     async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
-        died(cx, &self.book, self.chapters).await
+        died(cx, &self.revision, self.chapters).await
     }
 }
 
 /// A book an older release began: the whole print edition in one child, as then.
-async fn whole(cx: &Cx, book: &BookId) -> anyhow::Result<Outcome> {
+async fn whole(cx: &Cx, revision: &RevisionId) -> anyhow::Result<Outcome> {
     let app = cx.app();
     if !app.config.print_edition {
         return Ok(Outcome::done_with(PrintEdition::Off {
@@ -118,17 +122,19 @@ async fn whole(cx: &Cx, book: &BookId) -> anyhow::Result<Outcome> {
         }));
     }
     cx.progress(10, "typesetting the print edition").await?;
-    let request = Request::Whole { book: book.clone() };
+    let request = Request::Whole {
+        revision: revision.clone(),
+    };
     let printed = match print_book::run(&app.config, &request, whole_book).await? {
         Answer::Assembled(printed) => printed,
         Answer::Refused { code, message } => {
-            let stored = stored::parsed(&app.blobs, book).await?;
+            let stored = stored::parsed(&app.blobs, revision).await?;
             Printed::refused(&stored.metadata, &code, message)
         }
         other => anyhow::bail!("the print child answered {other:?} to a whole book"),
     };
     app.blobs
-        .put_if_absent(&keys::print_report(book), serde_json::to_vec(&printed)?)
+        .put_if_absent(&keys::print_report(revision), serde_json::to_vec(&printed)?)
         .await?;
     match printed.report.failure {
         None => Ok(Outcome::done_with(PrintEdition::Typeset {

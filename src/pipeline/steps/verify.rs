@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::failure::{fail_for_good, fail_if_a_child_failed, mark_failed};
 use super::publish::Publish;
 use super::{Cx, QUEUE};
-use crate::books::{self, BookId, keys};
+use crate::books::{self, RevisionId, keys};
 use crate::convert;
 use crate::jobs::{Job, NewJob, Outcome};
 use crate::services::Services;
@@ -14,7 +14,8 @@ use crate::services::Services;
 /// The join of both packagers: self-check what they produced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verify {
-    pub book: BookId,
+    #[serde(flatten)]
+    pub revision: RevisionId,
 }
 
 impl Job for Verify {
@@ -23,22 +24,22 @@ impl Job for Verify {
     type Context = Services;
 
     fn book(&self) -> Option<&str> {
-        Some(self.book.as_str())
+        Some(self.revision.book.as_str())
     }
 
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
-        if let Some(outcome) = fail_if_a_child_failed(cx, &self.book).await? {
+        if let Some(outcome) = fail_if_a_child_failed(cx, &self.revision).await? {
             return Ok(outcome);
         }
         let app = cx.app();
-        let epub = app.blobs.get(&keys::epub(&self.book)).await?;
+        let epub = app.blobs.get(&keys::epub(&self.revision)).await?;
         let mut problems = match convert::verify_epub(&epub) {
             Ok(()) => Vec::new(),
             Err(e) => vec![e],
         };
         if app
             .blobs
-            .get_opt(&keys::reader(&self.book, "index.html"))
+            .get_opt(&keys::reader(&self.revision, "index.html"))
             .await?
             .is_none()
         {
@@ -50,7 +51,14 @@ impl Job for Verify {
                 "Bindery produced a damaged book ({}). This is a bug in Bindery, not in your manuscript; please report it.",
                 problems.join("; ")
             );
-            mark_failed(app, &self.book, books::DAMAGED, &message, Some(&message)).await?;
+            mark_failed(
+                app,
+                &self.revision,
+                books::DAMAGED,
+                &message,
+                Some(&message),
+            )
+            .await?;
             return Ok(Outcome::Discard(message));
         }
         tracing::info!(
@@ -59,7 +67,7 @@ impl Job for Verify {
             "EPUB and web reader checked"
         );
         cx.then(NewJob::of(&Publish {
-            book: self.book.clone(),
+            revision: self.revision.clone(),
         }));
         Ok(Outcome::done_with(Verified {
             epub_bytes: epub.len(),
@@ -67,7 +75,7 @@ impl Job for Verify {
     }
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
-        fail_for_good(cx, &self.book, Self::NAME, error).await
+        fail_for_good(cx, &self.revision, Self::NAME, error).await
     }
 }
 

@@ -11,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::upload::{self, Upload, UploadForm};
 use crate::books::{
     self, BookId, BookRow, BookStatus, BookView, Described, NewBook, Refused, RetryError,
-    Submitted, Tenant, keys,
+    RevisionId, Submitted, Tenant, keys,
 };
 use crate::jobs::WaitTarget;
 use crate::pipeline::steps;
@@ -36,14 +36,14 @@ pub struct CreateQuery {
     /// 30 s routers allow) until the book is ready or failed, and answer 200; at the timeout
     /// answer 202 with the status URL.
     #[param(value_type = Option<f64>, minimum = 0, example = 30)]
-    wait: Option<String>,
+    pub(super) wait: Option<String>,
 }
 
 /// The header `idempotency_key` reads (its OpenAPI description).
 #[derive(IntoParams)]
 #[into_params(parameter_in = Header)]
 #[allow(dead_code)] // never built
-struct IdempotencyHeader {
+pub(super) struct IdempotencyHeader {
     /// Any 1 to 255 visible ASCII characters (a UUID is ideal). A retried request with the
     /// same key answers with the same book and creates no other.
     #[param(
@@ -120,22 +120,29 @@ pub async fn create(
     // A replay creates nothing, so only new uploads spend the budget.
     check_write(&state, &tenant)?;
     let id = BookId::new();
-    let upload = receive(&req, &state, body, &id, stopping.clone()).await?;
+    let upload = receive(
+        &req,
+        &state,
+        body,
+        &RevisionId::first(&id),
+        stopping.clone(),
+    )
+    .await?;
     let id = start(&state, id, tenant.clone(), upload, idempotency_key).await?;
     let book = own_book(&state, &tenant, &id).await?;
     respond(&state, book, wait, false, stopping).await
 }
 
-/// Streams the upload of book `id` into storage. A body that says up front it is too big is
+/// Streams the upload of `revision` into storage. A body that says up front it is too big is
 /// refused before a byte of it is read, and one that does not say (sent in chunks) is held to
 /// the same limit as it streams; a server told to stop does not wait for a slow upload to
 /// finish: it refuses it (503) and removes what was written, so that nothing half-written
 /// outlives the process.
-async fn receive(
+pub(super) async fn receive(
     req: &HttpRequest,
     state: &AppState,
     body: web::Payload,
-    id: &BookId,
+    revision: &RevisionId,
     mut stopping: Stopping,
 ) -> Result<Upload, ApiError> {
     let limits = upload::FileLimits {
@@ -153,21 +160,21 @@ async fn receive(
     let (body, passed) = upload::CountedBody::new(body, limits.body());
     let form = Multipart::new(req.headers(), body);
     let read = tokio::select! {
-        read = upload::read(form, &state.blobs, id, &limits) => Some(read),
+        read = upload::read(form, &state.blobs, revision, &limits) => Some(read),
         () = stopping.wait() => None,
     };
     match read {
         Some(Ok(form)) => Ok(form),
         Some(Err(e)) => {
-            discard_uploads(state, id).await;
+            discard_uploads(state, revision).await;
             if passed.load(std::sync::atomic::Ordering::Relaxed) {
                 return Err(upload::too_large_body(None, &limits));
             }
             Err(e)
         }
         None => {
-            discard_uploads(state, id).await;
-            tracing::info!(book.id = %id, "upload refused: the server is stopping");
+            discard_uploads(state, revision).await;
+            tracing::info!(book.id = %revision.book, revision = revision.number, "upload refused: the server is stopping");
             Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
@@ -205,21 +212,22 @@ async fn start(
         callback_url,
         idempotency_key,
     };
+    let first = RevisionId::first(&id);
     let book = match NewBook::parse(described, state.config.webhook_allow_private) {
         Ok(book) => book,
         Err(refused) => {
-            discard_uploads(state, &id).await;
+            discard_uploads(state, &first).await;
             return Err(refusal(refused));
         }
     };
-    match books::submit(&state.db, &state.queue, &book, steps::first_step(&id)).await {
+    match books::submit(&state.db, &state.queue, &book, steps::first_step(&first)).await {
         Ok(Submitted::Created(id)) => Ok(id),
         Ok(Submitted::Existing(existing)) => {
-            discard_uploads(state, &id).await;
+            discard_uploads(state, &first).await;
             Ok(existing)
         }
         Err(e) => {
-            discard_uploads(state, &id).await;
+            discard_uploads(state, &first).await;
             Err(e.into())
         }
     }
@@ -242,7 +250,7 @@ async fn respond(
     {
         // A stopping server answers at once what it would answer at the end of the wait (202
         // with `Location`), instead of holding the request until the shutdown timeout.
-        let target = WaitTarget::Workflow(book.id.to_string());
+        let target = WaitTarget::Workflow(book.current().workflow());
         tokio::select! {
             waited = state.queue.wait_for(&target, wait) => {
                 waited?;
@@ -619,22 +627,27 @@ impl From<RetryError> for ApiError {
     }
 }
 
-fn check_write(state: &AppState, tenant: &Tenant) -> Result<(), ApiError> {
+pub(super) fn check_write(state: &AppState, tenant: &Tenant) -> Result<(), ApiError> {
     match &state.writes {
         Some(limiter) => limiter.check(tenant),
         None => Ok(()),
     }
 }
 
-async fn discard_uploads(state: &AppState, id: &BookId) {
-    if let Err(e) = state.blobs.delete_prefix(&keys::book_prefix(id)).await {
-        tracing::warn!(book.id = %id, error = %format!("{e:#}"), "could not remove a refused upload");
+pub(super) async fn discard_uploads(state: &AppState, revision: &RevisionId) {
+    // Revision 1's prefix is the book's: a new book's upload is all there is under it.
+    if let Err(e) = state
+        .blobs
+        .delete_prefix(&keys::revision_prefix(revision))
+        .await
+    {
+        tracing::warn!(book.id = %revision.book, revision = revision.number, error = %format!("{e:#}"), "could not remove a refused upload");
     }
 }
 
 /// `?wait=SECONDS`, capped at `MAX_WAIT` (a longer wait is a shorter one, not an error: the
 /// client learns the outcome from the 202 all the same).
-fn parse_wait(wait: Option<&str>, most: Duration) -> Result<Option<Duration>, ApiError> {
+pub(super) fn parse_wait(wait: Option<&str>, most: Duration) -> Result<Option<Duration>, ApiError> {
     let Some(wait) = wait else { return Ok(None) };
     let seconds: f64 = wait
         .parse()
@@ -655,7 +668,7 @@ fn parse_wait(wait: Option<&str>, most: Duration) -> Result<Option<Duration>, Ap
     ))
 }
 
-fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
+pub(super) fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     let Some(value) = req.headers().get("Idempotency-Key") else {
         return Ok(None);
     };
@@ -671,7 +684,7 @@ fn idempotency_key(req: &HttpRequest) -> Result<Option<String>, ApiError> {
 }
 
 /// Why an upload is not a book, as the API answers it.
-fn refusal(refused: Refused) -> ApiError {
+pub(super) fn refusal(refused: Refused) -> ApiError {
     match refused {
         Refused::Metadata { field, message } => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,

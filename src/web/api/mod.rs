@@ -31,6 +31,7 @@ pub(crate) mod book_log;
 pub(crate) mod books;
 pub mod limits;
 pub(super) mod openapi;
+mod revisions;
 mod upload;
 mod webhooks;
 
@@ -61,6 +62,9 @@ fn scope() -> utoipa_actix_web::scope::Scope<
         .service(books::events)
         .service(books::delete)
         .service(books::retry)
+        .service(revisions::create)
+        .service(revisions::list)
+        .service(revisions::show)
         .service(book_log::show)
         .service(super::catalog::json_catalog)
         .service(webhooks::show_secret)

@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
-use crate::books::{BookId, keys};
+use crate::books::{RevisionId, keys};
 use crate::document::keys::{self as metadata_keys, Given, Named};
 use crate::ebook::metadata::bounds;
 use crate::manuscript::Format;
@@ -178,14 +178,15 @@ fn field_bytes(named: Named) -> usize {
     (bounds::max_chars(named) * 4).min(MAX_FIELD_BYTES)
 }
 
-/// Reads the form. On any error the caller deletes what was stored under the book's prefix.
+/// Reads the form. On any error the caller deletes what was stored under the revision's
+/// prefix.
 /// Each field is judged as it arrives: an unknown one, one sent twice (under any spelling),
 /// or a value over its bound ends the upload there, so nothing the form says is held beyond
 /// one field's bound.
 pub async fn read(
     mut form: Multipart,
     blobs: &BlobStore,
-    book: &BookId,
+    revision: &RevisionId,
     limits: &FileLimits,
 ) -> Result<Upload, ApiError> {
     let mut file_name = None;
@@ -225,7 +226,7 @@ pub async fn read(
                 stream_to_blob(
                     &mut field,
                     blobs,
-                    &keys::upload(book),
+                    &keys::upload(revision),
                     limits.manuscript,
                     "manuscript",
                 )
@@ -236,7 +237,7 @@ pub async fn read(
                 stream_to_blob(
                     &mut field,
                     blobs,
-                    &keys::cover_upload(book),
+                    &keys::cover_upload(revision),
                     limits.cover,
                     "cover",
                 )

@@ -1,0 +1,313 @@
+//! `/api/v1/books/{id}/revisions`: a book's revisions. A new manuscript for a book (with new
+//! metadata or cover, or not) is its next revision; it builds in the background while the book
+//! keeps serving the revision it has, and the book switches to it, whole, once it is built.
+
+use std::time::Duration;
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::books::{
+    CreateQuery, IdempotencyHeader, check_write, discard_uploads, idempotency_key, parse_wait,
+    receive, refusal,
+};
+use super::upload::{Upload, UploadForm};
+use crate::books::{self, BookRow, Reserved, RevisionId, RevisionRow, RevisionView, keys};
+use crate::jobs::WaitTarget;
+use crate::pipeline::{progress, steps};
+use crate::web::book_view::own_book;
+use crate::web::caller::Caller;
+use crate::web::error::{ApiError, ErrorBody};
+use crate::web::error_responses::{
+    BadRequest, CsrfFailed, Internal, NotFound, RateLimited, Unauthorized, Unavailable,
+};
+use crate::web::query::Query;
+use crate::web::{AppState, Stopping};
+
+/// Upload a new version of a book
+///
+/// The book's next revision: a new manuscript, as `multipart/form-data` like an upload, with
+/// any metadata fields or cover to change. A field it does not give carries over from the
+/// revision the book shows, and so does its cover. It builds in the background; until it is
+/// ready the book keeps serving what it has (EPUB, reader, print edition, covers, catalog),
+/// and then switches to it at once. A revision that fails leaves the book as it was, and says
+/// why (here, and in a `book.revision_failed` webhook). A newer revision supersedes one still
+/// building: that one is cancelled, and its files removed. The EPUB keeps its identifier.
+#[utoipa::path(
+    operation_id = "upload_revision",
+    tag = "books",
+    params(
+        ("id" = String, Path, description = "The book's id."),
+        CreateQuery,
+        IdempotencyHeader
+    ),
+    request_body(content = UploadForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "The revision is ready or failed (with `?wait=`), or the \
+            `Idempotency-Key` names a finished revision.", body = RevisionView, headers(
+            ("Location" = String, description = "The revision's status URL."),
+            ("Idempotent-Replayed" = String, description = "`true` when the \
+                `Idempotency-Key` was seen before and no revision was made.")
+        )),
+        (status = 202, description = "Accepted: the revision is building.",
+            body = RevisionView, headers(
+            ("Location" = String, description = "The revision's status URL."),
+            ("Idempotent-Replayed" = String, description = "`true` when the \
+                `Idempotency-Key` was seen before and no revision was made.")
+        )),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, response = NotFound),
+        (status = 408, description = "The body sent nothing for `BODY_IDLE_TIMEOUT` \
+            (`body_stalled`); nothing of the upload was kept.", body = ErrorBody),
+        (status = 413, description = "The manuscript, cover or a field is over its limit \
+            (`too_large`, `field_too_large`).", body = ErrorBody),
+        (status = 422, description = "A metadata value is invalid (`invalid_metadata`, \
+            `field` names it), or the form sets what only the book's first upload sets \
+            (`callback_url`).", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+        (status = 507, description = "The server is out of storage space \
+            (`insufficient_storage`); nothing of the upload was kept.", body = ErrorBody),
+    )
+)]
+#[post("/books/{id}/revisions")]
+pub async fn create(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    query: Query<CreateQuery>,
+    body: web::Payload,
+    stopping: web::Data<Stopping>,
+) -> Result<HttpResponse, ApiError> {
+    let stopping = stopping.get_ref().clone();
+    let tenant = caller.tenant();
+    let wait = parse_wait(query.parsed()?.wait.as_deref(), state.config.max_wait)?;
+    let key = idempotency_key(&req)?;
+    let book = own_book(&state, &tenant, &id).await?;
+    if let Some(key) = &key
+        && let Some(existing) = books::revision_by_idempotency_key(&state.db, &book.id, key).await?
+    {
+        return respond(&state, &book, existing, wait, true, stopping).await;
+    }
+    check_write(&state, &tenant)?;
+    let revision = match books::reserve_revision(&state.db, &book.id, key.as_deref()).await? {
+        Reserved::New(revision) => revision,
+        Reserved::Existing(existing) => {
+            return respond(&state, &book, *existing, wait, true, stopping).await;
+        }
+    };
+    let started = match receive(&req, &state, body, &revision, stopping.clone()).await {
+        Ok(upload) => start(&state, &book, &revision, upload).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = started {
+        discard_uploads(&state, &revision).await;
+        if let Err(e) = books::abandon_revision(&state.db, &revision).await {
+            tracing::warn!(book.id = %book.id, revision = revision.number, error = %format!("{e:#}"), "could not remove a refused revision");
+        }
+        return Err(e);
+    }
+    let row = books::revision(&state.db, &revision)
+        .await?
+        .ok_or_else(|| ApiError::not_found("book", "The book was deleted meanwhile."))?;
+    respond(&state, &book, row, wait, false, stopping).await
+}
+
+/// Checks what the form said against the revision the book shows, carries over what it did
+/// not say, and starts the revision.
+async fn start(
+    state: &AppState,
+    book: &BookRow,
+    revision: &RevisionId,
+    upload: Upload,
+) -> Result<(), ApiError> {
+    let Upload {
+        file_name,
+        cover_name,
+        metadata,
+        format,
+        callback_url,
+    } = upload;
+    if callback_url.is_some() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not_for_a_revision",
+            "callback_url belongs to the book, and is set by its first upload; leave it out \
+             of a new version.",
+        )
+        .field("callback_url"));
+    }
+    let current = book.current();
+    let shown = book.options()?;
+    let options =
+        books::revision_options(&shown, metadata, format, cover_name.clone()).map_err(refusal)?;
+    let mut options = options;
+    if cover_name.is_none() && shown.cover_name.is_some() {
+        // The cover carries over: the new revision's files are its own.
+        let bytes = state.blobs.get(&keys::cover_upload(&current)).await?;
+        state
+            .blobs
+            .put_if_absent(&keys::cover_upload(revision), bytes)
+            .await?;
+    }
+    if options.convert.identifier.is_none() {
+        options.convert.identifier = identifier_of(state, &current).await?;
+    }
+    books::revise(
+        &state.db,
+        &state.queue,
+        book,
+        revision,
+        &file_name,
+        options,
+        steps::first_step(revision),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The `urn:uuid` identifier the book's EPUB has, which its later revisions keep: read from
+/// what the shown revision published (an ISBN identifier is the metadata's, which carries over
+/// by itself). `None` for a book never published.
+async fn identifier_of(state: &AppState, shown: &RevisionId) -> Result<Option<String>, ApiError> {
+    let Some(bytes) = state.blobs.get_opt(&keys::catalog_entry(shown)).await? else {
+        return Ok(None);
+    };
+    let entry: books::entry::Entry = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("reading the catalog entry of book {shown}: {e}"))?;
+    Ok(entry
+        .identifier
+        .starts_with("urn:uuid:")
+        .then_some(entry.identifier))
+}
+
+/// Answers with the revision: at once, or after waiting (up to `wait`) for it to finish.
+async fn respond(
+    state: &AppState,
+    book: &BookRow,
+    mut revision: RevisionRow,
+    wait: Option<Duration>,
+    replayed: bool,
+    mut stopping: Stopping,
+) -> Result<HttpResponse, ApiError> {
+    if let Some(wait) = wait
+        && revision.status == books::RevisionStatus::Processing
+    {
+        let target = WaitTarget::Workflow(revision.id.workflow());
+        tokio::select! {
+            waited = state.queue.wait_for(&target, wait) => {
+                waited?;
+            }
+            () = stopping.wait() => {
+                tracing::info!(book.id = %book.id, revision = revision.id.number, "stopped waiting for the revision: the server is stopping");
+            }
+        }
+        revision = books::revision(&state.db, &revision.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("book", "The book was deleted while waiting."))?;
+    }
+    let view = revision_view(state, &revision, true).await?;
+    let status = if view.status == books::RevisionStatus::Processing {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    let mut response = HttpResponse::build(status);
+    response.insert_header((header::LOCATION, view.links.self_.clone()));
+    if replayed {
+        response.insert_header(("Idempotent-Replayed", "true"));
+    }
+    Ok(response.json(view))
+}
+
+/// The revision's view; `detailed` adds its steps' progress.
+async fn revision_view(
+    state: &AppState,
+    revision: &RevisionRow,
+    detailed: bool,
+) -> Result<RevisionView, ApiError> {
+    let now = progress::of_revision(&state.queue, revision, detailed).await?;
+    // Read after the revision: a switch between the two reads shows it current a moment early.
+    let current = books::get(&state.db, &revision.id.book)
+        .await?
+        .is_some_and(|book| book.revision == revision.id.number);
+    Ok(RevisionView::of(revision, now, current))
+}
+
+/// A book's revisions, newest first.
+#[derive(Serialize, ToSchema)]
+struct Revisions {
+    revisions: Vec<RevisionView>,
+}
+
+/// List a book's revisions
+///
+/// Every revision of the book, newest first (without progress).
+#[utoipa::path(
+    operation_id = "list_revisions",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id.")),
+    responses(
+        (status = 200, description = "The book's revisions.", body = Revisions),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/revisions")]
+pub async fn list(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let book = own_book(&state, &caller.tenant(), &id).await?;
+    let rows = books::revisions(&state.db, &book.id).await?;
+    let mut revisions = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let now = progress::of_revision(&state.queue, row, false).await?;
+        revisions.push(RevisionView::of(row, now, row.id.number == book.revision));
+    }
+    Ok(HttpResponse::Ok().json(Revisions { revisions }))
+}
+
+/// Show a revision
+///
+/// One revision of the book, with its steps' progress.
+#[utoipa::path(
+    operation_id = "show_revision",
+    tag = "books",
+    params(
+        ("id" = String, Path, description = "The book's id."),
+        ("n" = u32, Path, description = "The revision's number, from 1."),
+    ),
+    responses(
+        (status = 200, description = "The revision.", body = RevisionView),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/revisions/{n}")]
+pub async fn show(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, n) = path.into_inner();
+    let book = own_book(&state, &caller.tenant(), &id).await?;
+    let missing = || ApiError::not_found("revision", format!("Book {id} has no revision {n:?}."));
+    let number: u32 = n.parse().map_err(|_| missing())?;
+    let revision = books::revision(&state.db, &RevisionId::of(&book.id, number))
+        .await?
+        .filter(|r| r.status != books::RevisionStatus::Uploading)
+        .ok_or_else(missing)?;
+    Ok(HttpResponse::Ok().json(revision_view(&state, &revision, true).await?))
+}

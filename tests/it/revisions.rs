@@ -1,0 +1,442 @@
+//! A book over time: new versions of its manuscript as revisions, on SQLite and PostgreSQL.
+//! While a revision builds the book serves the one it has, byte for byte; then it switches to
+//! the new one whole. A revision that fails leaves the book as it was, and a newer one
+//! supersedes one still building.
+
+use crate::common;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::blocking::multipart::{Form, Part};
+use serde_json::Value;
+
+use common::{Server, client, command, eventually};
+
+/// A book of three chapters whose second chapter says `word`.
+fn manuscript(word: &str) -> Vec<u8> {
+    format!(
+        "---\ntitle: The Lighthouse Keeper\nauthor: Ann Example\n---\n\n\
+         # One\n\nThe lamp was lit at dusk, as every evening.\n\n\
+         # Two\n\nThe keeper wrote the {word} weather in the log.\n\n\
+         # Three\n\nIn the morning the boats came home.\n"
+    )
+    .into_bytes()
+}
+
+/// A server, on SQLite or on a fresh PostgreSQL database, and a token of tenant `alice`.
+struct Deployment {
+    server: Server,
+    database: Option<String>,
+    token: String,
+}
+
+impl Deployment {
+    fn start(postgres: bool) -> Self {
+        let database = postgres.then(common::postgres_database);
+        let env: Vec<(&str, &str)> = database
+            .iter()
+            .map(|url| ("DATABASE_URL", url.as_str()))
+            .collect();
+        let server = Server::start(&["serve"], &env);
+        let mut deployment = Deployment {
+            server,
+            database,
+            token: String::new(),
+        };
+        deployment.token = common::web::create_token(deployment.cli(), "alice", false);
+        deployment
+    }
+
+    /// `bindery` with the server's storage.
+    fn cli(&self) -> Command {
+        let mut cmd = command(&self.server.data_dir());
+        if let Some(url) = &self.database {
+            cmd.env("DATABASE_URL", url);
+        }
+        cmd
+    }
+
+    /// Pauses or resumes the conversions (`bindery jobs pause|resume books`).
+    fn books_queue(&self, action: &str) {
+        let mut cli = self.cli();
+        cli.args(["jobs", action, "books"]);
+        common::succeed(&mut cli, "bindery jobs");
+    }
+
+    fn get(&self, path: &str) -> reqwest::blocking::Response {
+        client()
+            .get(self.server.url(path))
+            .bearer_auth(&self.token)
+            .send()
+            .expect("GET")
+    }
+
+    fn json(&self, path: &str) -> Value {
+        let response = self.get(path);
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        response.json().expect("json")
+    }
+
+    /// A ready book made of `manuscript`; its id.
+    fn book(&self, manuscript: Vec<u8>) -> String {
+        let created = common::web::upload(
+            &self.server,
+            &self.token,
+            "?wait=25",
+            Form::new().part("manuscript", Part::bytes(manuscript).file_name("keeper.md")),
+        );
+        let book = common::web::follow_to_ready(&self.server, &self.token, created);
+        book["id"].as_str().expect("id").to_owned()
+    }
+
+    /// Sends a new version of book `id`; the answer.
+    fn revise(&self, id: &str, query: &str, form: Form) -> reqwest::blocking::Response {
+        client()
+            .post(
+                self.server
+                    .url(&format!("/api/v1/books/{id}/revisions{query}")),
+            )
+            .bearer_auth(&self.token)
+            .timeout(common::HELD)
+            .multipart(form)
+            .send()
+            .expect("POST revisions")
+    }
+
+    fn epub(&self, id: &str) -> Vec<u8> {
+        let response = self.get(&format!("/api/v1/books/{id}/epub"));
+        assert_eq!(response.status(), StatusCode::OK);
+        response.bytes().expect("EPUB").to_vec()
+    }
+
+    /// Waits for revision `n` of book `id` to be no longer processing; its view.
+    fn finished(&self, id: &str, n: u32) -> Value {
+        eventually(
+            &format!("revision {n} built"),
+            Duration::from_secs(120),
+            || {
+                let revision = self.json(&format!("/api/v1/books/{id}/revisions/{n}"));
+                if revision["status"] == "processing" {
+                    Err(revision.to_string())
+                } else {
+                    Ok(revision)
+                }
+            },
+        )
+    }
+
+    fn revision_dir(&self, id: &str, n: u32) -> PathBuf {
+        self.server
+            .data_dir()
+            .join(format!("blobs/books/{id}/revisions/{n}"))
+    }
+}
+
+fn manuscript_form(bytes: Vec<u8>) -> Form {
+    Form::new().part("manuscript", Part::bytes(bytes).file_name("keeper.md"))
+}
+
+/// The OPF of an EPUB.
+fn opf(epub: &[u8]) -> String {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("an EPUB");
+    let name = archive
+        .file_names()
+        .filter_map(Result::ok)
+        .find(|name| name.ends_with(".opf"))
+        .expect("a package document")
+        .into_owned();
+    let mut text = String::new();
+    archive
+        .by_name(&name)
+        .expect("the package document")
+        .read_to_string(&mut text)
+        .expect("UTF-8");
+    text
+}
+
+/// The text of the OPF element or meta that starts with `open`.
+fn opf_value(opf: &str, open: &str) -> String {
+    let start = opf.find(open).unwrap_or_else(|| panic!("{open} in {opf}")) + open.len();
+    let rest = &opf[start..];
+    let rest = &rest[rest.find('>').expect(">") + 1..];
+    rest[..rest.find('<').expect("<")].to_owned()
+}
+
+#[test]
+fn a_new_version_builds_beside_the_served_one_and_the_book_switches_whole_on_sqlite() {
+    a_new_version_builds_beside_the_served_one_and_the_book_switches_whole(false);
+}
+
+#[test]
+fn a_new_version_builds_beside_the_served_one_and_the_book_switches_whole_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
+    a_new_version_builds_beside_the_served_one_and_the_book_switches_whole(true);
+}
+
+fn a_new_version_builds_beside_the_served_one_and_the_book_switches_whole(postgres: bool) {
+    let d = Deployment::start(postgres);
+    let id = d.book(manuscript("stormy"));
+    let first = d.epub(&id);
+    let first_opf = opf(&first);
+    let identifier = opf_value(&first_opf, "<dc:identifier");
+    let modified = opf_value(&first_opf, "<meta property=\"dcterms:modified\"");
+    // `dcterms:modified` is to the second: let one pass, so the next version's is later.
+    eventually("the next second", Duration::from_secs(3), || {
+        (chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string() > modified).then_some(())
+    });
+
+    // While the new version waits to build, the book serves the first, as it was.
+    d.books_queue("pause");
+    let accepted = d.revise(&id, "", manuscript_form(manuscript("calm")));
+    assert_eq!(accepted.status(), StatusCode::ACCEPTED);
+    let location = accepted
+        .headers()
+        .get("location")
+        .expect("Location")
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    assert_eq!(location, format!("/api/v1/books/{id}/revisions/2"));
+    let revision: Value = accepted.json().expect("json");
+    assert_eq!(revision["number"], 2, "{revision}");
+    assert_eq!(revision["status"], "processing", "{revision}");
+    assert_eq!(revision["current"], false, "{revision}");
+    let book = d.json(&format!("/api/v1/books/{id}"));
+    assert_eq!(book["status"], "ready", "{book}");
+    assert_eq!(book["revision"], 1, "{book}");
+    assert_eq!(
+        d.epub(&id),
+        first,
+        "the first version is served while the next waits"
+    );
+
+    // It builds; every download meanwhile is one version whole, the first then the second.
+    d.books_queue("resume");
+    let mut seen_first = 0;
+    let second = eventually(
+        "the book switched to revision 2",
+        Duration::from_secs(120),
+        || {
+            let epub = d.epub(&id);
+            if epub == first {
+                seen_first += 1;
+                return Err("still the first version".to_owned());
+            }
+            let book = d.json(&format!("/api/v1/books/{id}"));
+            Ok((epub, book))
+        },
+    );
+    let (second, book) = second;
+    assert!(
+        seen_first > 0,
+        "the first version was served while the second built"
+    );
+    assert_eq!(book["revision"], 2, "{book}");
+    assert_eq!(book["status"], "ready", "{book}");
+    assert_eq!(d.epub(&id), second, "the second version stays");
+    let second_opf = opf(&second);
+    assert_eq!(
+        opf_value(&second_opf, "<dc:identifier"),
+        identifier,
+        "the EPUB keeps its identifier"
+    );
+    assert!(
+        opf_value(&second_opf, "<meta property=\"dcterms:modified\"") > modified,
+        "{second_opf}"
+    );
+    let text = |epub: &[u8]| {
+        let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("EPUB");
+        let mut all = String::new();
+        for i in 0..archive.len() {
+            let mut file = archive.by_index(i).expect("entry");
+            if file.name().is_ok_and(|name| name.ends_with(".xhtml")) {
+                file.read_to_string(&mut all).expect("UTF-8");
+            }
+        }
+        all
+    };
+    assert!(text(&second).contains("the calm weather"));
+    assert!(!text(&second).contains("stormy"));
+
+    let revisions = d.json(&format!("/api/v1/books/{id}/revisions"));
+    let listed: Vec<(u64, &str, bool)> = revisions["revisions"]
+        .as_array()
+        .expect("revisions")
+        .iter()
+        .map(|r| {
+            (
+                r["number"].as_u64().expect("number"),
+                r["status"].as_str().expect("status"),
+                r["current"].as_bool().expect("current"),
+            )
+        })
+        .collect();
+    assert_eq!(listed, [(2, "ready", true), (1, "ready", false)]);
+}
+
+#[test]
+fn a_version_that_fails_leaves_the_book_as_it_was_on_sqlite() {
+    a_version_that_fails_leaves_the_book_as_it_was(false);
+}
+
+#[test]
+fn a_version_that_fails_leaves_the_book_as_it_was_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
+    a_version_that_fails_leaves_the_book_as_it_was(true);
+}
+
+fn a_version_that_fails_leaves_the_book_as_it_was(postgres: bool) {
+    let d = Deployment::start(postgres);
+    let id = d.book(manuscript("stormy"));
+    let first = d.epub(&id);
+    let answer = d.revise(&id, "?wait=25", manuscript_form(Vec::new()));
+    assert!(
+        [StatusCode::OK, StatusCode::ACCEPTED].contains(&answer.status()),
+        "{}",
+        answer.status()
+    );
+    let failed = d.finished(&id, 2);
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], "empty_manuscript", "{failed}");
+    assert_eq!(failed["current"], false, "{failed}");
+    let book = d.json(&format!("/api/v1/books/{id}"));
+    assert_eq!(book["status"], "ready", "{book}");
+    assert_eq!(book["revision"], 1, "{book}");
+    assert!(book.get("error").is_none(), "{book}");
+    assert_eq!(d.epub(&id), first);
+
+    // A metadata value that cannot work is refused before anything is kept.
+    let refused = d.revise(
+        &id,
+        "",
+        manuscript_form(manuscript("calm")).text("language", "not a language!"),
+    );
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = refused.json().expect("json");
+    assert_eq!(body["error"]["field"], "language", "{body}");
+    let numbers: Vec<u64> = d.json(&format!("/api/v1/books/{id}/revisions"))["revisions"]
+        .as_array()
+        .expect("revisions")
+        .iter()
+        .map(|r| r["number"].as_u64().expect("number"))
+        .collect();
+    assert_eq!(numbers, [2, 1], "the refused upload made no revision");
+    assert!(!d.revision_dir(&id, 3).exists(), "its files are gone");
+
+    // Another tenant's book is not there to revise.
+    let bob = common::web::create_token(d.cli(), "bob", false);
+    let stranger = client()
+        .post(d.server.url(&format!("/api/v1/books/{id}/revisions")))
+        .bearer_auth(&bob)
+        .multipart(manuscript_form(manuscript("calm")))
+        .send()
+        .expect("POST");
+    assert_eq!(stranger.status(), StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn versions_sent_one_after_another_end_with_the_last_and_the_superseded_removed_on_sqlite() {
+    versions_sent_one_after_another_end_with_the_last(false);
+}
+
+#[test]
+fn versions_sent_one_after_another_end_with_the_last_and_the_superseded_removed_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
+    versions_sent_one_after_another_end_with_the_last(true);
+}
+
+fn versions_sent_one_after_another_end_with_the_last(postgres: bool) {
+    let d = Deployment::start(postgres);
+    let id = d.book(manuscript("stormy"));
+    // The second, third and fourth arrive before the second is built: each supersedes the
+    // one before it.
+    d.books_queue("pause");
+    for word in ["grey", "calm", "clear"] {
+        let answer = d.revise(&id, "", manuscript_form(manuscript(word)));
+        assert_eq!(answer.status(), StatusCode::ACCEPTED);
+    }
+    assert!(d.revision_dir(&id, 4).join("upload").exists());
+    d.books_queue("resume");
+    let last = d.finished(&id, 4);
+    assert_eq!(last["status"], "ready", "{last}");
+    let book = d.json(&format!("/api/v1/books/{id}"));
+    assert_eq!(book["revision"], 4, "{book}");
+    let listed: Vec<(u64, String)> = d.json(&format!("/api/v1/books/{id}/revisions"))["revisions"]
+        .as_array()
+        .expect("revisions")
+        .iter()
+        .map(|r| {
+            (
+                r["number"].as_u64().expect("number"),
+                r["status"].as_str().expect("status").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (4, "ready".to_owned()),
+            (3, "cancelled".to_owned()),
+            (2, "cancelled".to_owned()),
+            (1, "ready".to_owned())
+        ]
+    );
+    for n in [2, 3] {
+        eventually(
+            &format!("revision {n}'s files removed"),
+            Duration::from_secs(30),
+            || (!d.revision_dir(&id, n).exists()).then_some(()),
+        );
+    }
+    assert!(d.revision_dir(&id, 4).exists());
+    assert!(opf(&d.epub(&id)).contains("The Lighthouse Keeper"));
+
+    // An upload retried with the same Idempotency-Key makes no other revision.
+    let send = || {
+        client()
+            .post(d.server.url(&format!("/api/v1/books/{id}/revisions")))
+            .bearer_auth(&d.token)
+            .header("Idempotency-Key", "fix-typo-7")
+            .multipart(manuscript_form(manuscript("fair")))
+            .send()
+            .expect("POST")
+    };
+    let once = send();
+    assert_eq!(once.status(), StatusCode::ACCEPTED);
+    let again = send();
+    assert_eq!(
+        again
+            .headers()
+            .get("Idempotent-Replayed")
+            .map(|v| v.as_bytes()),
+        Some(&b"true"[..])
+    );
+    let again: Value = again.json().expect("json");
+    assert_eq!(again["number"], 5, "{again}");
+    assert_eq!(d.finished(&id, 5)["status"], "ready");
+
+    // Deleting the book deletes every revision's files.
+    let deleted = client()
+        .delete(d.server.url(&format!("/api/v1/books/{id}")))
+        .bearer_auth(&d.token)
+        .send()
+        .expect("DELETE");
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    eventually("the book's files removed", Duration::from_secs(30), || {
+        (!d.server
+            .data_dir()
+            .join(format!("blobs/books/{id}"))
+            .exists())
+        .then_some(())
+    });
+}
