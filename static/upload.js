@@ -1,5 +1,7 @@
-// The upload form: drag and drop, a real progress bar (XMLHttpRequest reports upload progress;
-// fetch does not), and the API's error shown next to the field at fault.
+// The upload form, of a new book or of a book's next version: drag and drop, a real progress
+// bar (XMLHttpRequest reports upload progress; fetch does not), and the API's error shown next
+// to the field at fault. It sends to the form's action and goes, once the server has the
+// upload, to its `data-then` (the book's page) or else to the new book's page.
 "use strict";
 
 (function () {
@@ -47,7 +49,7 @@
     if (at && at.focus) { at.setAttribute("aria-invalid", "true"); at.focus(); } else error.focus();
   }
 
-  // One key per submission: a retried or double-clicked upload creates one book.
+  // One key per submission: a retried or double-clicked upload creates one book (or version).
   function idempotencyKey() {
     const bytes = new Uint8Array(16);
     crypto.getRandomValues(bytes);
@@ -81,7 +83,7 @@
     data.append("manuscript", input.files[0]);
 
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", "/api/v1/books");
+    xhr.open("POST", form.getAttribute("action"));
     xhr.setRequestHeader("X-CSRF-Token", window.bindery.csrf);
     xhr.setRequestHeader("Idempotency-Key", idempotencyKey());
     xhr.setRequestHeader("Accept", "application/json");
@@ -95,7 +97,7 @@
     xhr.addEventListener("load", () => {
       const body = xhr.response || {};
       if (xhr.status === 200 || xhr.status === 202) {
-        window.location.assign("/books/" + body.id);
+        window.location.assign(form.dataset.then || "/books/" + body.id);
         return;
       }
       done();

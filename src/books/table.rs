@@ -415,18 +415,21 @@ pub async fn existing(
 /// change rows of `jobs` and `webhook_deliveries`, never the book's.
 pub async fn stamps(db: &Database, ids: &[BookId]) -> anyhow::Result<HashMap<BookId, u64>> {
     // The steps' part reads what `count_workflow` reads, so that it sees every change the
-    // progress display can show; a delivery's job changes `state`, `attempt` or `run_at` at
+    // progress display can show, of the revision the book shows (its workflow's id, as
+    // `RevisionId::workflow` names it); a delivery's job changes `state`, `attempt` or `run_at` at
     // every turn (its errors grow only with them).
     // `{texts $1}` keeps the lookups on the indexes (`books` primary key, `jobs_workflow`,
     // `webhook_deliveries_book`) on both backends.
     const SQL: &str = "SELECT b.id AS book, 'book ' || b.status || ' ' || CAST(b.updated_at AS TEXT) AS stamp
              FROM books b WHERE b.id IN ({texts $1})
              UNION ALL
-             SELECT j.workflow, 'steps ' || j.kind || ' ' || j.state || ' ' || CAST(count(*) AS TEXT)
+             SELECT b.id, 'steps ' || j.kind || ' ' || j.state || ' ' || CAST(count(*) AS TEXT)
                     || ' ' || CAST(COALESCE(sum(j.progress), 0) AS TEXT)
                     || ' ' || COALESCE(max(j.progress_message), '')
-             FROM jobs j WHERE j.workflow IN ({texts $1})
-             GROUP BY j.workflow, j.kind, j.state
+             FROM books b JOIN jobs j ON j.workflow = (CASE WHEN b.revision = 1 THEN b.id
+                                                  ELSE b.id || '/r' || CAST(b.revision AS TEXT) END)
+             WHERE b.id IN ({texts $1})
+             GROUP BY b.id, j.kind, j.state
              UNION ALL
              SELECT d.book_id, 'webhook ' || d.id || ' ' || COALESCE(CAST(d.delivered_at AS TEXT), '')
                     || ' ' || COALESCE(j.state, '') || ' ' || COALESCE(CAST(j.attempt AS TEXT), '')
@@ -838,6 +841,24 @@ pub(super) mod tests {
             let now = stamps(&db, &ids).await.expect("stamps");
             assert_ne!(now.get("b1"), last.get("b1"), "unseen: {change}");
             assert_eq!(now.get("b2"), last.get("b2"), "b2 changed with: {change}");
+            last = now;
+        }
+
+        // A book that follows its second revision shows that revision's steps, by the
+        // workflow id `RevisionId` names.
+        let second = RevisionId::of(&BookId::unchecked("b2"), 2).workflow();
+        let insert: &'static str = Box::leak(
+            format!(
+                "INSERT INTO jobs (kind, queue, payload, state, run_at, max_attempts, workflow,
+                                   created_at)
+                 VALUES ('book.ingest', 'books', '{{}}', 'running', 0, 3, '{second}', 0)"
+            )
+            .into_boxed_str(),
+        );
+        for change in ["UPDATE books SET revision = 2 WHERE id = 'b2'", insert] {
+            run(&db, change).await;
+            let now = stamps(&db, &ids).await.expect("stamps");
+            assert_ne!(now.get("b2"), last.get("b2"), "unseen: {change}");
             last = now;
         }
     }

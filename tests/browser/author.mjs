@@ -2,7 +2,8 @@
 // phone: sign in, upload the novel and its cover through the form (leaving the language to
 // the manuscript), follow it to ready, then the books list with covers and actions; a
 // plain-text file named .docx (read, and warned about), a web page named .docx (refused, the
-// steps after it skipped), an empty file (refused by the browser, never sent); an unknown
+// steps after it skipped, then mended by a corrected manuscript sent from its page as its new
+// version), an empty file (refused by the browser, never sent); an unknown
 // address; and the reader on a phone: mid-chapter, the bar that comes and goes, the position,
 // the contents, and the way back to the book's page. axe-core checks every page, the reader
 // included; every page is photographed.
@@ -219,6 +220,20 @@ async function main() {
     check(/reason=“chapter\.docx” is not a Word document/.test(last), `the log does not end with the reason in words: ${last}`);
     await look(page, 'desktop-book-refused.png');
 
+    step('a corrected manuscript, sent from the refused book\'s own page as its new version, mends it');
+    const mend = page.locator('section.failure a', { hasText: 'Upload a corrected manuscript' });
+    check((await mend.getAttribute('href')) === '#new-version', 'the refused book does not lead to its new version');
+    check(await page.locator('#new-version').evaluate((d) => d.open), 'the new-version form is not open on a refused book');
+    await page.setInputFiles('#manuscript', files.notes);
+    await page.click('#upload button[type=submit]');
+    // Back on the book's page, which follows the new version live until it is ready.
+    await page.locator('#download-epub').waitFor({ timeout: 90000 });
+    check(ID.exec(new URL(page.url()).pathname)[1] === books.page, `the new version led to ${page.url()}`);
+    const versions = await page.locator('ul.versions li').evaluateAll((items) => items.map((li) => `${li.dataset.revision}:${li.dataset.status}`));
+    check(versions.join(' ') === '2:ready 1:failed', `the versions listed are ${versions}`);
+    check((await page.locator('section.failure').count()) === 0, 'the mended book still says what went wrong');
+    await look(page, 'desktop-book-mended.png');
+
     step('an unknown address: the app\'s own page, with the navigation; the API answers JSON');
     const missing = await page.goto(url('/no/such/page'));
     check(missing.status() === 404, `an unknown page answered ${missing.status()}`);
@@ -266,7 +281,7 @@ async function main() {
     check(progressHeight < 200, `the finished progress takes ${progressHeight}px of the phone's screen`);
     await look(small, 'phone-book-ready.png');
     await small.goto(url(`/books/${books.page}`));
-    await look(small, 'phone-book-refused.png');
+    await look(small, 'phone-book-mended.png');
     await small.goto(url(`/books/${books.notes}`));
     await look(small, 'phone-book-mismatch.png');
     await small.goto(url('/books/new'));

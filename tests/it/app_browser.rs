@@ -258,10 +258,15 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
         "{warnings:?}"
     );
 
-    // The web page named .docx: failed with the mismatch, the steps after it skipped.
-    let refused = book("page");
-    assert_eq!(refused["status"], "failed");
-    assert_eq!(refused["error"]["code"], "format_mismatch");
+    // The web page named .docx: its first version failed with the mismatch, the steps after
+    // it skipped; the corrected manuscript sent from its page is its second, and ready.
+    let id = books["page"].as_str().expect("id");
+    let mended = book("page");
+    assert_eq!(mended["status"], "ready", "{mended}");
+    assert_eq!(mended["revision"], 2, "{mended}");
+    let refused = api(format!("/api/v1/books/{id}/revisions/1"));
+    assert_eq!(refused["status"], "failed", "{refused}");
+    assert_eq!(refused["error"]["code"], "format_mismatch", "{refused}");
     let states: Vec<&str> = refused["progress"]["steps"]
         .as_array()
         .expect("steps")
@@ -270,18 +275,27 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
         .collect();
     assert_eq!(states[0], "failed", "{states:?}");
     assert!(states[1..].iter().all(|s| *s == "skipped"), "{states:?}");
-    // Its log ends with the reason, in the same words.
-    let log = api(format!(
-        "/api/v1/books/{}/logs",
-        books["page"].as_str().expect("id")
-    ));
-    let last = log["lines"]
-        .as_array()
-        .and_then(|lines| lines.last())
-        .expect("a line");
+    // Its log gives the reason in the same words, then the new version and its publication.
+    let log = api(format!("/api/v1/books/{id}/logs"));
+    let lines = log["lines"].as_array().expect("lines");
+    let at = |message: &str| {
+        lines
+            .iter()
+            .position(|l| l["message"] == message)
+            .unwrap_or_else(|| panic!("no {message:?} in {log:#}"))
+    };
+    let refusal = &lines[at("manuscript refused")];
     assert_eq!(
-        last["fields"]["reason"], refused["error"]["message"],
+        refusal["fields"]["reason"], refused["error"]["message"],
         "{log:#}"
     );
-    assert_eq!(last["fields"]["code"], "format_mismatch", "{log:#}");
+    assert_eq!(refusal["fields"]["code"], "format_mismatch", "{log:#}");
+    assert!(
+        at("manuscript refused") < at("new revision submitted"),
+        "{log:#}"
+    );
+    assert!(
+        at("new revision submitted") < at("book published"),
+        "{log:#}"
+    );
 }

@@ -95,13 +95,38 @@ async fn upload(
     state: web::Data<AppState>,
     Visitor(session): Visitor,
 ) -> Result<HttpResponse, PageError> {
+    let body = html! {
+        h1 { "Upload a manuscript" }
+        (upload_form(&state, None))
+    };
+    Ok(html_response(
+        actix_web::http::StatusCode::OK,
+        layout_in(
+            Nav::Upload,
+            "Upload",
+            Some(&session),
+            &["/static/upload.js"],
+            body,
+        ),
+    ))
+}
+
+/// The upload form: for a new book, or with `revision` (the book's id) for its next version,
+/// which sends to the book's revisions and comes back to its page.
+fn upload_form(state: &AppState, revision: Option<&BookId>) -> Markup {
     let limit = bytesize::ByteSize::b(state.limits.max_manuscript_bytes)
         .display()
         .iec();
     let default_language = &state.config.default_language;
-    let body = html! {
-        h1 { "Upload a manuscript" }
-        form #upload.stack method="post" action="/api/v1/books" enctype="multipart/form-data" novalidate {
+    let (action, then) = match revision {
+        Some(id) => (
+            format!("/api/v1/books/{id}/revisions"),
+            Some(format!("/books/{id}")),
+        ),
+        None => ("/api/v1/books".to_owned(), None),
+    };
+    html! {
+        form #upload.stack method="post" action=(action) data-then=[then] enctype="multipart/form-data" novalidate {
             label.drop for="manuscript" #drop {
                 span.drop-title { "Manuscript" }
                 span.drop-hint #manuscript-hint { "Drop a Markdown, DOCX or plain-text file here, or choose one. Up to " (limit) "." }
@@ -110,10 +135,18 @@ async fn upload(
             }
             label for="cover" { "Cover image (optional)" }
             input #cover type="file" name="cover" accept="image/jpeg,image/png" aria-describedby="cover-hint";
-            p.hint #cover-hint { "JPEG or PNG. Without one, Bindery sets a typographic cover from the title." }
+            @if revision.is_some() {
+                p.hint #cover-hint { "JPEG or PNG. Without one, the new version keeps the current cover." }
+            } @else {
+                p.hint #cover-hint { "JPEG or PNG. Without one, Bindery sets a typographic cover from the title." }
+            }
             fieldset {
                 legend { "About the book" }
-                p.hint { "Leave a field empty to use what the manuscript says (its title page, front matter or document properties)." }
+                @if revision.is_some() {
+                    p.hint { "Leave a field empty to keep what the current version was given, or else what the new manuscript says." }
+                } @else {
+                    p.hint { "Leave a field empty to use what the manuscript says (its title page, front matter or document properties)." }
+                }
                 (text_field("title", "Title", "text", ""))
                 (text_field("author", "Author", "text", ""))
                 label for="language" { "Language" }
@@ -130,9 +163,12 @@ async fn upload(
                     label for="description" { "Description" }
                     textarea #description name="description" rows="4" aria-describedby="description-hint" {}
                     p.hint #description-hint { "For catalogs and stores; also the print edition's back cover, unless its back-cover text below is given." }
-                    label for="callback_url" { "Webhook URL" }
-                    input #callback_url type="url" name="callback_url" autocomplete="off" placeholder="https://example.com/hooks/bindery" aria-describedby="callback-hint";
-                    p.hint #callback-hint { "Bindery POSTs a signed event here when the book is ready or fails." }
+                    // The book's webhook is set by its first upload.
+                    @if revision.is_none() {
+                        label for="callback_url" { "Webhook URL" }
+                        input #callback_url type="url" name="callback_url" autocomplete="off" placeholder="https://example.com/hooks/bindery" aria-describedby="callback-hint";
+                        p.hint #callback-hint { "Bindery POSTs a signed event here when the book is ready or fails." }
+                    }
                     label for="format" { "Format" }
                     select #format name="format" {
                         option value="" selected { "Detect from the file" }
@@ -149,19 +185,9 @@ async fn upload(
                 span #upload-percent aria-live="polite" { "0%" }
             }
             p.error #upload-error role="alert" hidden {}
-            button type="submit" { "Upload and convert" }
+            button type="submit" { @if revision.is_some() { "Upload the new version" } @else { "Upload and convert" } }
         }
-    };
-    Ok(html_response(
-        actix_web::http::StatusCode::OK,
-        layout_in(
-            Nav::Upload,
-            "Upload",
-            Some(&session),
-            &["/static/upload.js"],
-            body,
-        ),
-    ))
+    }
 }
 
 /// `deleted=TITLE`, for the list to say what went.
@@ -221,6 +247,7 @@ async fn show(
 ) -> Result<HttpResponse, PageError> {
     let book = own_book(&state, &Tenant::of(&session.tenant), &id).await?;
     let log = book_log::lines(&state.db, &book.id, book_log::LINES_DEFAULT).await?;
+    let revisions = books::revisions(&state.db, &book.id).await?;
     let book = view(&state, &book, true).await?;
     let report: Option<Report> = book
         .report
@@ -264,7 +291,7 @@ async fn show(
                             button type="submit" { "Retry" }
                         }
                     } @else if error.code != books::DAMAGED {
-                        p { a.button href="/books/new" { "Upload a corrected manuscript" } }
+                        p { a.button href="#new-version" { "Upload a corrected manuscript" } }
                     }
                     p.error role="alert" hidden {}
                 }
@@ -375,6 +402,8 @@ async fn show(
                 }
             }
 
+            (versions_section(&state, &book, &revisions))
+
             (log_section(&log, book.status == BookStatus::Failed))
 
             section.danger {
@@ -393,10 +422,55 @@ async fn show(
             Nav::Book,
             &title,
             Some(&session),
-            &["/static/book.js"],
+            &["/static/book.js", "/static/upload.js"],
             body,
         ),
     ))
+}
+
+/// The book's versions, newest first, and the form that sends the next: open when the book
+/// failed, since a corrected manuscript is what mends it.
+fn versions_section(state: &AppState, book: &BookView, revisions: &[books::RevisionRow]) -> Markup {
+    html! {
+        section.versions aria-labelledby="versions-title" {
+            h2 #versions-title { "Versions" }
+            @if revisions.len() > 1 {
+                ul.versions {
+                    @for revision in revisions {
+                        li data-revision=(revision.id.number) data-status=(revision.status) {
+                            "Version " (revision.id.number) " · " (revision.file_name)
+                            " · " (readable_time(revision.created_at)) " · "
+                            @if revision.id.number == book.revision {
+                                strong { "current" }
+                            } @else {
+                                (revision_state(revision.status))
+                            }
+                            @if let Some(error) = revision.error.as_ref().filter(|_| revision.id.number != book.revision) {
+                                " " span.meta { (error) }
+                            }
+                        }
+                    }
+                }
+            } @else {
+                p.meta { "One version so far: the upload that made the book." }
+            }
+            details #new-version open[book.status == BookStatus::Failed] {
+                summary { "Upload a new version" }
+                p.hint { "The book keeps its links, its catalog entry and its EPUB identifier. Until the new version is ready, readers get this one." }
+                (upload_form(state, Some(&book.id)))
+            }
+        }
+    }
+}
+
+/// What became of a version that is not the current one, in words.
+fn revision_state(status: books::RevisionStatus) -> &'static str {
+    match status {
+        books::RevisionStatus::Uploading | books::RevisionStatus::Processing => "building",
+        books::RevisionStatus::Ready => "an earlier version",
+        books::RevisionStatus::Failed => "failed",
+        books::RevisionStatus::Cancelled => "superseded before it was built",
+    }
 }
 
 /// The book's own log lines, folded away unless the book failed (when they say why).
