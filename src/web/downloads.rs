@@ -96,6 +96,47 @@ pub(crate) async fn fetch(
         })
 }
 
+/// `file` of one revision of a book (an earlier version, to compare or to keep), or the error
+/// that says why there is none: 409 `not_ready` for a revision that is not built (building,
+/// failed or superseded), 404 for a file it lacks.
+pub(crate) async fn fetch_revision(
+    state: &AppState,
+    revision: &books::RevisionRow,
+    file: &Download,
+) -> Result<Bytes, ApiError> {
+    let what = file.what;
+    if revision.status != books::RevisionStatus::Ready {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_ready",
+            format!(
+                "Revision {} is {}; only a built revision has a {what}.",
+                revision.id.number, revision.status
+            ),
+        ));
+    }
+    if file.printed && revision.pdf_bytes.is_none() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_print_edition",
+            format!("Revision {} has no print edition.", revision.id.number),
+        ));
+    }
+    state
+        .blobs
+        .get_opt(&(file.key)(&revision.id))
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(
+                "file",
+                format!(
+                    "The {what} of revision {} is missing from storage.",
+                    revision.id.number
+                ),
+            )
+        })
+}
+
 /// A ready book that has no print edition: why, from its report.
 fn no_print_edition(book: &BookRow) -> ApiError {
     let report: Option<crate::report::Report> = book
@@ -120,6 +161,27 @@ fn no_print_edition(book: &BookRow) -> ApiError {
             crate::report::sentence(&why)
         ),
     )
+}
+
+/// `bytes`, `file` of revision `number` of `book`, as an attachment named for both.
+pub(crate) fn revision_attachment(
+    book: &BookRow,
+    number: u32,
+    file: &Download,
+    bytes: Bytes,
+) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(file.media_type)
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!(
+                "attachment; filename=\"{}-v{number}{}\"",
+                book.download_name(),
+                file.suffix
+            ),
+        ))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .body(bytes)
 }
 
 /// `bytes`, `file` of `book`, as an attachment.

@@ -278,6 +278,39 @@ fn a_new_version_builds_beside_the_served_one_and_the_book_switches_whole(postgr
         })
         .collect();
     assert_eq!(listed, [(2, "ready", true), (1, "ready", false)]);
+
+    // The first version is still there to download, as it was.
+    let old = d.get(&format!("/api/v1/books/{id}/revisions/1/epub"));
+    assert_eq!(old.status(), StatusCode::OK);
+    assert!(
+        old.headers()["content-disposition"]
+            .to_str()
+            .expect("ASCII")
+            .ends_with("-v1.epub\""),
+        "{:?}",
+        old.headers()
+    );
+    assert_eq!(old.bytes().expect("EPUB").to_vec(), first);
+
+    // Restoring it makes a third revision of the first's manuscript: history only grows.
+    let restored = client()
+        .post(
+            d.server
+                .url(&format!("/api/v1/books/{id}/revisions/1/restore")),
+        )
+        .bearer_auth(&d.token)
+        .send()
+        .expect("POST restore");
+    assert_eq!(restored.status(), StatusCode::ACCEPTED);
+    let restored: Value = restored.json().expect("json");
+    assert_eq!(restored["number"], 3, "{restored}");
+    assert_eq!(d.finished(&id, 3)["status"], "ready");
+    let third = d.epub(&id);
+    assert!(text(&third).contains("the stormy weather"));
+    assert_eq!(opf_value(&opf(&third), "<dc:identifier"), identifier);
+    assert_eq!(d.json(&format!("/api/v1/books/{id}"))["revision"], 3);
+    let missing = d.get(&format!("/api/v1/books/{id}/revisions/9/epub"));
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
 }
 
 #[test]
@@ -312,6 +345,8 @@ fn a_version_that_fails_leaves_the_book_as_it_was(postgres: bool) {
     assert_eq!(book["revision"], 1, "{book}");
     assert!(book.get("error").is_none(), "{book}");
     assert_eq!(d.epub(&id), first);
+    let not_built = d.get(&format!("/api/v1/books/{id}/revisions/2/epub"));
+    assert_eq!(not_built.status(), StatusCode::CONFLICT);
 
     // A metadata value that cannot work is refused before anything is kept.
     let refused = d.revise(

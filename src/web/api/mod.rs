@@ -65,6 +65,8 @@ fn scope() -> utoipa_actix_web::scope::Scope<
         .service(revisions::create)
         .service(revisions::list)
         .service(revisions::show)
+        .service(revisions::epub)
+        .service(revisions::restore)
         .service(book_log::show)
         .service(super::catalog::json_catalog)
         .service(webhooks::show_secret)

@@ -19,6 +19,7 @@ use crate::jobs::WaitTarget;
 use crate::pipeline::{progress, steps};
 use crate::web::book_view::own_book;
 use crate::web::caller::Caller;
+use crate::web::downloads::{self, Download};
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
     BadRequest, CsrfFailed, Internal, NotFound, RateLimited, Unauthorized, Unavailable,
@@ -303,11 +304,168 @@ pub async fn show(
 ) -> Result<HttpResponse, ApiError> {
     let (id, n) = path.into_inner();
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    let missing = || ApiError::not_found("revision", format!("Book {id} has no revision {n:?}."));
+    let revision = own_revision(&state, &book, &n).await?;
+    Ok(HttpResponse::Ok().json(revision_view(&state, &revision, true).await?))
+}
+
+/// Download a revision's EPUB
+///
+/// The EPUB of one built revision of the book: the current one, or an earlier version to
+/// compare or keep.
+#[utoipa::path(
+    operation_id = "download_revision_epub",
+    tag = "books",
+    params(
+        ("id" = String, Path, description = "The book's id."),
+        ("n" = u32, Path, description = "The revision's number, from 1."),
+    ),
+    responses(
+        (status = 200, description = "The EPUB 3 file, as an attachment (`….vN.epub`).",
+            content_type = "application/epub+zip", headers(
+            ("Content-Disposition" = String, description = "`attachment; filename=\"…-vN.epub\"`")
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 409, description = "The revision is not built: building, failed or \
+            superseded (`not_ready`).", body = ErrorBody),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/revisions/{n}/epub")]
+pub async fn epub(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, n) = path.into_inner();
+    let book = own_book(&state, &caller.tenant(), &id).await?;
+    let revision = own_revision(&state, &book, &n).await?;
+    let bytes = downloads::fetch_revision(&state, &revision, &Download::EPUB).await?;
+    Ok(downloads::revision_attachment(
+        &book,
+        revision.id.number,
+        &Download::EPUB,
+        bytes,
+    ))
+}
+
+/// Restore a revision
+///
+/// Makes a new revision of the book from an earlier one's manuscript, cover and metadata:
+/// history only grows. It builds like any new version, and the book switches to it once it is
+/// ready.
+#[utoipa::path(
+    operation_id = "restore_revision",
+    tag = "books",
+    params(
+        ("id" = String, Path, description = "The book's id."),
+        ("n" = u32, Path, description = "The number of the revision to restore."),
+        CreateQuery,
+    ),
+    responses(
+        (status = 200, description = "The new revision is ready or failed (with `?wait=`).",
+            body = RevisionView),
+        (status = 202, description = "Accepted: the new revision is building.",
+            body = RevisionView, headers(
+            ("Location" = String, description = "The new revision's status URL.")
+        )),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, response = NotFound),
+        (status = 409, description = "The revision's manuscript is no longer kept \
+            (`revision_files_removed`).", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[post("/books/{id}/revisions/{n}/restore")]
+pub async fn restore(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+    query: Query<CreateQuery>,
+    stopping: web::Data<Stopping>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, n) = path.into_inner();
+    let tenant = caller.tenant();
+    let wait = parse_wait(query.parsed()?.wait.as_deref(), state.config.max_wait)?;
+    let book = own_book(&state, &tenant, &id).await?;
+    let old = own_revision(&state, &book, &n).await?;
+    let Some(manuscript) = state.blobs.get_opt(&keys::upload(&old.id)).await? else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "revision_files_removed",
+            format!(
+                "Revision {} no longer keeps its manuscript, so it cannot be restored.",
+                old.id.number
+            ),
+        ));
+    };
+    check_write(&state, &tenant)?;
+    let Reserved::New(revision) = books::reserve_revision(&state.db, &book.id, None).await? else {
+        unreachable!("a reservation without an idempotency key is always new")
+    };
+    let restored = async {
+        state
+            .blobs
+            .put_if_absent(&keys::upload(&revision), manuscript)
+            .await?;
+        let mut options = old.options()?;
+        if options.cover_name.is_some()
+            && let Some(cover) = state.blobs.get_opt(&keys::cover_upload(&old.id)).await?
+        {
+            state
+                .blobs
+                .put_if_absent(&keys::cover_upload(&revision), cover)
+                .await?;
+        } else {
+            options.cover_name = None;
+        }
+        // Its own time, and the identifier the book has.
+        options.convert.modified = None;
+        if options.convert.identifier.is_none() {
+            options.convert.identifier = identifier_of(&state, &book.current()).await?;
+        }
+        books::revise(
+            &state.db,
+            &state.queue,
+            &book,
+            &revision,
+            &old.file_name,
+            options,
+            steps::first_step(&revision),
+        )
+        .await?;
+        Ok::<(), ApiError>(())
+    }
+    .await;
+    if let Err(e) = restored {
+        discard_uploads(&state, &revision).await;
+        if let Err(e) = books::abandon_revision(&state.db, &revision).await {
+            tracing::warn!(book.id = %book.id, revision = revision.number, error = %format!("{e:#}"), "could not remove a failed restore");
+        }
+        return Err(e);
+    }
+    tracing::info!(for_author = true, book.id = %book.id, revision = revision.number, restored = old.id.number, "revision restored as a new one");
+    let row = books::revision(&state.db, &revision)
+        .await?
+        .ok_or_else(|| ApiError::not_found("book", "The book was deleted meanwhile."))?;
+    respond(&state, &book, row, wait, false, stopping.get_ref().clone()).await
+}
+
+/// Revision `n` (as a path gave it) of the caller's `book`, or 404.
+async fn own_revision(state: &AppState, book: &BookRow, n: &str) -> Result<RevisionRow, ApiError> {
+    let missing = || {
+        ApiError::not_found(
+            "revision",
+            format!("Book {} has no revision {n:?}.", book.id),
+        )
+    };
     let number: u32 = n.parse().map_err(|_| missing())?;
-    let revision = books::revision(&state.db, &RevisionId::of(&book.id, number))
+    books::revision(&state.db, &RevisionId::of(&book.id, number))
         .await?
         .filter(|r| r.status != books::RevisionStatus::Uploading)
-        .ok_or_else(missing)?;
-    Ok(HttpResponse::Ok().json(revision_view(&state, &revision, true).await?))
+        .ok_or_else(missing)
 }
