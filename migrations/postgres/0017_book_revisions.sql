@@ -30,6 +30,9 @@ CREATE TABLE book_revisions (
     created_at  BIGINT    NOT NULL,
     updated_at  BIGINT    NOT NULL,
     published_at BIGINT,
+    -- When its files were removed: a newer revision superseded it while it built, or it fell
+    -- out of the newest REVISIONS_KEPT once a newer one was published.
+    files_removed_at BIGINT,
     PRIMARY KEY (book_id, number)
 );
 

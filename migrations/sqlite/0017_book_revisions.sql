@@ -30,6 +30,9 @@ CREATE TABLE book_revisions (
     created_at  INTEGER    NOT NULL,
     updated_at  INTEGER    NOT NULL,
     published_at INTEGER,
+    -- When its files were removed: a newer revision superseded it while it built, or it fell
+    -- out of the newest REVISIONS_KEPT once a newer one was published.
+    files_removed_at INTEGER,
     PRIMARY KEY (book_id, number)
 );
 

@@ -375,7 +375,8 @@ pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<()
 
 /// Revision `revision` is built: it says so, and when it is newer than the one the book
 /// shows, the book switches to it (its row, and so every file it serves) with its `book.ready`
-/// webhook and a refresh of its tenant's catalog, all in one transaction. Idempotent: a
+/// webhook, a refresh of its tenant's catalog, and the removal of the files of its revisions
+/// older than the newest `kept` (`REVISIONS_KEPT`), all in one transaction. Idempotent: a
 /// revision already published stays as it was first published, and one a newer revision
 /// cancelled meanwhile changes nothing.
 pub async fn publish(
@@ -384,6 +385,7 @@ pub async fn publish(
     public_url: Option<&url::Url>,
     revision: &RevisionId,
     published: &Published<'_>,
+    kept: usize,
 ) -> anyhow::Result<()> {
     let mut tx = db.begin().await.context("starting the publication")?;
     revisions::ensure_first(&mut tx, &revision.book).await?;
@@ -395,6 +397,12 @@ pub async fn publish(
     {
         // A published book always gets into its tenant's catalog.
         queue.enqueue_in(&mut tx, refresh_catalog(&tenant)).await?;
+        for old in revisions::prune(&mut tx, revision, kept).await? {
+            let old = RevisionId::of(&revision.book, old);
+            queue
+                .enqueue_in(&mut tx, jobs::remove_revision_files(&old, &tenant))
+                .await?;
+        }
     }
     tx.commit().await.context("committing the publication")?;
     Ok(())
@@ -564,7 +572,7 @@ mod tests {
                 epub_bytes: 1,
                 pdf_bytes: None,
             };
-            publish(&db, &queue, None, &book.current(), &published)
+            publish(&db, &queue, None, &book.current(), &published, 10)
                 .await
                 .expect("publish");
             let ready = get(&db, &book.id).await.expect("read").expect("the book");
@@ -578,7 +586,7 @@ mod tests {
                 "UPDATE jobs SET state = 'completed' WHERE kind = 'catalog.refresh'",
             )
             .await;
-            publish(&db, &queue, None, &book.current(), &published)
+            publish(&db, &queue, None, &book.current(), &published, 10)
                 .await
                 .expect("publish again");
             assert_eq!(jobs(&queue, "catalog.refresh").await.len(), 1, "{backend}");

@@ -93,6 +93,9 @@ pub struct RevisionRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub published_at: Option<DateTime<Utc>>,
+    /// When its files were removed (superseded while it built, or out of the newest
+    /// `REVISIONS_KEPT`): it keeps its record alone.
+    pub files_removed_at: Option<DateTime<Utc>>,
 }
 
 impl RevisionRow {
@@ -120,6 +123,7 @@ struct Stored {
     created_at: i64,
     updated_at: i64,
     published_at: Option<i64>,
+    files_removed_at: Option<i64>,
 }
 
 impl TryFrom<Stored> for RevisionRow {
@@ -140,6 +144,7 @@ impl TryFrom<Stored> for RevisionRow {
             created_at: table::time(row.created_at)?,
             updated_at: table::time(row.updated_at)?,
             published_at: row.published_at.map(table::time).transpose()?,
+            files_removed_at: row.files_removed_at.map(table::time).transpose()?,
             file_name: row.file_name,
             options: row.options,
             title: row.title,
@@ -156,7 +161,7 @@ impl TryFrom<Stored> for RevisionRow {
 
 const COLUMNS: &str = "book_id, number, status, file_name, options, title, author_list, format, \
                        report, error_code, error, epub_bytes, pdf_bytes, idempotency_key, \
-                       created_at, updated_at, published_at";
+                       created_at, updated_at, published_at, files_removed_at";
 
 /// Revision `id`; for a book a release before revisions made, its revision 1 as the books row
 /// says while it has no row of its own. `None` when there is no such revision.
@@ -190,6 +195,7 @@ pub async fn get(db: &Database, id: &RevisionId) -> anyhow::Result<Option<Revisi
             created_at: book.created_at,
             updated_at: book.updated_at,
             published_at: book.published_at,
+            files_removed_at: None,
         })),
         None => Ok(None),
     }
@@ -360,7 +366,8 @@ pub async fn cancel_older(tx: &mut Tx, newer: &RevisionId) -> anyhow::Result<Vec
     let cancelled: Vec<i64> = on_tx!(tx, |conn, d| {
         sqlx::query_scalar(sql!(
             d,
-            "UPDATE book_revisions SET status = 'cancelled', updated_at = {now}
+            "UPDATE book_revisions SET status = 'cancelled', updated_at = {now},
+                    files_removed_at = {now}
              WHERE book_id = $1 AND number < $2 AND status = 'processing'
              RETURNING number"
         ))
@@ -373,6 +380,29 @@ pub async fn cancel_older(tx: &mut Tx, newer: &RevisionId) -> anyhow::Result<Vec
         .into_iter()
         .map(|n| Ok(u32::try_from(n)?))
         .collect()
+}
+
+/// The revisions of `book` whose files go now that `shown` is the one it shows: every built or
+/// failed one but the newest `kept` (by number) and `shown` itself, in the caller's
+/// transaction. They are marked as they are chosen, so each is chosen once.
+pub async fn prune(tx: &mut Tx, shown: &RevisionId, kept: usize) -> anyhow::Result<Vec<u32>> {
+    let kept = i64::try_from(kept).unwrap_or(i64::MAX);
+    let pruned: Vec<i64> = on_tx!(tx, |conn, d| {
+        sqlx::query_scalar(sql!(
+            d,
+            "UPDATE book_revisions SET files_removed_at = {now}, updated_at = {now}
+             WHERE book_id = $1 AND files_removed_at IS NULL AND status IN ('ready', 'failed')
+               AND number <> $2
+               AND number <= (SELECT max(number) FROM book_revisions WHERE book_id = $1) - $3
+             RETURNING number"
+        ))
+        .bind(&shown.book)
+        .bind(i64::from(shown.number))
+        .bind(kept)
+        .fetch_all(conn)
+        .await?
+    });
+    pruned.into_iter().map(|n| Ok(u32::try_from(n)?)).collect()
 }
 
 /// The revision is built, in the caller's transaction: `false` when it was not building (it

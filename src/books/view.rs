@@ -74,6 +74,9 @@ pub struct RevisionView {
     pub status: RevisionStatus,
     /// Whether the book shows and serves this revision now.
     pub current: bool,
+    /// Whether it keeps its files (its EPUB can be downloaded, and it can be restored): not
+    /// once superseded while it built, nor once out of the newest `REVISIONS_KEPT`.
+    pub files_kept: bool,
     /// Its manuscript's file name.
     pub file_name: String,
     /// Known once it is built.
@@ -119,6 +122,7 @@ impl RevisionView {
             number: revision.id.number,
             status,
             current,
+            files_kept: revision.files_removed_at.is_none(),
             file_name: revision.file_name.clone(),
             title: revision.title.clone(),
             created_at: revision.created_at,

@@ -148,6 +148,12 @@ variables! {
     /// `WORKER_MEMORY_BUDGET`), or a service that never prints.
     var PRINT_EDITION: bool = value("true"), example "false",
         parse values::boolean, {field print_edition};
+    /// How many of a book's newest revisions keep their files (EPUB, reader, print edition,
+    /// covers, manuscript) once a newer one is published; an older revision keeps its record
+    /// but not its files, and can no longer be downloaded or restored. The revision a book
+    /// shows always keeps its files.
+    var REVISIONS_KEPT: NonZeroUsize = value("10"), example "3",
+        parse values::positive, {field revisions_kept};
     /// Most PostgreSQL connections one process opens; with `serve`, the web process and its worker
     /// together (the web a quarter, 2 to 8; the worker the rest). Fits entry-level managed plans;
     /// give each process its share of the plan's limit.

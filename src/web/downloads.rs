@@ -98,7 +98,8 @@ pub(crate) async fn fetch(
 
 /// `file` of one revision of a book (an earlier version, to compare or to keep), or the error
 /// that says why there is none: 409 `not_ready` for a revision that is not built (building,
-/// failed or superseded), 404 for a file it lacks.
+/// failed or superseded), 410 `revision_files_removed` for one that no longer keeps its files,
+/// 404 for a file it lacks.
 pub(crate) async fn fetch_revision(
     state: &AppState,
     revision: &books::RevisionRow,
@@ -114,6 +115,9 @@ pub(crate) async fn fetch_revision(
                 revision.id.number, revision.status
             ),
         ));
+    }
+    if revision.files_removed_at.is_some() {
+        return Err(files_removed(revision));
     }
     if file.printed && revision.pdf_bytes.is_none() {
         return Err(ApiError::new(
@@ -135,6 +139,19 @@ pub(crate) async fn fetch_revision(
                 ),
             )
         })
+}
+
+/// A revision that keeps its record but not its files.
+pub(crate) fn files_removed(revision: &books::RevisionRow) -> ApiError {
+    ApiError::new(
+        StatusCode::GONE,
+        "revision_files_removed",
+        format!(
+            "Revision {} no longer keeps its files: only the newest revisions do \
+             (REVISIONS_KEPT), and one superseded while it was built keeps none.",
+            revision.id.number
+        ),
+    )
 }
 
 /// A ready book that has no print edition: why, from its report.

@@ -36,11 +36,16 @@ struct Deployment {
 
 impl Deployment {
     fn start(postgres: bool) -> Self {
+        Self::start_with(postgres, &[])
+    }
+
+    fn start_with(postgres: bool, extra: &[(&str, &str)]) -> Self {
         let database = postgres.then(common::postgres_database);
-        let env: Vec<(&str, &str)> = database
+        let mut env: Vec<(&str, &str)> = database
             .iter()
             .map(|url| ("DATABASE_URL", url.as_str()))
             .collect();
+        env.extend_from_slice(extra);
         let server = Server::start(&["serve"], &env);
         let mut deployment = Deployment {
             server,
@@ -391,7 +396,7 @@ fn versions_sent_one_after_another_end_with_the_last_and_the_superseded_removed_
 }
 
 fn versions_sent_one_after_another_end_with_the_last(postgres: bool) {
-    let d = Deployment::start(postgres);
+    let d = Deployment::start_with(postgres, &[("REVISIONS_KEPT", "2")]);
     let id = d.book(manuscript("stormy"));
     // The second, third and fourth arrive before the second is built: each supersedes the
     // one before it.
@@ -435,6 +440,37 @@ fn versions_sent_one_after_another_end_with_the_last(postgres: bool) {
     }
     assert!(d.revision_dir(&id, 4).exists());
     assert!(opf(&d.epub(&id)).contains("The Lighthouse Keeper"));
+
+    // With REVISIONS_KEPT=2, revision 1 (out of the newest two) keeps its record alone.
+    let book_dir = d.server.data_dir().join(format!("blobs/books/{id}"));
+    eventually(
+        "revision 1's files removed",
+        Duration::from_secs(30),
+        || {
+            (!book_dir.join("upload").exists() && !book_dir.join("book.epub").exists())
+                .then_some(())
+        },
+    );
+    let first = d.json(&format!("/api/v1/books/{id}/revisions/1"));
+    assert_eq!(first["status"], "ready", "{first}");
+    assert_eq!(first["files_kept"], false, "{first}");
+    let gone = d.get(&format!("/api/v1/books/{id}/revisions/1/epub"));
+    assert_eq!(gone.status(), StatusCode::GONE);
+    let body: Value = gone.json().expect("json");
+    assert_eq!(body["error"]["code"], "revision_files_removed", "{body}");
+    let restore = client()
+        .post(
+            d.server
+                .url(&format!("/api/v1/books/{id}/revisions/1/restore")),
+        )
+        .bearer_auth(&d.token)
+        .send()
+        .expect("POST restore");
+    assert_eq!(restore.status(), StatusCode::GONE);
+    assert_eq!(
+        d.json(&format!("/api/v1/books/{id}/revisions/4"))["files_kept"],
+        true
+    );
 
     // An upload retried with the same Idempotency-Key makes no other revision.
     let send = || {

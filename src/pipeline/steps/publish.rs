@@ -138,6 +138,7 @@ impl Job for Publish {
                 epub_bytes,
                 pdf_bytes,
             },
+            app.config.revisions_kept.get(),
         )
         .await?;
         tracing::info!(for_author = true, book.id = %self.revision.book, title = %book.metadata.title, "book published");

@@ -328,6 +328,8 @@ pub async fn show(
         (status = 404, response = NotFound),
         (status = 409, description = "The revision is not built: building, failed or \
             superseded (`not_ready`).", body = ErrorBody),
+        (status = 410, description = "The revision no longer keeps its files \
+            (`revision_files_removed`).", body = ErrorBody),
         (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
@@ -373,7 +375,7 @@ pub async fn epub(
         (status = 401, response = Unauthorized),
         (status = 403, response = CsrfFailed),
         (status = 404, response = NotFound),
-        (status = 409, description = "The revision's manuscript is no longer kept \
+        (status = 410, description = "The revision no longer keeps its files \
             (`revision_files_removed`).", body = ErrorBody),
         (status = 429, response = RateLimited),
         (status = 500, response = Internal),
@@ -393,15 +395,12 @@ pub async fn restore(
     let wait = parse_wait(query.parsed()?.wait.as_deref(), state.config.max_wait)?;
     let book = own_book(&state, &tenant, &id).await?;
     let old = own_revision(&state, &book, &n).await?;
-    let Some(manuscript) = state.blobs.get_opt(&keys::upload(&old.id)).await? else {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "revision_files_removed",
-            format!(
-                "Revision {} no longer keeps its manuscript, so it cannot be restored.",
-                old.id.number
-            ),
-        ));
+    let manuscript = match old.files_removed_at {
+        Some(_) => None,
+        None => state.blobs.get_opt(&keys::upload(&old.id)).await?,
+    };
+    let Some(manuscript) = manuscript else {
+        return Err(downloads::files_removed(&old));
     };
     check_write(&state, &tenant)?;
     let Reserved::New(revision) = books::reserve_revision(&state.db, &book.id, None).await? else {
