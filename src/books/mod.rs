@@ -333,22 +333,32 @@ impl RetryError {
     }
 }
 
-/// Runs again the steps of a failed book that ran out of attempts: the book goes back to
-/// processing and each dead step is queued again, in one transaction (a step that a join
-/// waited for opens the join again, so the book goes on from there).
+/// Runs again the steps of a failed book that ran out of attempts, or of its newest revision
+/// when that failed so while the book kept an earlier one: the revision (and a book that shows
+/// it) goes back to processing and each dead step is queued again, in one transaction (a step
+/// that a join waited for opens the join again, so it goes on from there).
 ///
 /// Only once the workflow has stopped: a join still deciding would fail the book again after
 /// the retry had set it going.
 pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<(), RetryError> {
-    if book.status != BookStatus::Failed {
-        return Err(RetryError::NothingToRetry(book.status));
-    }
-    match book.error_code.as_deref() {
+    let (revision, code) = if book.status == BookStatus::Failed {
+        (book.current(), book.error_code.clone())
+    } else {
+        // A ready book's newest revision, when it failed.
+        match revisions::list(db, &book.id).await?.into_iter().next() {
+            Some(newest)
+                if newest.status == RevisionStatus::Failed && newest.id.number > book.revision =>
+            {
+                (newest.id, newest.error_code)
+            }
+            _ => return Err(RetryError::NothingToRetry(book.status)),
+        }
+    };
+    match code.as_deref() {
         Some(STEP_FAILED) => {}
         Some(DAMAGED) => return Err(RetryError::Damaged),
         _ => return Err(RetryError::InputRefused),
     }
-    let revision = book.current();
     let workflow = queue.workflow(&revision.workflow()).await?;
     if !workflow.finished() {
         return Err(RetryError::StillStopping);
@@ -363,7 +373,9 @@ pub async fn retry(db: &Database, queue: &JobQueue, book: &BookRow) -> Result<()
         return Err(RetryError::NothingToRetry(book.status));
     }
     let mut tx = db.begin().await.context("starting the retry")?;
-    table::mark_processing(&mut tx, &book.id).await?;
+    if book.revision == revision.number {
+        table::mark_processing(&mut tx, &book.id).await?;
+    }
     revisions::ensure_first(&mut tx, &book.id).await?;
     revisions::mark_processing(&mut tx, &revision).await?;
     for job in dead {
@@ -554,6 +566,67 @@ mod tests {
             let book = failed(DAMAGED).await;
             let refused = retry(&db, &queue, &book).await.expect_err("damaged");
             assert_eq!(refused.code(), "book_damaged", "{backend}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_later_revision_that_ran_out_of_attempts_is_retried_while_the_book_stays_ready() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, _) in databases(i64::MAX, dir.path()).await {
+            let queue = JobQueue::new(db.clone());
+            let backend = db.backend();
+            let book = submitted(&db, &queue).await;
+            let published = Published {
+                title: "T",
+                authors: &[],
+                format: "markdown",
+                report: "{}",
+                epub_bytes: 1,
+                pdf_bytes: None,
+            };
+            publish(&db, &queue, None, &book.current(), &published, 10)
+                .await
+                .expect("publish");
+            let book = get(&db, &book.id).await.expect("read").expect("the book");
+            let refused = retry(&db, &queue, &book).await.expect_err("nothing failed");
+            assert_eq!(refused.code(), "nothing_to_retry", "{backend}");
+
+            let Reserved::New(second) = reserve_revision(&db, &book.id, None)
+                .await
+                .expect("reserve")
+            else {
+                panic!("{backend}: no new revision")
+            };
+            let first = NewJob::of(&First {}).max_attempts(1);
+            revise(
+                &db,
+                &queue,
+                &book,
+                &second,
+                "b.md",
+                StoredOptions::default(),
+                first,
+            )
+            .await
+            .expect("revise");
+            fail(&db, &queue, None, &second, STEP_FAILED, "It stopped.")
+                .await
+                .expect("fail");
+            exec(&db, "UPDATE jobs SET state = 'dead', attempt = 1").await;
+            let book = get(&db, &book.id).await.expect("read").expect("the book");
+            assert_eq!(book.status, BookStatus::Ready, "{backend}");
+            retry(&db, &queue, &book).await.expect("retry");
+            let again = revision(&db, &second)
+                .await
+                .expect("read")
+                .expect("revision 2");
+            assert_eq!(again.status, RevisionStatus::Processing, "{backend}");
+            let book = get(&db, &book.id).await.expect("read").expect("the book");
+            assert_eq!(
+                (book.status, book.revision),
+                (BookStatus::Ready, 1),
+                "{backend}: the book keeps what it shows"
+            );
         }
     }
 

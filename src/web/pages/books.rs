@@ -447,6 +447,14 @@ fn versions_section(state: &AppState, book: &BookView, revisions: &[books::Revis
                             }
                             @if let Some(error) = revision.error.as_ref().filter(|_| revision.id.number != book.revision) {
                                 " " span.meta { (error) }
+                                // The newest version's steps ran out of attempts: it can go on.
+                                @if revision.error_code.as_deref() == Some(books::STEP_FAILED)
+                                    && Some(revision.id.number) == revisions.first().map(|r| r.id.number) {
+                                    form.inline data-api="POST" data-url={ "/api/v1/books/" (book.id) "/retry" } data-then="reload" {
+                                        button.secondary type="submit" { "Retry version " (revision.id.number) }
+                                    }
+                                    p.error role="alert" hidden {}
+                                }
                             }
                         }
                     }
