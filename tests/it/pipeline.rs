@@ -23,7 +23,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
     let options = book.options().expect("options");
     let manuscript = store
         .blobs
-        .get(&keys::upload(&RevisionId::first(&book.id)))
+        .get(&keys::upload(&book.current()))
         .await
         .expect("upload");
     let cover = match &options.cover_name {
@@ -31,7 +31,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
             name.clone(),
             store
                 .blobs
-                .get(&keys::cover_upload(&RevisionId::first(&book.id)))
+                .get(&keys::cover_upload(&book.current()))
                 .await
                 .expect("cover")
                 .to_vec(),
@@ -67,12 +67,13 @@ async fn blob_set(store: &Store, id: &BookId) -> BTreeSet<String> {
         .collect()
 }
 
-/// The published EPUB and reader equal an in-memory conversion, byte for byte.
+/// The published EPUB and reader (of the revision the book shows) equal an in-memory
+/// conversion, byte for byte.
 async fn assert_matches_reference(store: &Store, book: &BookRow) {
     let expected = reference(store, book).await;
     let epub = store
         .blobs
-        .get(&keys::epub(&RevisionId::first(&book.id)))
+        .get(&keys::epub(&book.current()))
         .await
         .expect("epub");
     assert!(
@@ -89,7 +90,7 @@ async fn assert_matches_reference(store: &Store, book: &BookRow) {
         .unwrap_or_else(|e| panic!("no reference print edition: {e}"));
     let pdf = store
         .blobs
-        .get(&keys::pdf(&RevisionId::first(&book.id)))
+        .get(&keys::pdf(&book.current()))
         .await
         .expect("pdf");
     assert!(
@@ -99,7 +100,7 @@ async fn assert_matches_reference(store: &Store, book: &BookRow) {
     for (path, bytes) in expected.reader.expect("reader files") {
         let stored = store
             .blobs
-            .get(&keys::reader(&RevisionId::first(&book.id), &path))
+            .get(&keys::reader(&book.current(), &path))
             .await
             .expect("reader file");
         assert!(
@@ -450,6 +451,49 @@ async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identica
         if let Err(e) = lane.await {
             std::panic::resume_unwind(e.into_panic());
         }
+    }
+}
+
+/// A worker killed around a new revision's steps (as it reads the upload, as it publishes and
+/// switches the book, right after) leaves nothing half done: the next worker finishes the
+/// revision, the book shows it, and what it serves is what an uninterrupted conversion of that
+/// revision makes, byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_during_a_revision_still_switches_the_book_to_it_identically() {
+    use std::os::unix::process::ExitStatusExt;
+    let _heavy = common::heavy();
+    let data = tempfile::tempdir().expect("tempdir");
+    let store = open(data.path(), None).await;
+    let id = submit(&store, &short_book(), None).await;
+    let w = worker(data.path(), &[], true);
+    let book = wait_book(&store, &id, Duration::from_secs(60)).await;
+    stop(w);
+    assert_eq!(book.status, "ready", "{:?}", book.error);
+    let original = std::fs::read_to_string(short_book()).expect("the book");
+    let id = BookId::parse(&id).expect("a book id");
+    for (n, point) in [
+        "after_commit:book.ingest",
+        "before_commit:book.publish",
+        "after_commit:book.publish",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let changed = format!("{original}\n\nRevised, time {n}.\n");
+        let revision =
+            common::books::submit_revision(&store, &id, "torture.md", changed.into_bytes()).await;
+        let mut doomed = worker(data.path(), &[("BINDERY_FAILPOINT", point)], false);
+        let (status, _) = doomed.wait_exit(Duration::from_secs(60));
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "{point}: the worker was not killed there: {status:?}"
+        );
+        let w = worker(data.path(), &[], true);
+        let book = common::books::wait_shown(&store, &revision, Duration::from_secs(60)).await;
+        stop(w);
+        // The reference is the revision's own: its manuscript, its options.
+        assert_matches_reference(&store, &book).await;
     }
 }
 

@@ -88,6 +88,74 @@ pub async fn submit_as(
     .expect("submit")
 }
 
+/// The next revision of book `id`: `manuscript`, named `name`, with the metadata its current
+/// revision was given, as a new version sent through the API carries it over.
+pub async fn submit_revision(
+    store: &Store,
+    id: &BookId,
+    name: &str,
+    manuscript: Vec<u8>,
+) -> books::RevisionId {
+    let book = books::get(&store.db, id)
+        .await
+        .expect("read")
+        .expect("the book");
+    let books::Reserved::New(revision) = books::reserve_revision(&store.db, id, None)
+        .await
+        .expect("reserve a revision")
+    else {
+        panic!("no new revision")
+    };
+    store
+        .blobs
+        .put_if_absent(&books::keys::upload(&revision), manuscript)
+        .await
+        .expect("store the manuscript");
+    let mut options = book.options().expect("options");
+    options.convert.modified = None;
+    options.cover_name = None;
+    books::revise(
+        &store.db,
+        &store.queue,
+        &book,
+        &revision,
+        name,
+        options,
+        pipeline::steps::first_step(&revision),
+    )
+    .await
+    .expect("revise");
+    revision
+}
+
+/// Polls until the book shows `revision`, ready.
+pub async fn wait_shown(store: &Store, revision: &books::RevisionId, timeout: Duration) -> BookRow {
+    super::eventually_async(
+        &format!("book {} to show {}", revision.book, revision),
+        timeout,
+        async || {
+            let book = books::get(&store.db, &revision.book)
+                .await
+                .expect("read")
+                .expect("book exists");
+            if book.revision == revision.number && book.status == books::BookStatus::Ready {
+                return Ok(book);
+            }
+            Err(format!(
+                "the book shows revision {} ({}); jobs: {:?}",
+                book.revision,
+                book.status,
+                store.queue.workflow(&revision.workflow()).await.map(|w| w
+                    .jobs
+                    .iter()
+                    .map(|j| format!("{} {} attempt {}", j.kind, j.state, j.attempt))
+                    .collect::<Vec<_>>())
+            ))
+        },
+    )
+    .await
+}
+
 /// Polls until the book leaves `processing`.
 pub async fn wait_book(store: &Store, id: &str, timeout: Duration) -> BookRow {
     super::eventually_async(
