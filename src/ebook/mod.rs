@@ -3,6 +3,7 @@
 //! Everything here is pure and deterministic: the same [`Book`] gives the same bytes, so a
 //! pipeline step that runs twice (after a crash) writes exactly what it wrote the first time.
 
+pub mod changes;
 pub mod cover;
 pub mod epub;
 pub mod metadata;

@@ -511,3 +511,140 @@ fn versions_sent_one_after_another_end_with_the_last(postgres: bool) {
         .then_some(())
     });
 }
+
+/// A book of fourteen chapters of some pages each; chapter 12 says `word`, and chapter 3 has
+/// `more` paragraphs more.
+fn long_manuscript(word: &str, more: usize) -> Vec<u8> {
+    let mut text = String::from("---\ntitle: A Year of Weather\nauthor: Ann Example\n---\n\n");
+    for chapter in 1..=14 {
+        text.push_str(&format!("# Chapter {chapter}\n\n"));
+        let paragraphs = if chapter == 3 { 12 + more } else { 12 };
+        for p in 0..paragraphs {
+            let said = if chapter == 12 && p == 5 {
+                word
+            } else {
+                "grey"
+            };
+            text.push_str(&format!(
+                "On day {p} of month {chapter} the keeper noted the {said} sky, the wind from \
+                 the west, the height of the tide at noon, the boats that went out and the \
+                 boats that came back, and the birds on the rocks below the lamp.\n\n"
+            ));
+        }
+    }
+    text.into_bytes()
+}
+
+#[test]
+fn the_change_report_names_the_one_changed_word_and_the_pages_that_moved_on_sqlite() {
+    the_change_report_names_the_changes(false);
+}
+
+#[test]
+fn the_change_report_names_the_one_changed_word_and_the_pages_that_moved_on_postgres() {
+    if !common::need::postgres() {
+        return;
+    }
+    the_change_report_names_the_changes(true);
+}
+
+fn the_change_report_names_the_changes(postgres: bool) {
+    let d = Deployment::start(postgres);
+    let id = d.book(long_manuscript("stormy", 0));
+    let nothing = d.get(&format!("/api/v1/books/{id}/revisions/1/changes"));
+    assert_eq!(nothing.status(), StatusCode::CONFLICT);
+
+    // One word of chapter 12.
+    let answer = d.revise(&id, "", manuscript_form(long_manuscript("stormy-grey", 0)));
+    assert_eq!(answer.status(), StatusCode::ACCEPTED);
+    assert_eq!(d.finished(&id, 2)["status"], "ready");
+    let changes = d.json(&format!("/api/v1/books/{id}/revisions/2/changes"));
+    assert_eq!(
+        (&changes["from"], &changes["to"]),
+        (&Value::from(1), &Value::from(2))
+    );
+    let chapters = changes["chapters"].as_array().expect("chapters");
+    assert_eq!(chapters.len(), 1, "{changes:#}");
+    let twelve = &chapters[0];
+    assert_eq!(twelve["title"], "Chapter 12", "{twelve}");
+    assert_eq!(twelve["status"], "changed", "{twelve}");
+    assert_eq!(
+        (&twelve["words_added"], &twelve["words_removed"]),
+        (&Value::from(1), &Value::from(1))
+    );
+    let runs: Vec<(String, String)> = twelve["diff"]
+        .as_array()
+        .expect("diff")
+        .iter()
+        .filter(|r| r["op"] != "equal")
+        .map(|r| {
+            (
+                r["op"].as_str().expect("op").to_owned(),
+                r["text"].as_str().expect("text").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("delete".to_owned(), "stormy".to_owned()),
+            ("insert".to_owned(), "stormy-grey".to_owned())
+        ]
+    );
+    let print = &changes["print"];
+    assert_eq!(print["pages_before"], print["pages_after"], "{print}");
+    assert!(
+        print["chapters_moved"]
+            .as_array()
+            .expect("moved")
+            .is_empty(),
+        "{print}"
+    );
+    let first = print["first_page_that_differs"]
+        .as_str()
+        .expect("a page")
+        .to_owned();
+
+    // Chapter 3 grows by some pages: every chapter after it moves to other pages.
+    let answer = d.revise(&id, "", manuscript_form(long_manuscript("stormy-grey", 12)));
+    assert_eq!(answer.status(), StatusCode::ACCEPTED);
+    assert_eq!(d.finished(&id, 3)["status"], "ready");
+    let changes = d.json(&format!("/api/v1/books/{id}/revisions/3/changes?from=2"));
+    let chapters = changes["chapters"].as_array().expect("chapters");
+    assert_eq!(chapters.len(), 1, "{changes:#}");
+    assert_eq!(chapters[0]["title"], "Chapter 3");
+    assert!(
+        chapters[0]["words_added"].as_u64() > Some(300),
+        "{}",
+        chapters[0]
+    );
+    let print = &changes["print"];
+    assert!(
+        print["pages_after"].as_u64() > print["pages_before"].as_u64(),
+        "{print}"
+    );
+    let moved: Vec<&str> = print["chapters_moved"]
+        .as_array()
+        .expect("moved")
+        .iter()
+        .map(|m| m["title"].as_str().expect("title"))
+        .collect();
+    let after_three: Vec<String> = (3..=14).map(|n| format!("Chapter {n}")).collect();
+    assert_eq!(moved, after_three, "{print}");
+    let earlier: u32 = print["first_page_that_differs"]
+        .as_str()
+        .expect("page")
+        .parse()
+        .expect("a number");
+    assert!(earlier < first.parse::<u32>().expect("a number"), "{print}");
+
+    // Any two revisions compare: from 1 to 3 has both changes.
+    let both = d.json(&format!("/api/v1/books/{id}/revisions/3/changes?from=1"));
+    let titles: Vec<&str> = both["chapters"]
+        .as_array()
+        .expect("chapters")
+        .iter()
+        .map(|c| c["title"].as_str().expect("title"))
+        .collect();
+    assert_eq!(titles, ["Chapter 3", "Chapter 12"]);
+}

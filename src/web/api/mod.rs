@@ -67,6 +67,7 @@ fn scope() -> utoipa_actix_web::scope::Scope<
         .service(revisions::show)
         .service(revisions::epub)
         .service(revisions::restore)
+        .service(revisions::changes)
         .service(book_log::show)
         .service(super::catalog::json_catalog)
         .service(webhooks::show_secret)

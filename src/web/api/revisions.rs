@@ -468,3 +468,143 @@ async fn own_revision(state: &AppState, book: &BookRow, n: &str) -> Result<Revis
         .filter(|r| r.status != books::RevisionStatus::Uploading)
         .ok_or_else(missing)
 }
+
+/// `?from=`: the revision to compare with.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChangesQuery {
+    /// The older revision's number; by default the newest built revision before this one
+    /// that keeps its files.
+    #[param(value_type = Option<u32>, minimum = 1, example = 1)]
+    from: Option<String>,
+}
+
+/// What changed between two revisions (`ebook::changes::Changes`).
+#[derive(ToSchema)]
+#[schema(value_type = Object)]
+#[allow(dead_code)] // a schema for the document, never built
+struct ChangeReport(serde_json::Value);
+
+/// What changed
+///
+/// What changed from an earlier revision to this one: the chapters added, removed, renamed,
+/// moved and changed, each changed chapter's words added and removed with a word-level diff
+/// (`diff`: runs of `equal`, `insert` and `delete` text, unchanged text folded, `folded` words
+/// left out), the print edition's `pages_before` and `pages_after`, the folio of the
+/// `first_page_that_differs` and the `chapters_moved` to other pages, and the warnings that
+/// are `new` and `gone`.
+#[utoipa::path(
+    operation_id = "revision_changes",
+    tag = "books",
+    params(
+        ("id" = String, Path, description = "The book's id."),
+        ("n" = u32, Path, description = "The newer revision's number."),
+        ChangesQuery,
+    ),
+    responses(
+        (status = 200, description = "The change report.", body = inline(ChangeReport)),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 409, description = "A revision is not built (`not_ready`), or there is no \
+            earlier built revision to compare with (`nothing_to_compare`).", body = ErrorBody),
+        (status = 410, description = "A revision no longer keeps its files \
+            (`revision_files_removed`).", body = ErrorBody),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/revisions/{n}/changes")]
+pub async fn changes(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+    query: Query<ChangesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (id, n) = path.into_inner();
+    let query = query.parsed()?;
+    let book = own_book(&state, &caller.tenant(), &id).await?;
+    let to = own_revision(&state, &book, &n).await?;
+    let from = match query.from.as_deref() {
+        Some(m) => {
+            let number: u32 = m.parse().map_err(|_| {
+                ApiError::bad_request("invalid_parameter", "from must be a revision number")
+                    .field("from")
+            })?;
+            own_revision(&state, &book, &number.to_string()).await?
+        }
+        None => books::revisions(&state.db, &book.id)
+            .await?
+            .into_iter()
+            .find(|r| {
+                r.id.number < to.id.number
+                    && r.status == books::RevisionStatus::Ready
+                    && r.files_removed_at.is_none()
+            })
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::CONFLICT,
+                    "nothing_to_compare",
+                    format!(
+                        "Revision {} has no earlier built revision that keeps its files to \
+                         compare with.",
+                        to.id.number
+                    ),
+                )
+            })?,
+    };
+    let (older, newer) = (compared(&state, &from).await?, compared(&state, &to).await?);
+    let changes = tokio::task::spawn_blocking(move || {
+        crate::ebook::changes::compare(&version(&older), &version(&newer))
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("comparing revisions: {e}"))?;
+    Ok(HttpResponse::Ok().json(changes))
+}
+
+fn version(compared: &Compared) -> crate::ebook::changes::Version<'_> {
+    let (number, book, report, pagination) = compared;
+    crate::ebook::changes::Version {
+        number: *number,
+        book,
+        report: report.as_ref(),
+        pagination: pagination.as_ref(),
+    }
+}
+
+/// A revision as a comparison reads it: its number, model, report and pagination.
+type Compared = (
+    u32,
+    crate::ebook::Book,
+    Option<crate::report::Report>,
+    Option<crate::ebook::Pagination>,
+);
+
+/// What comparing `revision` needs, read from storage; it must be built and keep its files.
+async fn compared(state: &AppState, revision: &RevisionRow) -> Result<Compared, ApiError> {
+    if revision.status != books::RevisionStatus::Ready {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_ready",
+            format!(
+                "Revision {} is {}; only built revisions are compared.",
+                revision.id.number, revision.status
+            ),
+        ));
+    }
+    if revision.files_removed_at.is_some() {
+        return Err(downloads::files_removed(revision));
+    }
+    let model = state.blobs.get(&keys::model(&revision.id)).await?;
+    let book: crate::ebook::Book = serde_json::from_slice(&model)
+        .map_err(|e| anyhow::anyhow!("reading the model of {}: {e}", revision.id))?;
+    let report = revision
+        .report
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok());
+    let pagination = match state.blobs.get_opt(&keys::pagination(&revision.id)).await? {
+        Some(bytes) => serde_json::from_slice(&bytes).ok(),
+        None => None,
+    };
+    Ok((revision.id.number, book, report, pagination))
+}
