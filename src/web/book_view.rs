@@ -5,7 +5,7 @@
 
 use super::AppState;
 use super::error::ApiError;
-use crate::books::{self, BookId, BookRow, BookView, Tenant};
+use crate::books::{self, BookId, BookRow, BookView, RevisionId, RevisionRow, Tenant};
 use crate::pipeline::progress;
 use crate::webhooks;
 
@@ -22,6 +22,25 @@ pub(crate) async fn own_book(
     };
     books::of_tenant(&state.db, tenant, &id)
         .await?
+        .ok_or_else(missing)
+}
+
+/// Revision `n` (as a path gave it) of the caller's `book`, or 404.
+pub(crate) async fn own_revision(
+    state: &AppState,
+    book: &BookRow,
+    n: &str,
+) -> Result<RevisionRow, ApiError> {
+    let missing = || {
+        ApiError::not_found(
+            "revision",
+            format!("Book {} has no revision {n:?}.", book.id),
+        )
+    };
+    let number: u32 = n.parse().map_err(|_| missing())?;
+    books::revision(&state.db, &RevisionId::of(&book.id, number))
+        .await?
+        .filter(|r| r.status != books::RevisionStatus::Uploading)
         .ok_or_else(missing)
 }
 

@@ -13,6 +13,7 @@ mod book_view;
 pub mod book_watch;
 mod caller;
 mod catalog;
+mod changes;
 mod conditional;
 mod downloads;
 mod error;

@@ -3,7 +3,7 @@
 // the manuscript), follow it to ready, then the books list with covers and actions; a
 // plain-text file named .docx (read, and warned about), a web page named .docx (refused, the
 // steps after it skipped, then mended by a corrected manuscript sent from its page as its new
-// version), an empty file (refused by the browser, never sent); an unknown
+// version), a new version of a ready book and what changed, an empty file (refused by the browser, never sent); an unknown
 // address; and the reader on a phone: mid-chapter, the bar that comes and goes, the position,
 // the contents, and the way back to the book's page. axe-core checks every page, the reader
 // included; every page is photographed.
@@ -11,6 +11,7 @@
 //   node author.mjs <base url> <screenshot dir>
 //   env: BINDERY_TOKEN   a token to sign in with
 //        BINDERY_NOVEL   the novel (Markdown whose front matter says language: en-GB)
+//        BINDERY_NOTES_V2  a new version of the notes (one word added)
 //        BINDERY_COVER   its cover (JPEG)
 //        BINDERY_NOTES   plain text in a file named notes.docx
 //        BINDERY_PAGE    a saved web page in a file named chapter.docx
@@ -31,7 +32,7 @@ const [base, shotDir] = process.argv.slice(2);
 const env = process.env;
 const files = {
   novel: env.BINDERY_NOVEL, cover: env.BINDERY_COVER, notes: env.BINDERY_NOTES,
-  page: env.BINDERY_PAGE, empty: env.BINDERY_EMPTY,
+  page: env.BINDERY_PAGE, empty: env.BINDERY_EMPTY, notesV2: env.BINDERY_NOTES_V2,
 };
 const steps = Number(env.BINDERY_STEPS);
 if (!base || !shotDir || !env.BINDERY_TOKEN || !steps || Object.values(files).some((f) => !f)) {
@@ -233,6 +234,25 @@ async function main() {
     check(versions.join(' ') === '2:ready 1:failed', `the versions listed are ${versions}`);
     check((await page.locator('section.failure').count()) === 0, 'the mended book still says what went wrong');
     await look(page, 'desktop-book-mended.png');
+
+    step('a new version of a ready book: it builds while the book serves the first, then the page says what changed');
+    await page.goto(url(`/books/${books.notes}`));
+    await page.click('#new-version summary');
+    await page.setInputFiles('#manuscript', files.notesV2);
+    await page.click('#upload button[type=submit]');
+    const changed = page.locator('ul.versions a', { hasText: 'What changed' });
+    // The page does not follow a version building beside the one it shows: it is looked at again.
+    for (let i = 0; i < 90 && (await changed.count()) === 0; i += 1) {
+      await page.waitForTimeout(1000);
+      await page.reload();
+    }
+    check((await changed.count()) === 1, 'no "What changed" for the new version');
+    await look(page, 'desktop-book-two-versions.png');
+    await Promise.all([page.waitForURL(/\/revisions\/2\/changes$/), changed.click()]);
+    check((await page.locator('.diff del').count()) === 0, `words out: ${await page.locator('.diff del').allInnerTexts()}`);
+    const wordsIn = (await page.locator('.diff ins').allInnerTexts()).join('|').trim();
+    check(wordsIn === 'revised', `the words in: ${wordsIn}`);
+    await look(page, 'desktop-what-changed.png');
 
     step('an unknown address: the app\'s own page, with the navigation; the API answers JSON');
     const missing = await page.goto(url('/no/such/page'));

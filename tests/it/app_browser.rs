@@ -167,6 +167,10 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
           <body><form><input name=password></form></body></html>\n",
     );
     let empty = write("empty.md", b"");
+    let notes_v2 = write(
+        "notes-v2.txt",
+        b"Notes for the book\n\nNot a zip: these are revised notes, saved as text under a Word name.\n",
+    );
 
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/author");
     let mut node = common::browser_script("author.mjs");
@@ -188,7 +192,8 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
         )
         .env("BINDERY_NOTES", &notes)
         .env("BINDERY_PAGE", &page)
-        .env("BINDERY_EMPTY", &empty);
+        .env("BINDERY_EMPTY", &empty)
+        .env("BINDERY_NOTES_V2", &notes_v2);
     let stdout = common::browser_passes(&mut node, "the author's walk");
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
     let books: serde_json::Value = stdout
@@ -246,16 +251,22 @@ fn an_author_finds_their_way_on_a_desktop_and_a_phone_in_chromium() {
     assert_eq!(cover.status(), 200);
     assert_eq!(cover.headers()["content-type"], "image/jpeg");
 
-    // The plain text named .docx: ready, with the mismatch warning the page showed.
+    // The plain text named .docx: ready, with the mismatch warning the page showed; its new
+    // version, named as what it is, shows it no more, as what changed says.
     let notes = book("notes");
     assert_eq!(notes["status"], "ready");
-    let warnings = notes["report"]["warnings"].as_array().expect("warnings");
+    assert_eq!(notes["revision"], 2, "{notes}");
+    let changes = api(format!(
+        "/api/v1/books/{}/revisions/2/changes",
+        books["notes"].as_str().expect("id")
+    ));
+    let gone = changes["warnings"]["gone"].as_array().expect("gone");
     assert!(
-        warnings.iter().any(|w| w["code"] == "format_mismatch"
+        gone.iter().any(|w| w["code"] == "format_mismatch"
             && w["message"]
                 .as_str()
                 .is_some_and(|m| m.starts_with("“notes.docx” is named as a Word document"))),
-        "{warnings:?}"
+        "{changes:#}"
     );
 
     // The web page named .docx: its first version failed with the mismatch, the steps after

@@ -605,6 +605,33 @@ fn the_change_report_names_the_changes(postgres: bool) {
         .expect("a page")
         .to_owned();
 
+    // The book's page links the report, and its page shows the word out and the word in.
+    let session = common::web::session(&d.server, &d.token);
+    let page = |path: &str| {
+        let response = common::web::browser()
+            .get(d.server.url(path))
+            .header("cookie", &session.cookie)
+            .send()
+            .expect("GET page");
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        response.text().expect("HTML")
+    };
+    let book_page = page(&format!("/books/{id}"));
+    assert!(
+        book_page.contains(&format!("href=\"/books/{id}/revisions/2/changes\"")),
+        "the book's page does not link what changed"
+    );
+    let report_page = page(&format!("/books/{id}/revisions/2/changes"));
+    assert!(report_page.contains("<del>stormy</del>"), "{report_page}");
+    assert!(
+        report_page.contains("<ins>stormy-grey</ins>"),
+        "{report_page}"
+    );
+    assert!(
+        report_page.contains("First page that differs"),
+        "{report_page}"
+    );
+
     // Chapter 3 grows by some pages: every chapter after it moves to other pages.
     let answer = d.revise(&id, "", manuscript_form(long_manuscript("stormy-grey", 12)));
     assert_eq!(answer.status(), StatusCode::ACCEPTED);

@@ -17,7 +17,7 @@ use super::upload::{Upload, UploadForm};
 use crate::books::{self, BookRow, Reserved, RevisionId, RevisionRow, RevisionView, keys};
 use crate::jobs::WaitTarget;
 use crate::pipeline::{progress, steps};
-use crate::web::book_view::own_book;
+use crate::web::book_view::{own_book, own_revision};
 use crate::web::caller::Caller;
 use crate::web::downloads::{self, Download};
 use crate::web::error::{ApiError, ErrorBody};
@@ -454,21 +454,6 @@ pub async fn restore(
     respond(&state, &book, row, wait, false, stopping.get_ref().clone()).await
 }
 
-/// Revision `n` (as a path gave it) of the caller's `book`, or 404.
-async fn own_revision(state: &AppState, book: &BookRow, n: &str) -> Result<RevisionRow, ApiError> {
-    let missing = || {
-        ApiError::not_found(
-            "revision",
-            format!("Book {} has no revision {n:?}.", book.id),
-        )
-    };
-    let number: u32 = n.parse().map_err(|_| missing())?;
-    books::revision(&state.db, &RevisionId::of(&book.id, number))
-        .await?
-        .filter(|r| r.status != books::RevisionStatus::Uploading)
-        .ok_or_else(missing)
-}
-
 /// `?from=`: the revision to compare with.
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -526,85 +511,12 @@ pub async fn changes(
     let book = own_book(&state, &caller.tenant(), &id).await?;
     let to = own_revision(&state, &book, &n).await?;
     let from = match query.from.as_deref() {
-        Some(m) => {
-            let number: u32 = m.parse().map_err(|_| {
-                ApiError::bad_request("invalid_parameter", "from must be a revision number")
-                    .field("from")
-            })?;
-            own_revision(&state, &book, &number.to_string()).await?
-        }
-        None => books::revisions(&state.db, &book.id)
-            .await?
-            .into_iter()
-            .find(|r| {
-                r.id.number < to.id.number
-                    && r.status == books::RevisionStatus::Ready
-                    && r.files_removed_at.is_none()
-            })
-            .ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::CONFLICT,
-                    "nothing_to_compare",
-                    format!(
-                        "Revision {} has no earlier built revision that keeps its files to \
-                         compare with.",
-                        to.id.number
-                    ),
-                )
-            })?,
-    };
-    let (older, newer) = (compared(&state, &from).await?, compared(&state, &to).await?);
-    let changes = tokio::task::spawn_blocking(move || {
-        crate::ebook::changes::compare(&version(&older), &version(&newer))
-    })
-    .await
-    .map_err(|e| anyhow::anyhow!("comparing revisions: {e}"))?;
-    Ok(HttpResponse::Ok().json(changes))
-}
-
-fn version(compared: &Compared) -> crate::ebook::changes::Version<'_> {
-    let (number, book, report, pagination) = compared;
-    crate::ebook::changes::Version {
-        number: *number,
-        book,
-        report: report.as_ref(),
-        pagination: pagination.as_ref(),
-    }
-}
-
-/// A revision as a comparison reads it: its number, model, report and pagination.
-type Compared = (
-    u32,
-    crate::ebook::Book,
-    Option<crate::report::Report>,
-    Option<crate::ebook::Pagination>,
-);
-
-/// What comparing `revision` needs, read from storage; it must be built and keep its files.
-async fn compared(state: &AppState, revision: &RevisionRow) -> Result<Compared, ApiError> {
-    if revision.status != books::RevisionStatus::Ready {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "not_ready",
-            format!(
-                "Revision {} is {}; only built revisions are compared.",
-                revision.id.number, revision.status
-            ),
-        ));
-    }
-    if revision.files_removed_at.is_some() {
-        return Err(downloads::files_removed(revision));
-    }
-    let model = state.blobs.get(&keys::model(&revision.id)).await?;
-    let book: crate::ebook::Book = serde_json::from_slice(&model)
-        .map_err(|e| anyhow::anyhow!("reading the model of {}: {e}", revision.id))?;
-    let report = revision
-        .report
-        .as_deref()
-        .and_then(|r| serde_json::from_str(r).ok());
-    let pagination = match state.blobs.get_opt(&keys::pagination(&revision.id)).await? {
-        Some(bytes) => serde_json::from_slice(&bytes).ok(),
+        Some(m) => Some(m.parse::<u32>().map_err(|_| {
+            ApiError::bad_request("invalid_parameter", "from must be a revision number")
+                .field("from")
+        })?),
         None => None,
     };
-    Ok((revision.id.number, book, report, pagination))
+    let changes = crate::web::changes::between(&state, &book, &to, from).await?;
+    Ok(HttpResponse::Ok().json(changes))
 }

@@ -13,14 +13,17 @@ use crate::manuscript::naming;
 use crate::report::sentence;
 use crate::report::{Report, Warning};
 use crate::web::AppState;
-use crate::web::book_view::{own_book, view};
+use crate::web::book_view::{own_book, own_revision, view};
 use crate::web::frame::{Nav, PageError, Visitor, html_response, layout_in};
 
 const PAGE_SIZE: i64 = 50;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     // `/books/new` before `/books/{id}`, which would otherwise take it.
-    cfg.service(list).service(upload).service(show);
+    cfg.service(list)
+        .service(upload)
+        .service(show)
+        .service(changes);
 }
 
 #[derive(Deserialize)]
@@ -428,6 +431,113 @@ async fn show(
     ))
 }
 
+#[get("/books/{id}/revisions/{n}/changes")]
+async fn changes(
+    state: web::Data<AppState>,
+    Visitor(session): Visitor,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, PageError> {
+    let (id, n) = path.into_inner();
+    let row = own_book(&state, &Tenant::of(&session.tenant), &id).await?;
+    let to = own_revision(&state, &row, &n).await?;
+    let report = crate::web::changes::between(&state, &row, &to, None).await?;
+    let book = view(&state, &row, false).await?;
+    let title = format!("What changed in version {}", report.to);
+    let body = html! {
+        article #changes {
+            p { a href={ "/books/" (book.id) } { "← " (display_title(&book)) } }
+            h1 { (title) }
+            p.meta { "Since version " (report.from) "." }
+            @if let Some(print) = &report.print {
+                section aria-labelledby="print-changes-title" {
+                    h2 #print-changes-title { "Print edition" }
+                    dl.stats {
+                        dt { "Pages" } dd { (print.pages_before) " → " (print.pages_after) }
+                        @if let Some(page) = &print.first_page_that_differs {
+                            dt { "First page that differs" } dd { (page) }
+                        }
+                    }
+                    @if print.chapters_moved.is_empty() {
+                        p { "No chapter moved to other pages." }
+                    } @else {
+                        h3 { "Chapters on other pages" }
+                        ul {
+                            @for moved in &print.chapters_moved {
+                                li { (moved.title) ": pages " (moved.before.0) "–" (moved.before.1) " → " (moved.after.0) "–" (moved.after.1) }
+                            }
+                        }
+                    }
+                }
+            }
+            section aria-labelledby="chapter-changes-title" {
+                h2 #chapter-changes-title { "Chapters" }
+                @if report.chapters.is_empty() {
+                    p { "No chapter changed." }
+                }
+                @for chapter in &report.chapters {
+                    section.chapter-change data-status=(chapter.status) {
+                        h3 {
+                            @if chapter.title.is_empty() {
+                                // An untitled chapter, by its place.
+                                "Chapter " (chapter.to_position.or(chapter.from_position).unwrap_or(1))
+                            } @else {
+                                (chapter.title)
+                            }
+                        }
+                        p.meta {
+                            (chapter_status(chapter.status))
+                            @if let Some(was) = &chapter.renamed_from { " · renamed from " q { (was) } }
+                            @if chapter.moved { " · moved" }
+                            @if chapter.words_added + chapter.words_removed > 0 {
+                                " · " (chapter.words_added) @if chapter.words_added == 1 { " word" } @else { " words" }
+                                " added, " (chapter.words_removed) " removed"
+                            }
+                        }
+                        @if !chapter.diff.is_empty() {
+                            p.diff {
+                                @for run in &chapter.diff {
+                                    @match run.op {
+                                        "insert" => ins { (run.text) },
+                                        "delete" => del { (run.text) },
+                                        _ => span { (run.text) },
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if !report.warnings.new.is_empty() || !report.warnings.gone.is_empty() {
+                section aria-labelledby="warning-changes-title" {
+                    h2 #warning-changes-title { "Warnings" }
+                    @if !report.warnings.new.is_empty() {
+                        h3 { "New" }
+                        ul { @for w in &report.warnings.new { li data-code=(w.code) { (w.message) } } }
+                    }
+                    @if !report.warnings.gone.is_empty() {
+                        h3 { "Gone" }
+                        ul { @for w in &report.warnings.gone { li data-code=(w.code) { (w.message) } } }
+                    }
+                }
+            }
+        }
+    };
+    Ok(html_response(
+        actix_web::http::StatusCode::OK,
+        layout_in(Nav::Book, &title, Some(&session), &[], body),
+    ))
+}
+
+/// A changed chapter's status, in words.
+fn chapter_status(status: &str) -> &'static str {
+    match status {
+        "added" => "Added",
+        "removed" => "Removed",
+        "changed" => "Changed",
+        _ => "Same text",
+    }
+}
+
 /// The book's versions, newest first, and the form that sends the next: open when the book
 /// failed, since a corrected manuscript is what mends it.
 fn versions_section(state: &AppState, book: &BookView, revisions: &[books::RevisionRow]) -> Markup {
@@ -444,6 +554,14 @@ fn versions_section(state: &AppState, book: &BookView, revisions: &[books::Revis
                                 strong { "current" }
                             } @else {
                                 (revision_state(revision.status))
+                            }
+                            // What it changed, from the built version before it.
+                            @if revision.status == books::RevisionStatus::Ready
+                                && revision.files_removed_at.is_none()
+                                && revisions.iter().any(|r| r.id.number < revision.id.number
+                                    && r.status == books::RevisionStatus::Ready
+                                    && r.files_removed_at.is_none()) {
+                                " · " a href={ "/books/" (book.id) "/revisions/" (revision.id.number) "/changes" } { "What changed" }
                             }
                             @if let Some(error) = revision.error.as_ref().filter(|_| revision.id.number != book.revision) {
                                 " " span.meta { (error) }
