@@ -33,6 +33,9 @@ pub struct Options {
     /// from the inputs (`digest`). An ISBN given in the metadata still wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identifier: Option<String>,
+    /// Which revision of its book this is, from the second on (`BookMetadata::revision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u32>,
 }
 
 /// Image bytes by image id, plus the cover under its file name.
@@ -106,6 +109,7 @@ pub fn assemble(
         digest: digest(manuscript, cover_upload.map(|(_, b)| b), options),
         modified: options.modified.clone(),
         identifier: options.identifier.clone(),
+        revision: options.revision,
         default_language: Some(default_language.to_owned()),
     };
     let metadata = metadata::resolve(&document.metadata, &inputs, &mut meta_warnings)?;

@@ -214,6 +214,7 @@ pub async fn revise(
     first: NewJob,
 ) -> anyhow::Result<()> {
     options.convert.file_name = Some(file_name.to_owned());
+    options.convert.revision = (revision.number > 1).then_some(revision.number);
     if options.convert.modified.is_none() {
         options.convert.modified =
             Some(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());

@@ -60,6 +60,7 @@ impl NewBook {
                 format: described.format,
                 modified: None,
                 identifier: None,
+                revision: None,
             },
             cover_name: described.cover_name,
             idempotency_key: described.idempotency_key,
@@ -88,6 +89,7 @@ pub fn revision_options(
             format,
             modified: None,
             identifier: current.convert.identifier.clone(),
+            revision: None,
         },
         cover_name: cover_name.or_else(|| current.cover_name.clone()),
     })

@@ -165,6 +165,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         format: args.format.as_deref().and_then(Format::parse),
         modified: modified_time(&args.manuscript),
         identifier: None,
+        revision: None,
     };
     let output = args.output.clone().unwrap_or_else(|| {
         let stem = args

@@ -255,6 +255,19 @@ fn a_new_version_builds_beside_the_served_one_and_the_book_switches_whole(postgr
         opf_value(&second_opf, "<meta property=\"dcterms:modified\"") > modified,
         "{second_opf}"
     );
+    // The second says it is the second; the first says nothing of revisions, as before them.
+    assert_eq!(
+        opf_value(&second_opf, "<meta property=\"schema:version\""),
+        "2"
+    );
+    assert!(!first_opf.contains("schema:version"), "{first_opf}");
+    if common::need::epubcheck() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("second.epub");
+        std::fs::write(&path, &second).expect("write");
+        let problems = common::epubcheck::check(&path);
+        assert!(problems.is_empty(), "EPUBCheck: {problems:#?}");
+    }
     let text = |epub: &[u8]| {
         let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("EPUB");
         let mut all = String::new();

@@ -107,6 +107,13 @@ fn metadata(out: &mut String, book: &Book, manifest: &Manifest, paged: bool) {
         "    <meta property=\"dcterms:modified\">{}</meta>",
         modified(&m.modified)
     );
+    // `schema` is a prefix EPUB reserves: no declaration needed.
+    if let Some(revision) = m.revision {
+        let _ = writeln!(
+            out,
+            "    <meta property=\"schema:version\">{revision}</meta>"
+        );
+    }
     let print = book.print.as_ref().filter(|_| paged);
     accessibility(out, manifest, print.is_some());
     if let Some(print) = print {

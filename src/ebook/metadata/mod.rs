@@ -42,6 +42,10 @@ pub struct BookMetadata {
     /// `dcterms:modified` (`2024-05-01T12:00:00Z`). Never read from the clock here, so the
     /// same input gives the same bytes.
     pub modified: String,
+    /// Which revision of its book this is, from the second on (the EPUB's `schema:version`);
+    /// `None` for a book's first, and for `bindery convert`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u32>,
     /// The back cover's text.
     #[serde(default)]
     pub blurb: Option<String>,
@@ -87,6 +91,8 @@ pub struct MetadataInputs {
     /// The identifier the book keeps across its revisions, used when no ISBN is given;
     /// `None` derives one from `digest`.
     pub identifier: Option<String>,
+    /// Which revision of its book this is (see [`BookMetadata::revision`]).
+    pub revision: Option<u32>,
     /// Used when no language is given; must itself be valid.
     pub default_language: Option<String>,
 }
@@ -258,6 +264,7 @@ pub fn resolve(
 
     let text = |v: &Option<String>| v.as_deref().map(clean).filter(|s| !s.is_empty());
     Ok(BookMetadata {
+        revision: inputs.revision,
         labels,
         blurb: m
             .blurb

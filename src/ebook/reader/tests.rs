@@ -44,6 +44,7 @@ fn metadata(title: &str) -> BookMetadata {
         series_number: None,
         rights: None,
         modified: "2000-01-01T00:00:00Z".into(),
+        revision: None,
         blurb: None,
         trim: Default::default(),
         paper: Default::default(),

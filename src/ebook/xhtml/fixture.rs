@@ -58,6 +58,7 @@ pub fn metadata() -> BookMetadata {
         series_number: Some("1".into()),
         rights: Some("Public domain in the USA.".into()),
         modified: "2024-05-01T12:00:00Z".into(),
+        revision: None,
         blurb: None,
         trim: Default::default(),
         paper: Default::default(),
