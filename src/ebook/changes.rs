@@ -248,14 +248,13 @@ fn match_chapters(
     new_text: &[String],
 ) -> Vec<(usize, usize)> {
     let mut pairs: Vec<(usize, usize)> = Vec::new();
-    let pair = |i: usize, j: usize, pairs: &mut Vec<(usize, usize)>| pairs.push((i, j));
     // The same text: the same chapter, wherever it went (the nearest first, for repeats).
     for (j, text) in new_text.iter().enumerate() {
         let same = (0..old.len())
-            .filter(|&i| old_text[i] == *text && !pairs.iter().any(|(o, _)| *o == i))
+            .filter(|&i| old_text[i] == *text && old_free_at(&pairs, i))
             .min_by_key(|&i| i.abs_diff(j));
         if let Some(i) = same {
-            pair(i, j, &mut pairs);
+            pairs.push((i, j));
         }
     }
     // The same title, when it names one chapter on each side.
@@ -267,7 +266,7 @@ fn match_chapters(
             .filter(|&i| old_free_at(&pairs, i) && old[i].title == chapter.title)
             .collect();
         if let [i] = titled[..] {
-            pair(i, j, &mut pairs);
+            pairs.push((i, j));
         }
     }
     // Alike words, for a few left over (a chapter renamed and rewritten).
@@ -290,7 +289,7 @@ fn match_chapters(
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for (_, i, j) in scored {
             if old_free_at(&pairs, i) && new_free_at(&pairs, j) {
-                pair(i, j, &mut pairs);
+                pairs.push((i, j));
             }
         }
     }

@@ -248,33 +248,57 @@ async fn respond(
     if let Some(wait) = wait
         && book.status == BookStatus::Processing
     {
-        // A stopping server answers at once what it would answer at the end of the wait (202
-        // with `Location`), instead of holding the request until the shutdown timeout.
-        let target = WaitTarget::Workflow(book.current().workflow());
-        tokio::select! {
-            waited = state.queue.wait_for(&target, wait) => {
-                waited?;
-            }
-            () = stopping.wait() => {
-                tracing::info!(book.id = %book.id, "stopped waiting for the book: the server is stopping");
-            }
-        }
+        hold(state, book.current().workflow(), wait, &mut stopping).await?;
         book = books::get(&state.db, &book.id)
             .await?
             .ok_or_else(|| ApiError::not_found("book", "The book was deleted while waiting."))?;
     }
     let view = view(state, &book, true).await?;
-    let status = if view.status == BookStatus::Processing {
+    let processing = view.status == BookStatus::Processing;
+    Ok(held_answer(processing, &view.links.self_, replayed, &view))
+}
+
+/// Holds a `?wait=` request until `workflow` finishes or `wait` has passed. A stopping server
+/// stops holding at once: it answers what it would answer at the end of the wait (202 with
+/// `Location`), instead of holding the request until the shutdown timeout.
+pub(super) async fn hold(
+    state: &AppState,
+    workflow: String,
+    wait: Duration,
+    stopping: &mut Stopping,
+) -> Result<(), ApiError> {
+    let target = WaitTarget::Workflow(workflow.clone());
+    tokio::select! {
+        waited = state.queue.wait_for(&target, wait) => {
+            waited?;
+        }
+        () = stopping.wait() => {
+            tracing::info!(workflow, "stopped waiting: the server is stopping");
+        }
+    }
+    Ok(())
+}
+
+/// The answer to an upload (of a book or a revision), held or not: 202 while it is
+/// `processing`, else 200, with its status URL in `Location`, and `Idempotent-Replayed` when
+/// an `Idempotency-Key` named one made before.
+pub(super) fn held_answer(
+    processing: bool,
+    location: &str,
+    replayed: bool,
+    body: &impl Serialize,
+) -> HttpResponse {
+    let status = if processing {
         StatusCode::ACCEPTED
     } else {
         StatusCode::OK
     };
     let mut response = HttpResponse::build(status);
-    response.insert_header((header::LOCATION, view.links.self_.clone()));
+    response.insert_header((header::LOCATION, location));
     if replayed {
         response.insert_header(("Idempotent-Replayed", "true"));
     }
-    Ok(response.json(view))
+    response.json(body)
 }
 
 #[derive(Deserialize, IntoParams)]

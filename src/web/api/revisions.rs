@@ -4,18 +4,17 @@
 
 use std::time::Duration;
 
-use actix_web::http::{StatusCode, header};
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::books::{
-    CreateQuery, IdempotencyHeader, check_write, discard_uploads, idempotency_key, parse_wait,
-    receive, refusal,
+    CreateQuery, IdempotencyHeader, check_write, discard_uploads, held_answer, hold,
+    idempotency_key, parse_wait, receive, refusal,
 };
 use super::upload::{Upload, UploadForm};
 use crate::books::{self, BookRow, Reserved, RevisionId, RevisionRow, RevisionView, keys};
-use crate::jobs::WaitTarget;
 use crate::pipeline::{progress, steps};
 use crate::web::book_view::{own_book, own_revision};
 use crate::web::caller::Caller;
@@ -94,13 +93,13 @@ pub async fn create(
     if let Some(key) = &key
         && let Some(existing) = books::revision_by_idempotency_key(&state.db, &book.id, key).await?
     {
-        return respond(&state, &book, existing, wait, true, stopping).await;
+        return respond(&state, existing, wait, true, stopping).await;
     }
     check_write(&state, &tenant)?;
     let revision = match books::reserve_revision(&state.db, &book.id, key.as_deref()).await? {
         Reserved::New(revision) => revision,
         Reserved::Existing(existing) => {
-            return respond(&state, &book, *existing, wait, true, stopping).await;
+            return respond(&state, *existing, wait, true, stopping).await;
         }
     };
     let started = match receive(&req, &state, body, &revision, stopping.clone()).await {
@@ -108,16 +107,13 @@ pub async fn create(
         Err(e) => Err(e),
     };
     if let Err(e) = started {
-        discard_uploads(&state, &revision).await;
-        if let Err(e) = books::abandon_revision(&state.db, &revision).await {
-            tracing::warn!(book.id = %book.id, revision = revision.number, error = %format!("{e:#}"), "could not remove a refused revision");
-        }
+        abandon(&state, &revision).await;
         return Err(e);
     }
     let row = books::revision(&state.db, &revision)
         .await?
         .ok_or_else(|| ApiError::not_found("book", "The book was deleted meanwhile."))?;
-    respond(&state, &book, row, wait, false, stopping).await
+    respond(&state, row, wait, false, stopping).await
 }
 
 /// Checks what the form said against the revision the book shows, carries over what it did
@@ -191,7 +187,6 @@ async fn identifier_of(state: &AppState, shown: &RevisionId) -> Result<Option<St
 /// Answers with the revision: at once, or after waiting (up to `wait`) for it to finish.
 async fn respond(
     state: &AppState,
-    book: &BookRow,
     mut revision: RevisionRow,
     wait: Option<Duration>,
     replayed: bool,
@@ -200,31 +195,22 @@ async fn respond(
     if let Some(wait) = wait
         && revision.status == books::RevisionStatus::Processing
     {
-        let target = WaitTarget::Workflow(revision.id.workflow());
-        tokio::select! {
-            waited = state.queue.wait_for(&target, wait) => {
-                waited?;
-            }
-            () = stopping.wait() => {
-                tracing::info!(book.id = %book.id, revision = revision.id.number, "stopped waiting for the revision: the server is stopping");
-            }
-        }
+        hold(state, revision.id.workflow(), wait, &mut stopping).await?;
         revision = books::revision(&state.db, &revision.id)
             .await?
             .ok_or_else(|| ApiError::not_found("book", "The book was deleted while waiting."))?;
     }
     let view = revision_view(state, &revision, true).await?;
-    let status = if view.status == books::RevisionStatus::Processing {
-        StatusCode::ACCEPTED
-    } else {
-        StatusCode::OK
-    };
-    let mut response = HttpResponse::build(status);
-    response.insert_header((header::LOCATION, view.links.self_.clone()));
-    if replayed {
-        response.insert_header(("Idempotent-Replayed", "true"));
+    let processing = view.status == books::RevisionStatus::Processing;
+    Ok(held_answer(processing, &view.links.self_, replayed, &view))
+}
+
+/// A reserved revision whose upload or start failed: its files and its row go.
+async fn abandon(state: &AppState, revision: &RevisionId) {
+    discard_uploads(state, revision).await;
+    if let Err(e) = books::abandon_revision(&state.db, revision).await {
+        tracing::warn!(book.id = %revision.book, revision = revision.number, error = %format!("{e:#}"), "could not remove a refused revision");
     }
-    Ok(response.json(view))
 }
 
 /// The revision's view; `detailed` adds its steps' progress.
@@ -441,17 +427,14 @@ pub async fn restore(
     }
     .await;
     if let Err(e) = restored {
-        discard_uploads(&state, &revision).await;
-        if let Err(e) = books::abandon_revision(&state.db, &revision).await {
-            tracing::warn!(book.id = %book.id, revision = revision.number, error = %format!("{e:#}"), "could not remove a failed restore");
-        }
+        abandon(&state, &revision).await;
         return Err(e);
     }
     tracing::info!(for_author = true, book.id = %book.id, revision = revision.number, restored = old.id.number, "revision restored as a new one");
     let row = books::revision(&state.db, &revision)
         .await?
         .ok_or_else(|| ApiError::not_found("book", "The book was deleted meanwhile."))?;
-    respond(&state, &book, row, wait, false, stopping.get_ref().clone()).await
+    respond(&state, row, wait, false, stopping.get_ref().clone()).await
 }
 
 /// `?from=`: the revision to compare with.
