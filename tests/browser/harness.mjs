@@ -29,6 +29,29 @@ export function launch() {
   return chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS, headless: true });
 }
 
+/** Signs the page's context in with `token` through the sign-in form at `origin`, as a person would. */
+export async function signIn(page, origin, token) {
+  await page.goto(new URL('/signin', origin).href);
+  await page.fill('#token', token);
+  await Promise.all([page.waitForURL(/\/books$/), page.click('main button[type=submit]')]);
+}
+
+/** Waits until a reader's service worker controls the page (reloading once if the first load beat it). */
+export async function waitForController(page) {
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  try {
+    await page.waitForFunction(() => Boolean(navigator.serviceWorker.controller), null, { timeout: 5000 });
+  } catch {
+    // The first load can finish before the worker claims it; a reload is then controlled.
+    await page.reload();
+    await page.evaluate(() => navigator.serviceWorker.ready);
+  }
+  check(
+    await page.evaluate(() => Boolean(navigator.serviceWorker.controller)),
+    'the service worker never took control of the page',
+  );
+}
+
 /**
  * Runs a check's `main`: when it throws, prints "FAIL: " and the failed check's message (or
  * anything else's stack) on stdout, where the test reads it, and exits 1.

@@ -12,7 +12,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
-import { check, CheckFailed, launch, step } from './harness.mjs';
+import { check, CheckFailed, launch, signIn, step, waitForController } from './harness.mjs';
 
 const [indexUrl, shotDir] = process.argv.slice(2);
 if (!indexUrl || !shotDir) {
@@ -37,13 +37,6 @@ function watch(page, label) {
   page.on('pageerror', (error) => errors.push(`${label}: uncaught: ${error.message}`));
 }
 
-/** Signs the page's context in through the sign-in form, coming back to nothing in particular. */
-async function signIn(page) {
-  await page.goto(new URL('/signin', indexUrl).href);
-  await page.fill('#token', token);
-  await Promise.all([page.waitForURL(/\/books$/), page.click('button[type=submit]')]);
-}
-
 async function shoot(page, name) {
   const file = path.join(shotDir, name);
   await page.screenshot({ path: file });
@@ -60,19 +53,6 @@ async function precacheList() {
   const files = JSON.parse(match[1]);
   check(files.includes('index.html') && files.includes('sw.js'), 'FILES lacks index.html or sw.js');
   return files;
-}
-
-async function waitForController(page) {
-  const controlled = () => page.evaluate(() => Boolean(navigator.serviceWorker.controller));
-  await page.evaluate(() => navigator.serviceWorker.ready);
-  try {
-    await page.waitForFunction(() => Boolean(navigator.serviceWorker.controller), null, { timeout: 5000 });
-  } catch {
-    // The first load can finish before the worker claims it; a reload is then controlled.
-    await page.reload();
-    await page.evaluate(() => navigator.serviceWorker.ready);
-  }
-  check(await controlled(), 'the service worker never took control of index.html');
 }
 
 /** Which of `files` the book's cache does not hold yet. */
@@ -136,7 +116,7 @@ async function main() {
       const context = await browser.newContext({ ...device, colorScheme: 'dark', serviceWorkers: 'block' });
       const page = await context.newPage();
       watch(page, 'dark-system');
-      await signIn(page);
+      await signIn(page, indexUrl, token);
       await page.goto(indexUrl);
       check(isDark((await settings(page)).background), 'prefers-color-scheme: dark did not give a dark page');
       await shoot(page, 'index-dark.png');
@@ -150,7 +130,7 @@ async function main() {
 
     step('index.html shows the book and installs the service worker');
     const files = await precacheList();
-    await signIn(page);
+    await signIn(page, indexUrl, token);
     await page.goto(indexUrl);
     const title = await visibleText(page, 'h1.book-title');
     check(title.length > 0, 'the contents page has no title');

@@ -1,5 +1,6 @@
 //! The web reader in a real browser (Debian's headless Chromium, driven by playwright-core):
-//! served by `bindery serve`, read once online, then offline, where chapters must still load.
+//! served by `bindery serve`, read once online, then offline, where chapters must still load;
+//! and, installed, kept whole at one version of its book offline and moved whole to the next.
 
 use crate::common;
 
@@ -98,6 +99,53 @@ async fn the_reader_installs_and_reads_offline_in_chromium() {
                 .arg(&url)
                 .arg(screenshot_dir()),
             "the offline reader",
+        )
+    })
+    .await
+    .expect("browser thread");
+}
+
+/// A book of `chapters` chapters, each saying it is of the `version` version.
+fn versioned_manuscript(version: &str, chapters: usize) -> String {
+    let mut md =
+        format!("---\ntitle: The Versioned Reader\nauthor: A. Tester\nlanguage: en\n---\n\n");
+    for i in 1..=chapters {
+        md.push_str(&format!(
+            "# Chapter {i}\n\nThis chapter is of the {version} version of the book. \
+             The lamp stood on the table by the window, and the rain kept on.\n\n"
+        ));
+    }
+    md
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_installed_reader_keeps_its_version_offline_and_takes_the_next_whole_online() {
+    if !common::need::browser() {
+        return;
+    }
+    let server = Server::start(&["serve"], &[]);
+    let store = open(&server.data_dir(), None).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("versioned.md");
+    std::fs::write(&first, versioned_manuscript("first", 3)).expect("write");
+    let next = dir.path().join("versioned-2.md");
+    std::fs::write(&next, versioned_manuscript("second", 4)).expect("write");
+    let id = submit(&store, &first, None).await;
+    let book = wait_book(&store, &id, Duration::from_secs(60)).await;
+    assert_eq!(book.status, "ready", "{:?}", book.error);
+
+    let url = server.url(&format!("/books/{id}/reader/index.html"));
+    let token = bindery::tokens::create(&store.db, "test", false)
+        .await
+        .expect("token");
+    tokio::task::spawn_blocking(move || {
+        common::browser_passes(
+            common::browser_script("reader-revision.mjs")
+                .env("BINDERY_TOKEN", token)
+                .arg(&url)
+                .arg(&next)
+                .arg(screenshot_dir()),
+            "the reader across versions",
         )
     })
     .await

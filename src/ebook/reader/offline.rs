@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use super::pages::LIGHT_BAR;
 use crate::ebook::BookMetadata;
 
-/// The service worker's code; `__VERSION__` and `__FILES__` are filled in per build.
+/// The service worker's code; `__VERSION__`, `__FILES__` and `__DIGESTS__` are filled in per build.
 const SW_TEMPLATE: &str = include_str!("sw.js");
 
 /// Icon files and their pixel sizes, as the manifest lists them.
@@ -84,7 +84,8 @@ fn short_name(title: &str) -> String {
 }
 
 /// `sw.js` for a site whose other files are `files` (`(path, bytes)`), listing every file
-/// of the site, itself included, and a version that changes whenever any byte does.
+/// of the site, itself included, each other file's SHA-256 (so that it saves one build whole),
+/// and a version that changes whenever any byte does.
 pub fn service_worker(files: &[(String, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
     let mut hasher = Sha256::new();
     for (path, bytes) in files {
@@ -98,9 +99,15 @@ pub fn service_worker(files: &[(String, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
     let mut list: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
     list.push(SERVICE_WORKER);
     let list = serde_json::to_string_pretty(&list)?;
+    let digests: serde_json::Map<String, serde_json::Value> = files
+        .iter()
+        .map(|(path, bytes)| (path.clone(), hex::encode(Sha256::digest(bytes)).into()))
+        .collect();
+    let digests = serde_json::to_string_pretty(&digests)?;
     Ok(SW_TEMPLATE
         .replace("__VERSION__", &version)
         .replace("__FILES__", &list)
+        .replace("__DIGESTS__", &digests)
         .into_bytes())
 }
 

@@ -295,9 +295,33 @@
 
   function registerServiceWorker() {
     if (!('serviceWorker' in navigator)) return; // insecure origin or an old browser
-    navigator.serviceWorker.register('sw.js').catch(function () {
-      /* the book still reads online */
-    });
+    // A page shown from a saved version reloads when a new version's worker takes over, so
+    // that it is the new version whole, never this page beside the next version's chapters.
+    // A first visit has no worker yet, and its first worker changes nothing it shows.
+    if (navigator.serviceWorker.controller) {
+      var reloading = false;
+      navigator.serviceWorker.addEventListener('controllerchange', function () {
+        if (reloading) return;
+        reloading = true;
+        location.reload();
+      });
+    }
+    navigator.serviceWorker
+      .register('sw.js')
+      .then(function (registration) {
+        // A phone that was offline looks for a new version as soon as it is back, and a
+        // reader left open looks again when it is brought back into view.
+        var look = function () {
+          if (navigator.onLine) registration.update().catch(function () {});
+        };
+        window.addEventListener('online', look);
+        document.addEventListener('visibilitychange', function () {
+          if (document.visibilityState === 'visible') look();
+        });
+      })
+      .catch(function () {
+        /* the book still reads online */
+      });
   }
 
   document.addEventListener('DOMContentLoaded', function () {

@@ -4,10 +4,17 @@
 // offline. Files are served from that cache first and from the network only when missing.
 // The cache's name holds this book's scope (its URL) and the build's version, so a rebuilt
 // book gets a fresh cache, and two books on one site never delete each other's.
+//
+// A book on a server can be revised: the server switches every file of the book to a new
+// version at once, and may do so while this worker is saving them. Each file is checked
+// against the digest this build gave it, so a cache holds one version whole or is not made;
+// the worker of the new version, fetched at the next visit, saves that one.
 'use strict';
 
 const VERSION = '__VERSION__';
 const FILES = __FILES__;
+// SHA-256 of each file but this one, as this build wrote it.
+const DIGESTS = __DIGESTS__;
 
 const SCOPE = self.registration.scope;
 const PREFIX = 'bindery-reader ' + SCOPE + ' ';
@@ -15,13 +22,29 @@ const CACHE = PREFIX + VERSION;
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
-    caches
-      .open(CACHE)
-      // 'reload' skips the HTTP cache, so a new version never stores an old file.
-      .then((cache) => cache.addAll(FILES.map((file) => new Request(file, { cache: 'reload' }))))
+    // Nothing is stored until every file has arrived as this build made it.
+    Promise.all(FILES.map(fetchAsBuilt))
+      .then(async (responses) => {
+        const cache = await caches.open(CACHE);
+        await Promise.all(responses.map(([request, response]) => cache.put(request, response)));
+      })
       .then(() => self.skipWaiting()),
   );
 });
+
+async function fetchAsBuilt(file) {
+  // 'reload' skips the HTTP cache, so a new version never stores an old file.
+  const request = new Request(file, { cache: 'reload' });
+  const response = await fetch(request);
+  if (!response.ok) throw new Error(file + ': HTTP ' + response.status);
+  const expected = DIGESTS[file];
+  if (expected !== undefined) {
+    const digest = await crypto.subtle.digest('SHA-256', await response.clone().arrayBuffer());
+    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+    if (hex !== expected) throw new Error(file + ' is of another version of the book');
+  }
+  return [request, response];
+}
 
 self.addEventListener('activate', (event) => {
   event.waitUntil(

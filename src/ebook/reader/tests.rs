@@ -346,11 +346,28 @@ fn service_worker_precaches_exactly_the_site() {
     let files: BTreeSet<String> = site.keys().cloned().collect();
     assert_eq!(precached(&site), files);
     let sw = text(&site, "sw.js");
-    assert!(!sw.contains("__VERSION__") && !sw.contains("__FILES__"));
+    assert!(
+        !sw.contains("__VERSION__") && !sw.contains("__FILES__") && !sw.contains("__DIGESTS__")
+    );
     assert!(
         sw.contains("self.registration.scope"),
         "cache name is per book"
     );
+}
+
+#[test]
+fn service_worker_knows_each_files_digest_so_it_saves_one_version_whole() {
+    use sha2::{Digest, Sha256};
+    let site = site("The Keeper");
+    let sw = text(&site, "sw.js");
+    let start = sw.find("const DIGESTS = ").unwrap() + "const DIGESTS = ".len();
+    let end = start + sw[start..].find("};").unwrap() + 1;
+    let digests: BTreeMap<String, String> = serde_json::from_str(&sw[start..end]).unwrap();
+    let others: BTreeSet<String> = site.keys().filter(|k| *k != "sw.js").cloned().collect();
+    assert_eq!(digests.keys().cloned().collect::<BTreeSet<_>>(), others);
+    for (path, digest) in &digests {
+        assert_eq!(*digest, hex::encode(Sha256::digest(&site[path])), "{path}");
+    }
 }
 
 #[test]
