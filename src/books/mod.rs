@@ -11,6 +11,7 @@
 //! and the pipeline: it never knows how a book is converted or a catalog written. The jobs it
 //! enqueues are declared here ([`jobs`]) and run where what they need is reachable.
 
+pub mod changes;
 pub mod entry;
 mod id;
 pub mod jobs;
@@ -406,6 +407,9 @@ pub async fn publish(
         tx.rollback().await?;
         return Ok(());
     }
+    if let Some((from, changes)) = published.changes {
+        revisions::store_changes(&mut tx, revision, from, changes).await?;
+    }
     if let Some(tenant) = table::mark_ready(&mut tx, queue, public_url, revision, published).await?
     {
         // A published book always gets into its tenant's catalog.
@@ -584,6 +588,7 @@ mod tests {
                 report: "{}",
                 epub_bytes: 1,
                 pdf_bytes: None,
+                changes: None,
             };
             publish(&db, &queue, None, &book.current(), &published, 10)
                 .await
@@ -645,6 +650,7 @@ mod tests {
                 report: "{}",
                 epub_bytes: 1,
                 pdf_bytes: None,
+                changes: None,
             };
             publish(&db, &queue, None, &book.current(), &published, 10)
                 .await

@@ -475,7 +475,8 @@ pub async fn mark_processing(tx: &mut Tx, id: &RevisionId) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Removes every revision row of a book, in the caller's transaction (the book's deletion).
+/// Removes every revision row of a book, and what each changed, in the caller's transaction
+/// (the book's deletion).
 pub async fn delete_all(tx: &mut Tx, book: &BookId) -> anyhow::Result<()> {
     on_tx!(tx, |conn, d| {
         sqlx::query(sql!(d, "DELETE FROM book_revisions WHERE book_id = $1"))
@@ -483,5 +484,52 @@ pub async fn delete_all(tx: &mut Tx, book: &BookId) -> anyhow::Result<()> {
             .execute(conn)
             .await?;
     });
+    on_tx!(tx, |conn, d| {
+        sqlx::query(sql!(d, "DELETE FROM revision_changes WHERE book_id = $1"))
+            .bind(book)
+            .execute(conn)
+            .await?;
+    });
     Ok(())
+}
+
+/// Stores what changed in revision `id` since revision `from` (the report's JSON), in the
+/// caller's transaction; the first stored stands.
+pub async fn store_changes(
+    tx: &mut Tx,
+    id: &RevisionId,
+    from: u32,
+    changes: &str,
+) -> anyhow::Result<()> {
+    on_tx!(tx, |conn, d| {
+        sqlx::query(sql!(
+            d,
+            "INSERT INTO revision_changes (book_id, number, from_number, changes)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (book_id, number) DO NOTHING"
+        ))
+        .bind(&id.book)
+        .bind(i64::from(id.number))
+        .bind(i64::from(from))
+        .bind(changes)
+        .execute(conn)
+        .await?;
+    });
+    Ok(())
+}
+
+/// What changed in revision `id` since the revision before it, as stored when it was
+/// published: the report's JSON.
+pub async fn stored_changes(db: &Database, id: &RevisionId) -> anyhow::Result<Option<String>> {
+    let row: Option<(String,)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT changes FROM revision_changes WHERE book_id = $1 AND number = $2"
+        ))
+        .bind(&id.book)
+        .bind(i64::from(id.number))
+        .fetch_optional(pool)
+        .await?
+    });
+    Ok(row.map(|(json,)| json))
 }

@@ -575,6 +575,10 @@ pub struct Published<'a> {
     pub report: &'a str,
     pub epub_bytes: i64,
     pub pdf_bytes: Option<i64>,
+    /// What changed since the revision before it: that revision's number and the report's
+    /// JSON (`ebook::changes::Changes`); none for a first revision, or when there was nothing
+    /// built to compare with.
+    pub changes: Option<(u32, &'a str)>,
 }
 
 /// The book shows revision `revision`, ready, in the caller's transaction: its row takes what
@@ -751,6 +755,7 @@ pub(super) mod tests {
                 report: "{}",
                 epub_bytes: 1,
                 pdf_bytes: None,
+                changes: None,
             };
             let queue = JobQueue::new(db.clone());
             let mut tx = db.begin().await.expect("begin");

@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use similar::{Algorithm, ChangeTag, TextDiff};
 
 use super::{Book, Pagination};
@@ -44,7 +44,7 @@ pub struct Version<'a> {
 }
 
 /// What changed from revision `from` to revision `to`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Changes {
     pub from: u32,
     pub to: u32,
@@ -57,11 +57,9 @@ pub struct Changes {
     pub warnings: WarningChanges,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChapterChange {
-    /// `added`, `removed`, `changed`, or `unchanged` (its text is the same: it was renamed or
-    /// moved).
-    pub status: &'static str,
+    pub status: ChapterStatus,
     /// Its title in the newer revision (in the older, for a removed chapter).
     pub title: String,
     /// Its title in the older revision, when it was renamed.
@@ -77,18 +75,48 @@ pub struct ChapterChange {
     pub words_added: usize,
     pub words_removed: usize,
     /// The word-level diff of a changed chapter: runs of unchanged, inserted and deleted text.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diff: Vec<Run>,
 }
 
+/// What became of a chapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChapterStatus {
+    Added,
+    Removed,
+    Changed,
+    /// Its text is the same: it was renamed or moved.
+    Unchanged,
+}
+
+impl ChapterStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Removed => "removed",
+            Self::Changed => "changed",
+            Self::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// A diff run's text is the same in both, only in the newer, or only in the older.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Equal,
+    Insert,
+    Delete,
+}
+
 /// A run of a chapter's diff.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
-    /// `equal`, `insert` or `delete`.
-    pub op: &'static str,
+    pub op: Op,
     pub text: String,
     /// Words of unchanged text left out in the middle of this run (`equal` only).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub folded: usize,
 }
 
@@ -96,7 +124,7 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PrintChanges {
     pub pages_before: usize,
     pub pages_after: usize,
@@ -109,7 +137,7 @@ pub struct PrintChanges {
     pub chapters_moved: Vec<PagesMoved>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PagesMoved {
     pub title: String,
     /// Its first and last folios, before and after.
@@ -117,13 +145,13 @@ pub struct PagesMoved {
     pub after: (String, String),
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WarningChanges {
     pub new: Vec<WarningLine>,
     pub gone: Vec<WarningLine>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct WarningLine {
     pub code: String,
     pub message: String,
@@ -165,7 +193,11 @@ pub fn compare(from: &Version<'_>, to: &Version<'_>) -> Changes {
                     (Vec::new(), 0, 0)
                 };
                 chapters.push(ChapterChange {
-                    status: if changed { "changed" } else { "unchanged" },
+                    status: if changed {
+                        ChapterStatus::Changed
+                    } else {
+                        ChapterStatus::Unchanged
+                    },
                     title: chapter.title.clone(),
                     renamed_from: renamed.then(|| was.title.clone()),
                     from_position: Some(i + 1),
@@ -183,7 +215,7 @@ pub fn compare(from: &Version<'_>, to: &Version<'_>) -> Changes {
                     offset: 0,
                 });
                 chapters.push(ChapterChange {
-                    status: "added",
+                    status: ChapterStatus::Added,
                     title: chapter.title.clone(),
                     renamed_from: None,
                     from_position: None,
@@ -219,7 +251,7 @@ pub fn compare(from: &Version<'_>, to: &Version<'_>) -> Changes {
         chapters.insert(
             at,
             ChapterChange {
-                status: "removed",
+                status: ChapterStatus::Removed,
                 title: chapter.title.clone(),
                 renamed_from: None,
                 from_position: Some(i + 1),
@@ -348,9 +380,9 @@ fn word_diff(old: &str, new: &str) -> (Vec<Run>, usize, usize) {
     let (mut added, mut removed) = (0, 0);
     for change in diff.iter_all_changes() {
         let op = match change.tag() {
-            ChangeTag::Equal => "equal",
-            ChangeTag::Insert => "insert",
-            ChangeTag::Delete => "delete",
+            ChangeTag::Equal => Op::Equal,
+            ChangeTag::Insert => Op::Insert,
+            ChangeTag::Delete => Op::Delete,
         };
         let text = change.value();
         if !text.trim().is_empty() {
@@ -371,7 +403,7 @@ fn word_diff(old: &str, new: &str) -> (Vec<Run>, usize, usize) {
     }
     let last = runs.len().saturating_sub(1);
     for (k, run) in runs.iter_mut().enumerate() {
-        if run.op == "equal" {
+        if run.op == Op::Equal {
             fold(run, k > 0, k < last);
         }
     }
@@ -531,7 +563,7 @@ fn warning_changes(from: Option<&Report>, to: Option<&Report>) -> WarningChanges
 mod tests {
     use super::*;
 
-    fn run(op: &'static str, text: &str) -> Run {
+    fn run(op: Op, text: &str) -> Run {
         Run {
             op,
             text: text.to_owned(),
@@ -546,11 +578,18 @@ mod tests {
         let new = format!("{long}the calm night. {long}");
         let (diff, added, removed) = word_diff(&old, &new);
         assert_eq!((added, removed), (1, 1));
-        let changed: Vec<&Run> = diff.iter().filter(|r| r.op != "equal").collect();
-        assert_eq!(changed, [&run("delete", "stormy"), &run("insert", "calm")]);
+        let changed: Vec<&Run> = diff.iter().filter(|r| r.op != Op::Equal).collect();
+        assert_eq!(
+            changed,
+            [&run(Op::Delete, "stormy"), &run(Op::Insert, "calm")]
+        );
         let folded: usize = diff.iter().map(|r| r.folded).sum();
         assert!(folded > 90, "{diff:?}");
         assert!(diff[0].text.contains('…'), "{diff:?}");
+        // Stored as JSON at publication, and read back as it was made.
+        let json = serde_json::to_string(&diff).unwrap();
+        assert!(json.contains(r#""op":"delete""#), "{json}");
+        assert_eq!(serde_json::from_str::<Vec<Run>>(&json).unwrap(), diff);
     }
 
     #[test]

@@ -484,6 +484,47 @@ fn versions_sent_one_after_another_end_with_the_last(postgres: bool) {
         d.json(&format!("/api/v1/books/{id}/revisions/4"))["files_kept"],
         true
     );
+    // What revision 4 changed since revision 1 was stored as it was published: the report
+    // outlives revision 1's files, on the API and on the page.
+    for query in ["", "?from=1"] {
+        let changes = d.json(&format!("/api/v1/books/{id}/revisions/4/changes{query}"));
+        assert_eq!((&changes["from"], &changes["to"]), (&1.into(), &4.into()));
+        let chapters = changes["chapters"].as_array().expect("chapters");
+        assert_eq!(chapters.len(), 1, "{changes}");
+        assert_eq!(chapters[0]["title"], "Two", "{changes}");
+        let runs: Vec<(&str, &str)> = chapters[0]["diff"]
+            .as_array()
+            .expect("diff")
+            .iter()
+            .filter(|run| run["op"] != "equal")
+            .map(|run| {
+                (
+                    run["op"].as_str().expect("op"),
+                    run["text"].as_str().expect("text"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            runs,
+            [("delete", "stormy"), ("insert", "clear")],
+            "{changes}"
+        );
+    }
+    let session = common::web::session(&d.server, &d.token);
+    let page = common::web::browser()
+        .get(d.server.url(&format!("/books/{id}/revisions/4/changes")))
+        .header("cookie", &session.cookie)
+        .send()
+        .expect("GET page");
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().expect("HTML");
+    assert!(
+        page.contains("<del>stormy</del>") && page.contains("<ins>clear</ins>"),
+        "{page}"
+    );
+    // Another pair is compared from the files, which a cancelled revision does not have.
+    let cancelled = d.get(&format!("/api/v1/books/{id}/revisions/4/changes?from=2"));
+    assert_eq!(cancelled.status(), StatusCode::CONFLICT);
 
     // An upload retried with the same Idempotency-Key makes no other revision.
     let send = || {
@@ -687,4 +728,14 @@ fn the_change_report_names_the_changes(postgres: bool) {
         .map(|c| c["title"].as_str().expect("title"))
         .collect();
     assert_eq!(titles, ["Chapter 3", "Chapter 12"]);
+    // And so does the page, which offers the earlier versions to compare with.
+    let report_page = page(&format!("/books/{id}/revisions/3/changes"));
+    assert!(
+        report_page.contains("<option value=\"1\">")
+            && report_page.contains("<option value=\"2\" selected>"),
+        "{report_page}"
+    );
+    let from_first = page(&format!("/books/{id}/revisions/3/changes?from=1"));
+    assert!(from_first.contains("Since version 1."), "{from_first}");
+    assert!(from_first.contains("<del>stormy</del>") && from_first.contains("<h3>Chapter 3</h3>"));
 }

@@ -124,6 +124,9 @@ impl Job for Publish {
                 serde_json::to_vec(&books::entry::Entry::of(book, pdf_bytes.is_some()))?,
             )
             .await?;
+        let format = report.format.clone();
+        let report = serde_json::to_string(&report)?;
+        let changes = changes_since_the_last(app, &self.revision, &report).await;
         // Its tenant's catalog is refreshed by a job that commits with the publication.
         books::publish(
             &app.db,
@@ -133,10 +136,11 @@ impl Job for Publish {
             &books::Published {
                 title: &book.metadata.title,
                 authors: &book.metadata.authors,
-                format: &report.format,
-                report: &serde_json::to_string(&report)?,
+                format: &format,
+                report: &report,
                 epub_bytes,
                 pdf_bytes,
+                changes: changes.as_ref().map(|(from, json)| (*from, json.as_str())),
             },
             app.config.revisions_kept.get(),
         )
@@ -147,5 +151,43 @@ impl Job for Publish {
 
     async fn on_dead(self, cx: &Cx, error: &anyhow::Error) -> anyhow::Result<()> {
         fail_for_good(cx, &self.revision, Self::NAME, error).await
+    }
+}
+
+/// What changed in `revision` (whose report is `report`) since the newest built revision
+/// before it: that revision's number and the change report's JSON, stored with the
+/// publication so that it outlives both revisions' files. None for a first revision; and when
+/// the comparison fails, the revision still publishes (its changes can be asked for while the
+/// files are kept).
+async fn changes_since_the_last(
+    app: &Services,
+    revision: &RevisionId,
+    report: &str,
+) -> Option<(u32, String)> {
+    if revision.number == 1 {
+        return None;
+    }
+    let compared = async {
+        let revisions = books::revisions(&app.db, &revision.book).await?;
+        let (Some(from), Some(to)) = (
+            books::changes::before(&revisions, revision),
+            revisions.iter().find(|r| r.id == *revision),
+        ) else {
+            return Ok(None);
+        };
+        // Its report is not stored until it is published.
+        let to = books::RevisionRow {
+            report: Some(report.to_owned()),
+            ..to.clone()
+        };
+        let changes = books::changes::between(&app.blobs, &from, &to).await?;
+        anyhow::Ok(Some((from.id.number, serde_json::to_string(&changes)?)))
+    };
+    match compared.await {
+        Ok(changes) => changes,
+        Err(e) => {
+            tracing::warn!(book.id = %revision.book, revision = revision.number, error = %format!("{e:#}"), "what the revision changed was not stored");
+            None
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The author's pages: the list of books, the upload form, and a page per book with live
 //! progress, the report, downloads and the reader.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError, get, web};
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -9,6 +10,7 @@ use serde::Deserialize;
 use crate::books::log::{self as book_log, BookLogLine};
 use crate::books::view::Progress;
 use crate::books::{self, BookId, BookStatus, BookView, StepState, Tenant};
+use crate::ebook::changes::{Changes, ChapterStatus, Op};
 use crate::manuscript::naming;
 use crate::report::sentence;
 use crate::report::{Report, Warning};
@@ -88,7 +90,7 @@ async fn list(
         }
     };
     Ok(html_response(
-        actix_web::http::StatusCode::OK,
+        StatusCode::OK,
         layout_in(Nav::Books, "Books", Some(&session), &[], body),
     ))
 }
@@ -103,7 +105,7 @@ async fn upload(
         (upload_form(&state, None))
     };
     Ok(html_response(
-        actix_web::http::StatusCode::OK,
+        StatusCode::OK,
         layout_in(
             Nav::Upload,
             "Upload",
@@ -420,7 +422,7 @@ async fn show(
         }
     };
     Ok(html_response(
-        actix_web::http::StatusCode::OK,
+        StatusCode::OK,
         layout_in(
             Nav::Book,
             &title,
@@ -431,22 +433,85 @@ async fn show(
     ))
 }
 
+/// `?from=`: the version a change report compares with.
+#[derive(Deserialize)]
+struct ChangesFrom {
+    from: Option<String>,
+}
+
 #[get("/books/{id}/revisions/{n}/changes")]
 async fn changes(
     state: web::Data<AppState>,
     Visitor(session): Visitor,
     path: web::Path<(String, String)>,
+    query: web::Query<ChangesFrom>,
 ) -> Result<HttpResponse, PageError> {
     let (id, n) = path.into_inner();
     let row = own_book(&state, &Tenant::of(&session.tenant), &id).await?;
     let to = own_revision(&state, &row, &n).await?;
-    let report = crate::web::changes::between(&state, &row, &to, None).await?;
+    let from = match query.from.as_deref().filter(|f| !f.is_empty()) {
+        Some(from) => Some(
+            from.parse::<u32>()
+                .map_err(|_| PageError::BadRequest("from must be a version number".to_owned()))?,
+        ),
+        None => None,
+    };
     let book = view(&state, &row, false).await?;
-    let title = format!("What changed in version {}", report.to);
+    let title = format!("What changed in version {}", to.id.number);
+    // A pair that cannot be compared (not built, or its files removed) is said on the page,
+    // with the versions that can be.
+    let (report, refused) = match crate::web::changes::between(&state, &row, &to, from).await {
+        Ok(report) => (Some(report), None),
+        Err(e) if [StatusCode::CONFLICT, StatusCode::GONE].contains(&e.status_code()) => {
+            (None, Some(e.message().to_owned()))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let shown_from = report.as_ref().map(|r| r.from).or(from);
+    let earlier: Vec<u32> = books::revisions(&state.db, &row.id)
+        .await?
+        .iter()
+        .filter(|r| {
+            r.id.number < to.id.number
+                && (books::changes::comparable(r) || Some(r.id.number) == shown_from)
+        })
+        .map(|r| r.id.number)
+        .collect();
     let body = html! {
         article #changes {
             p { a href={ "/books/" (book.id) } { "← " (display_title(&book)) } }
             h1 { (title) }
+            @if earlier.len() > 1 || refused.is_some() {
+                form.filters method="get" action={ "/books/" (book.id) "/revisions/" (to.id.number) "/changes" } {
+                    label {
+                        "Since version"
+                        select name="from" {
+                            @for number in &earlier {
+                                option value=(number) selected[Some(*number) == shown_from] { (number) }
+                            }
+                        }
+                    }
+                    button type="submit" { "Compare" }
+                }
+            }
+            @if let Some(refused) = &refused {
+                p.error role="alert" { (refused) }
+            }
+            @if let Some(report) = &report {
+                (change_report(report))
+            }
+        }
+    };
+    Ok(html_response(
+        StatusCode::OK,
+        layout_in(Nav::Book, &title, Some(&session), &[], body),
+    ))
+}
+
+/// A change report: the print edition's pages, each changed chapter with its words out and
+/// in, and the warnings new and gone.
+fn change_report(report: &Changes) -> Markup {
+    html! {
             p.meta { "Since version " (report.from) "." }
             @if let Some(print) = &report.print {
                 section aria-labelledby="print-changes-title" {
@@ -475,7 +540,7 @@ async fn changes(
                     p { "No chapter changed." }
                 }
                 @for chapter in &report.chapters {
-                    section.chapter-change data-status=(chapter.status) {
+                    section.chapter-change data-status=(chapter.status.as_str()) {
                         h3 {
                             @if chapter.title.is_empty() {
                                 // An untitled chapter, by its place.
@@ -497,9 +562,9 @@ async fn changes(
                             p.diff {
                                 @for run in &chapter.diff {
                                     @match run.op {
-                                        "insert" => ins { (run.text) },
-                                        "delete" => del { (run.text) },
-                                        _ => span { (run.text) },
+                                        Op::Insert => ins { (run.text) },
+                                        Op::Delete => del { (run.text) },
+                                        Op::Equal => span { (run.text) },
                                     }
                                 }
                             }
@@ -520,21 +585,16 @@ async fn changes(
                     }
                 }
             }
-        }
-    };
-    Ok(html_response(
-        actix_web::http::StatusCode::OK,
-        layout_in(Nav::Book, &title, Some(&session), &[], body),
-    ))
+    }
 }
 
 /// A changed chapter's status, in words.
-fn chapter_status(status: &str) -> &'static str {
+fn chapter_status(status: ChapterStatus) -> &'static str {
     match status {
-        "added" => "Added",
-        "removed" => "Removed",
-        "changed" => "Changed",
-        _ => "Same text",
+        ChapterStatus::Added => "Added",
+        ChapterStatus::Removed => "Removed",
+        ChapterStatus::Changed => "Changed",
+        ChapterStatus::Unchanged => "Same text",
     }
 }
 
