@@ -34,6 +34,11 @@ pub struct ConvertArgs {
     /// `document::keys`, as the API's form is).
     #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta, help = meta_help())]
     pub meta: Vec<(String, String)>,
+    /// Number the EPUB as revision N of its book (`schema:version`, from 2 on), as the service
+    /// numbers a book's later versions; with the book's identifier (`--meta identifier=…`),
+    /// the EPUB is the service's, byte for byte.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub revision: Option<u32>,
     /// Read the manuscript as this format instead of sniffing it.
     #[arg(long, value_parser = ["markdown", "docx", "text"])]
     pub format: Option<String>,
@@ -165,7 +170,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         format: args.format.as_deref().and_then(Format::parse),
         modified: modified_time(&args.manuscript),
         identifier: None,
-        revision: None,
+        revision: args.revision,
     };
     let output = args.output.clone().unwrap_or_else(|| {
         let stem = args

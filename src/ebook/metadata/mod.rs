@@ -43,7 +43,7 @@ pub struct BookMetadata {
     /// same input gives the same bytes.
     pub modified: String,
     /// Which revision of its book this is, from the second on (the EPUB's `schema:version`);
-    /// `None` for a book's first, and for `bindery convert`.
+    /// `None` for a book's first, and for `bindery convert` without `--revision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<u32>,
     /// The back cover's text.
@@ -161,6 +161,7 @@ pub fn resolve(
     };
 
     let mut isbn = None;
+    let mut urn = None;
     if let Some(id) = m
         .identifier
         .as_deref()
@@ -179,13 +180,32 @@ pub fn resolve(
                     bounds::excerpt(id)
                 ),
             )),
-            None => {}
+            None if is_urn(id) => urn = Some(id.to_owned()),
+            None if user(Field::Identifier) => {
+                return Err(invalid(
+                    "identifier",
+                    id,
+                    "neither an ISBN nor a URN (examples: 978-0-306-40615-7, \
+                     urn:uuid:0b2e6e36-7a4f-4a6e-9d8f-1c2b3a4d5e6f)",
+                ));
+            }
+            None => warnings.push(Warning::new(
+                "identifier_invalid",
+                format!(
+                    "The manuscript's identifier {:?} is neither an ISBN nor a URN and was not \
+                     used; the book's own was. Supply identifier=… to choose.",
+                    bounds::excerpt(id)
+                ),
+            )),
         }
     }
-    let identifier = match (&isbn, &inputs.identifier) {
-        (Some(isbn), _) => format!("urn:isbn:{isbn}"),
-        (None, Some(kept)) => kept.clone(),
-        (None, None) => format!(
+    // An ISBN, then the author's URN, then the one the book kept across its revisions, then
+    // one derived from the manuscript.
+    let identifier = match (&isbn, urn, &inputs.identifier) {
+        (Some(isbn), _, _) => format!("urn:isbn:{isbn}"),
+        (None, Some(urn), _) => urn,
+        (None, None, Some(kept)) => kept.clone(),
+        (None, None, None) => format!(
             "urn:uuid:{}",
             uuid::Uuid::new_v5(&BINDERY_NAMESPACE, &inputs.digest)
         ),
@@ -264,7 +284,8 @@ pub fn resolve(
 
     let text = |v: &Option<String>| v.as_deref().map(clean).filter(|s| !s.is_empty());
     Ok(BookMetadata {
-        revision: inputs.revision,
+        // A first revision says nothing of revisions, as books did before them.
+        revision: inputs.revision.filter(|&n| n > 1),
         labels,
         blurb: m
             .blurb
@@ -704,6 +725,26 @@ pub fn title_from_file_name(name: &str) -> String {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// A URN as RFC 8141 writes one: `urn:`, a namespace of 2 to 32 letters, digits and hyphens,
+/// `:`, and a name of printable characters without spaces; at most 256 characters in all.
+fn is_urn(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once(':') else {
+        return false;
+    };
+    let Some((namespace, name)) = rest.split_once(':') else {
+        return false;
+    };
+    s.len() <= 256
+        && scheme.eq_ignore_ascii_case("urn")
+        && (2..=32).contains(&namespace.len())
+        && namespace
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && !namespace.starts_with('-')
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_graphic())
 }
 
 fn looks_like_isbn(s: &str) -> bool {

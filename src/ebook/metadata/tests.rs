@@ -109,6 +109,55 @@ fn isbns_are_checked() {
 }
 
 #[test]
+fn a_urn_is_the_identifier_and_anything_else_is_refused_or_warned_of() {
+    let urn = "urn:uuid:0b2e6e36-7a4f-4a6e-9d8f-1c2b3a4d5e6f";
+    let m = resolve_with(Metadata::default(), &[("identifier", urn)]).unwrap();
+    assert_eq!(m.identifier, urn);
+    // An author's URN wins over the identifier a book kept across its revisions.
+    let mut warnings = Vec::new();
+    let kept = MetadataInputs {
+        identifier: Some("urn:uuid:kept".into()),
+        ..MetadataInputs::default()
+    };
+    let found = Metadata {
+        identifier: Some("urn:doi:10.1000/182".into()),
+        ..Metadata::default()
+    };
+    assert_eq!(
+        resolve(&found, &kept, &mut warnings).unwrap().identifier,
+        "urn:doi:10.1000/182"
+    );
+    assert_eq!(
+        resolve(&Metadata::default(), &kept, &mut warnings)
+            .unwrap()
+            .identifier,
+        "urn:uuid:kept"
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+    for bad in [
+        "my-book",
+        "urn:x:",
+        "urn::y",
+        "urn:uuid:two words",
+        "http://example.com/b",
+    ] {
+        assert!(
+            resolve_with(Metadata::default(), &[("identifier", bad)]).is_err(),
+            "{bad}"
+        );
+    }
+    // From the manuscript, it is not used, and the author is told.
+    let found = Metadata {
+        identifier: Some("my-book".into()),
+        ..Metadata::default()
+    };
+    let m = resolve(&found, &MetadataInputs::default(), &mut warnings).unwrap();
+    assert!(m.identifier.starts_with("urn:uuid:"), "{}", m.identifier);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].code, "identifier_invalid");
+}
+
+#[test]
 fn dates_follow_w3cdtf() {
     assert_eq!(normalize_date("1906").as_deref(), Some("1906"));
     assert_eq!(normalize_date("2024/05/01").as_deref(), Some("2024-05-01"));
