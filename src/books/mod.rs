@@ -195,6 +195,16 @@ pub async fn reserve_revision(
     anyhow::bail!("book {book}: no revision number could be taken in five tries")
 }
 
+/// Revisions whose upload a crash cut off before `before` (see [`revisions::stale_uploads`]);
+/// the sweep removes their files, then [`abandon_revision`]s them.
+pub async fn stale_uploads(
+    db: &Database,
+    before: chrono::DateTime<chrono::Utc>,
+    limit: i64,
+) -> anyhow::Result<Vec<RevisionId>> {
+    revisions::stale_uploads(db, before, limit).await
+}
+
 /// A reserved revision whose upload failed is removed (its files are the caller's to remove).
 pub async fn abandon_revision(db: &Database, revision: &RevisionId) -> anyhow::Result<()> {
     revisions::remove_uploading(db, revision).await

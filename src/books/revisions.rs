@@ -475,6 +475,30 @@ pub async fn mark_processing(tx: &mut Tx, id: &RevisionId) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Revisions still `uploading` that were reserved before `before`: uploads a crash cut off
+/// (an upload in progress is seconds or minutes old), at most `limit` of them.
+pub async fn stale_uploads(
+    db: &Database,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> anyhow::Result<Vec<RevisionId>> {
+    let rows: Vec<(BookId, i64)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT book_id, number FROM book_revisions
+             WHERE status = 'uploading' AND number > 1 AND created_at < $1
+             ORDER BY created_at LIMIT $2"
+        ))
+        .bind(before.timestamp_millis())
+        .bind(limit)
+        .fetch_all(pool)
+        .await?
+    });
+    rows.into_iter()
+        .map(|(book, number)| Ok(RevisionId::of(&book, u32::try_from(number)?)))
+        .collect()
+}
+
 /// Removes every revision row of a book, and what each changed, in the caller's transaction
 /// (the book's deletion).
 pub async fn delete_all(tx: &mut Tx, book: &BookId) -> anyhow::Result<()> {

@@ -1,7 +1,9 @@
 //! Files of books that do not exist. An upload is streamed into the blob store before the
 //! commit that creates its book, so a web process killed in between leaves the upload with no
 //! book; and a step still running when its book is deleted can write a file after the delete
-//! removed the rest. Nothing else would ever find these, so a scheduled job does.
+//! removed the rest. A new version of a book reserves its number first, so one whose upload a
+//! crash cut off is left `uploading`, with what arrived of its files. Nothing else would ever
+//! find these, so a scheduled job does.
 
 use std::time::Duration;
 
@@ -32,7 +34,8 @@ pub fn bound(seen: usize) -> usize {
 /// Deletes every `books/{id}/` whose book does not exist and whose newest file is older than
 /// `min_age_secs` (scheduled; `SCHEDULE_SWEEP_BLOBS`), at most [`bound`] of them a run, and
 /// on a local store the staging files (`key#N`) and empty directories older than that under
-/// the books that do exist; and
+/// the books that do exist; the new versions of books whose upload was cut off before then
+/// (their files and their reserved number), at most [`MAX_PER_RUN`]; and
 /// nothing at all unless the database and the blob store hold one installation id
 /// (`storage::installation`), checked before the listing and again before each deletion.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -132,7 +135,20 @@ impl Job for SweepBlobs {
                 }
             }
         }
+        // New versions whose upload a crash cut off: their files, then their reserved number.
+        let mut cut_off = 0usize;
+        for revision in books::stale_uploads(&app.db, cutoff, MAX_PER_RUN as i64).await? {
+            let removed = app
+                .blobs
+                .delete_prefix(&keys::revision_prefix(&revision))
+                .await?;
+            books::abandon_revision(&app.db, &revision).await?;
+            tracing::info!(book.id = %revision.book, revision = revision.number, blobs = removed, "removed a new version whose upload was cut off");
+            cut_off += 1;
+            deleted += removed;
+        }
         Ok(Outcome::done_with(serde_json::json!({
+            "uploads_cut_off": cut_off,
             "books_checked": ids.len(),
             "orphans": orphans,
             "blobs_deleted": deleted,

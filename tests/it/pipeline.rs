@@ -1193,10 +1193,31 @@ async fn files_of_books_that_do_not_exist_are_swept() {
         .put_if_absent("books/not-a-book-id/keep", b"not ours".to_vec())
         .await
         .expect("put");
+    // A new version of the real book whose upload a crash cut off: its number is reserved
+    // and part of its manuscript arrived.
+    let bindery::books::Reserved::New(cut_off) =
+        bindery::books::reserve_revision(&store.db, &book, None)
+            .await
+            .expect("reserve")
+    else {
+        panic!("no new revision")
+    };
+    store
+        .blobs
+        .put_if_absent(&keys::upload(&cut_off), b"# One\n\nTe".to_vec())
+        .await
+        .expect("put");
 
     // Younger than the threshold: an upload may still be streaming.
     let young = sweep(&store, 3600).await;
     assert_eq!(young["orphans"], 0, "{young}");
+    assert_eq!(young["uploads_cut_off"], 0, "{young}");
+    assert!(
+        bindery::books::revision(&store.db, &cut_off)
+            .await
+            .expect("read")
+            .is_some()
+    );
     assert!(
         store
             .blobs
@@ -1208,6 +1229,14 @@ async fn files_of_books_that_do_not_exist_are_swept() {
 
     let old = sweep(&store, 0).await;
     assert_eq!(old["orphans"], 1, "{old}");
+    assert_eq!(old["uploads_cut_off"], 1, "{old}");
+    assert!(
+        bindery::books::revision(&store.db, &cut_off)
+            .await
+            .expect("read")
+            .is_none(),
+        "the cut-off version's number is given back"
+    );
     assert!(
         store
             .blobs
