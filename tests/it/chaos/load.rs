@@ -4,6 +4,7 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -103,6 +104,33 @@ pub fn manuscript_of(n: usize, manuscripts: &[Manuscript]) -> usize {
     }
 }
 
+/// Which earlier upload the `n`-th sends a new version of, if any: under the faults, one upload
+/// in ten revises its tenant's upload just before it (so often while that one still builds,
+/// which the new version then supersedes), when that one is a good book of its own.
+pub fn revises(
+    n: usize,
+    tenants: usize,
+    quiet: usize,
+    manuscripts: &[Manuscript],
+) -> Option<usize> {
+    let target = n.checked_sub(tenants)?;
+    (n >= quiet
+        && n % 10 == 4
+        && target % 10 != 4
+        && manuscripts[manuscript_of(target, manuscripts)].expect == Expect::Ready)
+        .then_some(target)
+}
+
+/// The manuscript a new version of a book made of `manuscript` is: the next good one, so that
+/// the book changes.
+pub fn revision_of(manuscript: usize, manuscripts: &[Manuscript]) -> usize {
+    let good: Vec<usize> = (0..manuscripts.len())
+        .filter(|&i| manuscripts[i].expect == Expect::Ready)
+        .collect();
+    let at = good.iter().position(|&i| i == manuscript).unwrap_or(0);
+    good[(at + 1) % good.len()]
+}
+
 /// The metadata a book is uploaded with, which the reference conversion is given too.
 pub fn metadata(tenant: usize, manuscript: &Manuscript) -> [(&'static str, String); 2] {
     [
@@ -121,6 +149,9 @@ pub struct Planned {
     pub key: String,
     /// Uploaded while faults are injected.
     pub under_faults: bool,
+    /// A new version of the book upload `n` made, with no metadata of its own (the book's
+    /// carries over), rather than a book.
+    pub revises: Option<usize>,
 }
 
 /// What came of one upload, over all its attempts.
@@ -137,6 +168,8 @@ pub struct Submitted {
     pub retried: Vec<String>,
     /// Set when the client gave up or got an answer it must not: the run fails on it.
     pub refused: Option<String>,
+    /// A new version's number, as the answer gave it.
+    pub revision: Option<u64>,
 }
 
 pub struct Uploader {
@@ -147,6 +180,8 @@ pub struct Uploader {
     /// Uploads under way to each web process (by its index in `ports`), so that a fault can
     /// kill one in the middle of some.
     pub in_flight: Vec<AtomicUsize>,
+    /// The book each accepted upload made, by the upload's `n`: where its new versions go.
+    pub books: Mutex<BTreeMap<usize, String>>,
 }
 
 /// One upload under way, counted while it lives.
@@ -174,6 +209,7 @@ impl Uploader {
             ports,
             callback_url,
             in_flight,
+            books: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -201,6 +237,18 @@ impl Uploader {
             replayed: false,
             retried: Vec::new(),
             refused: None,
+            revision: None,
+        };
+        // A new version goes to the book its upload made (by this tenant's thread, earlier).
+        let revised = match planned.revises {
+            Some(target) => match self.books.lock().expect("books").get(&target) {
+                Some(id) => Some(id.clone()),
+                None => {
+                    done.refused = Some(format!("upload {target}, which it revises, made no book"));
+                    return done;
+                }
+            },
+            None => None,
         };
         let mut backoff = Duration::from_millis(100);
         loop {
@@ -211,15 +259,21 @@ impl Uploader {
                 "manuscript",
                 Part::bytes(manuscript.bytes.clone()).file_name(manuscript.file_name),
             );
-            for (field, value) in metadata(planned.tenant, manuscript) {
-                form = form.text(field, value);
+            if revised.is_none() {
+                for (field, value) in metadata(planned.tenant, manuscript) {
+                    form = form.text(field, value);
+                }
+                if planned.callback {
+                    form = form.text("callback_url", self.callback_url.clone());
+                }
             }
-            if planned.callback {
-                form = form.text("callback_url", self.callback_url.clone());
-            }
+            let url = match &revised {
+                Some(id) => format!("http://127.0.0.1:{port}/api/v1/books/{id}/revisions"),
+                None => format!("http://127.0.0.1:{port}/api/v1/books"),
+            };
             let answer = self
                 .http
-                .post(format!("http://127.0.0.1:{port}/api/v1/books"))
+                .post(url)
                 .bearer_auth(&self.tokens[planned.tenant])
                 .header("Idempotency-Key", &planned.key)
                 .multipart(form)
@@ -230,10 +284,23 @@ impl Uploader {
                         .headers()
                         .get("idempotent-replayed")
                         .is_some_and(|v| v == "true");
-                    let book: Value = r.json().unwrap_or_default();
-                    match book["id"].as_str() {
+                    let answer: Value = r.json().unwrap_or_default();
+                    let made = match &revised {
+                        Some(id) => answer["number"].as_u64().map(|number| {
+                            done.revision = Some(number);
+                            id.clone()
+                        }),
+                        None => answer["id"].as_str().map(str::to_owned),
+                    };
+                    match made {
                         Some(id) => {
-                            done.ids.push(id.to_owned());
+                            if revised.is_none() {
+                                self.books
+                                    .lock()
+                                    .expect("books")
+                                    .insert(planned.n, id.clone());
+                            }
+                            done.ids.push(id);
                             done.replayed |= replayed;
                             return done;
                         }

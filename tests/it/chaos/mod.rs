@@ -1,12 +1,15 @@
 //! Chaos: the service deployed as it runs past one machine (2 `bindery web` and 3
 //! `bindery worker` processes on one PostgreSQL over verified TLS and one Azure Blob container),
-//! under a steady load of uploads from several tenants, while the things that fail in
+//! under a steady load of uploads from several tenants (one in ten under the faults a new
+//! version of a book just uploaded, often while that one still builds), while the things that fail in
 //! production fail together: workers and web processes are killed, a worker is frozen past its
 //! lease, PostgreSQL restarts with every connection cut, and the blob store goes away.
 //!
 //! Within 60 s of the last fault, the run checks what a user would: every accepted upload is
 //! exactly one book, every good book is ready and byte-identical to `bindery convert` of the
-//! same input and metadata, every hostile one failed with its own code, no job is left behind
+//! same input and metadata (a book sent new versions shows its newest, identical to `bindery
+//! convert --revision N` of that manuscript, and each version it skipped was cancelled with its
+//! files removed), every hostile one failed with its own code, no job is left behind
 //! or dead but the hostile books', every webhook was delivered and acknowledged (a duplicate
 //! only as a redelivery of the same delivery), and after `sweep_blobs` no blob is left without
 //! a book. A good book that failed because the kills landed in one of its steps three times
@@ -218,14 +221,23 @@ fn run(plan: &Plan) {
     ));
     let manuscripts = Arc::new(load::manuscripts());
     let planned: Vec<Planned> = (0..plan.books)
-        .map(|n| Planned {
-            n,
-            tenant: n % plan.tenants,
-            manuscript: load::manuscript_of(n, &manuscripts),
-            // Every other book of each tenant.
-            callback: (n / plan.tenants).is_multiple_of(2),
-            key: uuid::Uuid::new_v4().to_string(),
-            under_faults: n >= plan.quiet_books,
+        .map(|n| {
+            let revises = load::revises(n, plan.tenants, plan.quiet_books, &manuscripts);
+            Planned {
+                n,
+                tenant: n % plan.tenants,
+                manuscript: match revises {
+                    Some(target) => {
+                        load::revision_of(load::manuscript_of(target, &manuscripts), &manuscripts)
+                    }
+                    None => load::manuscript_of(n, &manuscripts),
+                },
+                // Every other book of each tenant.
+                callback: (n / plan.tenants).is_multiple_of(2),
+                key: uuid::Uuid::new_v4().to_string(),
+                under_faults: n >= plan.quiet_books,
+                revises,
+            }
         })
         .collect();
     let (quiet, faulty): (Vec<_>, Vec<_>) = planned.into_iter().partition(|p| !p.under_faults);

@@ -29,6 +29,9 @@ pub struct Book {
     pub modified: Option<String>,
     pub published_at: Option<i64>,
     pub updated_at: i64,
+    /// The revision it shows, and the identifier it kept across its revisions.
+    pub revision: i64,
+    pub identifier: Option<String>,
 }
 
 /// What the checks found.
@@ -44,10 +47,14 @@ pub struct Results {
     pub deliveries: usize,
     pub redeliveries: usize,
     pub orphans_swept: i64,
+    /// Books sent new versions, and the versions superseded while they built.
+    pub revised: usize,
+    pub superseded: usize,
     /// Every error that spent an attempt, and how often.
     pub errors: BTreeMap<String, usize>,
-    /// Books retried through the API after a step of theirs lost its worker
-    /// `MAX_LOST_WORKERS` times (see [`Checker::retry_stopped`]).
+    /// The workflows (a book's first revision is its id, a later one `{id}/r{n}`) retried
+    /// through the API after a step of theirs lost its worker `MAX_LOST_WORKERS` times (see
+    /// [`Checker::retry_stopped`]).
     pub retried: BTreeSet<String>,
 }
 
@@ -221,12 +228,19 @@ impl Checker {
     /// be under three of them by bad luck alone. Nothing may be lost by it: the retried book
     /// must then be ready and identical to `bindery convert`'s, which the checks that follow hold.
     pub fn retry_stopped(&self, submitted: &[Submitted], uploader: &Uploader) -> BTreeSet<String> {
-        let stopped: BTreeSet<String> = self
+        // Each stopped revision's book and workflow: a book's first revision (its own id), or
+        // a new version of a book that keeps showing an older one.
+        let stopped: BTreeMap<String, String> = self
             .runtime
             .block_on(
-                sqlx::query_scalar::<_, String>(
-                    "SELECT b.id FROM books b WHERE b.status = 'failed' AND b.error_code = $1 \
+                sqlx::query_as::<_, (String, String)>(
+                    "SELECT b.id, b.id FROM books b WHERE b.status = 'failed' AND b.error_code = $1 \
                      AND EXISTS (SELECT 1 FROM jobs j WHERE j.workflow = b.id \
+                                 AND j.state = 'dead' AND j.lost_workers >= $2) \
+                     UNION \
+                     SELECT r.book_id, r.book_id || '/r' || r.number FROM book_revisions r \
+                     WHERE r.number > 1 AND r.status = 'failed' AND r.error_code = $1 \
+                     AND EXISTS (SELECT 1 FROM jobs j WHERE j.workflow = r.book_id || '/r' || r.number \
                                  AND j.state = 'dead' AND j.lost_workers >= $2)",
                 )
                 .bind(bindery::books::STEP_FAILED)
@@ -236,8 +250,8 @@ impl Checker {
             .expect("read the stopped books")
             .into_iter()
             .collect();
-        for s in submitted {
-            let Some(id) = s.ids.first().filter(|id| stopped.contains(*id)) else {
+        for s in submitted.iter().filter(|s| s.planned.revises.is_none()) {
+            let Some(id) = s.ids.first().filter(|id| stopped.contains_key(*id)) else {
                 continue;
             };
             let port = uploader.ports[s.planned.n % uploader.ports.len()];
@@ -256,7 +270,8 @@ impl Checker {
                 self.attempts_of(id)
             );
             say(&format!(
-                "book {id} failed because a step lost its worker {} times; retried",
+                "{} failed because a step lost its worker {} times; retried",
+                stopped[id],
                 bindery::jobs::MAX_LOST_WORKERS
             ));
         }
@@ -266,7 +281,7 @@ impl Checker {
                 "the retried books",
             );
         }
-        stopped
+        stopped.into_values().collect()
     }
 
     fn books(&self) -> BTreeMap<String, Book> {
@@ -275,7 +290,7 @@ impl Checker {
             .block_on(
                 sqlx::query(
                     "SELECT id, tenant, idempotency_key, status, error_code, file_name, options, \
-                     published_at, updated_at FROM books",
+                     published_at, updated_at, revision FROM books",
                 )
                 .fetch_all(&self.pool),
             )
@@ -294,6 +309,8 @@ impl Checker {
                     modified: options["modified"].as_str().map(str::to_owned),
                     published_at: r.get(7),
                     updated_at: r.get(8),
+                    revision: r.get(9),
+                    identifier: options["identifier"].as_str().map(str::to_owned),
                 };
                 (book.id.clone(), book)
             })
@@ -316,6 +333,7 @@ impl Checker {
             ..Results::default()
         };
         self.uploads_are_books(&mut results, submitted, manuscripts);
+        self.revisions_hold(&mut results, submitted);
         self.jobs_finished(&mut results);
         webhooks_delivered(&mut results, submitted, receiver);
         self.epubs_identical(&mut results, submitted, manuscripts, fleet, uploader);
@@ -344,6 +362,10 @@ impl Checker {
             let p = &s.planned;
             if let Some(why) = &s.refused {
                 failures.push(format!("upload {} was not accepted: {why}", p.n));
+                continue;
+            }
+            if p.revises.is_some() {
+                // A new version: its book is checked with the upload that made it.
                 continue;
             }
             let ids: BTreeSet<&String> = s.ids.iter().collect();
@@ -377,7 +399,10 @@ impl Checker {
                 ));
             }
         }
-        let accepted = submitted.iter().filter(|s| s.refused.is_none()).count();
+        let accepted = submitted
+            .iter()
+            .filter(|s| s.refused.is_none() && s.planned.revises.is_none())
+            .count();
         if results.books.len() != accepted {
             failures.push(format!(
                 "{} books stored for {accepted} accepted uploads",
@@ -387,8 +412,87 @@ impl Checker {
         results.failures.extend(failures);
     }
 
+    /// Each book sent new versions shows the newest one accepted, and each version before it
+    /// was built, or superseded while it built (cancelled) with its files gone. A number taken
+    /// by an upload a killed web process cut off stays `uploading`, seen by no one.
+    fn revisions_hold(&self, results: &mut Results, submitted: &[Submitted]) {
+        let mut newest: BTreeMap<String, u64> = BTreeMap::new();
+        for s in submitted.iter().filter(|s| s.planned.revises.is_some()) {
+            if let (Some(id), Some(number)) = (s.ids.first(), s.revision) {
+                let n = newest.entry(id.clone()).or_default();
+                *n = (*n).max(number);
+            }
+        }
+        let rows = self
+            .runtime
+            .block_on(
+                sqlx::query_as::<_, (String, i64, String)>(
+                    "SELECT book_id, number, status FROM book_revisions ORDER BY book_id, number",
+                )
+                .fetch_all(&self.pool),
+            )
+            .expect("read the revisions");
+        for (id, newest) in &newest {
+            let Some(book) = results.books.get(id) else {
+                continue;
+            };
+            if u64::try_from(book.revision).ok() != Some(*newest) || book.status != "ready" {
+                results.fail(format!(
+                    "book {id} shows revision {} ({}), not its newest, {newest}; its revisions: {:?}",
+                    book.revision,
+                    book.status,
+                    rows.iter().filter(|r| r.0 == *id).map(|r| (r.1, &r.2)).collect::<Vec<_>>()
+                ));
+            }
+            results.revised += 1;
+        }
+        for (id, number, status) in rows {
+            if !newest.contains_key(&id) {
+                continue;
+            }
+            match status.as_str() {
+                "ready" | "uploading" => {}
+                "cancelled" => {
+                    results.superseded += 1;
+                    let keys = self
+                        .runtime
+                        .block_on(self.blobs.list(&format!("books/{id}/")))
+                        .expect("list the book's files");
+                    let theirs = |key: &&String| {
+                        let rest = &key[format!("books/{id}/").len()..];
+                        if number == 1 {
+                            !rest.starts_with("revisions/")
+                        } else {
+                            rest.starts_with(&format!("revisions/{number}/"))
+                        }
+                    };
+                    let left: Vec<&String> = keys.iter().filter(theirs).collect();
+                    if !left.is_empty() {
+                        results.fail(format!(
+                            "book {id}: superseded revision {number} still has files: {left:?}"
+                        ));
+                    }
+                }
+                other => results.fail(format!("book {id}: revision {number} is {other}")),
+            }
+        }
+    }
+
     /// No job is unfinished, and only hostile books' steps are dead.
     fn jobs_finished(&self, results: &mut Results) {
+        // A revision superseded while it built had its unfinished jobs cancelled.
+        let superseded: BTreeSet<String> = self
+            .runtime
+            .block_on(
+                sqlx::query_scalar::<_, String>(
+                    "SELECT CASE WHEN number = 1 THEN book_id ELSE book_id || '/r' || number END \
+                     FROM book_revisions WHERE status = 'cancelled'",
+                )
+                .fetch_all(&self.pool),
+            )
+            .expect("read the superseded revisions")
+            .into_iter()
+            .collect();
         let unfinished = self.count(&unfinished_jobs());
         if unfinished != 0 {
             results.fail(format!("{unfinished} jobs unfinished"));
@@ -412,7 +516,8 @@ impl Checker {
                 .as_ref()
                 .and_then(|w| results.books.get(w))
                 .is_some_and(|b| b.status == "failed");
-            if !hostile {
+            let cancelled = workflow.as_ref().is_some_and(|w| superseded.contains(w));
+            if !hostile && !cancelled {
                 results.fail(format!(
                     "job {id} ({kind}, book {workflow:?}) did not complete"
                 ));
@@ -442,6 +547,7 @@ impl Checker {
             let retried = workflow
                 .as_ref()
                 .is_some_and(|w| results.retried.contains(w));
+            let cancelled = workflow.as_ref().is_some_and(|w| superseded.contains(w));
             let history: Vec<serde_json::Value> =
                 serde_json::from_str(&errors).expect("an error history");
             for entry in history {
@@ -449,7 +555,7 @@ impl Checker {
                 *results.errors.entry(error.clone()).or_default() += 1;
                 let expected = error.starts_with(LEASE_EXPIRED)
                     || (retried && error.contains(STOPPED_FOR_LOST_WORKERS));
-                if !hostile && !expected {
+                if !hostile && !cancelled && !expected {
                     results.fail(format!(
                         "job {id} ({kind}, book {workflow:?}) spent an attempt on: {error}"
                     ));
@@ -481,7 +587,8 @@ impl Checker {
     }
 
     /// Each ready book's EPUB, fetched through the API as its tenant, equals `bindery convert`
-    /// of the same manuscript with the same metadata and modification time.
+    /// of the manuscript of the revision it shows, with the book's metadata and modification
+    /// time (and, for a later revision, its number and the identifier the book kept).
     fn epubs_identical(
         &self,
         results: &mut Results,
@@ -491,9 +598,9 @@ impl Checker {
         uploader: &Uploader,
     ) {
         let dir = PathBuf::from(fleet.command("reference").get_current_dir().expect("dir"));
-        let mut references: BTreeMap<(usize, usize, String), Vec<u8>> = BTreeMap::new();
+        let mut references: BTreeMap<Reference, Vec<u8>> = BTreeMap::new();
         let mut failures = Vec::new();
-        for s in submitted {
+        for s in submitted.iter().filter(|s| s.planned.revises.is_none()) {
             let Some(id) = s.ids.first() else { continue };
             let Some(book) = results.books.get(id) else {
                 continue;
@@ -502,20 +609,37 @@ impl Checker {
                 continue;
             }
             let p = &s.planned;
-            let manuscript = &manuscripts[p.manuscript];
-            let modified = book.modified.clone().unwrap_or_default();
+            // The upload whose manuscript the book shows: its own, or a new version's.
+            let shown = if book.revision == 1 {
+                Some(p.manuscript)
+            } else {
+                submitted
+                    .iter()
+                    .find(|r| {
+                        r.ids.first() == Some(id)
+                            && r.revision.and_then(|n| i64::try_from(n).ok()) == Some(book.revision)
+                    })
+                    .map(|r| r.planned.manuscript)
+            };
+            let Some(shown) = shown else {
+                failures.push(format!(
+                    "book {id} shows revision {}, which no accepted upload made",
+                    book.revision
+                ));
+                continue;
+            };
+            let key = Reference {
+                manuscript: shown,
+                metadata_of: p.manuscript,
+                tenant: p.tenant,
+                modified: book.modified.clone().unwrap_or_default(),
+                file_name: book.file_name.clone(),
+                revision: (book.revision > 1).then(|| (book.revision, book.identifier.clone())),
+            };
+            let manuscript = &manuscripts[shown];
             let reference = references
-                .entry((p.manuscript, p.tenant, modified.clone()))
-                .or_insert_with(|| {
-                    reference(
-                        fleet,
-                        &dir,
-                        manuscript,
-                        p.tenant,
-                        &modified,
-                        &book.file_name,
-                    )
-                });
+                .entry(key.clone())
+                .or_insert_with(|| reference(fleet, &dir, manuscripts, &key));
             let port = uploader.ports[p.n % uploader.ports.len()];
             let epub = uploader
                 .http
@@ -527,8 +651,9 @@ impl Checker {
             match epub {
                 Ok(bytes) if bytes.as_ref() == reference.as_slice() => results.identical += 1,
                 Ok(bytes) => failures.push(format!(
-                    "book {id} ({}): its EPUB ({} bytes) differs from bindery convert's ({} bytes)",
+                    "book {id} ({}, revision {}): its EPUB ({} bytes) differs from bindery convert's ({} bytes)",
                     manuscript.file_name,
+                    book.revision,
                     bytes.len(),
                     reference.len()
                 )),
@@ -579,27 +704,46 @@ impl Checker {
     }
 }
 
+/// What a reference conversion is made of.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Reference {
+    /// The manuscript, and the one whose metadata the book was uploaded with (its first).
+    manuscript: usize,
+    metadata_of: usize,
+    tenant: usize,
+    modified: String,
+    /// The name the manuscript was uploaded under.
+    file_name: String,
+    /// A later revision's number, and the identifier the book kept.
+    revision: Option<(i64, Option<String>)>,
+}
+
 /// `bindery convert` of the manuscript under the name it was uploaded with, as of `modified`.
 fn reference(
     fleet: &Fleet,
     dir: &std::path::Path,
-    manuscript: &Manuscript,
-    tenant: usize,
-    modified: &str,
-    file_name: &str,
+    manuscripts: &[Manuscript],
+    key: &Reference,
 ) -> Vec<u8> {
+    let modified = &key.modified;
     let epoch = chrono::DateTime::parse_from_rfc3339(modified)
         .map(|t| t.timestamp())
         .unwrap_or_else(|e| panic!("the book's modified time {modified:?}: {e}"));
-    let input = dir.join(file_name);
-    std::fs::write(&input, &manuscript.bytes).expect("write the manuscript");
+    let input = dir.join(&key.file_name);
+    std::fs::write(&input, &manuscripts[key.manuscript].bytes).expect("write the manuscript");
     let output = dir.join("reference.epub");
     let mut cmd = fleet.command("reference");
     cmd.env("SOURCE_DATE_EPOCH", epoch.to_string())
         .args(["convert", "-q", "-o"])
         .arg(&output);
-    for (key, value) in load::metadata(tenant, manuscript) {
-        cmd.arg("--meta").arg(format!("{key}={value}"));
+    for (field, value) in load::metadata(key.tenant, &manuscripts[key.metadata_of]) {
+        cmd.arg("--meta").arg(format!("{field}={value}"));
+    }
+    if let Some((revision, identifier)) = &key.revision {
+        cmd.arg("--revision").arg(revision.to_string());
+        if let Some(identifier) = identifier {
+            cmd.arg("--meta").arg(format!("identifier={identifier}"));
+        }
     }
     succeed(cmd.arg(&input), "bindery convert");
     std::fs::read(&output).expect("read the reference")
@@ -617,11 +761,14 @@ fn webhooks_delivered(results: &mut Results, submitted: &[Submitted], receiver: 
             .to_owned();
         by_book.entry(id).or_default().push(request);
     }
-    for s in submitted {
+    for s in submitted.iter().filter(|s| s.planned.revises.is_none()) {
         let Some(id) = s.ids.first() else { continue };
         let Some(book) = results.books.get(id).cloned() else {
             continue;
         };
+        let revised = submitted
+            .iter()
+            .any(|r| r.planned.revises.is_some() && r.ids.first() == Some(id));
         let requests = by_book.remove(id).unwrap_or_default();
         if !s.planned.callback {
             if !requests.is_empty() {
@@ -655,6 +802,25 @@ fn webhooks_delivered(results: &mut Results, submitted: &[Submitted], receiver: 
             .iter()
             .map(|d| d.header("bindery-event"))
             .collect();
+        if revised {
+            // Each version published is announced, but not one superseded while it built: the
+            // last announcement is the version the book shows.
+            let last = deliveries.last().map(|d| {
+                (
+                    d.header("bindery-event"),
+                    d.json()["book"]["revision"].as_i64(),
+                )
+            });
+            if last != Some(("book.ready", Some(book.revision))) {
+                results.fail(format!(
+                    "book {id} (revision {}) was announced last as {last:?}; all: {events:?}",
+                    book.revision
+                ));
+            }
+            results.deliveries += deliveries.len();
+            results.redeliveries += requests.len() - deliveries.len();
+            continue;
+        }
         let expected = if results.retried.contains(id) {
             vec!["book.failed".to_owned(), format!("book.{}", book.status)]
         } else {
@@ -713,7 +879,7 @@ pub fn report(
     let latency = |under_faults: bool| {
         let mut ms: Vec<i64> = submitted
             .iter()
-            .filter(|s| s.planned.under_faults == under_faults)
+            .filter(|s| s.planned.under_faults == under_faults && s.planned.revises.is_none())
             .filter_map(|s| {
                 let id = s.ids.first()?;
                 if results.retried.contains(id) {
@@ -791,6 +957,10 @@ pub fn report(
         "EPUBs identical to bindery convert: {}; webhooks delivered: {} (and {} redeliveries); orphan book folders swept: {}",
         results.identical, results.deliveries, results.redeliveries, results.orphans_swept
     ));
+    say(&format!(
+        "books sent a new version under the faults: {} (each showing its newest); versions superseded while they built: {}",
+        results.revised, results.superseded
+    ));
     for (error, count) in &results.errors {
         say(&format!("attempts spent: {count}× {error}"));
     }
@@ -801,7 +971,9 @@ pub fn report(
     }
 }
 
-const BOOKS_PROCESSING: &str = "SELECT count(*) FROM books WHERE status = 'processing'";
+/// Books building, and new versions of ready books building beside them.
+const BOOKS_PROCESSING: &str = "SELECT (SELECT count(*) FROM books WHERE status = 'processing') \
+     + (SELECT count(*) FROM book_revisions WHERE status = 'processing')";
 
 fn unfinished_jobs() -> String {
     format!("SELECT count(*) FROM jobs WHERE {UNFINISHED}")
