@@ -2,6 +2,30 @@
 // When the book is ready or failed, the page reloads to show the report and downloads.
 "use strict";
 
+// A ready book with a new version building beside it: the page reloads when that version is
+// built or has failed, to show it (readers get the book as it was until then).
+(function () {
+  const versions = document.querySelector("section.versions[data-building]");
+  const book = document.getElementById("book");
+  if (!versions || !book) return;
+  const url = "/api/v1/books/" + book.dataset.book + "/revisions/" + versions.dataset.building;
+  let wait = 1000;
+  function look() {
+    fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((revision) => {
+        if (revision && revision.status !== "processing") {
+          window.location.reload();
+          return;
+        }
+        wait = Math.min(wait * 1.5, 10000);
+        setTimeout(look, wait);
+      })
+      .catch(() => setTimeout(look, 10000));
+  }
+  setTimeout(look, wait);
+})();
+
 (function () {
   const book = document.getElementById("book");
   if (!book || book.dataset.status !== "processing" || !window.EventSource) return;

@@ -602,7 +602,10 @@ fn chapter_status(status: ChapterStatus) -> &'static str {
 /// failed, since a corrected manuscript is what mends it.
 fn versions_section(state: &AppState, book: &BookView, revisions: &[books::RevisionRow]) -> Markup {
     html! {
-        section.versions aria-labelledby="versions-title" {
+        // A version building beside the one readers get: the page follows it (book.js).
+        section.versions aria-labelledby="versions-title"
+            data-building=[revisions.iter().find(|r| r.status == books::RevisionStatus::Processing
+                && r.id.number != book.revision).map(|r| r.id.number)] {
             h2 #versions-title { "Versions" }
             @if revisions.len() > 1 {
                 ul.versions {
@@ -615,12 +618,11 @@ fn versions_section(state: &AppState, book: &BookView, revisions: &[books::Revis
                             } @else {
                                 (revision_state(revision.status))
                             }
-                            // What it changed, from the built version before it.
+                            // What it changed, from the built version before it (stored as it
+                            // was published, so whether or not either keeps its files).
                             @if revision.status == books::RevisionStatus::Ready
-                                && revision.files_removed_at.is_none()
                                 && revisions.iter().any(|r| r.id.number < revision.id.number
-                                    && r.status == books::RevisionStatus::Ready
-                                    && r.files_removed_at.is_none()) {
+                                    && r.status == books::RevisionStatus::Ready) {
                                 " · " a href={ "/books/" (book.id) "/revisions/" (revision.id.number) "/changes" } { "What changed" }
                             }
                             @if let Some(error) = revision.error.as_ref().filter(|_| revision.id.number != book.revision) {
