@@ -108,7 +108,7 @@ async fn the_reader_installs_and_reads_offline_in_chromium() {
 /// A book of `chapters` chapters, each saying it is of the `version` version.
 fn versioned_manuscript(version: &str, chapters: usize) -> String {
     let mut md =
-        format!("---\ntitle: The Versioned Reader\nauthor: A. Tester\nlanguage: en\n---\n\n");
+        String::from("---\ntitle: The Versioned Reader\nauthor: A. Tester\nlanguage: en\n---\n\n");
     for i in 1..=chapters {
         md.push_str(&format!(
             "# Chapter {i}\n\nThis chapter is of the {version} version of the book. \

@@ -441,7 +441,8 @@ pub async fn restore(
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ChangesQuery {
-    /// The older revision's number; by default the newest built revision before this one
+    /// The older revision's number; by default the built revision before this one (whose
+    /// report was stored as this one was published), else the newest built one before it
     /// that keeps its files.
     #[param(value_type = Option<u32>, minimum = 1, example = 1)]
     from: Option<String>,
@@ -460,7 +461,9 @@ struct ChangeReport(serde_json::Value);
 /// (`diff`: runs of `equal`, `insert` and `delete` text, unchanged text folded, `folded` words
 /// left out), the print edition's `pages_before` and `pages_after`, the folio of the
 /// `first_page_that_differs` and the `chapters_moved` to other pages, and the warnings that
-/// are `new` and `gone`.
+/// are `new` and `gone`. A revision's report against the one before it is stored as it is
+/// published, and stays when their files are removed; another pair is compared while both
+/// keep their files.
 #[utoipa::path(
     operation_id = "revision_changes",
     tag = "books",
