@@ -39,7 +39,9 @@ pub fn words_of(document: &Document) -> Words {
 /// Words as their readers count them. Text between spaces is a word, as in most scripts
 /// (Korean too, which spaces its words); Chinese and Japanese do not space words, and their
 /// readers (and word processors) count each character of Han, hiragana or katakana as one, and
-/// the run of other letters beside them as another, the punctuation among them as none.
+/// the run of other letters beside them as another, the punctuation among them as none. Thai,
+/// Lao, Khmer and Myanmar space phrases, not words: their words are found by ICU's word
+/// segmenter, as word processors find them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Words {
     pub words: u64,
@@ -57,6 +59,10 @@ impl Words {
 
     fn add(&mut self, text: &str) {
         for token in text.split_whitespace() {
+            if token.chars().any(is_unspaced) {
+                self.words += unspaced_words(token);
+                continue;
+            }
             if !token.chars().any(is_ideograph) {
                 self.words += 1;
                 continue;
@@ -76,6 +82,27 @@ impl Words {
             self.words += u64::from(run_counts);
         }
     }
+}
+
+/// Thai, Lao, Myanmar (and its extensions) and Khmer (and its symbols): scripts written without
+/// spaces between words.
+fn is_unspaced(c: char) -> bool {
+    matches!(u32::from(c),
+        0x0E00..=0x0EFF | 0x1000..=0x109F | 0xA9E0..=0xA9FF | 0xAA60..=0xAA7F
+        | 0x1780..=0x17FF | 0x19E0..=0x19FF)
+}
+
+/// The words of a run of unspaced text (with whatever else it holds): the segments ICU's LSTM
+/// word segmenter finds that hold letters or digits.
+fn unspaced_words(token: &str) -> u64 {
+    static SEGMENTER: std::sync::LazyLock<icu_segmenter::WordSegmenter> =
+        std::sync::LazyLock::new(icu_segmenter::WordSegmenter::new_lstm);
+    let mut segments = SEGMENTER.segment_str(token);
+    let mut words = 0;
+    while segments.next().is_some() {
+        words += u64::from(segments.is_word_like());
+    }
+    words
 }
 
 /// Han (the unified ideographs, their extensions and compatibility forms), hiragana and
@@ -164,5 +191,23 @@ mod words_tests {
         assert_eq!((japanese.words, japanese.ideographs), (10, 8));
         assert_eq!(Words::of("東京。、「」——").words, 2);
         assert_eq!(Words::of("Dear Bill — yours").words, 4, "as before");
+    }
+
+    #[test]
+    fn thai_lao_khmer_and_myanmar_count_words_not_the_phrases_between_spaces() {
+        // "Every two weeks": three words, no space between them.
+        assert_eq!(Words::of("ทุกสองสัปดาห์").words, 3);
+        // Two phrases of several words each; the full stop is no word.
+        let thai = Words::of("ฉันรักภาษาไทย เธอชอบกินข้าว.");
+        assert!(thai.words >= 6, "{thai:?}");
+        for (language, text) in [
+            ("Lao", "ພາສາລາວເປັນພາສາທີ່ສວຍງາມ"),
+            ("Khmer", "ខ្ញុំចូលចិត្តភាសាខ្មែរណាស់"),
+            ("Myanmar", "မြန်မာဘာသာစကားသည်လှပသည်"),
+        ] {
+            let words = Words::of(text).words;
+            assert!(words >= 3, "{language}: {words} words in {text}");
+        }
+        assert_eq!(Words::of("ทุกสองสัปดาห์ and Bangkok").words, 5);
     }
 }

@@ -301,9 +301,12 @@ async function main() {
     await look(small, 'phone-book-mended.png');
     await small.goto(url(`/books/${books.notes}`));
     await look(small, 'phone-book-mismatch.png');
+    await small.goto(url(`/books/${books.notes}/revisions/2/changes`));
+    check((await small.locator('.diff ins').count()) === 1, 'what changed shows no word in on a phone');
+    await look(small, 'phone-what-changed.png');
     await small.goto(url('/books/new'));
     await look(small, 'phone-upload.png');
-    for (const p of ['/books', `/books/${books.novel}`, '/books/new']) {
+    for (const p of ['/books', `/books/${books.novel}`, `/books/${books.notes}`, `/books/${books.notes}/revisions/2/changes`, '/books/new']) {
       await small.goto(url(p));
       const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       check(overflow <= 0, `${p} scrolls sideways on a phone by ${overflow}px`);
