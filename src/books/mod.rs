@@ -159,7 +159,10 @@ pub enum Reserved {
 
 /// Takes the number of `book`'s next revision, before its upload is stored under it: two
 /// uploads at once get two numbers, never one prefix. The revision is seen by no one until
-/// [`revise`] starts it; [`abandon_revision`] removes it if its upload fails.
+/// [`revise`] starts it; [`abandon_revision`] removes it if its upload fails. An upload
+/// retried with its `idempotency_key` gets the revision the key started, if one did; the key is
+/// not the reservation's until then, so a retry of an upload a crash cut off takes a number of
+/// its own and is not answered with one that will never build.
 pub async fn reserve_revision(
     db: &Database,
     book: &BookId,
@@ -183,7 +186,7 @@ pub async fn reserve_revision(
             RevisionStatus::Uploading,
             "",
             &StoredOptions::default(),
-            idempotency_key,
+            None,
         )
         .await?;
         if inserted {
@@ -214,7 +217,10 @@ pub async fn abandon_revision(db: &Database, revision: &RevisionId) -> anyhow::R
 /// transaction: it takes `file_name` and `options` (its `modified` stamped now, when unset);
 /// the book's older revisions still building are cancelled, with their steps stopped and
 /// their files removed by a job; a book with no ready revision follows this one (it shows it,
-/// processing); and `first`, the start of its workflow, is enqueued.
+/// processing); and `first`, the start of its workflow, is enqueued. It takes the upload's
+/// `idempotency_key`: a concurrent upload with the same key that started first makes this one
+/// fail (the unique index), and its retry is answered with that one.
+#[allow(clippy::too_many_arguments)]
 pub async fn revise(
     db: &Database,
     queue: &JobQueue,
@@ -222,6 +228,7 @@ pub async fn revise(
     revision: &RevisionId,
     file_name: &str,
     mut options: StoredOptions,
+    idempotency_key: Option<&str>,
     first: NewJob,
 ) -> anyhow::Result<()> {
     options.convert.file_name = Some(file_name.to_owned());
@@ -231,7 +238,7 @@ pub async fn revise(
             Some(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
     }
     let mut tx = db.begin().await.context("starting the revision")?;
-    if !revisions::start(&mut tx, revision, file_name, &options).await? {
+    if !revisions::start(&mut tx, revision, file_name, &options, idempotency_key).await? {
         tx.rollback().await?;
         anyhow::bail!("revision {revision} was not waiting for its upload");
     }
@@ -621,6 +628,7 @@ mod tests {
                 &second,
                 "b.md",
                 StoredOptions::default(),
+                None,
                 first,
             )
             .await
@@ -643,6 +651,67 @@ mod tests {
                 (BookStatus::Ready, 1),
                 "{backend}: the book keeps what it shows"
             );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retried_upload_whose_first_was_cut_off_takes_a_revision_of_its_own() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (db, _) in databases(i64::MAX, dir.path()).await {
+            let queue = JobQueue::new(db.clone());
+            let backend = db.backend();
+            let book = submitted(&db, &queue).await;
+            let reserve = || async {
+                reserve_revision(&db, &book.id, Some("key-1"))
+                    .await
+                    .expect("reserve")
+            };
+            // The first attempt reserved a number, then its process died mid-upload.
+            let Reserved::New(cut_off) = reserve().await else {
+                panic!("{backend}: no new revision")
+            };
+            // Its retry is not answered with a revision that will never build.
+            let Reserved::New(retried) = reserve().await else {
+                panic!("{backend}: the retry was answered with the cut-off upload")
+            };
+            assert_ne!(retried, cut_off, "{backend}");
+            let first = NewJob::of(&First {}).max_attempts(1);
+            revise(
+                &db,
+                &queue,
+                &book,
+                &retried,
+                "b.md",
+                StoredOptions::default(),
+                Some("key-1"),
+                first.clone(),
+            )
+            .await
+            .expect("revise");
+            // Once started, the key answers with it.
+            match reserve().await {
+                Reserved::Existing(existing) => assert_eq!(existing.id, retried, "{backend}"),
+                Reserved::New(other) => panic!("{backend}: a third revision {other}"),
+            }
+            // A concurrent upload with the same key that started second is refused.
+            let Reserved::New(late) = reserve_revision(&db, &book.id, None)
+                .await
+                .expect("reserve")
+            else {
+                panic!("{backend}: no new revision")
+            };
+            revise(
+                &db,
+                &queue,
+                &book,
+                &late,
+                "b.md",
+                StoredOptions::default(),
+                Some("key-1"),
+                first,
+            )
+            .await
+            .expect_err("a second revision started with one key");
         }
     }
 

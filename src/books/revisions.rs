@@ -238,7 +238,8 @@ pub async fn by_idempotency_key(
         sqlx::query_as(sql!(
             d,
             &format!(
-                "SELECT {COLUMNS} FROM book_revisions WHERE book_id = $1 AND idempotency_key = $2"
+                "SELECT {COLUMNS} FROM book_revisions
+                 WHERE book_id = $1 AND idempotency_key = $2 AND status <> 'uploading'"
             )
         ))
         .bind(book)
@@ -305,25 +306,29 @@ pub async fn insert(
 }
 
 /// An uploaded revision starts building with what its upload said, in the caller's
-/// transaction: `false` when it was not uploading (removed meanwhile).
+/// transaction, and takes the upload's idempotency key (a second revision started with the
+/// same key is refused by the unique index): `false` when it was not uploading (removed
+/// meanwhile).
 pub async fn start(
     tx: &mut Tx,
     id: &RevisionId,
     file_name: &str,
     options: &StoredOptions,
+    idempotency_key: Option<&str>,
 ) -> anyhow::Result<bool> {
     let options = serde_json::to_string(options)?;
     let started = on_tx!(tx, |conn, d| {
         sqlx::query(sql!(
             d,
             "UPDATE book_revisions SET status = 'processing', file_name = $3, options = $4,
-                    created_at = {now}, updated_at = {now}
+                    idempotency_key = $5, created_at = {now}, updated_at = {now}
              WHERE book_id = $1 AND number = $2 AND status = 'uploading'"
         ))
         .bind(&id.book)
         .bind(i64::from(id.number))
         .bind(file_name)
         .bind(&options)
+        .bind(idempotency_key)
         .execute(conn)
         .await?
         .rows_affected()

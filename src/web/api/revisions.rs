@@ -103,7 +103,7 @@ pub async fn create(
         }
     };
     let started = match receive(&req, &state, body, &revision, stopping.clone()).await {
-        Ok(upload) => start(&state, &book, &revision, upload).await,
+        Ok(upload) => start(&state, &book, &revision, upload, key.as_deref()).await,
         Err(e) => Err(e),
     };
     if let Err(e) = started {
@@ -123,6 +123,7 @@ async fn start(
     book: &BookRow,
     revision: &RevisionId,
     upload: Upload,
+    idempotency_key: Option<&str>,
 ) -> Result<(), ApiError> {
     let Upload {
         file_name,
@@ -163,6 +164,7 @@ async fn start(
         revision,
         &file_name,
         options,
+        idempotency_key,
         steps::first_step(revision),
     )
     .await?;
@@ -420,6 +422,7 @@ pub async fn restore(
             &revision,
             &old.file_name,
             options,
+            None,
             steps::first_step(&revision),
         )
         .await?;

@@ -121,6 +121,7 @@ pub async fn submit_revision(
         &revision,
         name,
         options,
+        None,
         pipeline::steps::first_step(&revision),
     )
     .await
