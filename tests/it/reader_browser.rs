@@ -73,36 +73,48 @@ fn data_uri(png: &[u8]) -> String {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reader_installs_and_reads_offline_in_chromium() {
-    if !common::need::browser() {
-        return;
-    }
+/// A ready book made of `manuscript` (with `cover`) by `bindery serve`, and the browser
+/// script `script` run on its reader with a token of its tenant and `args`: the reader's
+/// `index.html`'s URL, then `args`, then the screenshots' folder.
+async fn in_the_reader(
+    manuscript: &std::path::Path,
+    cover: Option<&std::path::Path>,
+    script: &'static str,
+    args: Vec<std::ffi::OsString>,
+) {
     let server = Server::start(&["serve"], &[]);
     let store = open(&server.data_dir(), None).await;
-    let cover = corpus().join("love-among-the-chickens-cover.jpg");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let manuscript = dir.path().join("reader-test.md");
-    std::fs::write(&manuscript, manuscript_with_notes_and_an_image()).expect("write");
-    let id = submit(&store, &manuscript, Some(&cover)).await;
+    let id = submit(&store, manuscript, cover).await;
     let book = wait_book(&store, &id, Duration::from_secs(60)).await;
     assert_eq!(book.status, "ready", "{:?}", book.error);
-
     let url = server.url(&format!("/books/{id}/reader/index.html"));
     let token = bindery::tokens::create(&store.db, "test", false)
         .await
         .expect("token");
     tokio::task::spawn_blocking(move || {
         common::browser_passes(
-            common::browser_script("reader-offline.mjs")
+            common::browser_script(script)
                 .env("BINDERY_TOKEN", token)
                 .arg(&url)
+                .args(args)
                 .arg(screenshot_dir()),
-            "the offline reader",
+            script,
         )
     })
     .await
     .expect("browser thread");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reader_installs_and_reads_offline_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
+    let cover = corpus().join("love-among-the-chickens-cover.jpg");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manuscript = dir.path().join("reader-test.md");
+    std::fs::write(&manuscript, manuscript_with_notes_and_an_image()).expect("write");
+    in_the_reader(&manuscript, Some(&cover), "reader-offline.mjs", Vec::new()).await;
 }
 
 /// A book of `chapters` chapters, each saying it is of the `version` version.
@@ -123,31 +135,11 @@ async fn an_installed_reader_keeps_its_version_offline_and_takes_the_next_whole_
     if !common::need::browser() {
         return;
     }
-    let server = Server::start(&["serve"], &[]);
-    let store = open(&server.data_dir(), None).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let first = dir.path().join("versioned.md");
     std::fs::write(&first, versioned_manuscript("first", 3)).expect("write");
     let next = dir.path().join("versioned-2.md");
     std::fs::write(&next, versioned_manuscript("second", 4)).expect("write");
-    let id = submit(&store, &first, None).await;
-    let book = wait_book(&store, &id, Duration::from_secs(60)).await;
-    assert_eq!(book.status, "ready", "{:?}", book.error);
-
-    let url = server.url(&format!("/books/{id}/reader/index.html"));
-    let token = bindery::tokens::create(&store.db, "test", false)
-        .await
-        .expect("token");
-    tokio::task::spawn_blocking(move || {
-        common::browser_passes(
-            common::browser_script("reader-revision.mjs")
-                .env("BINDERY_TOKEN", token)
-                .arg(&url)
-                .arg(&next)
-                .arg(screenshot_dir()),
-            "the reader across versions",
-        )
-    })
-    .await
-    .expect("browser thread");
+    // The script sends the next version itself, while the phone is offline.
+    in_the_reader(&first, None, "reader-revision.mjs", vec![next.into()]).await;
 }
