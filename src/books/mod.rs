@@ -208,6 +208,16 @@ pub async fn stale_uploads(
     revisions::stale_uploads(db, before, limit).await
 }
 
+/// Revisions whose files were removed after `since` (see [`revisions::recently_removed`]): a
+/// step frozen past its lease may still have written one after the removal.
+pub async fn recently_removed(
+    db: &Database,
+    since: chrono::DateTime<chrono::Utc>,
+    limit: i64,
+) -> anyhow::Result<Vec<RevisionId>> {
+    revisions::recently_removed(db, since, limit).await
+}
+
 /// A reserved revision whose upload failed is removed (its files are the caller's to remove).
 pub async fn abandon_revision(db: &Database, revision: &RevisionId) -> anyhow::Result<()> {
     revisions::remove_uploading(db, revision).await

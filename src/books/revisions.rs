@@ -504,6 +504,29 @@ pub async fn stale_uploads(
         .collect()
 }
 
+/// Revisions whose files were removed after `since` (superseded, or out of the newest
+/// `REVISIONS_KEPT`), at most `limit`, newest first.
+pub async fn recently_removed(
+    db: &Database,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> anyhow::Result<Vec<RevisionId>> {
+    let rows: Vec<(BookId, i64)> = on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT book_id, number FROM book_revisions
+             WHERE files_removed_at > $1 ORDER BY files_removed_at DESC LIMIT $2"
+        ))
+        .bind(since.timestamp_millis())
+        .bind(limit)
+        .fetch_all(pool)
+        .await?
+    });
+    rows.into_iter()
+        .map(|(book, number)| Ok(RevisionId::of(&book, u32::try_from(number)?)))
+        .collect()
+}
+
 /// Removes every revision row of a book, and what each changed, in the caller's transaction
 /// (the book's deletion).
 pub async fn delete_all(tx: &mut Tx, book: &BookId) -> anyhow::Result<()> {

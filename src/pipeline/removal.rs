@@ -47,22 +47,7 @@ impl Job for RemoveFiles {
             }
             return Ok(Outcome::Snooze(STEPS_STOPPING));
         }
-        let blobs = if number == 1 {
-            // Revision 1's prefix is the book's: the later revisions' files are under it.
-            let later = keys::later_revisions_prefix(&self.book);
-            let mut removed = 0;
-            for key in app.blobs.list(&keys::book_prefix(&self.book)).await? {
-                if !key.starts_with(&later) {
-                    app.blobs.delete(&key).await?;
-                    removed += 1;
-                }
-            }
-            removed
-        } else {
-            app.blobs
-                .delete_prefix(&keys::revision_prefix(&revision))
-                .await?
-        };
+        let blobs = revision_files(&app.blobs, &revision).await?;
         tracing::info!(
             revision = number,
             blobs,
@@ -70,4 +55,24 @@ impl Job for RemoveFiles {
         );
         Ok(Outcome::done_with(Removed { blobs }))
     }
+}
+
+/// Deletes the files of one revision, and how many there were.
+pub(crate) async fn revision_files(
+    blobs: &crate::storage::BlobStore,
+    revision: &RevisionId,
+) -> anyhow::Result<usize> {
+    if revision.number != 1 {
+        return blobs.delete_prefix(&keys::revision_prefix(revision)).await;
+    }
+    // Revision 1's prefix is the book's: the later revisions' files are under it.
+    let later = keys::later_revisions_prefix(&revision.book);
+    let mut removed = 0;
+    for key in blobs.list(&keys::book_prefix(&revision.book)).await? {
+        if !key.starts_with(&later) {
+            blobs.delete(&key).await?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }

@@ -147,8 +147,21 @@ impl Job for SweepBlobs {
             cut_off += 1;
             deleted += removed;
         }
+        // A step frozen past its lease (a stopped process, a paused machine) may write a file of
+        // its revision after the revision's files were removed: looked for again for a day.
+        let mut strays = 0usize;
+        let day_ago = chrono::Utc::now() - chrono::Duration::days(1);
+        for revision in books::recently_removed(&app.db, day_ago, 1000).await? {
+            let removed = super::removal::revision_files(&app.blobs, &revision).await?;
+            if removed > 0 {
+                tracing::info!(book.id = %revision.book, revision = revision.number, blobs = removed, "removed files a step wrote after its revision's files were removed");
+                strays += removed;
+                deleted += removed;
+            }
+        }
         Ok(Outcome::done_with(serde_json::json!({
             "uploads_cut_off": cut_off,
+            "stray_revision_files": strays,
             "books_checked": ids.len(),
             "orphans": orphans,
             "blobs_deleted": deleted,
