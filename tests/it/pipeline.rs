@@ -1208,10 +1208,37 @@ async fn files_of_books_that_do_not_exist_are_swept() {
         .await
         .expect("put");
 
+    // A superseded version whose files were removed, and a file a step frozen past its lease
+    // wrote under it afterwards.
+    let bindery::books::Reserved::New(superseded) =
+        bindery::books::reserve_revision(&store.db, &book, None)
+            .await
+            .expect("reserve")
+    else {
+        panic!("no new revision")
+    };
+    common::execute(
+        &store.db,
+        &format!(
+            "UPDATE book_revisions SET status = 'cancelled', files_removed_at = {} \
+             WHERE book_id = '{book}' AND number = {}",
+            chrono::Utc::now().timestamp_millis(),
+            superseded.number
+        ),
+    )
+    .await;
+    store
+        .blobs
+        .put_if_absent(&keys::model(&superseded), b"written late".to_vec())
+        .await
+        .expect("put");
+
     // Younger than the threshold: an upload may still be streaming.
     let young = sweep(&store, 3600).await;
     assert_eq!(young["orphans"], 0, "{young}");
     assert_eq!(young["uploads_cut_off"], 0, "{young}");
+    // A stray file of a removed revision goes at once: nothing writes there any more.
+    assert_eq!(young["stray_revision_files"], 1, "{young}");
     assert!(
         bindery::books::revision(&store.db, &cut_off)
             .await
