@@ -161,14 +161,26 @@ fn http_threads(pid: i32) -> usize {
 #[test]
 fn a_web_process_serves_http_on_half_the_cores_unless_told() {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    // /readyz answers from the first HTTP thread up, while the others may still be starting:
+    // wait for the count to settle, then hold it to exactly that many.
+    let settled = |pid: i32, expected: usize| {
+        common::eventually("the HTTP threads to start", Duration::from_secs(10), || {
+            let n = http_threads(pid);
+            if n >= expected {
+                Ok(n)
+            } else {
+                Err(format!("{n} of {expected}"))
+            }
+        })
+    };
     let server = Server::start(&["web"], &[]);
     server.wait_ready(Duration::from_secs(20));
     assert_eq!(
-        http_threads(server.process.pid()),
+        settled(server.process.pid(), cores.div_ceil(2)),
         cores.div_ceil(2),
         "{cores} cores"
     );
     let told = Server::start(&["web"], &[("HTTP_WORKERS", "3")]);
     told.wait_ready(Duration::from_secs(20));
-    assert_eq!(http_threads(told.process.pid()), 3);
+    assert_eq!(settled(told.process.pid(), 3), 3);
 }
