@@ -480,6 +480,13 @@ pub async fn mark_processing(tx: &mut Tx, id: &RevisionId) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Revision ids from `(book_id, number)` rows.
+fn revision_ids(rows: Vec<(BookId, i64)>) -> anyhow::Result<Vec<RevisionId>> {
+    rows.into_iter()
+        .map(|(book, number)| Ok(RevisionId::of(&book, u32::try_from(number)?)))
+        .collect()
+}
+
 /// Revisions still `uploading` that were reserved before `before`: uploads a crash cut off
 /// (an upload in progress is seconds or minutes old), at most `limit` of them.
 pub async fn stale_uploads(
@@ -499,9 +506,7 @@ pub async fn stale_uploads(
         .fetch_all(pool)
         .await?
     });
-    rows.into_iter()
-        .map(|(book, number)| Ok(RevisionId::of(&book, u32::try_from(number)?)))
-        .collect()
+    revision_ids(rows)
 }
 
 /// Revisions whose files were removed after `since` (superseded, or out of the newest
@@ -522,9 +527,7 @@ pub async fn recently_removed(
         .fetch_all(pool)
         .await?
     });
-    rows.into_iter()
-        .map(|(book, number)| Ok(RevisionId::of(&book, u32::try_from(number)?)))
-        .collect()
+    revision_ids(rows)
 }
 
 /// Removes every revision row of a book, and what each changed, in the caller's transaction
