@@ -12,6 +12,7 @@ use crate::ebook::metadata::{self, MetadataInputs};
 use crate::ebook::{Book, cover, epub, reader, verify};
 use crate::manuscript::{self, Format, Ingested, InputError, Limits, ReadOptions};
 use crate::report::{Report, Statistics};
+use crate::style::{Style, StyleName};
 
 /// What the user chose besides the manuscript.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -36,6 +37,28 @@ pub struct Options {
     /// Which revision of its book this is, from the second on (`BookMetadata::revision`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<u32>,
+    /// A style besides the built-in ones that the book may name (`bindery convert --style
+    /// path/to/style.toml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub house_style: Option<HouseStyle>,
+}
+
+/// A style that is not built in, under the name a book chooses it by.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HouseStyle {
+    pub name: StyleName,
+    pub style: Style,
+}
+
+/// The style `metadata` names: the house style of that name, else the built-in one.
+pub fn chosen_style(metadata: &crate::ebook::BookMetadata, options: &Options) -> Style {
+    options
+        .house_style
+        .as_ref()
+        .filter(|house| house.name == metadata.style)
+        .map(|house| house.style.clone())
+        .or_else(|| crate::style::builtin::get(metadata.style.as_str()))
+        .unwrap_or_default()
 }
 
 /// Image bytes by image id, plus the cover under its file name.
@@ -111,6 +134,11 @@ pub fn assemble(
         identifier: options.identifier.clone(),
         revision: options.revision,
         default_language: Some(default_language.to_owned()),
+        styles: options
+            .house_style
+            .iter()
+            .map(|house| house.name.clone())
+            .collect(),
     };
     let metadata = metadata::resolve(&document.metadata, &inputs, &mut meta_warnings)?;
     report.metadata = metadata::sources(&document.metadata, &inputs, &metadata);
@@ -139,11 +167,16 @@ pub fn assemble(
     {
         report.warn(warning);
     }
+    let style = chosen_style(&metadata, options);
+    if let Some(warning) = crate::style::opening::numbering_warning(&style, &metadata.language) {
+        report.warn(warning);
+    }
     let book = Book {
         metadata,
         document,
         cover: Some(info),
         print: None,
+        style,
     };
     report.statistics = statistics(&book);
     Ok(Assembled {

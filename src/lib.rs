@@ -93,6 +93,7 @@ pub mod services;
 pub mod sessions;
 pub mod signals;
 pub mod storage;
+pub mod style;
 pub mod supervisor;
 pub mod svg;
 #[cfg(test)]

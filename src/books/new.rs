@@ -61,6 +61,7 @@ impl NewBook {
                 modified: None,
                 identifier: None,
                 revision: None,
+                house_style: None,
             },
             cover_name: described.cover_name,
             idempotency_key: described.idempotency_key,
@@ -90,6 +91,7 @@ pub fn revision_options(
             modified: None,
             identifier: current.convert.identifier.clone(),
             revision: None,
+            house_style: None,
         },
         cover_name: cover_name.or_else(|| current.cover_name.clone()),
     })

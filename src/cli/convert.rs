@@ -15,6 +15,7 @@ use crate::document::keys::{self, Given, Named};
 use crate::manuscript::Format;
 use crate::pipeline::in_memory::{self, ConvertError};
 use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, PrintOptions, Trim};
+use crate::style::{Style, StyleName};
 
 /// Exit code when the manuscript (or an option) is refused: sysexits' EX_DATAERR.
 const EXIT_BAD_INPUT: u8 = 65;
@@ -39,6 +40,11 @@ pub struct ConvertArgs {
     /// the EPUB is the service's, byte for byte.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub revision: Option<u32>,
+    /// The book's style: a built-in one (bindery, classic, modern, romance, thriller,
+    /// fantasy, literary, large-print) or a style file (`house.toml`), whose fonts it names
+    /// must be bundled. As `--meta style=NAME` for a built-in one.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub style: Option<String>,
     /// Read the manuscript as this format instead of sniffing it.
     #[arg(long, value_parser = ["markdown", "docx", "text"])]
     pub format: Option<String>,
@@ -97,6 +103,7 @@ fn metadata(args: &ConvertArgs) -> Result<BTreeMap<String, String>, Failure> {
         args.paper
             .map(|paper| ("paper", paper.name().to_owned(), "--paper")),
         args.bleed.then(|| ("bleed", "yes".to_owned(), "--bleed")),
+        style_choice(args)?.map(|(name, _)| ("style", name.to_string(), "--style")),
     ];
     let pairs = args
         .meta
@@ -125,6 +132,38 @@ fn metadata(args: &ConvertArgs) -> Result<BTreeMap<String, String>, Failure> {
         metadata.insert(key.to_owned(), value);
     }
     Ok(metadata)
+}
+
+/// `--style`: a built-in style's name, or a style file read (and refused with its line) here,
+/// named by its file's stem.
+fn style_choice(args: &ConvertArgs) -> Result<Option<(StyleName, Option<Style>)>, Failure> {
+    let Some(value) = &args.style else {
+        return Ok(None);
+    };
+    let path = Path::new(value);
+    let is_file = value.ends_with(".toml") || value.contains(std::path::MAIN_SEPARATOR);
+    if !is_file {
+        let name = StyleName::parse(value).map_err(Failure::Input)?;
+        return Ok(Some((name, None)));
+    }
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(format!("the style file {}: {e}", path.display())))?;
+    let style = Style::parse(&source)
+        .and_then(|style| {
+            style.check_fonts(&source, &crate::style::fonts::Families::default())?;
+            Ok(style)
+        })
+        .map_err(|e| Failure::Input(format!("the style file {}: {e}", path.display())))?;
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = StyleName::parse(&stem).map_err(|e| {
+        Failure::Input(format!(
+            "the style file {}: its name makes the style's: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(Some((name, Some(style))))
 }
 
 pub fn run(config: &Config, args: ConvertArgs) -> ExitCode {
@@ -171,6 +210,9 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         modified: modified_time(&args.manuscript),
         identifier: None,
         revision: args.revision,
+        house_style: style_choice(args)?.and_then(|(name, style)| {
+            style.map(|style| crate::convert::HouseStyle { name, style })
+        }),
     };
     let output = args.output.clone().unwrap_or_else(|| {
         let stem = args

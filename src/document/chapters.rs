@@ -151,7 +151,7 @@ pub fn subtitle(chapter: &Chapter) -> Option<String> {
 }
 
 /// `I`, `XXIII`, `12`, `Chapter 3`, `Chapter Three`, `Part IV.`: a heading that only counts.
-fn only_numbers(title: &str) -> bool {
+pub fn only_numbers(title: &str) -> bool {
     const NAMES: [&str; 5] = ["chapter", "part", "book", "letter", "section"];
     let lower = title.to_lowercase();
     let mut words: Vec<&str> = lower

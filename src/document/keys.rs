@@ -29,6 +29,7 @@ pub enum Field {
     Paper,
     Bleed,
     PrintIsbn,
+    Style,
 }
 
 /// A field's key, the other spellings it takes, and what it is, in the words the API's
@@ -171,6 +172,15 @@ pub const FIELDS: &[Declared] = &[
         &["paperback_isbn"],
         "The print edition's own ISBN (a paperback's is not the ebook's).",
     ),
+    key(
+        Field::Style,
+        "style",
+        &["book_style", "theme"],
+        "How the book looks in every edition: a built-in style (`bindery`, the default; \
+         `classic`, `modern`, `romance`, `thriller`, `fantasy`, `literary`, `large-print`) \
+         or a house style's name.",
+    )
+    .example("classic"),
 ];
 
 /// What labels are given under: `labels.contents`.

@@ -64,6 +64,9 @@ pub struct Metadata {
     pub bleed: Option<String>,
     #[serde(default)]
     pub print_isbn: Option<String>,
+    /// The style the book asks for (`classic`), as found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<String>,
     /// Replacements for Bindery's own words (`labels.contents: Inhalt`), by key, as found;
     /// checked against the table of labels later.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]

@@ -17,6 +17,8 @@ use super::Book;
 use super::xhtml::ids::{Node, visit_blocks};
 use super::xhtml::{STYLESHEET, Target, chapter_file_name, usable_image};
 use crate::document::{Block, Inline};
+use crate::style::css::Sheet;
+use crate::style::fonts::Face;
 
 /// Where the package's content lives inside the zip.
 const ROOT: &str = "OEBPS";
@@ -57,10 +59,17 @@ pub fn package(
         (format!("{ROOT}/toc.ncx"), nav::ncx(book).into_bytes(), true),
         (
             format!("{ROOT}/css/book.css"),
-            format!("{STYLESHEET}{}", crate::math::stylesheet()).into_bytes(),
+            stylesheet(book, &manifest.fonts).into_bytes(),
             true,
         ),
     ];
+    for face in &manifest.fonts {
+        files.push((
+            format!("{ROOT}/fonts/{}", face.file),
+            face.bytes.to_vec(),
+            true,
+        ));
+    }
     if let Some(cover) = &manifest.cover {
         files.push((
             format!("{ROOT}/cover.xhtml"),
@@ -123,6 +132,26 @@ struct Manifest {
     images: Vec<Resource>,
     /// By chapter: whether its document holds MathML (the manifest's `mathml` property).
     mathml: Vec<bool>,
+    /// The style's typefaces, when it embeds them (`fonts/…`).
+    fonts: Vec<Face>,
+}
+
+/// The font files `book` carries: its style's, when the style embeds them.
+pub(crate) fn book_fonts(book: &Book) -> Vec<Face> {
+    crate::style::fonts::embedded(
+        &book.style,
+        crate::style::fonts::Families::bundled(),
+        super::sets_bold(&book.document),
+    )
+}
+
+/// The book's stylesheet: what every book shares, its style's own rules, and mathematics.
+fn stylesheet(book: &Book, fonts: &[Face]) -> String {
+    format!(
+        "{STYLESHEET}{}{}",
+        crate::style::css::stylesheet(&book.style, Sheet::Epub, fonts),
+        crate::math::stylesheet()
+    )
 }
 
 impl Manifest {
@@ -175,6 +204,7 @@ impl Manifest {
             cover,
             images,
             mathml: Vec::new(),
+            fonts: book_fonts(book),
         })
     }
 

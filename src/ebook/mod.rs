@@ -28,6 +28,10 @@ pub struct Book {
     /// EPUB names it as the source of its page list. `None` for a book without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub print: Option<PrintEdition>,
+    /// How it looks, in every edition: the style its metadata names (`metadata.style`),
+    /// read once when the book is assembled. A book stored before styles has the default.
+    #[serde(default)]
+    pub style: crate::style::Style,
 }
 
 /// The print edition, as the ebook names it where it offers the printed pages.
@@ -70,6 +74,31 @@ impl Book {
         mark_pages(&mut self.document, pages);
         self.print = Some(edition);
     }
+}
+
+/// Whether the book sets anything bold: strong text, a table's head.
+pub fn sets_bold(document: &Document) -> bool {
+    use crate::document::Inline;
+    use xhtml::ids::{Node, visit_blocks};
+    let mut bold = false;
+    let mut look = |node: Node<'_>| match node {
+        Node::Inline(Inline::Strong(_)) => bold = true,
+        Node::Block(crate::document::Block::Table(table)) => {
+            bold |= !table.head.is_empty()
+                || table
+                    .body
+                    .iter()
+                    .any(|row| row.cells.iter().any(|c| c.header));
+        }
+        _ => {}
+    };
+    for chapter in &document.chapters {
+        visit_blocks(&chapter.blocks, &mut look);
+    }
+    for note in &document.notes {
+        visit_blocks(&note.blocks, &mut look);
+    }
+    bold
 }
 
 /// The cover image's description; its bytes are stored under [`CoverInfo::file_name`].

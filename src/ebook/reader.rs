@@ -102,10 +102,21 @@ pub fn build(
             site.chapter_page(i, body).into_bytes(),
         ));
     }
+    // The book's style after the reader's own rules, over its chapters only; its fonts
+    // beside it when it embeds them.
+    let fonts = crate::ebook::epub::book_fonts(book);
     files.push((
         "reader.css".into(),
-        format!("{READER_CSS}{}", crate::math::stylesheet()).into_bytes(),
+        format!(
+            "{READER_CSS}{}{}",
+            crate::style::css::stylesheet(&book.style, crate::style::css::Sheet::Reader, &fonts),
+            crate::math::stylesheet()
+        )
+        .into_bytes(),
     ));
+    for face in &fonts {
+        files.push((format!("fonts/{}", face.file), face.bytes.to_vec()));
+    }
     files.push(("reader.js".into(), READER_JS.as_bytes().to_vec()));
     files.push((
         "manifest.webmanifest".into(),

@@ -18,6 +18,7 @@ use crate::document::{
 use crate::labels::Key;
 use crate::language::{self, Direction};
 use crate::report::Warning;
+use crate::style::opening;
 use escape::{attr, collapse, escaped, text};
 use ids::IdPlan;
 
@@ -227,6 +228,13 @@ fn render_planned(book: &Book, plan: &IdPlan, index: usize, target: Target) -> R
     let Some(chapter) = book.document.chapters.get(index) else {
         return RenderedChapter::default();
     };
+    let head = opening::head(
+        &book.style,
+        &book.metadata.language,
+        &book.metadata.labels(),
+        &book.document.chapters,
+        index,
+    );
     let mut r = Renderer {
         book,
         plan,
@@ -237,6 +245,14 @@ fn render_planned(book: &Book, plan: &IdPlan, index: usize, target: Target) -> R
         last_level: 0,
         in_link: false,
         deferred: Vec::new(),
+        heading: chapter
+            .blocks
+            .first()
+            .filter(|b| matches!(b, Block::Heading { .. })),
+        number: head.number,
+        replaces_title: head.replaces_title,
+        opening: opening::opening_paragraph(chapter).map(|i| &chapter.blocks[i]),
+        subtitle: opening::subtitle_paragraph(chapter).map(|i| &chapter.blocks[i]),
     };
     let (epub_type, role) = division_semantics(chapter.division);
     r.out.push_str("<section");
@@ -248,12 +264,19 @@ fn render_planned(book: &Book, plan: &IdPlan, index: usize, target: Target) -> R
         .blocks
         .iter()
         .any(|b| matches!(b, Block::Heading { content, .. } if !is_blank(content)));
-    if !titled {
+    if !titled && r.number.is_none() {
         r.out.push_str(" aria-label=\"");
         attr(&mut r.out, &chapter_label(book, index));
         r.out.push('"');
     }
     r.out.push_str(">\n");
+    // An untitled chapter the style numbers is headed by its number.
+    if !titled && let Some(number) = r.number.take() {
+        r.out.push_str("<h1><span class=\"chapter-number\">");
+        text(&mut r.out, &number);
+        r.out.push_str("</span></h1>\n");
+        r.last_level = 1;
+    }
     r.blocks(&chapter.blocks);
     r.notes();
     r.out.push_str("</section>\n");
@@ -276,6 +299,16 @@ struct Renderer<'a> {
     /// in `deferred` until the link closes.
     in_link: bool,
     deferred: Vec<&'a Inline>,
+    /// The chapter's own heading, which the style heads with its number.
+    heading: Option<&'a Block>,
+    /// The chapter's number as the style writes it.
+    number: Option<String>,
+    /// The number stands in for the heading's text.
+    replaces_title: bool,
+    /// The paragraph that opens the chapter's text.
+    opening: Option<&'a Block>,
+    /// The line under a numbering heading that names the chapter, set as part of its head.
+    subtitle: Option<&'a Block>,
 }
 
 impl<'a> Renderer<'a> {
@@ -301,10 +334,60 @@ impl<'a> Renderer<'a> {
 
     fn blocks(&mut self, blocks: &'a [Block]) {
         let mut after_paragraph = false;
+        let mut after_break = false;
         for block in blocks {
-            self.block(block, after_paragraph);
-            after_paragraph =
-                matches!(block, Block::Paragraph { content, .. } if !is_blank(content));
+            self.block(block, after_paragraph, after_break);
+            let blank = matches!(block, Block::Paragraph { content, .. } if is_blank(content));
+            let subtitle = self.subtitle.is_some_and(|s| std::ptr::eq(s, block));
+            after_paragraph = matches!(block, Block::Paragraph { .. }) && !blank && !subtitle;
+            if !blank {
+                after_break = matches!(block, Block::SceneBreak);
+            }
+        }
+    }
+
+    /// The heading of a chapter, with the number the style gives it.
+    fn chapter_head(&mut self, content: &'a [Inline]) {
+        match self.number.take() {
+            Some(number) if self.replaces_title => {
+                self.out.push_str("<span class=\"chapter-number\">");
+                text(&mut self.out, &number);
+                self.out.push_str("</span>");
+            }
+            Some(number) => {
+                self.out.push_str("<span class=\"chapter-number\">");
+                text(&mut self.out, &number);
+                self.out.push_str("</span> <span class=\"chapter-title\">");
+                self.inlines(content);
+                self.out.push_str("</span>");
+            }
+            None => {
+                self.out.push_str("<span class=\"chapter-title\">");
+                self.inlines(content);
+                self.out.push_str("</span>");
+            }
+        }
+    }
+
+    /// The inlines of `content` before `cut` (`before`), or from it.
+    fn cut_inlines(&mut self, content: &'a [Inline], cut: opening::Cut, before: bool) {
+        let split = match content.get(cut.index) {
+            Some(Inline::Text(t)) if cut.byte > 0 => Some(t.split_at(cut.byte)),
+            _ => None,
+        };
+        if before {
+            self.inlines(&content[..cut.index]);
+            if let Some((head, _)) = split {
+                text(&mut self.out, head);
+            }
+        } else {
+            match split {
+                Some((_, tail)) => {
+                    text(&mut self.out, tail);
+                    self.inlines(&content[cut.index + 1..]);
+                }
+                None => self.inlines(&content[cut.index..]),
+            }
         }
     }
 
@@ -319,7 +402,7 @@ impl<'a> Renderer<'a> {
         }
     }
 
-    fn block(&mut self, block: &'a Block, after_paragraph: bool) {
+    fn block(&mut self, block: &'a Block, after_paragraph: bool, after_break: bool) {
         match block {
             Block::Heading { level, content, .. } => {
                 if is_blank(content) {
@@ -341,7 +424,11 @@ impl<'a> Renderer<'a> {
                     let _ = write!(self.out, " id=\"{id}\"");
                 }
                 self.out.push('>');
-                self.inlines(content);
+                if self.heading.is_some_and(|h| std::ptr::eq(h, block)) {
+                    self.chapter_head(content);
+                } else {
+                    self.inlines(content);
+                }
                 let _ = writeln!(self.out, "</h{level}>");
             }
             Block::Paragraph { align, content } => {
@@ -349,15 +436,44 @@ impl<'a> Renderer<'a> {
                     self.page_markers(content);
                     return;
                 }
+                if self.subtitle.is_some_and(|s| std::ptr::eq(s, block)) {
+                    self.out.push_str("<p class=\"chapter-subtitle\">");
+                    self.inlines(content);
+                    self.out.push_str("</p>\n");
+                    return;
+                }
                 let mut classes: Vec<&str> = Vec::new();
                 if !after_paragraph {
                     classes.push("first");
+                }
+                let opening = self.opening.is_some_and(|o| std::ptr::eq(o, block));
+                if opening {
+                    classes.push("opening");
+                }
+                if content.iter().any(|i| matches!(i, Inline::LineBreak)) {
+                    classes.push("verse");
                 }
                 classes.extend(align_class(*align));
                 self.out.push_str("<p");
                 self.classes(&classes);
                 self.out.push('>');
-                self.inlines(content);
+                let style = &self.book.style;
+                let lead = if opening {
+                    opening::lead_in(style)
+                } else if after_break {
+                    opening::lead_after_break(style)
+                } else {
+                    0
+                };
+                match opening::after_words(content, lead) {
+                    Some(cut) => {
+                        self.out.push_str("<span class=\"lead-in\">");
+                        self.cut_inlines(content, cut, true);
+                        self.out.push_str("</span>");
+                        self.cut_inlines(content, cut, false);
+                    }
+                    None => self.inlines(content),
+                }
                 self.out.push_str("</p>\n");
             }
             Block::BlockQuote(inner) => {

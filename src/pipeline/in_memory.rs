@@ -95,7 +95,13 @@ pub fn convert(
         let t = Instant::now();
         progress(PACKAGE_PDF, 0, 1);
         let options = PrintOptions::of(&book.metadata);
-        let edition = print::typeset(&book.document, &resources, &book.metadata, &options);
+        let edition = print::typeset(
+            &book.document,
+            &resources,
+            &book.metadata,
+            &options,
+            &book.style,
+        );
         if let Ok(edition) = &edition {
             book.mark_print_pages(PrintEdition::of(&book.metadata), &edition.page_starts);
             for warning in &edition.warnings {

@@ -260,6 +260,7 @@ fn fonts() -> &'static Fonts {
     static FONTS: OnceLock<Fonts> = OnceLock::new();
     FONTS.get_or_init(|| {
         let builtin: Vec<Font> = typst_assets::fonts()
+            .chain(crate::style::fonts::bundled_files())
             .flat_map(|data| Font::iter(Bytes::new(data)))
             .collect();
         let infos = builtin

@@ -17,11 +17,14 @@ use std::fmt::Write as _;
 
 use crate::document::positions::TextPosition;
 use crate::document::{
-    Align, Block, Chapter, Definition, Document, Image, Inline, ListKind, Note, Table,
+    Align, Block, Chapter, Definition, Division, Document, Image, Inline, ListKind, Note, Table,
 };
+use crate::ebook::BookMetadata;
 use crate::report::Warning;
+use crate::style::Style;
+use crate::style::opening::{self, Cut};
 
-use super::strings::push_literal;
+use super::strings::{literal, push_literal};
 use super::world::IMAGES;
 
 /// Figures print at 300 dpi or better; below that the report says so.
@@ -85,13 +88,24 @@ pub(crate) struct Emitter<'a> {
     nesting: usize,
     /// Whether anything was nested past [`MAX_PRINT_NESTING`], for the one warning.
     flattened: bool,
+    style: &'a Style,
+    metadata: &'a BookMetadata,
+    chapters: &'a [Chapter],
+    /// The paragraph that opens the chapter being written.
+    opening: Option<&'a Block>,
 }
+
+/// Words of an opening paragraph set beside its drop cap, at most: more than any measure
+/// holds in five lines. The rest follow at the full measure.
+const DROP_CAP_WORDS: usize = 60;
 
 impl<'a> Emitter<'a> {
     pub fn new(
         document: &'a Document,
         resources: &'a BTreeMap<String, Vec<u8>>,
         room: Room,
+        style: &'a Style,
+        metadata: &'a BookMetadata,
     ) -> Self {
         Emitter {
             out: String::new(),
@@ -112,6 +126,10 @@ impl<'a> Emitter<'a> {
             in_note: false,
             nesting: 0,
             flattened: false,
+            style,
+            metadata,
+            chapters: &document.chapters,
+            opening: None,
         }
     }
 
@@ -151,6 +169,17 @@ impl<'a> Emitter<'a> {
         self.printed_notes.clear();
         self.next_block = 0;
         self.current = None;
+        self.opening = opening::opening_paragraph(chapter).map(|i| &chapter.blocks[i]);
+        let head = opening::head(
+            self.style,
+            &self.metadata.language,
+            &self.metadata.labels(),
+            self.chapters,
+            index,
+        );
+        let number = head
+            .number
+            .map(|n| format!("#bindery-chapter-number({})", literal(&n)));
         let mut blocks = chapter.blocks.as_slice();
         match blocks.first() {
             Some(Block::Heading { level, content, .. }) => {
@@ -158,7 +187,18 @@ impl<'a> Emitter<'a> {
                 // Bookmarked: the PDF's outline lists the chapters.
                 self.out
                     .push_str("#heading(level: 1, outlined: false, bookmarked: true)[");
-                self.text_block(content);
+                match number {
+                    Some(number) if head.replaces_title => {
+                        self.out.push_str(&number);
+                        self.skip_text_block();
+                    }
+                    number => {
+                        self.out.push_str(number.as_deref().unwrap_or(""));
+                        self.out.push_str("#bindery-chapter-title[");
+                        self.text_block(content);
+                        self.out.push(']');
+                    }
+                }
                 self.out.push_str("]\n\n");
                 blocks = &blocks[1..];
                 // A heading that only numbers the chapter ("I") and the line that names it
@@ -175,19 +215,38 @@ impl<'a> Emitter<'a> {
             }
             _ => {
                 self.base_level = 1;
-                self.out.push_str("#bindery-sink\n\n");
+                match number {
+                    Some(number) => {
+                        let _ = write!(
+                            self.out,
+                            "#heading(level: 1, outlined: false, bookmarked: true)[{number}]\n\n"
+                        );
+                    }
+                    None => self.out.push_str("#bindery-sink\n\n"),
+                }
             }
         }
-        self.blocks(blocks);
+        if matches!(chapter.division, Division::Dedication | Division::Epigraph) {
+            self.out.push_str("#bindery-epigraph[\n");
+            self.blocks(blocks);
+            self.out.push_str("]\n\n");
+        } else {
+            self.blocks(blocks);
+        }
     }
 
     fn blocks(&mut self, blocks: &'a [Block]) {
+        let mut after_break = false;
         for block in blocks {
-            self.block(block);
+            self.block(block, after_break);
+            let blank = matches!(block, Block::Paragraph { content, .. } if crate::document::inline_text(content).trim().is_empty());
+            if !blank {
+                after_break = matches!(block, Block::SceneBreak);
+            }
         }
     }
 
-    fn block(&mut self, block: &'a Block) {
+    fn block(&mut self, block: &'a Block, after_break: bool) {
         match block {
             Block::Heading { level, content, .. } => {
                 let level = (i32::from(*level) - i32::from(self.base_level) + 2).clamp(2, 6);
@@ -198,10 +257,25 @@ impl<'a> Emitter<'a> {
                 self.text_block(content);
                 self.out.push_str("]\n\n");
             }
+            Block::Paragraph { content, .. }
+                if self.opening.is_some_and(|o| std::ptr::eq(o, block)) =>
+            {
+                let lead = opening::after_words(content, opening::lead_in(self.style));
+                match self.style.paragraph.opening {
+                    crate::style::Opening::DropCap => match opening::drop_cap(content) {
+                        Some(cap) => self.drop_cap(content, cap, lead),
+                        None => self.lead_in(content, lead),
+                    },
+                    _ => self.lead_in(content, lead),
+                }
+            }
             Block::Paragraph { align, content } => {
                 // Lines broken by hand (verse, an address) keep their own length: justified,
                 // a short line would be stretched to the measure.
                 let lines = content.iter().any(|i| matches!(i, Inline::LineBreak));
+                if lines {
+                    self.out.push_str("#bindery-verse[");
+                }
                 let open = match align {
                     Align::Default | Align::Justify if lines => "#par(justify: false)[",
                     Align::Default | Align::Justify => "#par[",
@@ -210,9 +284,20 @@ impl<'a> Emitter<'a> {
                     Align::Right => "#align(right)[#par(justify: false)[",
                 };
                 self.out.push_str(open);
-                self.text_block(content);
+                let lead = if after_break {
+                    opening::after_words(content, opening::lead_after_break(self.style))
+                } else {
+                    None
+                };
+                match lead {
+                    Some(cut) => self.text_block_cut(content, cut),
+                    None => self.text_block(content),
+                }
                 self.out.push(']');
                 if matches!(align, Align::Center | Align::Right) {
+                    self.out.push(']');
+                }
+                if lines {
                     self.out.push(']');
                 }
                 self.out.push_str("\n\n");
@@ -407,6 +492,112 @@ impl<'a> Emitter<'a> {
         let _ = write!(self.out, ", width: {w:.4}in, alt: ");
         push_literal(&mut self.out, alt);
         self.out.push(')');
+    }
+
+    /// The chapter's opening paragraph, its first words in small capitals when `lead` says.
+    fn lead_in(&mut self, content: &'a [Inline], lead: Option<Cut>) {
+        self.out.push_str("#par[");
+        match lead {
+            Some(cut) => self.text_block_cut(content, cut),
+            None => self.text_block(content),
+        }
+        self.out.push_str("]\n\n");
+    }
+
+    /// A text block whose words before `cut` are a lead-in, in small capitals.
+    fn text_block_cut(&mut self, content: &'a [Inline], cut: Cut) {
+        let block = self.next_block;
+        self.next_block += 1;
+        let saved = self.current.replace((block, 0));
+        self.out.push_str("#bindery-lead-in[");
+        self.inlines(&content[..cut.index]);
+        let split = match content.get(cut.index) {
+            Some(Inline::Text(t)) if cut.byte > 0 => Some(t.as_str()),
+            _ => None,
+        };
+        if let Some(t) = split {
+            self.text(&t[..cut.byte]);
+        }
+        self.out.push(']');
+        match split {
+            Some(t) => {
+                self.text(&t[cut.byte..]);
+                self.inlines(&content[cut.index + 1..]);
+            }
+            None => self.inlines(&content[cut.index..]),
+        }
+        self.current = saved;
+    }
+
+    /// The opening paragraph with a drop cap: its first `cap` bytes large, beside the words
+    /// that follow, one by one, for the template to fill the lines with
+    /// (`bindery-drop-cap`), the lead-in's among them in small capitals.
+    fn drop_cap(&mut self, content: &'a [Inline], cap: usize, lead: Option<Cut>) {
+        let block = self.next_block;
+        self.next_block += 1;
+        let saved = self.current.replace((block, 0));
+        let first = content
+            .iter()
+            .position(|i| matches!(i, Inline::Text(_)))
+            .unwrap_or(0);
+        self.out.push_str("#bindery-drop-cap([");
+        let Some(Inline::Text(opening_text)) = content.get(first) else {
+            self.current = saved;
+            return;
+        };
+        self.text(&opening_text[..cap]);
+        self.out.push_str("], (");
+        let in_lead = |index: usize, byte: usize| {
+            lead.is_some_and(|cut| index < cut.index || (index == cut.index && byte < cut.byte))
+        };
+        let mut words = 0;
+        let mut rest_from: Option<(usize, usize)> = None;
+        'inlines: for (index, inline) in content.iter().enumerate().skip(first) {
+            match inline {
+                Inline::Text(t) => {
+                    let start = if index == first { cap } else { 0 };
+                    let mut at = start;
+                    for piece in t[start..].split_inclusive(char::is_whitespace) {
+                        if words >= DROP_CAP_WORDS && !piece.trim().is_empty() {
+                            rest_from = Some((index, at));
+                            break 'inlines;
+                        }
+                        let lead_in = in_lead(index, at);
+                        self.out
+                            .push_str(if lead_in { "[#bindery-lead-in[" } else { "[" });
+                        self.text(piece);
+                        self.out.push_str(if lead_in { "]], " } else { "], " });
+                        if piece.ends_with(char::is_whitespace) {
+                            words += 1;
+                        }
+                        at += piece.len();
+                    }
+                }
+                _ => {
+                    if words >= DROP_CAP_WORDS {
+                        rest_from = Some((index, 0));
+                        break 'inlines;
+                    }
+                    let lead_in = in_lead(index, 0);
+                    self.out
+                        .push_str(if lead_in { "[#bindery-lead-in[" } else { "[" });
+                    self.inline(inline);
+                    self.out.push_str(if lead_in { "]], " } else { "], " });
+                }
+            }
+        }
+        self.out.push_str("), [");
+        if let Some((index, byte)) = rest_from {
+            match &content[index] {
+                Inline::Text(t) if byte > 0 => {
+                    self.text(&t[byte..]);
+                    self.inlines(&content[index + 1..]);
+                }
+                _ => self.inlines(&content[index..]),
+            }
+        }
+        self.out.push_str("])\n\n");
+        self.current = saved;
     }
 
     /// A text block with nothing to print: counted all the same.

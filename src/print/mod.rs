@@ -23,7 +23,8 @@ mod markup;
 mod pages;
 pub mod pieces;
 mod strings;
-mod template;
+mod style;
+pub(crate) mod template;
 #[cfg(test)]
 mod tests;
 pub mod trim;
@@ -114,6 +115,7 @@ pub fn typeset(
     resources: &BTreeMap<String, Vec<u8>>,
     metadata: &BookMetadata,
     options: &PrintOptions,
+    style: &crate::style::Style,
 ) -> Result<PrintEdition, PrintError> {
     let started = Instant::now();
     let book = Book {
@@ -121,6 +123,7 @@ pub fn typeset(
         resources,
         metadata,
         options,
+        style,
     };
     let plan = pieces::plan(book)?;
     let mut gutter = plan.gutter;

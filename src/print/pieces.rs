@@ -70,6 +70,7 @@ pub struct Book<'a> {
     pub resources: &'a BTreeMap<String, Vec<u8>>,
     pub metadata: &'a BookMetadata,
     pub options: &'a PrintOptions,
+    pub style: &'a crate::style::Style,
 }
 
 /// How the book is cut into pieces, and what every piece needs to know of the whole.
@@ -223,7 +224,7 @@ pub(crate) fn plan_with(book: Book<'_>, piece_words: u64) -> Result<Plan, PrintE
     }
     let needs = FontNeeds::of(
         &template::book_text(document, metadata),
-        template::sets_bold(document),
+        crate::ebook::sets_bold(document),
     );
     Ok(Plan {
         pieces,
@@ -293,7 +294,7 @@ pub fn measure_keeping(
     if piece.front {
         // The margins' text, which no measure prints.
         let world = BookWorld::new(
-            template::furniture(book.metadata, g, &fonts),
+            template::furniture(book.metadata, g, &fonts, book.style),
             book.resources,
             &faces,
         );
@@ -454,7 +455,7 @@ pub fn set(
         .collect();
     // The margins laid over the pages: the body stays the layout it was.
     let world = BookWorld::new(
-        template::margins(book.metadata, g, &fonts, &data),
+        template::margins(book.metadata, g, &fonts, &data, book.style),
         book.resources,
         &faces,
     );
@@ -501,15 +502,13 @@ fn lay_out(
     gutter: f64,
     pages: Option<&PageData>,
 ) -> Result<Bare, PrintError> {
-    let generated = template::generate(
-        book.document,
-        book.resources,
-        book.metadata,
-        geometry(book.options, gutter),
-        piece,
-        pages,
-        fonts,
-    );
+    let text = template::Text {
+        document: book.document,
+        resources: book.resources,
+        metadata: book.metadata,
+        style: book.style,
+    };
+    let generated = template::generate(text, geometry(book.options, gutter), piece, pages, fonts);
     let world = BookWorld::new(generated.source, book.resources, faces);
     let mut warnings = generated.warnings;
     let document = super::compile(&world, &mut warnings)?;

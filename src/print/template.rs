@@ -13,6 +13,7 @@ use crate::ebook::BookMetadata;
 use crate::ebook::metadata::bounds::shortened;
 use crate::labels::Key;
 use crate::language::Direction;
+use crate::style::Style;
 
 use super::markup::{Emitter, Literal, Room, typst_language};
 use super::strings::literal;
@@ -62,6 +63,15 @@ impl Arrangement {
     }
 }
 
+/// What a piece's source is written from.
+#[derive(Clone, Copy)]
+pub(crate) struct Text<'a> {
+    pub document: &'a Document,
+    pub resources: &'a std::collections::BTreeMap<String, Vec<u8>>,
+    pub metadata: &'a BookMetadata,
+    pub style: &'a Style,
+}
+
 /// The generated source and where the book's text sits in it.
 pub(crate) struct Generated {
     pub source: String,
@@ -83,14 +93,18 @@ pub(crate) struct Piece {
 /// ([`margins`] sets those apart). Without `pages` (the measure) the contents' numbers are
 /// placeholders; with it (setting the piece for print), its `contents` are the numbers.
 pub(crate) fn generate(
-    document: &Document,
-    resources: &std::collections::BTreeMap<String, Vec<u8>>,
-    metadata: &BookMetadata,
+    book: Text<'_>,
     geometry: PageGeometry,
     piece: &Piece,
     pages: Option<&PageData>,
     fonts: &str,
 ) -> Generated {
+    let Text {
+        document,
+        resources,
+        metadata,
+        style,
+    } = book;
     let (text_width, text_height) = geometry.text_block();
     let mut e = Emitter::new(
         document,
@@ -99,13 +113,15 @@ pub(crate) fn generate(
             width: text_width,
             height: text_height * 0.6,
         },
+        style,
+        metadata,
     );
-    e.raw(&preamble(metadata, geometry, None, fonts));
+    e.raw(&preamble(metadata, geometry, None, fonts, style));
     let arrangement = Arrangement::of(document);
     if piece.front {
         e.raw(&front_matter(metadata));
     }
-    e.raw("#set par(first-line-indent: 1.2em)\n");
+    e.raw(&super::style::paragraphs(style));
     for i in piece.chapters.clone() {
         open_chapter(&mut e, i);
         e.chapter(i, &document.chapters[i]);
@@ -128,8 +144,9 @@ pub(crate) fn margins(
     g: PageGeometry,
     fonts: &str,
     pages: &PageData,
+    style: &Style,
 ) -> String {
-    let mut out = preamble(metadata, g, Some(pages), fonts);
+    let mut out = preamble(metadata, g, Some(pages), fonts, style);
     let count = pages.styles.chars().count();
     for _ in 1..count {
         out.push_str("#pagebreak()\n");
@@ -140,8 +157,13 @@ pub(crate) fn margins(
 /// What a running head and a folio can print, set as they are: the union of glyphs the
 /// pieces share ([`super::glyphs`]) takes them from this, since the pass that measures the
 /// pieces prints neither.
-pub(crate) fn furniture(metadata: &BookMetadata, g: PageGeometry, fonts: &str) -> String {
-    let mut out = preamble(metadata, g, None, fonts);
+pub(crate) fn furniture(
+    metadata: &BookMetadata,
+    g: PageGeometry,
+    fonts: &str,
+    style: &Style,
+) -> String {
+    let mut out = preamble(metadata, g, None, fonts, style);
     let title = literal(&shortened(&metadata.title, RUNNING_HEAD_CHARS));
     let author = literal(&shortened(&authors(metadata), RUNNING_HEAD_CHARS));
     let _ = write!(
@@ -151,6 +173,14 @@ pub(crate) fn furniture(metadata: &BookMetadata, g: PageGeometry, fonts: &str) -
   #smallcaps({title})
 
   #smallcaps({author})
+
+  #upper({title})
+
+  #upper({author})
+
+  #{title}
+
+  #{author}
 ]
 
 #text(size: 0.85em, "0123456789 ivxlcdm")
@@ -165,31 +195,6 @@ fn open_chapter(e: &mut Emitter<'_>, index: usize) {
     e.raw(&format!(
         "#pagebreak(to: \"odd\", weak: true)\n#metadata({index})<{CHAPTER_LABEL}>\n"
     ));
-}
-
-/// Whether the book sets anything bold: strong text, a table's head.
-pub(crate) fn sets_bold(document: &Document) -> bool {
-    use crate::document::Inline;
-    use crate::ebook::xhtml::ids::{Node, visit_blocks};
-    let mut bold = false;
-    let mut look = |node: Node<'_>| match node {
-        Node::Inline(Inline::Strong(_)) => bold = true,
-        Node::Block(crate::document::Block::Table(table)) => {
-            bold |= !table.head.is_empty()
-                || table
-                    .body
-                    .iter()
-                    .any(|row| row.cells.iter().any(|c| c.header));
-        }
-        _ => {}
-    };
-    for chapter in &document.chapters {
-        visit_blocks(&chapter.blocks, &mut look);
-    }
-    for note in &document.notes {
-        visit_blocks(&note.blocks, &mut look);
-    }
-    bold
 }
 
 /// The authors, joined in the book's language.
@@ -273,6 +278,7 @@ fn preamble(
     g: PageGeometry,
     pages: Option<&PageData>,
     fonts: &str,
+    style: &Style,
 ) -> String {
     let (width, height) = g.media();
     let (inside, outside, top, bottom) = g.margins();
@@ -289,7 +295,12 @@ fn preamble(
         Direction::LeftToRight => "left",
         Direction::RightToLeft => "right",
     };
-    let sink = text_height * 0.22;
+    let sink = text_height * style.chapter.sink.0;
+    let size = style.body.size.map_or(size, |points| points.0);
+    let body_fonts = format!("{}, {fonts}", literal(&style.body.font));
+    let title_fonts = format!("{}, {fonts}", literal(style.title_font()));
+    let leading = super::style::leading(style);
+    let justify = style.paragraph.justify;
     let mut out = document_set(metadata);
     let _ = write!(
         out,
@@ -299,34 +310,12 @@ fn preamble(
   // The running head and the folio sit as far from the trim whatever the bleed.
   header-ascent: 12pt, footer-descent: 12pt,
 )
-#set text(font: ({fonts}), fallback: false, size: {size}pt, lang: "{lang}", region: {region}, hyphenate: true, costs: (widow: 100%, orphan: 100%))
-#set par(justify: true, leading: 0.6em, spacing: 0.6em, first-line-indent: 0pt)
+#set text(font: ({body_fonts}), fallback: false, size: {size}pt, lang: "{lang}", region: {region}, hyphenate: true, costs: (widow: 100%, orphan: 100%))
+#set par(justify: {justify}, leading: {leading}, spacing: {leading}, first-line-indent: 0pt)
 #show raw: set text(font: "DejaVu Sans Mono", size: 0.8em)
-#show heading: it => {{
-  set par(justify: false, first-line-indent: 0pt)
-  set text(weight: "regular", hyphenate: false)
-  if it.level == 1 {{
-    // A block, not a centred paragraph in the flow: the paragraph after a paragraph is
-    // indented, the first after a heading is not.
-    block(width: 100%, above: 0pt, below: 0.3in, sticky: true, {{
-      v({sink:.4}in)
-      align(center, text(size: 1.6em, it.body))
-    }})
-  }} else {{
-    block(above: 1.4em, below: 0.8em, sticky: true, align(center, text(size: if it.level == 2 {{ 1.15em }} else {{ 1em }}, style: "italic", it.body)))
-  }}
-}}
-#let bindery-sink = v({sink:.4}in)
-#let bindery-chapter-subtitle(body) = block(above: 0pt, below: 0.4in, sticky: true, width: 100%, {{
-  set par(justify: false, first-line-indent: 0pt)
-  align(center, text(size: 1.2em, style: "italic", hyphenate: false, body))
-}})
-// A quotation or verse stands apart: space above and below as well as the indents.
-#let bindery-quote(body) = block(above: 1.3em, below: 1.3em, width: 100%, pad(left: 2em, right: 2em, text(size: 0.95em, body)))
 #let bindery-code(text) = block(width: 100%, inset: (left: 1em, y: 0.3em), raw(text, block: true))
 #let bindery-dash(n) = box(text(tracking: -0.05em, "\u{{2014}}" * n))
 #let bindery-mono(body) = text(font: "DejaVu Sans Mono", size: 0.85em, body)
-#let bindery-scene-break = block(above: 1.1em, below: 1.1em, sticky: false, width: 100%, align(center, "*" + h(1.2em) + "*" + h(1.2em) + "*"))
 #let bindery-figure(image, caption) = block(breakable: false, width: 100%, above: 1.2em, below: 1.2em, {{
   align(center, image)
   if caption != none {{ v(0.4em); align(center, text(size: 0.9em, caption)) }}
@@ -339,31 +328,19 @@ fn preamble(
 }})
 "#,
     );
+    out.push_str(&super::style::definitions(&super::style::Setup {
+        style,
+        title_fonts: &title_fonts,
+        sink,
+    }));
     if let Some(pages) = pages {
         let folios: String = pages.folios.iter().map(|f| format!("\"{f}\",")).collect();
-        let _ = write!(
+        let _ = writeln!(
             out,
-            r#"#let bindery-styles = "{styles}"
-#let bindery-folios = ({folios})
-#set page(
-  header: context {{
-    let p = here().page()
-    if bindery-styles.at(p - 1, default: "n") == "h" {{
-      set text(size: 0.8em, tracking: 0.04em, hyphenate: false)
-      align(center, smallcaps(if calc.even(p) {{ {author} }} else {{ {title} }}))
-    }}
-  }},
-  footer: context {{
-    let p = here().page()
-    if bindery-styles.at(p - 1, default: "n") != "n" {{
-      set text(size: 0.85em)
-      align(center, bindery-folios.at(p - 1, default: ""))
-    }}
-  }},
-)
-"#,
+            "#let bindery-styles = \"{styles}\"\n#let bindery-folios = ({folios})",
             styles = pages.styles,
         );
+        out.push_str(&super::style::margins(style, &title, &author));
     }
     out
 }

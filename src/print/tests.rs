@@ -11,6 +11,7 @@ fn every_block_and_inline_of_the_model_prints() {
         &fixture::resources(),
         &book.metadata,
         &PrintOptions::default(),
+        &Default::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(edition.pdf.starts_with(b"%PDF-"));
@@ -73,6 +74,7 @@ fn a_book_over_828_pages_is_refused() {
         &BTreeMap::new(),
         &metadata,
         &PrintOptions::default(),
+        &Default::default(),
     )
     .expect_err("too long");
     assert_eq!(e.code(), "print_too_long");
@@ -91,6 +93,7 @@ fn a_book_longer_than_any_paperback_is_refused_before_layout() {
         &BTreeMap::new(),
         &fixture::metadata(),
         &PrintOptions::default(),
+        &Default::default(),
     )
     .expect_err("too many words");
     assert_eq!(e.code(), "print_too_many_words");
@@ -140,6 +143,7 @@ fn nesting_as_deep_as_the_model_holds_prints_and_says_it_was_flattened() {
         &BTreeMap::new(),
         &fixture::metadata(),
         &PrintOptions::default(),
+        &Default::default(),
     )
     .unwrap_or_else(|e| panic!("{e}: {:?}", e.detail()));
     let flattened: Vec<&str> = edition
@@ -240,13 +244,15 @@ fn pieces_in_any_order_make_the_same_book_with_each_face_once() {
     let metadata = fixture::metadata();
     let options = PrintOptions::default();
     let resources = BTreeMap::new();
+    let style = crate::style::Style::default();
     let book = Book {
         document: &document,
         resources: &resources,
         metadata: &metadata,
         options: &options,
+        style: &style,
     };
-    let edition = typeset(&document, &resources, &metadata, &options).expect("typeset");
+    let edition = typeset(&document, &resources, &metadata, &options, &style).expect("typeset");
     assert!(edition.pieces >= 3, "{} pieces", edition.pieces);
 
     // By hand, last piece first.

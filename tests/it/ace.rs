@@ -18,15 +18,15 @@ fn fixtures() -> PathBuf {
 }
 
 /// What Ace found in one EPUB.
-struct Checked {
+pub(crate) struct Checked {
     /// Each violation, one line each.
-    violations: Vec<String>,
+    pub violations: Vec<String>,
     /// What Ace saw the EPUB hold (`hasPageBreaks`, `hasMathML`, …).
     properties: Value,
 }
 
 /// `bindery convert MANUSCRIPT -o DIR/book.epub ARGS…`, then Ace on the EPUB.
-fn ace(name: &str, manuscript: &Path, args: &[&str]) -> Checked {
+pub(crate) fn ace(name: &str, manuscript: &Path, args: &[&str]) -> Checked {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("ace")
         .join(name);

@@ -40,6 +40,7 @@ mod reader_browser;
 mod revisions;
 mod s3;
 mod shutdown;
+mod styles;
 mod supervision;
 mod tokens_cli;
 mod webhooks;

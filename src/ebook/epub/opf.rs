@@ -277,6 +277,14 @@ fn manifest_section(out: &mut String, book: &Book, manifest: &Manifest) {
     for image in &manifest.images {
         item(&image.id, &image.href, &image.media_type, None);
     }
+    for (i, face) in manifest.fonts.iter().enumerate() {
+        item(
+            &format!("font-{}", i + 1),
+            &format!("fonts/{}", face.file),
+            face.media_type(),
+            None,
+        );
+    }
     out.push_str("  </manifest>\n");
 }
 

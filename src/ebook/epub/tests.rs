@@ -54,6 +54,7 @@ fn plain_book() -> (Book, BTreeMap<String, Vec<u8>>) {
         },
         cover: Some(info.clone()),
         print: None,
+        style: Default::default(),
     };
     (book, BTreeMap::from([(info.file_name, bytes)]))
 }
@@ -276,6 +277,7 @@ fn a_book_without_chapters_or_cover_still_passes_epubcheck() {
         document: Document::default(),
         cover: None,
         print: None,
+        style: Default::default(),
     };
     let epub = build(&book, &BTreeMap::new());
     let problems = epubcheck(&epub);

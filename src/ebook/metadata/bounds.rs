@@ -72,7 +72,8 @@ impl Bound {
             | Field::Trim
             | Field::Paper
             | Field::Bleed
-            | Field::PrintIsbn => Bound::Text(MAX_PARSED_CHARS),
+            | Field::PrintIsbn
+            | Field::Style => Bound::Text(MAX_PARSED_CHARS),
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::document::keys::{self, Field, Named};
 use crate::manuscript::InputError;
 use crate::paperback::{Paper, Trim};
 use crate::report::Warning;
+use crate::style::StyleName;
 use bounds::Bound;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +69,14 @@ pub struct BookMetadata {
     /// name; they replace the table's ([`crate::labels`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// The book's style (`crate::style`).
+    #[serde(default = "default_style")]
+    pub style: StyleName,
+}
+
+fn default_style() -> StyleName {
+    StyleName::parse(crate::style::DEFAULT)
+        .unwrap_or_else(|_| unreachable!("the default style's name is a name"))
 }
 
 impl BookMetadata {
@@ -95,6 +104,21 @@ pub struct MetadataInputs {
     pub revision: Option<u32>,
     /// Used when no language is given; must itself be valid.
     pub default_language: Option<String>,
+    /// Styles the book may name besides the built-in ones (a house style).
+    pub styles: Vec<StyleName>,
+}
+
+impl MetadataInputs {
+    fn knows_style(&self, name: &StyleName) -> bool {
+        crate::style::builtin::get(name.as_str()).is_some() || self.styles.contains(name)
+    }
+
+    fn style_names(&self) -> Vec<String> {
+        crate::style::builtin::names()
+            .chain(self.styles.iter().cloned())
+            .map(String::from)
+            .collect()
+    }
 }
 
 /// Merges and validates. User-supplied values that are invalid are errors (the user can fix
@@ -270,6 +294,38 @@ pub fn resolve(
         },
     };
 
+    let style = match m.style.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => default_style(),
+        Some(value) => match StyleName::parse(value)
+            .ok()
+            .filter(|name| inputs.knows_style(name))
+        {
+            Some(name) => name,
+            None if user(Field::Style) => {
+                return Err(invalid(
+                    "style",
+                    value,
+                    format!(
+                        "not a style here; the styles are {}",
+                        inputs.style_names().join(", ")
+                    ),
+                ));
+            }
+            None => {
+                warnings.push(Warning::new(
+                    "style_unknown",
+                    format!(
+                        "The manuscript asks for the style {:?}, which is not one here ({}); \
+                         the default style was used. Supply style=… to choose.",
+                        bounds::excerpt(value),
+                        inputs.style_names().join(", ")
+                    ),
+                ));
+                default_style()
+            }
+        },
+    };
+
     let labels = resolve_labels(&m.labels);
     if labels::table_for(&language).is_none() {
         warnings.push(Warning::new(
@@ -284,6 +340,7 @@ pub fn resolve(
 
     let text = |v: &Option<String>| v.as_deref().map(clean).filter(|s| !s.is_empty());
     Ok(BookMetadata {
+        style,
         // A first revision says nothing of revisions, as books did before them.
         revision: inputs.revision.filter(|&n| n > 1),
         labels,
@@ -600,6 +657,7 @@ fn apply(m: &mut Metadata, named: Named, value: &str) {
         Field::Paper => m.paper = some(),
         Field::Bleed => m.bleed = some(),
         Field::PrintIsbn => m.print_isbn = some(),
+        Field::Style => m.style = some(),
     }
 }
 

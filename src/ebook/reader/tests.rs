@@ -52,6 +52,7 @@ fn metadata(title: &str) -> BookMetadata {
         print_isbn: None,
         print_settings_refused: None,
         labels: Default::default(),
+        style: "bindery".to_owned().try_into().unwrap(),
     }
 }
 
@@ -180,6 +181,7 @@ fn sample(title: &str, cover: bool) -> (Book, Vec<String>, BTreeMap<String, Vec<
         },
         cover: cover_info,
         print: None,
+        style: Default::default(),
     };
     (book, bodies, resources)
 }

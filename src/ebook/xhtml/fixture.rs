@@ -66,6 +66,7 @@ pub fn metadata() -> BookMetadata {
         print_isbn: None,
         print_settings_refused: None,
         labels: Default::default(),
+        style: "bindery".to_owned().try_into().unwrap(),
     }
 }
 
@@ -369,6 +370,7 @@ pub fn book() -> Book {
         },
         cover: None,
         print: None,
+        style: Default::default(),
     }
 }
 

@@ -216,11 +216,11 @@ fn every_block_and_inline_has_its_markup() {
     let ch = render_chapter(&book, 7, Target::Epub).body;
     for needle in [
         "<section epub:type=\"chapter\" role=\"doc-chapter\" class=\"chapter\">",
-        "<h1 id=\"chapter-one-everything\">Chapter One: Everything</h1>",
+        "<h1 id=\"chapter-one-everything\"><span class=\"chapter-title\">Chapter One: Everything</span></h1>",
         "<h2 id=\"sub\">A Subheading</h2>",
         // Level 5 under a level 2 becomes 3: levels never skip.
         "<h3 id=\"a-skipped-level\">A Skipped Level</h3>",
-        "<p class=\"first\">Plain, <em>emphasis</em> <strong>strong</strong> <span class=\"underline\">underlined</span> <s>struck</s> E=mc<sup>2</sup> H<sub>2</sub>O <span class=\"smallcaps\">Small Caps</span> <code>let x = 1 &lt; 2;</code><br/>after a break <img class=\"inline\" src=\"images/dot.png\" alt=\"a red dot\"/><span id=\"here\"></span> and <span lang=\"fr\" xml:lang=\"fr\">joie de vivre</span> and gibberish.",
+        "<p class=\"first verse\">Plain, <em>emphasis</em> <strong>strong</strong> <span class=\"underline\">underlined</span> <s>struck</s> E=mc<sup>2</sup> H<sub>2</sub>O <span class=\"smallcaps\">Small Caps</span> <code>let x = 1 &lt; 2;</code><br/>after a break <img class=\"inline\" src=\"images/dot.png\" alt=\"a red dot\"/><span id=\"here\"></span> and <span lang=\"fr\" xml:lang=\"fr\">joie de vivre</span> and gibberish.",
         "<p class=\"align-center\">Centred text.</p>",
         "<blockquote>\n<p class=\"first\">Quoted wisdom.</p>\n<p>More of it.</p>\n</blockquote>",
         "<ul>\n<li>bullet one</li>",
@@ -554,7 +554,10 @@ fn page_markers_stand_before_the_heading_they_open_and_alone_where_their_block_i
     };
     // Before the heading, so that the heading's name is its text alone.
     assert!(
-        body.contains(&format!("{}<h1 id=\"one\">One</h1>", marker("page-1", "1"))),
+        body.contains(&format!(
+            "{}<h1 id=\"one\"><span class=\"chapter-title\">One</span></h1>",
+            marker("page-1", "1")
+        )),
         "{body}"
     );
     // The blank paragraph is left out; its marker is not.

@@ -250,6 +250,7 @@ fn print_book<'a>(
         resources,
         metadata: &stored.metadata,
         options,
+        style: &stored.style,
     }
 }
 
@@ -286,7 +287,13 @@ async fn whole(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Answe
         );
     }
     let options = PrintOptions::of(&stored.metadata);
-    match print::typeset(&stored.document, &resources, &stored.metadata, &options) {
+    match print::typeset(
+        &stored.document,
+        &resources,
+        &stored.metadata,
+        &options,
+        &stored.style,
+    ) {
         Ok(edition) => finish(blobs, revision, &stored, &resources, edition).await,
         Err(e) => Ok(refused(&e)),
     }

@@ -74,6 +74,7 @@ impl Job for Typeset {
                 resources: &resources,
                 metadata: &stored.metadata,
                 options: &options,
+                style: &stored.style,
             });
             (plan, stored.metadata)
         })

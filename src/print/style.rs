@@ -1,0 +1,266 @@
+//! A book's style as Typst: the definitions the print edition's template (`template.rs`) sets
+//! its book with. The template lays out the pages; every decision of how the text looks comes
+//! from the [`Style`] (`crate::style`), as the ebooks' CSS does (`crate::style::css`).
+
+use std::fmt::Write as _;
+
+use super::strings::literal;
+use crate::style::{
+    Alignment, Case, FolioPosition, FontStyle, HeadContent, Position, Separation, Style, Weight,
+};
+
+/// What the definitions need besides the style.
+pub(crate) struct Setup<'a> {
+    pub style: &'a Style,
+    /// The titles' font list.
+    pub title_fonts: &'a str,
+    /// How far down the page a chapter opens, in inches.
+    pub sink: f64,
+}
+
+/// The text's leading and the paragraphs' spacing, for the template's first `#set par`.
+pub(crate) fn leading(style: &Style) -> String {
+    format!("{}em", num(style.body.leading.0))
+}
+
+/// How the book's paragraphs follow one another, set after the front matter.
+pub(crate) fn paragraphs(style: &Style) -> String {
+    let p = &style.paragraph;
+    match p.separation {
+        Separation::Indent => format!("#set par(first-line-indent: {}em)\n", num(p.indent.0)),
+        Separation::Space => format!(
+            "#set par(first-line-indent: 0pt, spacing: {}em)\n",
+            num(style.body.leading.0 + 0.9)
+        ),
+    }
+}
+
+/// The show rules and functions the book's source calls (`bindery-quote`, …).
+pub(crate) fn definitions(setup: &Setup<'_>) -> String {
+    let style = setup.style;
+    let c = &style.chapter;
+    let accent = style.colors.accent.map_or_else(
+        || "black".to_owned(),
+        |c| format!("rgb({})", literal(&c.hex())),
+    );
+    let align = alignment(c.align);
+    let ornament = c.ornament.as_ref().map(|o| {
+        format!(
+            "block(above: 0.5em, below: 0.5em, text(size: 0.7em, style: \"normal\", fill: {accent}, {}))",
+            literal(&o.0)
+        )
+    });
+    let (above, below) = match (&ornament, c.ornament_position) {
+        (Some(o), Position::Above) => (o.clone(), "none".to_owned()),
+        (Some(o), Position::Below) => ("none".to_owned(), o.clone()),
+        (None, _) => ("none".to_owned(), "none".to_owned()),
+    };
+    let title_fonts = setup.title_fonts;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"#show heading: it => {{
+  set par(justify: false, first-line-indent: 0pt)
+  set text(weight: "regular", hyphenate: false)
+  if it.level == 1 {{
+    // A block, not a centred paragraph in the flow: the paragraph after a paragraph is
+    // indented, the first after a heading is not.
+    block(width: 100%, above: 0pt, below: 0.3in, sticky: true, {{
+      v({sink:.4}in)
+      set align({align})
+      {above}
+      it.body
+      {below}
+    }})
+  }} else {{
+    block(above: 1.4em, below: 0.8em, sticky: true, align(center, text(size: if it.level == 2 {{ 1.15em }} else {{ 1em }}, style: "italic", it.body)))
+  }}
+}}
+#let bindery-sink = v({sink:.4}in)
+#let bindery-chapter-number(body) = block(above: 0pt, below: 0.6em, text(font: ({title_fonts}), size: {number_size}em, fill: {accent}, body))
+#let bindery-chapter-title(body) = text(font: ({title_fonts}), size: {title_size}em, style: "{title_style}", weight: "{title_weight}", {title_case})
+#let bindery-chapter-subtitle(body) = block(above: 0pt, below: 0.4in, sticky: true, width: 100%, {{
+  set par(justify: false, first-line-indent: 0pt)
+  align({align}, text(size: 1.2em, style: "italic", hyphenate: false, body))
+}})
+"#,
+        sink = setup.sink,
+        number_size = num(c.number_size.0),
+        title_size = num(c.title_size.0),
+        title_style = font_style(c.title_style),
+        title_weight = weight(c.title_weight),
+        title_case = case(c.title_case, "body"),
+    );
+
+    let q = &style.block_quote;
+    let v = &style.verse;
+    let e = &style.epigraph;
+    let scene = match style.scene_break.shown() {
+        Some(o) => format!(
+            "block(above: 1.1em, below: 1.1em, sticky: false, width: 100%, align(center, text(fill: {accent}, {})))",
+            literal(&o.0)
+        ),
+        None => "block(above: 0pt, below: 0pt, sticky: false, v(1.6em))".to_owned(),
+    };
+    let _ = write!(
+        out,
+        r#"// A quotation or verse stands apart: space above and below as well as the indents.
+#let bindery-quote(body) = block(above: 1.3em, below: 1.3em, width: 100%, pad(left: {q_indent}em, right: {q_indent}em, text(size: {q_size}em, style: "{q_style}", body)))
+#let bindery-verse(body) = pad(left: {v_indent}em, text(style: "{v_style}", body))
+#let bindery-epigraph(body) = {{
+  set par(justify: false, first-line-indent: 0pt)
+  set text(style: "{e_style}")
+  align({e_align}, body)
+}}
+#let bindery-scene-break = {scene}
+#let bindery-lead-in(body) = smallcaps(body)
+#set footnote.entry(separator: {separator})
+#show footnote.entry: set text(size: {f_size}em)
+"#,
+        q_indent = num(q.indent.0),
+        q_size = num(q.size.0),
+        q_style = font_style(q.style),
+        v_indent = num(v.indent.0),
+        v_style = font_style(v.style),
+        e_style = font_style(e.style),
+        e_align = alignment(e.align),
+        separator = if style.footnote.rule {
+            "line(length: 30%, stroke: 0.5pt)"
+        } else {
+            "none"
+        },
+        f_size = num(style.footnote.size.0 / 0.85 * 0.85),
+    );
+    out.push_str(&drop_cap(style, &accent));
+    out
+}
+
+/// `bindery-drop-cap(cap, words, rest)`: `cap` as large as `lines` lines, beside as many of
+/// `words` as fill those lines at the narrower measure, the other words and `rest` below at
+/// the full measure. The lines are found by measuring (a search over how many words fit), as
+/// Typst lets no text flow around a box.
+fn drop_cap(style: &Style, accent: &str) -> String {
+    let lines = style.paragraph.drop_cap_lines.0;
+    format!(
+        r#"#let bindery-drop-cap(cap, words, rest) = layout(size => {{
+  let one = measure(block(width: size.width, par[X])).height
+  let two = measure(block(width: size.width, par[X #linebreak() X])).height
+  let pitch = two - one
+  let high = one + pitch * {below}
+  let capital = measure(text(top-edge: "cap-height", bottom-edge: "baseline", "X")).height
+  let letter = text(size: 1em * (high / capital), top-edge: "cap-height", bottom-edge: "baseline", fill: {accent}, cap)
+  let gap = 0.12em
+  let narrow = size.width - measure(letter).width - gap
+  let beside(k) = par(justify: true, first-line-indent: 0pt, words.slice(0, k).join())
+  let fits(k) = measure(block(width: narrow, beside(k))).height <= high + pitch * 0.3
+  let (lo, hi) = (0, words.len())
+  while lo < hi {{
+    let mid = calc.div-euclid(lo + hi + 1, 2)
+    if fits(mid) {{ lo = mid }} else {{ hi = mid - 1 }}
+  }}
+  block(spacing: par.leading, {{
+    set par(spacing: par.leading)
+    grid(columns: (auto, 1fr), column-gutter: gap, letter,
+      par(justify: true, first-line-indent: 0pt, words.slice(0, lo).join() + linebreak(justify: lo < words.len())))
+    if lo < words.len() or rest != none {{
+      par(first-line-indent: 0pt, words.slice(lo).join() + rest)
+    }}
+  }})
+}})
+"#,
+        below = lines - 1,
+    )
+}
+
+/// The running heads' and folios' page setup, from each page's style letter
+/// (`bindery-styles`) and folio (`bindery-folios`), which the template defines first.
+pub(crate) fn margins(style: &Style, title: &str, author: &str) -> String {
+    let head = &style.running_head;
+    let content = |what: HeadContent| match what {
+        HeadContent::Author => author.to_owned(),
+        HeadContent::Title => title.to_owned(),
+        HeadContent::None => "none".to_owned(),
+    };
+    let shown = case(head.case, "body");
+    let folio = "bindery-folios.at(p - 1, default: \"\")";
+    let (head_folio, foot) = match style.folio.position {
+        FolioPosition::BottomCenter => (false, format!("align(center, {folio})")),
+        FolioPosition::BottomOutside => (
+            false,
+            format!("align(if calc.even(p) {{ left }} else {{ right }}, {folio})"),
+        ),
+        FolioPosition::TopOutside => (true, "none".to_owned()),
+    };
+    let head_line = if head_folio {
+        format!(
+            "if calc.even(p) {{ {folio}; h(1fr); running; h(1fr); hide({folio}) }} else {{ hide({folio}); h(1fr); running; h(1fr); {folio} }}"
+        )
+    } else {
+        "align(center, running)".to_owned()
+    };
+    // A page with a folio and no running head (a chapter's opening) has its folio at the
+    // foot, centred, when the others carry theirs at the head.
+    let footer = if head_folio {
+        format!("if s == \"f\" {{ set text(size: 0.85em); align(center, {folio}) }}")
+    } else {
+        format!("if s != \"n\" {{ set text(size: 0.85em); {foot} }}")
+    };
+    format!(
+        r#"#let bindery-running(body) = if body == none {{ none }} else {{ {shown} }}
+#set page(
+  header: context {{
+    let p = here().page()
+    let s = bindery-styles.at(p - 1, default: "n")
+    if s == "h" {{
+      set text(size: 0.8em, tracking: 0.04em, hyphenate: false)
+      let running = bindery-running(if calc.even(p) {{ {verso} }} else {{ {recto} }})
+      {head_line}
+    }}
+  }},
+  footer: context {{
+    let p = here().page()
+    let s = bindery-styles.at(p - 1, default: "n")
+    {footer}
+  }},
+)
+"#,
+        verso = content(head.verso),
+        recto = content(head.recto),
+    )
+}
+
+fn num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+fn alignment(a: Alignment) -> &'static str {
+    match a {
+        Alignment::Left => "left",
+        Alignment::Center => "center",
+        Alignment::Right => "right",
+    }
+}
+
+fn font_style(s: FontStyle) -> &'static str {
+    match s {
+        FontStyle::Normal => "normal",
+        FontStyle::Italic => "italic",
+    }
+}
+
+fn weight(w: Weight) -> &'static str {
+    match w {
+        Weight::Regular => "regular",
+        Weight::Bold => "bold",
+    }
+}
+
+/// `body` in a case, as Typst source.
+fn case(c: Case, body: &str) -> String {
+    match c {
+        Case::AsWritten => body.to_owned(),
+        Case::Upper => format!("text(tracking: 0.06em, upper({body}))"),
+        Case::SmallCaps => format!("smallcaps({body})"),
+    }
+}

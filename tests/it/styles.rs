@@ -1,0 +1,438 @@
+//! Book styles from the outside (`src/style/`): every built-in style makes books EPUBCheck and
+//! DAISY Ace pass, and each one's design decisions (the chapter number's form, the drop cap,
+//! the scene-break ornament, the lead-in) are found in all three editions: the EPUB, the web
+//! reader and the print edition, read back with `unzip`-free zip reading and poppler's
+//! `pdftotext`. A style file edited in one key changes all three.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bindery::style::{Numbering, Opening, Style, builtin};
+
+use crate::common;
+
+fn fixtures() -> PathBuf {
+    common::corpus::fixtures()
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("styles")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("output dir");
+    dir
+}
+
+fn style_names() -> Vec<String> {
+    builtin::names().map(String::from).collect()
+}
+
+/// `bindery convert MANUSCRIPT -o EPUB --style STYLE ARGS…`, which must succeed.
+fn convert(manuscript: &Path, epub: &Path, style: &str, args: &[&str]) {
+    let out = crate::convert::convert(
+        manuscript,
+        epub,
+        &[&["--style", style, "--quiet"], args].concat(),
+    );
+    assert!(
+        out.status.success(),
+        "{style} on {}: {}",
+        manuscript.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_built_in_style_makes_books_epubcheck_passes() {
+    if !common::need::epubcheck() {
+        return;
+    }
+    let mut manuscripts = vec![
+        fixtures().join("markdown/love-among-the-chickens.md"),
+        fixtures().join("markdown/math.md"),
+        fixtures().join("docx/equations.docx"),
+    ];
+    let mut languages: Vec<PathBuf> = std::fs::read_dir(fixtures().join("languages"))
+        .expect("languages")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    languages.sort();
+    manuscripts.extend(languages);
+    let dir = out_dir("epubcheck");
+    let mut problems = Vec::new();
+    for style in style_names() {
+        // Two conversions at a time: the checks run one by one in one JVM.
+        let books: Vec<PathBuf> = std::thread::scope(|scope| {
+            let handles: Vec<_> = manuscripts
+                .chunks(manuscripts.len().div_ceil(2))
+                .map(|chunk| {
+                    let (dir, style) = (&dir, &style);
+                    scope.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|m| {
+                                let stem = m.file_stem().expect("stem").to_string_lossy();
+                                let epub = dir.join(format!("{style}-{stem}.epub"));
+                                convert(m, &epub, style, &[]);
+                                epub
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("conversions"))
+                .collect()
+        });
+        for epub in books {
+            for problem in common::epubcheck::check(&epub) {
+                problems.push(format!("{}: {problem}", epub.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn ace_finds_nothing_in_a_novel_in_any_built_in_style() {
+    if !common::need::ace() {
+        return;
+    }
+    let novel = fixtures().join("markdown/love-among-the-chickens.md");
+    let names = style_names();
+    let found: Vec<(String, Vec<String>)> = std::thread::scope(|scope| {
+        names
+            .chunks(names.len().div_ceil(2))
+            .map(|chunk| {
+                let novel = &novel;
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|style| {
+                            let checked = crate::ace::ace(
+                                &format!("style-{style}"),
+                                novel,
+                                &["--style", style],
+                            );
+                            (style.clone(), checked.violations)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flat_map(|h| h.join().expect("Ace"))
+            .collect()
+    });
+    let violations: Vec<_> = found.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// The three editions of the novel in one style.
+struct Editions {
+    epub: PathBuf,
+    reader: PathBuf,
+    pdf: PathBuf,
+}
+
+impl Editions {
+    fn make(name: &str, style: &str) -> Editions {
+        let dir = out_dir(name);
+        let editions = Editions {
+            epub: dir.join("book.epub"),
+            reader: dir.join("reader"),
+            pdf: dir.join("book.pdf"),
+        };
+        convert(
+            &fixtures().join("markdown/love-among-the-chickens.md"),
+            &editions.epub,
+            style,
+            &[
+                "--reader",
+                editions.reader.to_str().expect("path"),
+                "--pdf",
+                editions.pdf.to_str().expect("path"),
+            ],
+        );
+        editions
+    }
+
+    fn epub_file(&self, name: &str) -> String {
+        let file = std::fs::File::open(&self.epub).expect("epub");
+        let mut zip = zip::ZipArchive::new(file).expect("zip");
+        let mut entry = zip.by_name(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut text).expect("utf-8");
+        text
+    }
+
+    fn reader_file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.reader.join(name)).expect("reader file")
+    }
+
+    /// The words of the PDF's page where the first chapter's text opens, with their heights.
+    fn opening_page(&self) -> Vec<(String, f64)> {
+        let out = Command::new("pdftotext")
+            .args(["-bbox", "-f", "1", "-l", "20"])
+            .arg(&self.pdf)
+            .arg("-")
+            .output()
+            .expect("pdftotext");
+        let html = String::from_utf8_lossy(&out.stdout).into_owned();
+        for page in html.split("<page ").skip(1) {
+            let words: Vec<(String, f64)> = page
+                .split("<word ")
+                .skip(1)
+                .filter_map(|w| {
+                    let attr = |name: &str| -> Option<f64> {
+                        let at = w.find(&format!("{name}=\""))? + name.len() + 2;
+                        w[at..].split('"').next()?.parse().ok()
+                    };
+                    let text = w.split('>').nth(1)?.split('<').next()?.to_owned();
+                    Some((text, attr("yMax")? - attr("yMin")?))
+                })
+                .collect();
+            if words
+                .windows(2)
+                .any(|w| w[0].0 == "my" && w[1].0 == "landlady,")
+            {
+                return words;
+            }
+        }
+        panic!("no page opens the first chapter in {}", self.pdf.display());
+    }
+}
+
+/// The first chapter's number as a style writes it: the novel's heading is `I`.
+fn expected_number(style: &Style) -> Option<&'static str> {
+    match (style.chapter.number, style.chapter.label) {
+        (Numbering::None, _) => None,
+        (Numbering::Arabic, false) => Some("1"),
+        (Numbering::Arabic, true) => Some("Chapter 1"),
+        (Numbering::Roman, false) => Some("I"),
+        (Numbering::Roman, true) => Some("Chapter I"),
+        (Numbering::Words, false) => Some("One"),
+        (Numbering::Words, true) => Some("Chapter One"),
+    }
+}
+
+/// The ornament as CSS writes it in a string.
+fn css_escaped(glyphs: &str) -> String {
+    glyphs
+        .chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                format!("\\{:x} ", u32::from(c))
+            }
+        })
+        .collect()
+}
+
+/// Checks the decisions of `style` in the novel's three editions.
+fn same_decisions(name: &str, style: &Style, editions: &Editions) {
+    let css = editions.epub_file("OEBPS/css/book.css");
+    let reader_css = editions.reader_file("reader.css");
+    let chapter = editions.epub_file("OEBPS/chapter-002.xhtml");
+    let reader_chapter = editions.reader_file("chapter-002.html");
+    let page = editions.opening_page();
+    let page_text: Vec<&str> = page.iter().map(|(w, _)| w.as_str()).collect();
+    let page_line = page_text.join(" ");
+
+    // The chapter's number.
+    match expected_number(style) {
+        Some(number) => {
+            let span = format!("<span class=\"chapter-number\">{number}</span>");
+            assert!(
+                chapter.contains(&span),
+                "{name}: EPUB {span} in {chapter:.600}"
+            );
+            assert!(reader_chapter.contains(&span), "{name}: reader {span}");
+            assert!(
+                page_line.contains(number),
+                "{name}: PDF {number:?} in {page_line:.300}"
+            );
+        }
+        None => {
+            assert!(!chapter.contains("chapter-number"), "{name}");
+            assert!(
+                chapter.contains("<span class=\"chapter-title\">I</span>"),
+                "{name}"
+            );
+            assert!(!reader_chapter.contains("chapter-number"), "{name}");
+            assert!(page_text.contains(&"I"), "{name}: PDF {page_line:.300}");
+        }
+    }
+
+    // The drop cap: a rule in both stylesheets, the opening paragraph marked, and a first
+    // letter several lines tall in print.
+    let body_height = {
+        let mut heights: Vec<f64> = page.iter().map(|(_, h)| *h).collect();
+        heights.sort_by(f64::total_cmp);
+        heights[heights.len() / 2]
+    };
+    let cap = page
+        .iter()
+        .find(|(w, _)| w.starts_with('“'))
+        .unwrap_or_else(|| panic!("{name}: the opening's first word in {page_line:.300}"));
+    assert!(chapter.contains("<p class=\"first opening\">"), "{name}");
+    assert!(
+        reader_chapter.contains("<p class=\"first opening\">"),
+        "{name}"
+    );
+    if style.paragraph.opening == Opening::DropCap {
+        assert!(css.contains("p.opening::first-letter"), "{name}: EPUB rule");
+        assert!(
+            reader_css.contains(".chapter p.opening::first-letter"),
+            "{name}: reader rule"
+        );
+        assert!(
+            cap.1 > 2.0 * body_height,
+            "{name}: the drop cap {cap:?} is no taller than the text ({body_height})"
+        );
+    } else {
+        assert!(!css.contains("::first-letter"), "{name}");
+        assert!(!reader_css.contains("::first-letter"), "{name}");
+        assert!(
+            cap.1 < 1.5 * body_height,
+            "{name}: {cap:?} is large without a drop cap ({body_height})"
+        );
+    }
+
+    // The lead-in in small capitals.
+    let lead = bindery::style::opening::lead_in(style) > 0;
+    assert_eq!(
+        chapter.contains("<span class=\"lead-in\">"),
+        lead,
+        "{name}: EPUB lead-in"
+    );
+    assert_eq!(
+        reader_chapter.contains("<span class=\"lead-in\">"),
+        lead,
+        "{name}: reader"
+    );
+
+    // The scene break's ornament.
+    let all_text = String::from_utf8_lossy(
+        &Command::new("pdftotext")
+            .arg(&editions.pdf)
+            .arg("-")
+            .output()
+            .expect("pdftotext")
+            .stdout,
+    )
+    .into_owned();
+    match style.scene_break.shown() {
+        Some(ornament) => {
+            let rule = format!("content: \"{}\"", css_escaped(&ornament.0));
+            assert!(
+                css.contains(&format!("hr.scene-break::after {{ {rule}")),
+                "{name}: EPUB {rule}"
+            );
+            assert!(
+                reader_css.contains(&format!(".chapter hr.scene-break::after {{ {rule}")),
+                "{name}: reader {rule}"
+            );
+            let glyph = ornament.0.split_whitespace().next().expect("a glyph");
+            assert!(
+                all_text.lines().any(|l| l.trim().starts_with(glyph)),
+                "{name}: the PDF sets the ornament {glyph:?}"
+            );
+        }
+        None => {
+            assert!(
+                css.contains("hr.scene-break::after { content: none; }"),
+                "{name}"
+            );
+            assert!(reader_css.contains("content: none;"), "{name}");
+        }
+    }
+}
+
+#[test]
+fn each_built_in_style_makes_the_same_decisions_in_the_epub_the_reader_and_the_print_edition() {
+    if !common::need::pdf_tools() {
+        return;
+    }
+    let names = style_names();
+    std::thread::scope(|scope| {
+        for chunk in names.chunks(names.len().div_ceil(2)) {
+            scope.spawn(move || {
+                for name in chunk {
+                    let style = builtin::get(name).expect("a built-in style");
+                    let editions = Editions::make(&format!("decisions-{name}"), name);
+                    same_decisions(name, &style, &editions);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn a_style_file_edited_in_one_key_changes_all_three_editions() {
+    if !common::need::pdf_tools() {
+        return;
+    }
+    let dir = out_dir("edited");
+    let source = builtin::source("classic").expect("classic");
+    assert!(source.contains("number = \"roman\""));
+    let edited = source
+        .replace("number = \"roman\"", "number = \"words\"\nlabel = true")
+        .replace("label = false\n", "");
+    let file = dir.join("house.toml");
+    std::fs::write(&file, &edited).expect("write the style");
+    let style = Style::parse(&edited).expect("the edited style reads");
+    assert_eq!(expected_number(&style), Some("Chapter One"));
+    let editions = Editions::make("edited-house", file.to_str().expect("path"));
+    same_decisions("house", &style, &editions);
+    let before = Editions::make("edited-classic", "classic");
+    same_decisions(
+        "classic",
+        &builtin::get("classic").expect("classic"),
+        &before,
+    );
+}
+
+#[test]
+fn a_bad_style_file_is_refused_with_its_line_and_nothing_is_written() {
+    let dir = out_dir("refused");
+    let novel = fixtures().join("markdown/love-among-the-chickens.md");
+    for (file, body, says) in [
+        (
+            "typo.toml",
+            "title = \"Typo\"\n\n[chapter]\nnumbr = \"roman\"\n",
+            "line 4",
+        ),
+        (
+            "pale.toml",
+            "title = \"Pale\"\n[colors]\naccent = \"#bbbbbb\"\n",
+            "contrast",
+        ),
+        (
+            "missing.toml",
+            "title = \"Missing\"\n[body]\nfont = \"Papyrus\"\n",
+            "Papyrus",
+        ),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, body).expect("write");
+        let epub = dir.join(format!("{file}.epub"));
+        let out =
+            crate::convert::convert(&novel, &epub, &["--style", path.to_str().expect("path")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{file}: {stderr}");
+        assert!(stderr.contains(says), "{file}: {stderr}");
+        assert!(!epub.exists(), "{file}: nothing is written");
+    }
+    let out = crate::convert::convert(&novel, &dir.join("x.epub"), &["--style", "gothic"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+    assert!(
+        stderr.contains("large-print"),
+        "names the styles there are: {stderr}"
+    );
+}
