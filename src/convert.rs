@@ -50,6 +50,15 @@ pub struct HouseStyle {
     pub style: Style,
 }
 
+/// The style a book's given metadata names, under any spelling of its key.
+pub fn chosen_style_name(metadata: &BTreeMap<String, String>) -> Option<StyleName> {
+    use crate::document::keys::{Field, Named};
+    metadata
+        .iter()
+        .find(|(key, _)| Named::parse(key) == Ok(Named::Field(Field::Style)))
+        .and_then(|(_, value)| StyleName::parse(value).ok())
+}
+
 /// The style `metadata` names: the house style of that name, else the built-in one.
 pub fn chosen_style(metadata: &crate::ebook::BookMetadata, options: &Options) -> Style {
     options

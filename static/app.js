@@ -1,5 +1,6 @@
 // Shared by every page. Forms marked data-api="METHOD" data-url="…" call the JSON API with the
-// session's CSRF token (a cookie alone never changes anything), then reload or go to data-then.
+// session's CSRF token (a cookie alone never changes anything), sending their fields, if they
+// have any, as a URL-encoded form; then reload or go to data-then.
 "use strict";
 
 window.bindery = (function () {
@@ -42,7 +43,8 @@ window.bindery = (function () {
     const button = form.querySelector("button[type=submit]");
     if (button) button.disabled = true;
     try {
-      const response = await api(form.dataset.api, form.dataset.url);
+      const fields = new URLSearchParams(new FormData(form));
+      const response = await api(form.dataset.api, form.dataset.url, [...fields].length ? fields : undefined);
       if (!response.ok) {
         showError(form, await errorMessage(response));
         return;

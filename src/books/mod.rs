@@ -476,6 +476,19 @@ pub async fn fail(
     Ok(())
 }
 
+/// The style revision `revision` was made in, as its report says (the default style for a
+/// revision made before styles, or one that keeps no files).
+pub async fn style_of(
+    blobs: &crate::storage::BlobStore,
+    revision: &RevisionId,
+) -> anyhow::Result<String> {
+    let report = blobs.get_opt(&keys::parse_report(revision)).await?;
+    Ok(report
+        .and_then(|bytes| serde_json::from_slice::<crate::report::Report>(&bytes).ok())
+        .and_then(|report| report.metadata.into_iter().find(|m| m.field == "style"))
+        .map_or_else(|| crate::style::DEFAULT.to_owned(), |m| m.value))
+}
+
 #[cfg(test)]
 mod tests {
     use serde::{Deserialize, Serialize};

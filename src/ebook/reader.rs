@@ -104,17 +104,8 @@ pub fn build(
     }
     // The book's style after the reader's own rules, over its chapters only; its fonts
     // beside it when it embeds them.
-    let fonts = crate::ebook::epub::book_fonts(book);
-    files.push((
-        "reader.css".into(),
-        format!(
-            "{READER_CSS}{}{}",
-            crate::style::css::stylesheet(&book.style, crate::style::css::Sheet::Reader, &fonts),
-            crate::math::stylesheet()
-        )
-        .into_bytes(),
-    ));
-    for face in &fonts {
+    files.push(("reader.css".into(), stylesheet(book).into_bytes()));
+    for face in &crate::ebook::epub::book_fonts(book) {
         files.push((format!("fonts/{}", face.file), face.bytes.to_vec()));
     }
     files.push(("reader.js".into(), READER_JS.as_bytes().to_vec()));
@@ -153,6 +144,38 @@ pub fn build(
         );
     }
     Ok(files)
+}
+
+/// The reader's stylesheet for `book`: the reader's own rules, the book's style over its
+/// chapters (its fonts in `fonts/` when it embeds them), and mathematics.
+pub fn stylesheet(book: &Book) -> String {
+    let fonts = crate::ebook::epub::book_fonts(book);
+    format!(
+        "{READER_CSS}{}{}",
+        crate::style::css::stylesheet(&book.style, crate::style::css::Sheet::Reader, &fonts),
+        crate::math::stylesheet()
+    )
+}
+
+/// A page of the passages a style's preview shows (`crate::style::preview`), as the reader
+/// shows them: `book`'s excerpt in its style, with [`stylesheet`] beside it as `reader.css`.
+/// No script, no navigation: a page to look at in a frame.
+pub fn passages_page(book: &Book) -> String {
+    let dir = crate::language::Direction::of(&book.metadata.language).as_str();
+    let mut html = format!(
+        "<!DOCTYPE html>\n<html lang=\"{lang}\" dir=\"{dir}\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<link rel=\"icon\" href=\"data:,\">\n\
+         <link rel=\"stylesheet\" href=\"reader.css\">\n</head>\n\
+         <body class=\"chapter-page\">\n<main class=\"chapter\">\n",
+        lang = super::xhtml::escape::escaped(&book.metadata.language),
+        title = super::xhtml::escape::escaped(&book.metadata.title),
+    );
+    for body in super::xhtml::render_book(book, Target::Web) {
+        html.push_str(&body.body);
+    }
+    html.push_str("</main>\n</body>\n</html>\n");
+    html
 }
 
 /// The cover's site path, media type and bytes, when the book has a cover with bytes.

@@ -3,6 +3,7 @@
 
 pub mod child;
 pub mod in_memory;
+pub mod preview;
 pub mod progress;
 mod removal;
 pub mod steps;
@@ -23,6 +24,7 @@ pub fn register(registry: Registry<Services>) -> Registry<Services> {
     steps::register(registry)
         .register::<sweep::SweepBlobs>()
         .register::<books::RemoveFiles>()
+        .register::<preview::MakePreview>()
 }
 
 /// A manuscript to turn into a book.

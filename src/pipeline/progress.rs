@@ -2,7 +2,7 @@
 //! its row and its workflow's jobs, in the book's view's types (`books::view::Now`). The API
 //! and the pages show this; they do not work it out.
 
-use super::steps::{STEPS, fails_the_book, publishes_the_book, stopped_at};
+use super::steps::{STEPS, entry, fails_the_book, publishes_the_book, stopped_at};
 use crate::books::{BookRow, BookStatus, RevisionId, RevisionRow, RevisionStatus, STEP_FAILED};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
@@ -84,6 +84,8 @@ async fn of_workflow(
 /// skipped, not waiting.
 fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
     let failed_book = status == BookStatus::Failed;
+    // A workflow comes in by one way: the other way's steps never run.
+    let taken = counts.iter().find_map(|c| entry(&c.kind));
     let mut steps: Vec<StepView> = STEPS
         .iter()
         .map(|step| {
@@ -113,9 +115,11 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
             } else {
                 u32::try_from((done * 100 + partial) / total).unwrap_or(0)
             };
+            let other_way =
+                total == 0 && taken.is_some_and(|way| entry(step.job).is_some_and(|e| e != way));
             let state = if failed {
                 StepState::Failed
-            } else if cancelled || (failed_book && total == 0) {
+            } else if cancelled || (failed_book && total == 0) || other_way {
                 StepState::Skipped
             } else if total > 0 && done == total {
                 StepState::Completed
@@ -130,7 +134,7 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
                 step: step.name,
                 label: step.label,
                 state,
-                percent,
+                percent: if other_way { 100 } else { percent },
                 done: usize::try_from(done).unwrap_or(0),
                 total: usize::try_from(total).unwrap_or(0),
                 message: running.iter().find_map(|c| c.message.clone()),
@@ -202,10 +206,12 @@ mod tests {
             .collect();
         assert_eq!(seen.len(), STEPS.len());
         assert_eq!(
-            seen[..10],
+            seen[..11],
             [
                 ("ingest", StepState::Completed, 100),
                 ("parse", StepState::Completed, 100),
+                // A manuscript's workflow never restyles.
+                ("restyle", StepState::Skipped, 100),
                 ("package_pdf", StepState::Pending, 0),
                 ("measure_piece", StepState::Pending, 0),
                 ("paginate", StepState::Pending, 0),
@@ -217,10 +223,10 @@ mod tests {
             ]
         );
         assert!(
-            seen[10..].iter().all(|s| s.1 == StepState::Pending),
+            seen[11..].iter().all(|s| s.1 == StepState::Pending),
             "{seen:?}"
         );
-        assert_eq!(progress.percent, 237 / STEPS.len() as u32);
+        assert_eq!(progress.percent, 337 / STEPS.len() as u32);
     }
 
     #[test]
@@ -252,7 +258,7 @@ mod tests {
         );
         let states = named_states(&printed);
         assert_eq!(
-            [states[4], states[7]],
+            [states[5], states[8]],
             [
                 ("paginate", StepState::Failed),
                 ("chapters", StepState::Completed)
@@ -291,13 +297,13 @@ mod tests {
         );
         let states = named_states(&died);
         assert_eq!(
-            states[8..10],
+            states[9..11],
             [
                 ("render_chapter", StepState::Failed),
                 ("package", StepState::Skipped)
             ]
         );
-        assert!(states[10..].iter().all(|s| s.1 == StepState::Skipped));
+        assert!(states[11..].iter().all(|s| s.1 == StepState::Skipped));
         // Refused at ingest, before the ingest job's end was committed: the step that failed
         // the book is the one still running, not an extra running beside it.
         let refusing = progress(
@@ -308,10 +314,11 @@ mod tests {
             BookStatus::Failed,
         );
         assert_eq!(
-            named_states(&refusing)[..3],
+            named_states(&refusing)[..4],
             [
                 ("ingest", StepState::Failed),
                 ("parse", StepState::Skipped),
+                ("restyle", StepState::Skipped),
                 ("package_pdf", StepState::Running)
             ]
         );
@@ -335,9 +342,19 @@ mod tests {
             BookStatus::Processing,
         );
         assert!(
-            running.steps[1..]
+            running
+                .steps
                 .iter()
+                .skip(1)
+                .filter(|s| s.step != "restyle")
                 .all(|s| s.state == StepState::Pending)
+        );
+        // But the other way into a workflow is not waiting: it will never come.
+        assert!(
+            running
+                .steps
+                .iter()
+                .any(|s| s.step == "restyle" && s.state == StepState::Skipped)
         );
     }
 

@@ -93,6 +93,9 @@ pub(crate) struct Emitter<'a> {
     chapters: &'a [Chapter],
     /// The paragraph that opens the chapter being written.
     opening: Option<&'a Block>,
+    /// The block written last was a drop cap's paragraph: Typst sets it as blocks, after
+    /// which it indents no paragraph, though the book's next paragraph follows a paragraph.
+    after_drop_cap: bool,
 }
 
 /// Words of an opening paragraph set beside its drop cap, at most: more than any measure
@@ -130,6 +133,7 @@ impl<'a> Emitter<'a> {
             metadata,
             chapters: &document.chapters,
             opening: None,
+            after_drop_cap: false,
         }
     }
 
@@ -235,6 +239,17 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The blocks of chapter `index` as a passage from its middle: no head, no opening.
+    pub fn passage(&mut self, index: usize, chapter: &'a Chapter) {
+        self.chapter = index;
+        self.printed_notes.clear();
+        self.next_block = 0;
+        self.current = None;
+        self.opening = None;
+        self.base_level = 1;
+        self.blocks(&chapter.blocks);
+    }
+
     fn blocks(&mut self, blocks: &'a [Block]) {
         let mut after_break = false;
         for block in blocks {
@@ -247,6 +262,7 @@ impl<'a> Emitter<'a> {
     }
 
     fn block(&mut self, block: &'a Block, after_break: bool) {
+        let after_drop_cap = std::mem::take(&mut self.after_drop_cap);
         match block {
             Block::Heading { level, content, .. } => {
                 let level = (i32::from(*level) - i32::from(self.base_level) + 2).clamp(2, 6);
@@ -276,8 +292,19 @@ impl<'a> Emitter<'a> {
                 if lines {
                     self.out.push_str("#bindery-verse[");
                 }
+                let indented = format!(
+                    "#par(first-line-indent: (amount: {}em, all: true))[",
+                    self.style.paragraph.indent.0
+                );
                 let open = match align {
                     Align::Default | Align::Justify if lines => "#par(justify: false)[",
+                    Align::Default | Align::Justify
+                        if after_drop_cap
+                            && self.style.paragraph.separation
+                                == crate::style::Separation::Indent =>
+                    {
+                        indented.as_str()
+                    }
                     Align::Default | Align::Justify => "#par[",
                     Align::Left => "#par(justify: false)[",
                     Align::Center => "#align(center)[#par(justify: false)[",
@@ -598,6 +625,7 @@ impl<'a> Emitter<'a> {
         }
         self.out.push_str("])\n\n");
         self.current = saved;
+        self.after_drop_cap = true;
     }
 
     /// A text block with nothing to print: counted all the same.

@@ -22,6 +22,7 @@ mod glyphs;
 mod markup;
 mod pages;
 pub mod pieces;
+mod preview;
 mod strings;
 mod style;
 pub(crate) mod template;
@@ -53,6 +54,7 @@ pub use fonts::FontNeeds;
 pub use glyphs::Glyphs;
 pub use pages::roman;
 pub use pieces::{Bare, Book, Layout, Measured, Paginated, Plan, SetInfo, SetPiece};
+pub use preview::{Previews, previews};
 
 use world::BookWorld;
 

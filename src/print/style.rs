@@ -77,6 +77,7 @@ pub(crate) fn definitions(setup: &Setup<'_>) -> String {
   }}
 }}
 #let bindery-sink = v({sink:.4}in)
+#let bindery-title-font = ({title_fonts})
 #let bindery-chapter-number(body) = block(above: 0pt, below: 0.6em, text(font: ({title_fonts}), size: {number_size}em, fill: {accent}, body))
 #let bindery-chapter-title(body) = text(font: ({title_fonts}), size: {title_size}em, style: "{title_style}", weight: "{title_weight}", {title_case})
 #let bindery-chapter-subtitle(body) = block(above: 0pt, below: 0.4in, sticky: true, width: 100%, {{

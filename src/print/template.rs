@@ -136,6 +136,44 @@ pub(crate) fn generate(
     }
 }
 
+/// The source of a style's preview (`crate::style::preview`): the title pages, then the
+/// excerpt's opening chapter as the book sets it, then its passage with a scene break on a page
+/// of its own, run on as the middle of a chapter. With `pages`, its running heads and folios.
+pub(crate) fn preview(
+    text: Text<'_>,
+    geometry: PageGeometry,
+    fonts: &str,
+    pages: Option<&PageData>,
+    opening: Option<usize>,
+    scene: Option<usize>,
+) -> String {
+    let (text_width, text_height) = geometry.text_block();
+    let mut e = Emitter::new(
+        text.document,
+        text.resources,
+        Room {
+            width: text_width,
+            height: text_height * 0.6,
+        },
+        text.style,
+        text.metadata,
+    );
+    e.raw(&preamble(text.metadata, geometry, pages, fonts, text.style));
+    e.raw(&front_matter(text.metadata));
+    e.raw(&super::style::paragraphs(text.style));
+    if let Some(i) = opening {
+        open_chapter(&mut e, i);
+        e.chapter(i, &text.document.chapters[i]);
+    }
+    if let Some(i) = scene {
+        e.raw(&format!(
+            "#pagebreak(weak: true)\n#metadata({i})<{CHAPTER_LABEL}>\n"
+        ));
+        e.passage(i, &text.document.chapters[i]);
+    }
+    e.out
+}
+
 /// The margins of a piece's `pages.styles.len()` pages alone: each page's running head and
 /// folio as `pages` says, on pages of the same setup with nothing in their text block. They
 /// are laid over the bare pages' own (`pieces::set`).
@@ -348,7 +386,7 @@ fn preamble(
 fn front_matter(m: &BookMetadata) -> String {
     let title = literal(&m.title);
     let mut out = format!(
-        "#v(1.5in)\n#align(center, text(size: 1.5em, hyphenate: false, {title}))\n#pagebreak(to: \"odd\")\n#v(1.2in)\n#align(center, text(size: 2.2em, hyphenate: false, {title}))\n"
+        "#v(1.5in)\n#align(center, text(font: bindery-title-font, size: 1.5em, hyphenate: false, {title}))\n#pagebreak(to: \"odd\")\n#v(1.2in)\n#align(center, text(font: bindery-title-font, size: 2.2em, hyphenate: false, {title}))\n"
     );
     if let Some(subtitle) = &m.subtitle {
         let _ = writeln!(

@@ -13,6 +13,7 @@ pub mod css;
 pub mod fonts;
 pub mod numbers;
 pub mod opening;
+pub mod preview;
 mod values;
 
 use serde::{Deserialize, Serialize};

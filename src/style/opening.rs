@@ -224,11 +224,14 @@ pub fn head(
     }
 }
 
+/// The warning's code when a style's numbers in words fall back to figures.
+pub const NUMBERS_IN_FIGURES: &str = "style_numbers_in_figures";
+
 /// The warning for a book in `language` whose style spells numbers it has no words for here.
 pub fn numbering_warning(style: &Style, language: &str) -> Option<crate::report::Warning> {
     (style.chapter.number == Numbering::Words && !numbers::spells(language)).then(|| {
         crate::report::Warning::new(
-            "style_numbers_in_figures",
+            NUMBERS_IN_FIGURES,
             format!(
                 "The style {:?} spells chapter numbers in words, which Bindery cannot yet write \
                  in {:?}: they are in figures.",

@@ -22,7 +22,66 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(store_cover)
         .service(cover)
         .service(reader_root)
-        .service(reader_file);
+        .service(reader_file)
+        .service(preview_file);
+}
+
+/// What a style's preview of the reader's passages may do, framed by the book's styles page:
+/// show its own style, fonts and images, run nothing, be framed by the app alone.
+const PREVIEW_CSP: &str = "default-src 'self'; script-src 'none'; style-src 'self'; \
+     img-src 'self' data:; font-src 'self'; frame-ancestors 'self'; base-uri 'none'; \
+     form-action 'none'";
+
+/// A file of the book's preview in a style (`pipeline::preview`): its pages as PNG, the
+/// reader's passages and their stylesheet, and the style's bundled fonts the stylesheet names.
+#[get("/books/{id}/preview/{style}/{file:.*}")]
+async fn preview_file(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Result<Caller, ApiError>,
+    path: web::Path<(String, String, String)>,
+) -> HttpResponse {
+    let (id, style, file) = path.into_inner();
+    let Ok(style) = crate::style::StyleName::parse(&style) else {
+        return not_found(&req);
+    };
+    let book = match ready_book(&req, &state, caller, &id).await {
+        Ok(book) => book,
+        Err(response) => return response,
+    };
+    let (bytes, kind) = if let Some(font) = file.strip_prefix("fonts/") {
+        let face = crate::style::fonts::Families::bundled()
+            .names()
+            .into_iter()
+            .flat_map(|family| crate::style::fonts::Families::bundled().faces(family))
+            .find(|face| face.file == font);
+        match face {
+            Some(face) => (face.bytes.clone(), face.media_type()),
+            None => return not_found(&req),
+        }
+    } else {
+        if !matches!(
+            file.as_str(),
+            "title.png" | "opening.png" | "scene.png" | "reader.html" | "reader.css"
+        ) {
+            return not_found(&req);
+        }
+        match state
+            .blobs
+            .get_opt(&keys::preview(&book.current(), &style, &file))
+            .await
+        {
+            Ok(Some(bytes)) => (bytes, content_type(&file)),
+            Ok(None) => return not_found(&req),
+            Err(e) => return storage_error(&e),
+        }
+    };
+    Answer::new(&req, conditional::etag(&bytes))
+        .header((header::CACHE_CONTROL, "private, no-cache"))
+        .header((header::CONTENT_SECURITY_POLICY, PREVIEW_CSP))
+        .header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .header((header::REFERRER_POLICY, "no-referrer"))
+        .body(kind, bytes)
 }
 
 /// Where a cover is when a book has no thumbnail (published before thumbnails were made):

@@ -205,6 +205,11 @@ fn novel_heads() -> (String, String) {
 /// The first 30 characters of the book's text on `page` (compacted), past the running head
 /// (`title` or `author`) and a scene break's ornament.
 fn first_words(pdf: &Path, page: usize, title: &str, author: &str) -> String {
+    // A scene break at the head of a page shows its ornament, which is no text of the book.
+    let ornament = bindery::style::builtin::default_style()
+        .scene_break
+        .ornament
+        .0;
     let body = page_text(pdf, page)
         .lines()
         .map(compact)
@@ -212,7 +217,7 @@ fn first_words(pdf: &Path, page: usize, title: &str, author: &str) -> String {
             !l.is_empty()
                 && l.to_lowercase() != title
                 && l.to_lowercase() != author
-                && !l.chars().all(|c| c == '*')
+                && !l.chars().all(|c| ornament.contains(c))
         })
         .unwrap_or_default();
     body.trim_end_matches('-').chars().take(30).collect()

@@ -268,17 +268,6 @@ fn a_new_version_builds_beside_the_served_one_and_the_book_switches_whole(postgr
         let problems = common::epubcheck::check(&path);
         assert!(problems.is_empty(), "EPUBCheck: {problems:#?}");
     }
-    let text = |epub: &[u8]| {
-        let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("EPUB");
-        let mut all = String::new();
-        for i in 0..archive.len() {
-            let mut file = archive.by_index(i).expect("entry");
-            if file.name().is_ok_and(|name| name.ends_with(".xhtml")) {
-                file.read_to_string(&mut all).expect("UTF-8");
-            }
-        }
-        all
-    };
     assert!(text(&second).contains("the calm weather"));
     assert!(!text(&second).contains("stormy"));
 
@@ -738,4 +727,145 @@ fn the_change_report_names_the_changes(postgres: bool) {
     let from_first = page(&format!("/books/{id}/revisions/3/changes?from=1"));
     assert!(from_first.contains("Since version 1."), "{from_first}");
     assert!(from_first.contains("<del>stormy</del>") && from_first.contains("<h3>Chapter 3</h3>"));
+}
+
+/// Every XHTML document of an EPUB, one after another.
+fn text(epub: &[u8]) -> String {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("EPUB");
+    let mut all = String::new();
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).expect("entry");
+        if file.name().is_ok_and(|name| name.ends_with(".xhtml")) {
+            file.read_to_string(&mut all).expect("UTF-8");
+        }
+    }
+    all
+}
+
+/// The stylesheet of an EPUB.
+fn epub_css(epub: &[u8]) -> String {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("an EPUB");
+    let mut text = String::new();
+    archive
+        .by_name("OEBPS/css/book.css")
+        .expect("the stylesheet")
+        .read_to_string(&mut text)
+        .expect("UTF-8");
+    text
+}
+
+#[test]
+fn a_ready_book_given_another_style_is_made_again_without_reading_its_manuscript() {
+    let d = Deployment::start(false);
+    let id = d.book(manuscript("stormy"));
+    let first = d.epub(&id);
+    let first_pdf = d
+        .get(&format!("/api/v1/books/{id}/pdf"))
+        .bytes()
+        .expect("PDF");
+    let css = |path: &str| {
+        client()
+            .get(d.server.url(path))
+            .bearer_auth(&d.token)
+            .send()
+            .expect("GET")
+            .text()
+            .expect("text")
+    };
+    let first_reader = css(&format!("/books/{id}/reader/reader.css"));
+    assert!(epub_css(&first).contains("Book style: Bindery"));
+    assert!(first_reader.contains("Book style: Bindery"));
+
+    let restyle = |style: &str| {
+        client()
+            .post(d.server.url(&format!("/api/v1/books/{id}/style")))
+            .bearer_auth(&d.token)
+            .json(&serde_json::json!({ "style": style }))
+            .send()
+            .expect("POST style")
+    };
+    // A style that is not there is named, with the ones that are.
+    let unknown = restyle("gothic");
+    assert_eq!(unknown.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = unknown.json().expect("json");
+    assert_eq!(body["error"]["field"], "style", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("large-print")),
+        "{body}"
+    );
+    // The style it is in already makes nothing.
+    let same = restyle("bindery");
+    assert_eq!(same.status(), StatusCode::CONFLICT);
+
+    let accepted = restyle("fantasy");
+    assert_eq!(accepted.status(), StatusCode::ACCEPTED);
+    let accepted: Value = accepted.json().expect("json");
+    assert_eq!(accepted["number"], 2, "{accepted}");
+    let revision = d.finished(&id, 2);
+    assert_eq!(revision["status"], "ready", "{revision}");
+
+    // Its job history: no manuscript read, the book carried over and made again.
+    let steps = revision["progress"]["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("steps in {revision}"));
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("{name} in {revision}"))
+    };
+    for name in ["ingest", "parse"] {
+        assert_eq!(step(name)["total"], 0, "{name}: {}", step(name));
+        assert_eq!(step(name)["state"], "skipped", "{name}");
+    }
+    assert_eq!(step("restyle")["state"], "completed");
+    assert_eq!(step("package_epub")["state"], "completed");
+
+    // The EPUB, the reader and the print edition are all in the new style; the EPUB keeps
+    // its identifier.
+    let second = d.epub(&id);
+    assert_ne!(second, first);
+    let second_css = epub_css(&second);
+    assert!(
+        second_css.contains("Book style: Fantasy"),
+        "{second_css:.300}"
+    );
+    assert!(second_css.contains("p.opening::first-letter"));
+    assert_eq!(
+        opf_value(&opf(&second), "<dc:identifier"),
+        opf_value(&opf(&first), "<dc:identifier")
+    );
+    assert!(opf(&second).contains("fonts/EBGaramond-Regular.ttf"));
+    assert!(
+        text(&second).contains("Chapter One"),
+        "the chapters are numbered in words"
+    );
+    let reader = css(&format!("/books/{id}/reader/reader.css"));
+    assert!(reader.contains("Book style: Fantasy"));
+    let pdf = d
+        .get(&format!("/api/v1/books/{id}/pdf"))
+        .bytes()
+        .expect("PDF");
+    assert_ne!(pdf, first_pdf);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("book.pdf"), &pdf).expect("write");
+    let printed = Command::new("pdftotext")
+        .arg(dir.path().join("book.pdf"))
+        .arg("-")
+        .output()
+        .expect("pdftotext");
+    assert!(
+        String::from_utf8_lossy(&printed.stdout).contains("Chapter One"),
+        "the print edition is restyled too"
+    );
+    // The book's report names the style it was given.
+    let book = d.json(&format!("/api/v1/books/{id}"));
+    let style = book["report"]["metadata"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["field"] == "style"))
+        .unwrap_or_else(|| panic!("a style in {book}"));
+    assert_eq!(style["value"], "fantasy");
+    assert_eq!(style["source"], "upload");
 }

@@ -436,3 +436,124 @@ fn a_bad_style_file_is_refused_with_its_line_and_nothing_is_written() {
         "names the styles there are: {stderr}"
     );
 }
+
+/// A ready book of the corpus novel on a fresh server; the server, a token and the book's id.
+fn served_book() -> (common::Server, String, String) {
+    let server = common::Server::start(&["serve"], &[]);
+    let token = common::web::token(&server, "author", false);
+    let created = common::web::upload(
+        &server,
+        &token,
+        "?wait=25",
+        reqwest::blocking::multipart::Form::new().part(
+            "manuscript",
+            reqwest::blocking::multipart::Part::bytes(
+                std::fs::read(fixtures().join("markdown/love-among-the-chickens.md"))
+                    .expect("novel"),
+            )
+            .file_name("novel.md"),
+        ),
+    );
+    let book = common::web::follow_to_ready(&server, &token, created);
+    let id = book["id"].as_str().expect("id").to_owned();
+    (server, token, id)
+}
+
+#[test]
+fn a_preview_of_a_ready_book_is_made_on_demand_then_served_from_storage() {
+    let (server, token, id) = served_book();
+    let get = |path: &str| {
+        common::client()
+            .get(server.url(path))
+            .bearer_auth(&token)
+            .send()
+            .expect("GET")
+    };
+    let unknown = get(&format!("/api/v1/books/{id}/preview?style=gothic"));
+    assert_eq!(unknown.status(), reqwest::StatusCode::UNPROCESSABLE_ENTITY);
+    let first = get(&format!("/api/v1/books/{id}/preview?style=romance"));
+    assert_eq!(first.status(), reqwest::StatusCode::ACCEPTED);
+    assert!(first.headers().contains_key("retry-after"));
+    let view: serde_json::Value = common::eventually(
+        "the preview made",
+        std::time::Duration::from_secs(60),
+        || {
+            let view: serde_json::Value = get(&format!("/api/v1/books/{id}/preview?style=romance"))
+                .json()
+                .map_err(|e| e.to_string())?;
+            if view["status"] == "ready" {
+                Ok(view)
+            } else {
+                Err(view.to_string())
+            }
+        },
+    );
+    for page in ["title", "opening", "scene"] {
+        let href = view["pages"][page]
+            .as_str()
+            .unwrap_or_else(|| panic!("{page} in {view}"));
+        let png = get(href);
+        assert_eq!(png.status(), reqwest::StatusCode::OK, "{href}");
+        assert_eq!(png.headers()["content-type"], "image/png");
+        let bytes = png.bytes().expect("bytes");
+        assert!(bytes.starts_with(b"\x89PNG"), "{href} is a PNG");
+        assert!(
+            bytes.len() > 5_000,
+            "{href} shows a page ({} bytes)",
+            bytes.len()
+        );
+    }
+    let reader = get(view["reader"].as_str().expect("reader"));
+    assert_eq!(reader.status(), reqwest::StatusCode::OK);
+    let csp = reader.headers()["content-security-policy"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert!(
+        csp.contains("frame-ancestors 'self'") && csp.contains("script-src 'none'"),
+        "{csp}"
+    );
+    let html = reader.text().expect("html");
+    assert!(
+        html.contains("<span class=\"chapter-number\">Chapter One</span>"),
+        "{html:.600}"
+    );
+    let css = get(&format!("/books/{id}/preview/romance/reader.css"))
+        .text()
+        .expect("css");
+    assert!(css.contains("Book style: Romance"));
+    let font = get(&format!(
+        "/books/{id}/preview/romance/fonts/EBGaramond-Regular.ttf"
+    ));
+    assert_eq!(font.status(), reqwest::StatusCode::OK);
+    // Asked again, it is served as made: no second job.
+    let again = get(&format!("/api/v1/books/{id}/preview?style=romance"));
+    assert_eq!(again.status(), reqwest::StatusCode::OK);
+    // Another tenant sees nothing of it.
+    let other = common::web::token(&server, "someone-else", false);
+    let theirs = common::client()
+        .get(server.url(&format!("/api/v1/books/{id}/preview?style=romance")))
+        .bearer_auth(&other)
+        .send()
+        .expect("GET");
+    assert_eq!(theirs.status(), reqwest::StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn the_style_picker_and_the_previews_pass_axe_on_a_desktop_and_a_phone_in_chromium() {
+    if !common::need::browser() {
+        return;
+    }
+    let (server, token, id) = served_book();
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/styles");
+    let stdout = common::browser_passes(
+        common::browser_script("styles.mjs")
+            .arg(server.url("/"))
+            .arg(&shots)
+            .env("BINDERY_TOKEN", &token)
+            .env("BINDERY_BOOK", &id)
+            .env("BINDERY_STYLES", style_names().join(",")),
+        "the styles pages",
+    );
+    assert!(stdout.trim_end().ends_with("OK"), "{stdout}");
+}

@@ -488,7 +488,7 @@ pub fn sources(
         Some(t) if t == book.title => "file_name",
         _ => "default",
     };
-    let fields: [Weighed; 11] = [
+    let fields: [Weighed; 12] = [
         (
             "title",
             Some(book.title.clone()),
@@ -566,6 +566,13 @@ pub fn sources(
             said(&found.rights),
             "manuscript",
         ),
+        (
+            "style",
+            Some(book.style.to_string()),
+            Field::Style,
+            said(&found.style),
+            "default",
+        ),
     ];
     fields
         .into_iter()
@@ -575,6 +582,9 @@ pub fn sources(
             // W3CDTF), is the book's; one that was not valid was replaced.
             let kept = match (field, &manuscript) {
                 (Field::Language, Some(tag)) => language::normalize(tag).as_deref() == Some(&value),
+                (Field::Style, Some(name)) => {
+                    StyleName::parse(name).is_ok_and(|name| name.as_str() == value)
+                }
                 (_, Some(_)) => true,
                 (_, None) => false,
             };

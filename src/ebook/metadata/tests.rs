@@ -287,6 +287,7 @@ fn the_report_says_where_each_value_came_from() {
             row("authors", "P. G. W.", "upload", Some("P. G. Wodehouse")),
             row("language", "en-GB", "manuscript", None),
             row("date", "1906", "manuscript", None),
+            row("style", "bindery", "default", None),
         ]
     );
 
@@ -310,6 +311,7 @@ fn the_report_says_where_each_value_came_from() {
         [
             row("title", "My novel", "file_name", None),
             row("language", "en", "default", Some("C")),
+            row("style", "bindery", "default", None),
         ]
     );
 }

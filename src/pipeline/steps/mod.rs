@@ -1,7 +1,8 @@
 //! The pipeline's steps as jobs, a file each:
 //!
 //! ```text
-//! ingest ─► parse ─► package_pdf ─► measure_piece ×K ─► paginate ─► set_piece ×K ─► assemble ─┐
+//! ingest ─► parse ─┬► package_pdf ─► measure_piece ×K ─► paginate ─► set_piece ×K ─► assemble ─┐
+//!        restyle ──┘                                                                           │
 //!                     (print plan)    (fan-out, join)                 (fan-out, join)         │
 //!   ┌─────────────────────────────────────────────────────────────────────────────────────────┘
 //!   └► chapters ─► render chapter ×N ─► package ─► package_epub ──┐
@@ -44,6 +45,7 @@ pub mod print_book;
 pub mod print_edition;
 pub mod publish;
 pub mod render_chapter;
+pub mod restyle;
 pub mod set_piece;
 pub mod stored;
 pub mod typeset;
@@ -66,6 +68,7 @@ pub use parse::Parse;
 pub use plan_packaging::PlanPackaging;
 pub use publish::Publish;
 pub use render_chapter::RenderChapter;
+pub use restyle::Restyle;
 pub use set_piece::SetPiece;
 pub use typeset::Typeset;
 pub use verify::Verify;
@@ -148,6 +151,7 @@ impl Step {
 pub const STEPS: &[Step] = &[
     Step::of::<Ingest>("Read the upload", InMemory::Same),
     Step::of::<Parse>("Understand the manuscript", InMemory::Same),
+    Step::of::<Restyle>("Carry the book over in its new style", InMemory::Skipped),
     Step::of::<Typeset>("Plan the print edition", InMemory::Same).extra(),
     Step::of::<MeasurePiece>("Measure the print edition", InMemory::Skipped).extra(),
     Step::of::<Paginate>("Number the pages", InMemory::Skipped).extra(),
@@ -246,6 +250,32 @@ const fn same(a: &str, b: &str) -> bool {
 }
 
 /// The first step of a revision's workflow (used by `submit` and `revise`).
+/// The first job of a revision that gives revision `from`'s book another style.
+pub fn restyle_step(revision: &RevisionId, from: u32) -> NewJob {
+    NewJob::of(&Restyle {
+        revision: revision.clone(),
+        from,
+    })
+}
+
+/// Whether a job of type `kind` is a step only one way into a workflow takes: `ingest` and
+/// `parse` for a manuscript, `restyle` for a book given another style. The steps of the other
+/// way are skipped.
+pub fn entry(kind: &str) -> Option<Entry> {
+    match kind {
+        k if k == Ingest::NAME || k == Parse::NAME => Some(Entry::Manuscript),
+        k if k == Restyle::NAME => Some(Entry::Restyle),
+        _ => None,
+    }
+}
+
+/// The two ways into a book's workflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    Manuscript,
+    Restyle,
+}
+
 pub fn first_step(revision: &RevisionId) -> NewJob {
     NewJob::of(&Ingest {
         revision: revision.clone(),

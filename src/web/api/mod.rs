@@ -31,6 +31,7 @@ pub(crate) mod book_log;
 pub(crate) mod books;
 pub mod limits;
 pub(super) mod openapi;
+mod previews;
 mod revisions;
 mod upload;
 mod webhooks;
@@ -67,6 +68,8 @@ fn scope() -> utoipa_actix_web::scope::Scope<
         .service(revisions::show)
         .service(revisions::epub)
         .service(revisions::restore)
+        .service(revisions::restyle)
+        .service(previews::preview)
         .service(revisions::changes)
         .service(book_log::show)
         .service(super::catalog::json_catalog)

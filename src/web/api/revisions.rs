@@ -15,7 +15,9 @@ use super::books::{
 };
 use super::upload::{Upload, UploadForm};
 use crate::books::{self, BookRow, Reserved, RevisionId, RevisionRow, RevisionView, keys};
+use crate::document::keys::{Field, Named};
 use crate::pipeline::{progress, steps};
+use crate::style::StyleName;
 use crate::web::book_view::{own_book, own_revision};
 use crate::web::caller::Caller;
 use crate::web::downloads::{self, Download};
@@ -434,6 +436,150 @@ pub async fn restore(
         return Err(e);
     }
     tracing::info!(for_author = true, book.id = %book.id, revision = revision.number, restored = old.id.number, "revision restored as a new one");
+    let row = books::revision(&state.db, &revision)
+        .await?
+        .ok_or_else(|| ApiError::not_found("book", "The book was deleted meanwhile."))?;
+    respond(&state, row, wait, false, stopping.get_ref().clone()).await
+}
+
+/// The style to give a book.
+#[derive(Debug, serde::Deserialize, ToSchema)]
+pub struct StyleChoice {
+    /// A built-in style's name (`classic`, `large-print`…).
+    #[schema(example = "classic")]
+    style: String,
+}
+
+/// Give a book another style
+///
+/// The book's next revision, in the style named: made from what the revision the book shows
+/// has read already, so no manuscript is read again (its workflow has no `ingest` or `parse`
+/// step, only `restyle`). The print edition, the EPUB and the web reader are made again in the
+/// new style, in the background like any revision; the book keeps serving what it has until
+/// then. JSON (`{"style": "classic"}`) or a form field `style`.
+#[utoipa::path(
+    operation_id = "restyle_book",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id."), CreateQuery),
+    request_body(
+        content = StyleChoice,
+        content_type = "application/json",
+        example = json!({"style": "classic"})
+    ),
+    responses(
+        (status = 200, description = "The revision is ready or failed (with `?wait=`).",
+            body = RevisionView, headers(
+            ("Location" = String, description = "The new revision's status URL.")
+        )),
+        (status = 202, description = "Accepted: the book builds in its new style.",
+            body = RevisionView, headers(
+            ("Location" = String, description = "The new revision's status URL.")
+        )),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 403, response = CsrfFailed),
+        (status = 404, response = NotFound),
+        (status = 409, description = "The book has no built version yet (`not_ready`), or is \
+            in that style already (`same_style`).", body = ErrorBody),
+        (status = 410, description = "The revision the book shows no longer keeps its files \
+            (`revision_files_removed`).", body = ErrorBody),
+        (status = 422, description = "No style of that name (`invalid_metadata`, `field` is \
+            `style`); the message lists the styles.", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[post("/books/{id}/style")]
+pub async fn restyle(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    query: Query<CreateQuery>,
+    body: web::Either<web::Json<StyleChoice>, web::Form<StyleChoice>>,
+    stopping: web::Data<Stopping>,
+) -> Result<HttpResponse, ApiError> {
+    let tenant = caller.tenant();
+    let wait = parse_wait(query.parsed()?.wait.as_deref(), state.config.max_wait)?;
+    let book = own_book(&state, &tenant, &id).await?;
+    let asked = match body {
+        web::Either::Left(json) => json.into_inner().style,
+        web::Either::Right(form) => form.into_inner().style,
+    };
+    let style = StyleName::parse(&asked)
+        .ok()
+        .filter(|name| crate::style::builtin::get(name.as_str()).is_some())
+        .ok_or_else(|| {
+            let names: Vec<String> = crate::style::builtin::names().map(String::from).collect();
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_metadata",
+                format!(
+                    "style: {:?} is not a style here; the styles are {}.",
+                    asked.chars().take(40).collect::<String>(),
+                    names.join(", ")
+                ),
+            )
+            .field("style")
+        })?;
+    let shown = books::revision(&state.db, &book.current())
+        .await?
+        .filter(|row| row.status == books::RevisionStatus::Ready)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "not_ready",
+                "The book has no built version to give another style yet: wait until it is \
+                 ready, or upload the manuscript again with the style you want.",
+            )
+        })?;
+    if shown.files_removed_at.is_some() {
+        return Err(downloads::files_removed(&shown));
+    }
+    let mut options = shown.options()?;
+    if books::style_of(&state.blobs, &shown.id).await? == style.as_str() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "same_style",
+            format!("The book is in the style {style} already."),
+        ));
+    }
+    check_write(&state, &tenant)?;
+    let Reserved::New(revision) = books::reserve_revision(&state.db, &book.id, None).await? else {
+        unreachable!("a reservation without an idempotency key is always new")
+    };
+    let started = async {
+        options
+            .convert
+            .metadata
+            .retain(|key, _| Named::parse(key) != Ok(Named::Field(Field::Style)));
+        options
+            .convert
+            .metadata
+            .insert(Field::Style.name().to_owned(), style.to_string());
+        options.convert.modified = None;
+        if options.convert.identifier.is_none() {
+            options.convert.identifier = identifier_of(&state, &shown.id).await?;
+        }
+        books::revise(
+            &state.db,
+            &state.queue,
+            &book,
+            &revision,
+            &shown.file_name,
+            options,
+            None,
+            steps::restyle_step(&revision, shown.id.number),
+        )
+        .await?;
+        Ok::<(), ApiError>(())
+    }
+    .await;
+    if let Err(e) = started {
+        abandon(&state, &revision).await;
+        return Err(e);
+    }
+    tracing::info!(for_author = true, book.id = %book.id, revision = revision.number, style = %style, "the book is given another style");
     let row = books::revision(&state.db, &revision)
         .await?
         .ok_or_else(|| ApiError::not_found("book", "The book was deleted meanwhile."))?;

@@ -183,6 +183,11 @@ fn upload_form(state: &AppState, revision: Option<&BookId>) -> Markup {
                     }
                 }
             }
+            fieldset.styles {
+                legend { "Design" }
+                p.hint { "How the book looks, in the EPUB, the web reader and the print edition alike." }
+                (style_choices("upload", None, true))
+            }
             (print_fields())
             div.progress-row #upload-progress hidden {
                 label for="upload-bar" { "Uploading" }
@@ -191,6 +196,33 @@ fn upload_form(state: &AppState, revision: Option<&BookId>) -> Markup {
             }
             p.error #upload-error role="alert" hidden {}
             button type="submit" { @if revision.is_some() { "Upload the new version" } @else { "Upload and convert" } }
+        }
+    }
+}
+
+/// The built-in styles as a choice of radio buttons named `style`, each with what it is for;
+/// `current` checked. `keep` offers to leave the choice to the manuscript (the upload form).
+/// `form` keeps the ids of two pickers on one page apart.
+fn style_choices(form: &str, current: Option<&str>, keep: bool) -> Markup {
+    use crate::style::builtin;
+    html! {
+        div.style-choices role="radiogroup" aria-label="Style" {
+            @if keep {
+                div.check {
+                    input id={ "style-" (form) "-keep" } type="radio" name="style" value="" checked[current.is_none()];
+                    label for={ "style-" (form) "-keep" } { "As the manuscript says (else Bindery)" }
+                }
+            }
+            @for (name, _) in builtin::FILES {
+                @if let Some(style) = builtin::get(name) {
+                    div.check {
+                        input id={ "style-" (form) "-" (name) } type="radio" name="style" value=(name)
+                            checked[current == Some(*name)] aria-describedby={ "style-" (form) "-" (name) "-hint" };
+                        label for={ "style-" (form) "-" (name) } { (style.title) }
+                    }
+                    p.hint id={ "style-" (form) "-" (name) "-hint" } { (style.description) }
+                }
+            }
         }
     }
 }
@@ -251,6 +283,7 @@ async fn show(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let book = own_book(&state, &Tenant::of(&session.tenant), &id).await?;
+    let given_style = crate::convert::chosen_style_name(&book.options()?.convert.metadata);
     let log = book_log::lines(&state.db, &book.id, book_log::LINES_DEFAULT).await?;
     let revisions = books::revisions(&state.db, &book.id).await?;
     let book = view(&state, &book, true).await?;
@@ -258,6 +291,14 @@ async fn show(
         .report
         .clone()
         .and_then(|r| serde_json::from_value(r).ok());
+    // The style the book is in: as its report says, else as it was given.
+    let style = report
+        .iter()
+        .flat_map(|r| &r.metadata)
+        .find(|m| m.field == "style")
+        .map(|m| m.value.clone())
+        .or_else(|| given_style.map(String::from))
+        .unwrap_or_else(|| crate::style::DEFAULT.to_owned());
     let processing = book.status == BookStatus::Processing;
     let mismatches: Vec<&Warning> = report
         .iter()
@@ -306,6 +347,16 @@ async fn show(
                 section.downloads aria-labelledby="downloads-title" {
                     h2 #downloads-title { "Your book" }
                     (book_actions(&book, false))
+                }
+                section.design aria-labelledby="design-title" {
+                    h2 #design-title { "Design" }
+                    p.hint { "Give the book another style: the print edition, the EPUB and the reader are made again from what was read, without a new upload." }
+                    p { a href={ "/books/" (book.id) "/styles" } { "See your book in each style" } }
+                    form #restyle data-api="POST" data-url={ "/api/v1/books/" (book.id) "/style" } data-then="reload" {
+                        (style_choices("restyle", Some(style.as_str()), false))
+                        button type="submit" { "Use this style" }
+                    }
+                    p.error role="alert" hidden {}
                 }
             }
 

@@ -8,12 +8,14 @@ mod admin;
 mod admin_tokens;
 mod books;
 mod signin;
+mod styles;
 
 use actix_web::web;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     signin::routes(cfg);
     books::routes(cfg);
+    styles::routes(cfg);
     admin::routes(cfg);
     admin_tokens::routes(cfg);
 }

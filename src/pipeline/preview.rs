@@ -1,0 +1,104 @@
+//! A book's preview in a style (`GET /api/v1/books/{id}/preview?style=`): made on demand by a
+//! job of its own, once per revision and style (its unique key), and kept with the revision's
+//! files. It sets a few pages of the book (`print::previews`) and the same passages as the
+//! reader shows them (`ebook::reader::passages_page`); `preview.json`, written last, says it
+//! is whole.
+
+use serde::{Deserialize, Serialize};
+
+use crate::books::{RevisionId, keys};
+use crate::jobs::{Job, JobContext, NewJob, Outcome};
+use crate::services::Services;
+use crate::style::StyleName;
+
+/// Make revision `revision`'s preview in `style`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MakePreview {
+    #[serde(flatten)]
+    pub revision: RevisionId,
+    pub style: StyleName,
+}
+
+/// What a preview holds, `preview.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Made {
+    /// The first chapter's opening page, when the book has a chapter of running text.
+    pub opening: bool,
+    /// A page with a scene break, when the book has one.
+    pub scene: bool,
+}
+
+/// The file that says a preview is whole, and what it holds.
+pub const MADE: &str = "preview.json";
+
+impl MakePreview {
+    /// Its job, once per revision and style however often it is asked for.
+    pub fn job(revision: &RevisionId, style: &StyleName, tenant: &str) -> NewJob {
+        NewJob::of(&MakePreview {
+            revision: revision.clone(),
+            style: style.clone(),
+        })
+        .unique_key(format!(
+            "preview:{}:{}:{style}",
+            revision.book, revision.number
+        ))
+        .tenant(tenant)
+    }
+}
+
+impl Job for MakePreview {
+    const NAME: &'static str = "book.preview";
+    const QUEUE: &'static str = super::steps::QUEUE;
+    type Context = Services;
+
+    fn book(&self) -> Option<&str> {
+        Some(self.revision.book.as_str())
+    }
+
+    async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
+        let app = cx.app();
+        let blobs = &app.blobs;
+        let key = |file: &str| keys::preview(&self.revision, &self.style, file);
+        if blobs.get_opt(&key(MADE)).await?.is_some() {
+            return Ok(Outcome::done());
+        }
+        let Some(style) = crate::style::builtin::get(self.style.as_str()) else {
+            return Ok(Outcome::Discard(format!("no style {}", self.style)));
+        };
+        let Some(model) = blobs.get_opt(&keys::model(&self.revision)).await? else {
+            return Ok(Outcome::Discard("the revision keeps no files".to_owned()));
+        };
+        let mut book: crate::ebook::Book = serde_json::from_slice(&model)?;
+        drop(model);
+        book.metadata.style = self.style.clone();
+        book.style = style;
+        let made = tokio::task::spawn_blocking(move || {
+            let options = crate::print::PrintOptions::of(&book.metadata);
+            let pages = crate::print::previews(&book, &options);
+            let mut passages = book.clone();
+            passages.document = crate::style::preview::excerpt(&book.document).document;
+            let html = crate::ebook::reader::passages_page(&passages);
+            let css = crate::ebook::reader::stylesheet(&passages);
+            (pages, html, css)
+        })
+        .await?;
+        let (pages, html, css) = made;
+        let pages = pages.map_err(|e| anyhow::anyhow!("the preview's pages: {e}"))?;
+        blobs.put(&key("title.png"), pages.title).await?;
+        if let Some(png) = &pages.opening {
+            blobs.put(&key("opening.png"), png.clone()).await?;
+        }
+        if let Some(png) = &pages.scene {
+            blobs.put(&key("scene.png"), png.clone()).await?;
+        }
+        blobs.put(&key("reader.html"), html).await?;
+        blobs.put(&key("reader.css"), css).await?;
+        let made = Made {
+            opening: pages.opening.is_some(),
+            scene: pages.scene.is_some(),
+        };
+        blobs.put(&key(MADE), serde_json::to_vec(&made)?).await?;
+        tracing::info!(style = %self.style, revision = self.revision.number, "preview made");
+        Ok(Outcome::done())
+    }
+}

@@ -1,0 +1,177 @@
+//! `GET /api/v1/books/{id}/preview?style=`: a ready book in a style, before the author chooses
+//! it. Made on demand by the worker (`pipeline::preview`), once per revision and style, and
+//! kept with the revision's files: the first ask answers 202 while it is made, the next ones
+//! 200 with its pages.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpResponse, get, web};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::books::{self, keys};
+use crate::jobs::JobState;
+use crate::pipeline::preview::{MADE, Made, MakePreview};
+use crate::style::{StyleName, builtin};
+use crate::web::AppState;
+use crate::web::book_view::own_book;
+use crate::web::caller::Caller;
+use crate::web::error::{ApiError, ErrorBody};
+use crate::web::error_responses::{Internal, NotFound, RateLimited, Unauthorized, Unavailable};
+use crate::web::query::Query;
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PreviewQuery {
+    /// A built-in style's name; the default style's when not given.
+    #[param(example = "classic")]
+    style: Option<String>,
+}
+
+/// A book's preview in a style.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreviewView {
+    /// The style's name.
+    #[schema(example = "classic")]
+    pub style: String,
+    /// The style's title and what it is for.
+    pub title: String,
+    pub description: String,
+    /// `ready`, or `making`: ask again in a moment (`Retry-After`).
+    pub status: PreviewStatus,
+    /// The print edition's pages, as PNG: its title page, its first chapter's opening and a
+    /// page with a scene break (`null` for a book without one). Present once ready.
+    pub pages: Option<PreviewPages>,
+    /// The same passages as the web reader shows them: an HTML page to frame.
+    pub reader: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PreviewStatus {
+    Ready,
+    Making,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreviewPages {
+    pub title: String,
+    pub opening: Option<String>,
+    pub scene: Option<String>,
+}
+
+/// Preview a book in a style
+///
+/// The book's title page, first chapter's opening and a page with a scene break, typeset in
+/// the style from the book itself, and the same passages as the web reader shows them. The
+/// first ask makes it (202, `status: making`); ask again until it is `ready` (200). A new
+/// revision of the book has previews of its own.
+#[utoipa::path(
+    operation_id = "preview_book",
+    tag = "books",
+    params(("id" = String, Path, description = "The book's id."), PreviewQuery),
+    responses(
+        (status = 200, description = "The preview.", body = PreviewView),
+        (status = 202, description = "The preview is being made; ask again.", body = PreviewView,
+            headers(("Retry-After" = String, description = "Seconds to wait."))),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 409, description = "The book has no built version yet (`not_ready`).",
+            body = ErrorBody),
+        (status = 422, description = "No style of that name (`invalid_style`, `field` is \
+            `style`); the message lists the styles.", body = ErrorBody),
+        (status = 429, response = RateLimited),
+        (status = 500, response = Internal),
+        (status = 503, response = Unavailable),
+    )
+)]
+#[get("/books/{id}/preview")]
+pub async fn preview(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    query: Query<PreviewQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let tenant = caller.tenant();
+    let asked = query
+        .parsed()?
+        .style
+        .unwrap_or_else(|| crate::style::DEFAULT.to_owned());
+    let book = own_book(&state, &tenant, &id).await?;
+    let name = StyleName::parse(&asked).ok();
+    let Some((name, style)) = name.and_then(|n| builtin::get(n.as_str()).map(|s| (n, s))) else {
+        return Err(unknown_style(&asked));
+    };
+    if book.status != books::BookStatus::Ready {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "not_ready",
+            "The book has no built version to preview yet: wait until it is ready.",
+        ));
+    }
+    let revision = book.current();
+    let base = format!("/books/{}/preview/{name}/", book.id);
+    let mut view = PreviewView {
+        style: name.to_string(),
+        title: style.title,
+        description: style.description,
+        status: PreviewStatus::Making,
+        pages: None,
+        reader: None,
+    };
+    if let Some(bytes) = state
+        .blobs
+        .get_opt(&keys::preview(&revision, &name, MADE))
+        .await?
+    {
+        let made: Made = serde_json::from_slice(&bytes)
+            .map_err(|e| anyhow::anyhow!("reading a preview's record: {e}"))?;
+        view.status = PreviewStatus::Ready;
+        view.pages = Some(PreviewPages {
+            title: format!("{base}title.png"),
+            opening: made.opening.then(|| format!("{base}opening.png")),
+            scene: made.scene.then(|| format!("{base}scene.png")),
+        });
+        view.reader = Some(format!("{base}reader.html"));
+        return Ok(HttpResponse::Ok().json(view));
+    }
+    let enqueued = state
+        .queue
+        .enqueue(MakePreview::job(&revision, &name, tenant.as_str()))
+        .await?;
+    if !enqueued.inserted
+        && let Some(job) = state.queue.job(enqueued.id).await?
+    {
+        match job.state {
+            // Asked for again: one that ran out of attempts tries once more.
+            JobState::Dead => {
+                state.queue.retry(enqueued.id).await?;
+            }
+            JobState::Discarded | JobState::Cancelled | JobState::Completed => {
+                return Err(ApiError::from(anyhow::anyhow!(
+                    "the preview of book {} in {name} was not made (job {} {:?})",
+                    book.id,
+                    enqueued.id,
+                    job.state
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(HttpResponse::Accepted()
+        .insert_header((header::RETRY_AFTER, "1"))
+        .json(view))
+}
+
+fn unknown_style(asked: &str) -> ApiError {
+    let names: Vec<String> = builtin::names().map(String::from).collect();
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid_style",
+        format!(
+            "{:?} is not a style here; the styles are {}.",
+            asked.chars().take(40).collect::<String>(),
+            names.join(", ")
+        ),
+    )
+    .field("style")
+}
