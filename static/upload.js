@@ -74,8 +74,9 @@
     // Files last: the server reads fields as they stream in, and small ones first is kinder.
     for (const el of form.elements) {
       if (!el.name || el.type === "file" || el.type === "submit") continue;
-      // An unticked box says nothing: the manuscript's value, or the default, holds.
-      if (el.type === "checkbox" && !el.checked) continue;
+      // An unticked box or an unchosen option says nothing: the manuscript's value, or the
+      // default, holds.
+      if ((el.type === "checkbox" || el.type === "radio") && !el.checked) continue;
       const value = el.value.trim();
       if (value) data.append(el.name, value);
     }

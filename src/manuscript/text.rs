@@ -307,55 +307,8 @@ fn number(word: &str) -> Option<u32> {
 
 /// A roman numeral in canonical form (so `IIII` or `VX` are not numerals).
 fn roman(s: &str) -> Option<u32> {
-    if s.is_empty() || s.len() > 12 {
-        return None;
-    }
-    let value = |c| match c {
-        'I' => Some(1),
-        'V' => Some(5),
-        'X' => Some(10),
-        'L' => Some(50),
-        'C' => Some(100),
-        'D' => Some(500),
-        'M' => Some(1000),
-        _ => None,
-    };
-    let digits: Vec<u32> = s.chars().map(value).collect::<Option<_>>()?;
-    let mut total = 0;
-    for (i, d) in digits.iter().enumerate() {
-        match digits.get(i + 1) {
-            Some(next) if next > d => total -= *d as i64,
-            _ => total += *d as i64,
-        }
-    }
-    let total = u32::try_from(total).ok().filter(|&t| t > 0)?;
-    (to_roman(total) == s).then_some(total)
-}
-
-fn to_roman(mut n: u32) -> String {
-    const TABLE: [(u32, &str); 13] = [
-        (1000, "M"),
-        (900, "CM"),
-        (500, "D"),
-        (400, "CD"),
-        (100, "C"),
-        (90, "XC"),
-        (50, "L"),
-        (40, "XL"),
-        (10, "X"),
-        (9, "IX"),
-        (5, "V"),
-        (4, "IV"),
-        (1, "I"),
-    ];
-    let mut out = String::new();
-    for (value, digits) in TABLE {
-        while n >= value {
-            out.push_str(digits);
-            n -= value;
-        }
-    }
-    out
+    let numeral: roman_numerals_rs::RomanNumeral = s.parse().ok()?;
+    (numeral.to_uppercase() == s).then(|| u32::from(numeral.as_u16()))
 }
 
 const ORDINAL_UNITS: [&str; 20] = [

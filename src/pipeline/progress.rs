@@ -2,7 +2,7 @@
 //! its row and its workflow's jobs, in the book's view's types (`books::view::Now`). The API
 //! and the pages show this; they do not work it out.
 
-use super::steps::{STEPS, entry, fails_the_book, publishes_the_book, stopped_at};
+use super::steps::{STEPS, Step, entry, fails_the_book, publishes_the_book, stopped_at};
 use crate::books::{BookRow, BookStatus, RevisionId, RevisionRow, RevisionStatus, STEP_FAILED};
 use crate::jobs::{JobQueue, JobState, StepCount};
 
@@ -84,10 +84,12 @@ async fn of_workflow(
 /// skipped, not waiting.
 fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
     let failed_book = status == BookStatus::Failed;
-    // A workflow comes in by one way: the other way's steps never run.
+    // A workflow comes in by one way: the other way's steps are none of its own.
     let taken = counts.iter().find_map(|c| entry(&c.kind));
+    let ours = |step: &&Step| taken.is_none_or(|way| entry(step.job).is_none_or(|e| e == way));
     let mut steps: Vec<StepView> = STEPS
         .iter()
+        .filter(ours)
         .map(|step| {
             let mine: Vec<&StepCount> = counts.iter().filter(|c| c.kind == step.job).collect();
             let count = |states: &[JobState]| -> i64 {
@@ -115,11 +117,9 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
             } else {
                 u32::try_from((done * 100 + partial) / total).unwrap_or(0)
             };
-            let other_way =
-                total == 0 && taken.is_some_and(|way| entry(step.job).is_some_and(|e| e != way));
             let state = if failed {
                 StepState::Failed
-            } else if cancelled || (failed_book && total == 0) || other_way {
+            } else if cancelled || (failed_book && total == 0) {
                 StepState::Skipped
             } else if total > 0 && done == total {
                 StepState::Completed
@@ -134,7 +134,7 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
                 step: step.name,
                 label: step.label,
                 state,
-                percent: if other_way { 100 } else { percent },
+                percent,
                 done: usize::try_from(done).unwrap_or(0),
                 total: usize::try_from(total).unwrap_or(0),
                 message: running.iter().find_map(|c| c.message.clone()),
@@ -146,15 +146,16 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
     // book has ended and the step still runs; the book's page, which stops following the book
     // once it has ended, showed it running for good. With no step failed yet, the running step
     // that can fail the book is the one that did; the one that publishes it has done so.
+    let listed: Vec<&Step> = STEPS.iter().filter(ours).collect();
     if failed_book && !steps.iter().any(|s| s.state == StepState::Failed) {
-        for (step, of) in steps.iter_mut().zip(STEPS) {
+        for (step, of) in steps.iter_mut().zip(&listed) {
             if step.state == StepState::Running && fails_the_book(of.job) {
                 step.state = StepState::Failed;
             }
         }
     }
     if status == BookStatus::Ready {
-        for (step, of) in steps.iter_mut().zip(STEPS) {
+        for (step, of) in steps.iter_mut().zip(&listed) {
             if step.state == StepState::Running && publishes_the_book(of.job) {
                 step.state = StepState::Completed;
                 step.percent = 100;
@@ -163,7 +164,7 @@ fn progress(counts: &[StepCount], status: BookStatus) -> Progress {
             }
         }
     }
-    let percent = steps.iter().map(|s| s.percent).sum::<u32>() / STEPS.len() as u32;
+    let percent = steps.iter().map(|s| s.percent).sum::<u32>() / listed.len().max(1) as u32;
     Progress { percent, steps }
 }
 
@@ -204,14 +205,13 @@ mod tests {
             .iter()
             .map(|s| (s.step, s.state, s.percent))
             .collect();
-        assert_eq!(seen.len(), STEPS.len());
+        // A manuscript's workflow never restyles: that step is not its own.
+        assert_eq!(seen.len(), STEPS.len() - 1);
         assert_eq!(
-            seen[..11],
+            seen[..10],
             [
                 ("ingest", StepState::Completed, 100),
                 ("parse", StepState::Completed, 100),
-                // A manuscript's workflow never restyles.
-                ("restyle", StepState::Skipped, 100),
                 ("package_pdf", StepState::Pending, 0),
                 ("measure_piece", StepState::Pending, 0),
                 ("paginate", StepState::Pending, 0),
@@ -223,10 +223,10 @@ mod tests {
             ]
         );
         assert!(
-            seen[11..].iter().all(|s| s.1 == StepState::Pending),
+            seen[10..].iter().all(|s| s.1 == StepState::Pending),
             "{seen:?}"
         );
-        assert_eq!(progress.percent, 337 / STEPS.len() as u32);
+        assert_eq!(progress.percent, 237 / (STEPS.len() as u32 - 1));
     }
 
     #[test]
@@ -258,7 +258,7 @@ mod tests {
         );
         let states = named_states(&printed);
         assert_eq!(
-            [states[5], states[8]],
+            [states[4], states[7]],
             [
                 ("paginate", StepState::Failed),
                 ("chapters", StepState::Completed)
@@ -297,13 +297,13 @@ mod tests {
         );
         let states = named_states(&died);
         assert_eq!(
-            states[9..11],
+            states[8..10],
             [
                 ("render_chapter", StepState::Failed),
                 ("package", StepState::Skipped)
             ]
         );
-        assert!(states[11..].iter().all(|s| s.1 == StepState::Skipped));
+        assert!(states[10..].iter().all(|s| s.1 == StepState::Skipped));
         // Refused at ingest, before the ingest job's end was committed: the step that failed
         // the book is the one still running, not an extra running beside it.
         let refusing = progress(
@@ -314,11 +314,10 @@ mod tests {
             BookStatus::Failed,
         );
         assert_eq!(
-            named_states(&refusing)[..4],
+            named_states(&refusing)[..3],
             [
                 ("ingest", StepState::Failed),
                 ("parse", StepState::Skipped),
-                ("restyle", StepState::Skipped),
                 ("package_pdf", StepState::Running)
             ]
         );
@@ -342,19 +341,22 @@ mod tests {
             BookStatus::Processing,
         );
         assert!(
-            running
-                .steps
+            running.steps[1..]
                 .iter()
-                .skip(1)
-                .filter(|s| s.step != "restyle")
                 .all(|s| s.state == StepState::Pending)
         );
-        // But the other way into a workflow is not waiting: it will never come.
+        // The other way into a workflow is not its own: not listed at all.
+        assert!(running.steps.iter().all(|s| s.step != "restyle"));
+        // A restyled book's lists no reading of a manuscript.
+        let restyled = progress(
+            &[count("book.restyle", JobState::Completed, 1, 100)],
+            BookStatus::Processing,
+        );
         assert!(
-            running
+            restyled
                 .steps
                 .iter()
-                .any(|s| s.step == "restyle" && s.state == StepState::Skipped)
+                .all(|s| s.step != "ingest" && s.step != "parse")
         );
     }
 

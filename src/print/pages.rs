@@ -119,31 +119,10 @@ pub(crate) fn page_data(survey: &Survey, listed: &[usize], body: Option<usize>) 
     }
 }
 
-/// Lower-case roman numerals, as front matter is numbered.
-pub fn roman(mut n: usize) -> String {
-    const DIGITS: [(usize, &str); 13] = [
-        (1000, "m"),
-        (900, "cm"),
-        (500, "d"),
-        (400, "cd"),
-        (100, "c"),
-        (90, "xc"),
-        (50, "l"),
-        (40, "xl"),
-        (10, "x"),
-        (9, "ix"),
-        (5, "v"),
-        (4, "iv"),
-        (1, "i"),
-    ];
-    let mut out = String::new();
-    for (value, digits) in DIGITS {
-        while n >= value {
-            out.push_str(digits);
-            n -= value;
-        }
-    }
-    out
+/// Lower-case roman numerals, as front matter is numbered (figures past 3999, which roman
+/// numerals do not reach).
+pub fn roman(n: usize) -> String {
+    crate::style::numbers::roman(n).to_lowercase()
 }
 
 /// The first glyph of the book's text on each page that has any, as the page (from 0) and a

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::strings::literal;
 use crate::style::{
-    Alignment, Case, FolioPosition, FontStyle, HeadContent, Position, Separation, Style, Weight,
+    Case, FolioPosition, HeadContent, Position, Separation, Style, Weight, decimal,
 };
 
 /// What the definitions need besides the style.
@@ -20,17 +20,17 @@ pub(crate) struct Setup<'a> {
 
 /// The text's leading and the paragraphs' spacing, for the template's first `#set par`.
 pub(crate) fn leading(style: &Style) -> String {
-    format!("{}em", num(style.body.leading.0))
+    format!("{}em", decimal(style.body.leading.0))
 }
 
 /// How the book's paragraphs follow one another, set after the front matter.
 pub(crate) fn paragraphs(style: &Style) -> String {
     let p = &style.paragraph;
     match p.separation {
-        Separation::Indent => format!("#set par(first-line-indent: {}em)\n", num(p.indent.0)),
+        Separation::Indent => format!("#set par(first-line-indent: {}em)\n", decimal(p.indent.0)),
         Separation::Space => format!(
             "#set par(first-line-indent: 0pt, spacing: {}em)\n",
-            num(style.body.leading.0 + 0.9)
+            decimal(style.body.leading.0 + 0.9)
         ),
     }
 }
@@ -43,7 +43,7 @@ pub(crate) fn definitions(setup: &Setup<'_>) -> String {
         || "black".to_owned(),
         |c| format!("rgb({})", literal(&c.hex())),
     );
-    let align = alignment(c.align);
+    let align = c.align.name();
     let ornament = c.ornament.as_ref().map(|o| {
         format!(
             "block(above: 0.5em, below: 0.5em, text(size: 0.7em, style: \"normal\", fill: {accent}, {}))",
@@ -86,9 +86,9 @@ pub(crate) fn definitions(setup: &Setup<'_>) -> String {
 }})
 "#,
         sink = setup.sink,
-        number_size = num(c.number_size.0),
-        title_size = num(c.title_size.0),
-        title_style = font_style(c.title_style),
+        number_size = decimal(c.number_size.0),
+        title_size = decimal(c.title_size.0),
+        title_style = c.title_style.name(),
         title_weight = weight(c.title_weight),
         title_case = case(c.title_case, "body"),
     );
@@ -118,19 +118,19 @@ pub(crate) fn definitions(setup: &Setup<'_>) -> String {
 #set footnote.entry(separator: {separator})
 #show footnote.entry: set text(size: {f_size}em)
 "#,
-        q_indent = num(q.indent.0),
-        q_size = num(q.size.0),
-        q_style = font_style(q.style),
-        v_indent = num(v.indent.0),
-        v_style = font_style(v.style),
-        e_style = font_style(e.style),
-        e_align = alignment(e.align),
+        q_indent = decimal(q.indent.0),
+        q_size = decimal(q.size.0),
+        q_style = q.style.name(),
+        v_indent = decimal(v.indent.0),
+        v_style = v.style.name(),
+        e_style = e.style.name(),
+        e_align = e.align.name(),
         separator = if style.footnote.rule {
             "line(length: 30%, stroke: 0.5pt)"
         } else {
             "none"
         },
-        f_size = num(style.footnote.size.0 / 0.85 * 0.85),
+        f_size = decimal(style.footnote.size.0),
     );
     out.push_str(&drop_cap(style, &accent));
     out
@@ -228,26 +228,6 @@ pub(crate) fn margins(style: &Style, title: &str, author: &str) -> String {
         verso = content(head.verso),
         recto = content(head.recto),
     )
-}
-
-fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_owned()
-}
-
-fn alignment(a: Alignment) -> &'static str {
-    match a {
-        Alignment::Left => "left",
-        Alignment::Center => "center",
-        Alignment::Right => "right",
-    }
-}
-
-fn font_style(s: FontStyle) -> &'static str {
-    match s {
-        FontStyle::Normal => "normal",
-        FontStyle::Italic => "italic",
-    }
 }
 
 fn weight(w: Weight) -> &'static str {

@@ -23,6 +23,22 @@ pub fn get(name: &str) -> Option<Style> {
     Style::parse(source).ok()
 }
 
+/// The built-in style `asked` names, with its name; or why there is none, naming the styles
+/// there are.
+pub fn choose(asked: &str) -> Result<(StyleName, Style), String> {
+    StyleName::parse(asked)
+        .ok()
+        .and_then(|name| get(name.as_str()).map(|style| (name, style)))
+        .ok_or_else(|| {
+            let names: Vec<String> = names().map(String::from).collect();
+            format!(
+                "{:?} is not a style here; the styles are {}.",
+                asked.chars().take(40).collect::<String>(),
+                names.join(", ")
+            )
+        })
+}
+
 /// The built-in style's file as written, for people to start a house style from.
 pub fn source(name: &str) -> Option<&'static str> {
     FILES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::fonts::Face;
-use super::{Alignment, Case, FontStyle, Opening, Position, Separation, Style, Weight};
+use super::{Case, Opening, Position, Separation, Style, Weight, decimal};
 
 /// Which stylesheet is being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub fn stylesheet(style: &Style, sheet: Sheet, faces: &[Face]) -> String {
             let _ = writeln!(
                 out,
                 "{s}p {{ margin: 0; text-indent: {}em; }}\n{s}p.first {{ text-indent: 0; }}",
-                num(p.indent.0)
+                decimal(p.indent.0)
             );
         }
         Separation::Space => {
@@ -102,21 +102,21 @@ pub fn stylesheet(style: &Style, sheet: Sheet, faces: &[Face]) -> String {
             out,
             "{s}p.opening::first-letter {{ float: left; font-size: {}em; line-height: 0.85; margin: 0.06em 0.08em 0 0; color: {accent}; }}\n\
              @supports (initial-letter: 2) or (-webkit-initial-letter: 2) {{ {s}p.opening::first-letter {{ float: none; font-size: 1em; line-height: inherit; margin: 0 0.1em 0 0; -webkit-initial-letter: {lines}; initial-letter: {lines}; }} }}",
-            num(size),
+            decimal(size),
             lines = p.drop_cap_lines.0,
         );
     }
 
     // The chapter's head.
     let c = &style.chapter;
-    let align = alignment(c.align);
-    let margin_top = num(c.sink.0 / 0.22 * 3.0);
+    let align = c.align.name();
+    let margin_top = decimal(c.sink.0 / 0.22 * 3.0);
     let _ = writeln!(
         out,
         "{s}h1 {{ font-family: {}; font-size: {}em; font-style: {}; font-weight: {}; text-align: {align}; margin: {margin_top}em 0 1.5em 0; }}",
         super::fonts::css_stack(style.title_font()),
-        num(c.title_size.0),
-        font_style(c.title_style),
+        decimal(c.title_size.0),
+        c.title_style.name(),
         weight(c.title_weight),
     );
     let _ = writeln!(
@@ -131,7 +131,7 @@ pub fn stylesheet(style: &Style, sheet: Sheet, faces: &[Face]) -> String {
     let _ = writeln!(
         out,
         "{s}.chapter-number {{ display: block; font-size: {}em; margin-bottom: 0.4em; color: {accent}; }}",
-        num(c.number_size.0 / c.title_size.0)
+        decimal(c.number_size.0 / c.title_size.0)
     );
     if let Some(ornament) = &c.ornament {
         let pseudo = match c.ornament_position {
@@ -164,54 +164,34 @@ pub fn stylesheet(style: &Style, sheet: Sheet, faces: &[Face]) -> String {
     let _ = writeln!(
         out,
         "{s}blockquote {{ margin: 1em {indent}em; font-size: {}em; font-style: {}; }}",
-        num(q.size.0),
-        font_style(q.style),
-        indent = num(q.indent.0),
+        decimal(q.size.0),
+        q.style.name(),
+        indent = decimal(q.indent.0),
     );
     let v = &style.verse;
     let _ = writeln!(
         out,
         "{s}p.verse {{ text-align: left; text-indent: 0; margin-left: {}em; font-style: {}; }}",
-        num(v.indent.0),
-        font_style(v.style)
+        decimal(v.indent.0),
+        v.style.name()
     );
     let e = &style.epigraph;
     let _ = writeln!(
         out,
         "{s}section.dedication p, {s}section.epigraph p {{ text-align: {}; text-indent: 0; font-style: {}; }}",
-        alignment(e.align),
-        font_style(e.style),
+        e.align.name(),
+        e.style.name(),
     );
     let f = &style.footnote;
     let _ = writeln!(
         out,
         "{s}aside.footnote, {s}div.note, {s}div.footnotes {{ font-size: {}em; }}",
-        num(f.size.0)
+        decimal(f.size.0)
     );
     if !f.rule {
         let _ = writeln!(out, "{s}div.footnotes {{ border-top: 0; }}");
     }
     out
-}
-
-fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_owned()
-}
-
-fn alignment(a: Alignment) -> &'static str {
-    match a {
-        Alignment::Left => "left",
-        Alignment::Center => "center",
-        Alignment::Right => "right",
-    }
-}
-
-fn font_style(s: FontStyle) -> &'static str {
-    match s {
-        FontStyle::Normal => "normal",
-        FontStyle::Italic => "italic",
-    }
 }
 
 fn weight(w: Weight) -> &'static str {

@@ -18,7 +18,7 @@ mod values;
 
 use serde::{Deserialize, Serialize};
 
-pub use values::{Color, Em, Glyph, Lines, Points, Share, Words};
+pub use values::{Color, Em, Glyph, Lines, Points, Share, Words, decimal};
 
 /// The style a book gets when it names none: the look Bindery always had.
 pub const DEFAULT: &str = "bindery";
@@ -279,6 +279,27 @@ pub enum Alignment {
     Left,
     Center,
     Right,
+}
+
+impl FontStyle {
+    /// Its name in CSS and in Typst alike.
+    pub fn name(self) -> &'static str {
+        match self {
+            FontStyle::Normal => "normal",
+            FontStyle::Italic => "italic",
+        }
+    }
+}
+
+impl Alignment {
+    /// Its name in CSS and in Typst alike.
+    pub fn name(self) -> &'static str {
+        match self {
+            Alignment::Left => "left",
+            Alignment::Center => "center",
+            Alignment::Right => "right",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

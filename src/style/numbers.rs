@@ -38,33 +38,10 @@ pub fn spells(language: &str) -> bool {
 
 /// Upper-case roman numerals; figures past 3999, which roman numerals do not reach.
 pub fn roman(n: usize) -> String {
-    if n == 0 || n > 3999 {
-        return n.to_string();
-    }
-    const PLACES: [(usize, &str); 13] = [
-        (1000, "M"),
-        (900, "CM"),
-        (500, "D"),
-        (400, "CD"),
-        (100, "C"),
-        (90, "XC"),
-        (50, "L"),
-        (40, "XL"),
-        (10, "X"),
-        (9, "IX"),
-        (5, "V"),
-        (4, "IV"),
-        (1, "I"),
-    ];
-    let mut rest = n;
-    let mut out = String::new();
-    for (value, letters) in PLACES {
-        while rest >= value {
-            out.push_str(letters);
-            rest -= value;
-        }
-    }
-    out
+    u16::try_from(n)
+        .ok()
+        .and_then(|n| roman_numerals_rs::RomanNumeral::new(n).ok())
+        .map_or_else(|| n.to_string(), roman_numerals_rs::RomanNumeral::to_uppercase)
 }
 
 /// `n` in words in `language`, capitalised as a heading is: each word in English ("Twenty-One"),

@@ -205,3 +205,9 @@ impl From<Color> for String {
         v.hex()
     }
 }
+
+/// A number as CSS and Typst both write it: at most three decimals, no trailing zeros.
+pub fn decimal(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}

@@ -386,9 +386,13 @@ fn stop(mut worker: Running) {
 }
 
 /// The steps a worker is killed around, before and after each commits: every step of the
-/// pipeline.
+/// pipeline a manuscript goes through (not `restyle`, the other way into it).
 fn steps() -> impl Iterator<Item = &'static str> {
-    bindery::pipeline::steps::STEPS.iter().map(|step| step.job)
+    use bindery::pipeline::steps::{Entry, STEPS, entry};
+    STEPS
+        .iter()
+        .map(|step| step.job)
+        .filter(|job| entry(job) != Some(Entry::Restyle))
 }
 
 /// What an uninterrupted run leaves behind, which every crashed run must leave too.

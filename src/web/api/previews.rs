@@ -11,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::books::{self, keys};
 use crate::jobs::JobState;
 use crate::pipeline::preview::{MADE, Made, MakePreview};
-use crate::style::{StyleName, builtin};
+use crate::style::builtin;
 use crate::web::AppState;
 use crate::web::book_view::own_book;
 use crate::web::caller::Caller;
@@ -97,10 +97,9 @@ pub async fn preview(
         .style
         .unwrap_or_else(|| crate::style::DEFAULT.to_owned());
     let book = own_book(&state, &tenant, &id).await?;
-    let name = StyleName::parse(&asked).ok();
-    let Some((name, style)) = name.and_then(|n| builtin::get(n.as_str()).map(|s| (n, s))) else {
-        return Err(unknown_style(&asked));
-    };
+    let (name, style) = builtin::choose(&asked).map_err(|why| {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_style", why).field("style")
+    })?;
     if book.status != books::BookStatus::Ready {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -160,18 +159,4 @@ pub async fn preview(
     Ok(HttpResponse::Accepted()
         .insert_header((header::RETRY_AFTER, "1"))
         .json(view))
-}
-
-fn unknown_style(asked: &str) -> ApiError {
-    let names: Vec<String> = builtin::names().map(String::from).collect();
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_style",
-        format!(
-            "{:?} is not a style here; the styles are {}.",
-            asked.chars().take(40).collect::<String>(),
-            names.join(", ")
-        ),
-    )
-    .field("style")
 }

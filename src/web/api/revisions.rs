@@ -17,7 +17,6 @@ use super::upload::{Upload, UploadForm};
 use crate::books::{self, BookRow, Reserved, RevisionId, RevisionRow, RevisionView, keys};
 use crate::document::keys::{Field, Named};
 use crate::pipeline::{progress, steps};
-use crate::style::StyleName;
 use crate::web::book_view::{own_book, own_revision};
 use crate::web::caller::Caller;
 use crate::web::downloads::{self, Download};
@@ -506,22 +505,14 @@ pub async fn restyle(
         web::Either::Left(json) => json.into_inner().style,
         web::Either::Right(form) => form.into_inner().style,
     };
-    let style = StyleName::parse(&asked)
-        .ok()
-        .filter(|name| crate::style::builtin::get(name.as_str()).is_some())
-        .ok_or_else(|| {
-            let names: Vec<String> = crate::style::builtin::names().map(String::from).collect();
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_metadata",
-                format!(
-                    "style: {:?} is not a style here; the styles are {}.",
-                    asked.chars().take(40).collect::<String>(),
-                    names.join(", ")
-                ),
-            )
-            .field("style")
-        })?;
+    let (style, _) = crate::style::builtin::choose(&asked).map_err(|why| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_metadata",
+            format!("style: {why}"),
+        )
+        .field("style")
+    })?;
     let shown = books::revision(&state.db, &book.current())
         .await?
         .filter(|row| row.status == books::RevisionStatus::Ready)
