@@ -41,7 +41,10 @@ pub fn roman(n: usize) -> String {
     u16::try_from(n)
         .ok()
         .and_then(|n| roman_numerals_rs::RomanNumeral::new(n).ok())
-        .map_or_else(|| n.to_string(), roman_numerals_rs::RomanNumeral::to_uppercase)
+        .map_or_else(
+            || n.to_string(),
+            roman_numerals_rs::RomanNumeral::to_uppercase,
+        )
 }
 
 /// `n` in words in `language`, capitalised as a heading is: each word in English ("Twenty-One"),
