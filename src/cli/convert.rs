@@ -96,14 +96,18 @@ fn meta_help() -> String {
 /// The `--meta` pairs and the print edition's flags, which are metadata as the upload's fields
 /// are (one place decides). A key given twice, under any of its spellings (`--meta author=…
 /// --meta authors=…`, `--trim` with `--meta trim=…`), is a mistake to name, not a value to pick.
-fn metadata(args: &ConvertArgs) -> Result<BTreeMap<String, String>, Failure> {
+/// `style` is `--style`'s name, read once by [`style_choice`].
+fn metadata(
+    args: &ConvertArgs,
+    style: Option<&StyleName>,
+) -> Result<BTreeMap<String, String>, Failure> {
     let flags = [
         args.trim
             .map(|trim| ("trim", trim.name().to_owned(), "--trim")),
         args.paper
             .map(|paper| ("paper", paper.name().to_owned(), "--paper")),
         args.bleed.then(|| ("bleed", "yes".to_owned(), "--bleed")),
-        style_choice(args)?.map(|(name, _)| ("style", name.to_string(), "--style")),
+        style.map(|name| ("style", name.to_string(), "--style")),
     ];
     let pairs = args
         .meta
@@ -202,7 +206,8 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         )),
         None => None,
     };
-    let metadata = metadata(args)?;
+    let style = style_choice(args)?;
+    let metadata = metadata(args, style.as_ref().map(|(name, _)| name))?;
     let options = Options {
         metadata,
         file_name: Some(file_name(&args.manuscript)),
@@ -210,7 +215,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         modified: modified_time(&args.manuscript),
         identifier: None,
         revision: args.revision,
-        house_style: style_choice(args)?.and_then(|(name, style)| {
+        house_style: style.and_then(|(name, style)| {
             style.map(|style| crate::convert::HouseStyle { name, style })
         }),
     };

@@ -175,6 +175,11 @@ impl Families {
         self.faces.keys().map(String::as_str).collect()
     }
 
+    /// The face whose file is called `file` (`EBGaramond-Regular.ttf`).
+    pub fn by_file(&self, file: &str) -> Option<&Face> {
+        self.faces.values().flatten().find(|face| face.file == file)
+    }
+
     /// The faces of `family`.
     pub fn faces(&self, family: &str) -> &[Face] {
         self.faces.get(family).map_or(&[], Vec::as_slice)

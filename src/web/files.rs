@@ -50,12 +50,7 @@ async fn preview_file(
         Err(response) => return response,
     };
     let (bytes, kind) = if let Some(font) = file.strip_prefix("fonts/") {
-        let face = crate::style::fonts::Families::bundled()
-            .names()
-            .into_iter()
-            .flat_map(|family| crate::style::fonts::Families::bundled().faces(family))
-            .find(|face| face.file == font);
-        match face {
+        match crate::style::fonts::Families::bundled().by_file(font) {
             Some(face) => (face.bytes.clone(), face.media_type()),
             None => return not_found(&req),
         }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::{fail_for_good, gone, refuse};
-use super::stored::{parsed, revision_row};
+use super::stored::revision_row;
 use super::typeset::Typeset;
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
@@ -41,6 +41,7 @@ impl Job for Restyle {
         };
         let options = row.options()?;
         let from = RevisionId::of(&self.revision.book, self.from);
+        // Read once: the revision's files may go while this runs, and then it says so.
         let Some(model) = blobs.get_opt(&keys::model(&from)).await? else {
             return refuse(
                 cx,
@@ -54,6 +55,7 @@ impl Job for Restyle {
             )
             .await;
         };
+        let mut book: crate::ebook::Book = serde_json::from_slice(&model)?;
         drop(model);
         cx.progress(10, "carrying the book over").await?;
         for key in [keys::upload, keys::text, keys::cover_upload] {
@@ -73,7 +75,6 @@ impl Job for Restyle {
             blobs.put_if_absent(&format!("{new}{name}"), bytes).await?;
         }
 
-        let mut book = parsed(blobs, &from).await?;
         let chosen = crate::convert::chosen_style_name(&options.convert.metadata)
             .unwrap_or_else(|| book.metadata.style.clone());
         book.metadata.style = chosen;
