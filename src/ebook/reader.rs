@@ -104,8 +104,9 @@ pub fn build(
     }
     // The book's style after the reader's own rules, over its chapters only; its fonts
     // beside it when it embeds them.
-    files.push(("reader.css".into(), stylesheet(book).into_bytes()));
-    for face in &crate::ebook::epub::book_fonts(book) {
+    let fonts = crate::ebook::epub::book_fonts(book);
+    files.push(("reader.css".into(), stylesheet(book, &fonts).into_bytes()));
+    for face in &fonts {
         files.push((format!("fonts/{}", face.file), face.bytes.to_vec()));
     }
     files.push(("reader.js".into(), READER_JS.as_bytes().to_vec()));
@@ -147,12 +148,11 @@ pub fn build(
 }
 
 /// The reader's stylesheet for `book`: the reader's own rules, the book's style over its
-/// chapters (its fonts in `fonts/` when it embeds them), and mathematics.
-pub fn stylesheet(book: &Book) -> String {
-    let fonts = crate::ebook::epub::book_fonts(book);
+/// chapters (`fonts`, in `fonts/`, when it embeds them: `epub::book_fonts`), and mathematics.
+pub fn stylesheet(book: &Book, fonts: &[crate::style::fonts::Face]) -> String {
     format!(
         "{READER_CSS}{}{}",
-        crate::style::css::stylesheet(&book.style, crate::style::css::Sheet::Reader, &fonts),
+        crate::style::css::stylesheet(&book.style, crate::style::css::Sheet::Reader, fonts),
         crate::math::stylesheet()
     )
 }

@@ -73,12 +73,14 @@ impl Job for MakePreview {
         book.metadata.style = self.style.clone();
         book.style = style;
         let made = tokio::task::spawn_blocking(move || {
+            // The book becomes its excerpt: the print edition and the reader show the same.
+            let excerpt = crate::style::preview::excerpt(&book.document);
+            book.document = excerpt.document;
             let options = crate::print::PrintOptions::of(&book.metadata);
-            let pages = crate::print::previews(&book, &options);
-            let mut passages = book.clone();
-            passages.document = crate::style::preview::excerpt(&book.document).document;
-            let html = crate::ebook::reader::passages_page(&passages);
-            let css = crate::ebook::reader::stylesheet(&passages);
+            let pages = crate::print::previews(&book, excerpt.opening, excerpt.scene, &options);
+            let html = crate::ebook::reader::passages_page(&book);
+            let css =
+                crate::ebook::reader::stylesheet(&book, &crate::ebook::epub::book_fonts(&book));
             (pages, html, css)
         })
         .await?;

@@ -30,19 +30,25 @@ const PIXELS_PER_POINT: f32 = 1.5;
 /// The gutter a preview is set with: a short book's, which the pages barely show.
 const GUTTER: f64 = 0.375;
 
-/// Typesets `book`'s excerpt in its style (`book.style`) and renders the three pages.
-pub fn previews(book: &Book, options: &PrintOptions) -> Result<Previews, PrintError> {
-    let excerpt = crate::style::preview::excerpt(&book.document);
+/// Typesets `book`, an excerpt of a book (`crate::style::preview::excerpt`) whose chapter
+/// `opening` opens and chapter `scene` holds a scene break, in its style (`book.style`), and
+/// renders the three pages.
+pub fn previews(
+    book: &Book,
+    opening: Option<usize>,
+    scene: Option<usize>,
+    options: &PrintOptions,
+) -> Result<Previews, PrintError> {
     let resources = BTreeMap::new();
     let text = Text {
-        document: &excerpt.document,
+        document: &book.document,
         resources: &resources,
         metadata: &book.metadata,
         style: &book.style,
     };
     let needs = FontNeeds::of(
-        &template::book_text(&excerpt.document, &book.metadata),
-        crate::ebook::sets_bold(&excerpt.document),
+        &template::book_text(&book.document, &book.metadata),
+        crate::ebook::sets_bold(&book.document),
     );
     let faces = BookFonts::for_needs(&needs);
     let fonts = template::body_fonts(&needs, &book.metadata.language);
@@ -52,22 +58,15 @@ pub fn previews(book: &Book, options: &PrintOptions) -> Result<Previews, PrintEr
         gutter: GUTTER + GUTTER_COMFORT,
     };
     let set = |pages: Option<&PageData>| -> Result<PagedDocument, PrintError> {
-        let source = template::preview(
-            text,
-            geometry,
-            &fonts,
-            pages,
-            excerpt.opening,
-            excerpt.scene,
-        );
+        let source = template::preview(text, geometry, &fonts, pages, opening, scene);
         compile(&BookWorld::new(source, &resources, &faces), &mut Vec::new())
     };
     // Laid out once to find the pages, then again with their running heads and folios.
     let bare = set(None)?;
     let survey = pages::survey(&bare);
     let starts: BTreeMap<usize, usize> = survey.chapters.iter().copied().collect();
-    let opening_page = excerpt.opening.and_then(|i| starts.get(&i).copied());
-    let scene_page = excerpt.scene.and_then(|i| starts.get(&i).copied());
+    let opening_page = opening.and_then(|i| starts.get(&i).copied());
+    let scene_page = scene.and_then(|i| starts.get(&i).copied());
     let body_from = opening_page.or(scene_page).unwrap_or(survey.pages + 1);
     let data = PageData {
         styles: (1..=survey.pages)
