@@ -37,17 +37,30 @@ pub struct Options {
     /// Which revision of its book this is, from the second on (`BookMetadata::revision`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<u32>,
-    /// A style besides the built-in ones that the book may name (`bindery convert --style
-    /// path/to/style.toml`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub house_style: Option<HouseStyle>,
+    /// Styles besides the built-in ones that the book may name: its tenant's house styles
+    /// (looked up by the step that reads the book, never stored with its options), or the
+    /// style file `bindery convert --style path/to/style.toml` read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub house_styles: Vec<HouseStyle>,
 }
 
-/// A style that is not built in, under the name a book chooses it by.
+/// A style that is not built in, under the name a book chooses it by, with its files.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HouseStyle {
     pub name: StyleName,
     pub style: Style,
+    /// The fonts and ornament images it came with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<StyleFile>,
+}
+
+/// A house style's file: its name, and the blob that holds it (`house_styles::file_key`), or
+/// `None` for a file the caller holds in memory (`bindery convert`: `in_memory::Extras`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StyleFile {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
 }
 
 /// The style a book's given metadata names, under any spelling of its key.
@@ -61,12 +74,28 @@ pub fn chosen_style_name(metadata: &BTreeMap<String, String>) -> Option<StyleNam
 
 /// The style `metadata` names: the house style of that name, else the built-in one.
 pub fn chosen_style(metadata: &crate::ebook::BookMetadata, options: &Options) -> Style {
-    options
-        .house_style
-        .as_ref()
-        .filter(|house| house.name == metadata.style)
+    chosen_house(metadata, options)
         .map(|house| house.style.clone())
         .or_else(|| crate::style::builtin::get(metadata.style.as_str()))
+        .unwrap_or_default()
+}
+
+/// The house style `metadata` names, when it names one.
+pub fn chosen_house<'a>(
+    metadata: &crate::ebook::BookMetadata,
+    options: &'a Options,
+) -> Option<&'a HouseStyle> {
+    options
+        .house_styles
+        .iter()
+        .find(|house| house.name == metadata.style)
+}
+
+/// The names of the files `book`'s house style brought, which its resources must hold
+/// (under `style::house::resource_id`).
+pub fn style_files(metadata: &crate::ebook::BookMetadata, options: &Options) -> Vec<String> {
+    chosen_house(metadata, options)
+        .map(|house| house.files.iter().map(|f| f.name.clone()).collect())
         .unwrap_or_default()
 }
 
@@ -144,7 +173,7 @@ pub fn assemble(
         revision: options.revision,
         default_language: Some(default_language.to_owned()),
         styles: options
-            .house_style
+            .house_styles
             .iter()
             .map(|house| house.name.clone())
             .collect(),
@@ -177,6 +206,7 @@ pub fn assemble(
         report.warn(warning);
     }
     let style = chosen_style(&metadata, options);
+    let style_files = style_files(&metadata, options);
     if let Some(warning) = crate::style::opening::numbering_warning(&style, &metadata.language) {
         report.warn(warning);
     }
@@ -186,6 +216,7 @@ pub fn assemble(
         cover: Some(info),
         print: None,
         style,
+        style_files,
     };
     report.statistics = statistics(&book);
     Ok(Assembled {

@@ -74,6 +74,7 @@ pub mod document;
 pub mod ebook;
 pub mod executable;
 pub mod fuzzing;
+pub mod house_styles;
 pub mod jobs;
 pub mod keepalive;
 pub mod labels;

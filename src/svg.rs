@@ -42,8 +42,26 @@ pub fn outlined(svg: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let tree = parse(svg).ok()?;
-    tree.has_text_nodes()
-        .then(|| tree.to_string(&usvg::WriteOptions::default()).into_bytes())
+    holds_text(&tree).then(|| tree.to_string(&usvg::WriteOptions::default()).into_bytes())
+}
+
+/// Whether `tree` sets any text, an embedded SVG's included. (usvg 0.45's own
+/// `Tree::has_text_nodes` answers `true` for every tree: its loop's fall-through returns
+/// `true`.)
+pub fn holds_text(tree: &usvg::Tree) -> bool {
+    fn group(g: &usvg::Group) -> bool {
+        g.children().iter().any(|node| {
+            let mut text = matches!(node, usvg::Node::Text(_));
+            if let usvg::Node::Image(image) = node
+                && let usvg::ImageKind::SVG(inner) = image.kind()
+            {
+                text |= group(inner.root());
+            }
+            node.subroots(|sub| text |= group(sub));
+            text
+        })
+    }
+    group(tree.root())
 }
 
 /// The bundled fonts, and the system's faces for the scripts of `text` that they lack (a
@@ -95,6 +113,9 @@ mod tests {
         assert!(outlined.contains("<path"), "{outlined}");
         let picture = br#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>"#;
         assert_eq!(super::outlined(picture), None);
+        let picture = parse(picture).expect("parsed");
+        assert!(!holds_text(&picture));
+        assert!(holds_text(&parse(&words("Hello")).expect("parsed")));
         assert_eq!(super::outlined(b"\x89PNG\r\n\x1a\n"), None);
     }
 

@@ -1,6 +1,7 @@
 // Shared by every page. Forms marked data-api="METHOD" data-url="…" call the JSON API with the
 // session's CSRF token (a cookie alone never changes anything), sending their fields, if they
-// have any, as a URL-encoded form; then reload or go to data-then.
+// have any, as a URL-encoded form (or multipart, for a form with files); then reload or go to
+// data-then.
 "use strict";
 
 window.bindery = (function () {
@@ -43,8 +44,9 @@ window.bindery = (function () {
     const button = form.querySelector("button[type=submit]");
     if (button) button.disabled = true;
     try {
-      const fields = new URLSearchParams(new FormData(form));
-      const response = await api(form.dataset.api, form.dataset.url, [...fields].length ? fields : undefined);
+      const data = new FormData(form);
+      const fields = form.enctype === "multipart/form-data" ? data : new URLSearchParams(data);
+      const response = await api(form.dataset.api, form.dataset.url, [...fields.keys()].length ? fields : undefined);
       if (!response.ok) {
         showError(form, await errorMessage(response));
         return;

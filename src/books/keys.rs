@@ -127,11 +127,12 @@ pub fn print_piece(revision: &RevisionId, k: usize) -> String {
     format!("{}piece-{k:04}.pdf", print_work_prefix(revision))
 }
 
-/// A file of revision `revision`'s preview in `style` (`pipeline::preview`): `title.png`,
-/// `opening.png`, `scene.png`, `reader.html`, `reader.css`, and `preview.json` (what it holds),
-/// written last. Under the revision's files, so they go with them.
-pub fn preview(revision: &RevisionId, style: &crate::style::StyleName, file: &str) -> String {
-    format!("{}previews/{style}/{file}", revision_prefix(revision))
+/// A file of revision `revision`'s preview in a look (`pipeline::preview`): `title.png`,
+/// `opening.png`, `scene.png`, `reader.html`, `reader.css`, a house style's `fonts/` and
+/// `ornaments/`, and `preview.json` (what it holds), written last. Under the revision's
+/// files, so they go with them.
+pub fn preview(revision: &RevisionId, look: &crate::style::preview::Look, file: &str) -> String {
+    format!("{}previews/{look}/{file}", revision_prefix(revision))
 }
 
 pub fn reader_prefix(revision: &RevisionId) -> String {

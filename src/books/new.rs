@@ -9,6 +9,7 @@ use crate::convert::Options;
 use crate::document::Metadata;
 use crate::ebook::metadata::{self, MetadataInputs};
 use crate::manuscript::{Format, InputError};
+use crate::style::StyleName;
 use crate::webhooks::CallbackUrl;
 
 /// What an upload said of its book, its files already stored under `id`.
@@ -24,6 +25,8 @@ pub struct Described {
     /// As sent.
     pub callback_url: Option<String>,
     pub idempotency_key: Option<String>,
+    /// The house styles the tenant's books may name, besides the built-in ones.
+    pub styles: Vec<StyleName>,
 }
 
 /// Why an upload cannot be a book.
@@ -41,7 +44,7 @@ impl NewBook {
     /// The book `described` is, or why it cannot be one. `allow_private`: whether a callback
     /// URL may be a private address (`WEBHOOK_ALLOW_PRIVATE`).
     pub fn parse(described: Described, allow_private: bool) -> Result<NewBook, Refused> {
-        check_metadata(&described.metadata)?;
+        check_metadata(&described.metadata, &described.styles)?;
         let callback_url = described
             .callback_url
             .as_deref()
@@ -61,7 +64,7 @@ impl NewBook {
                 modified: None,
                 identifier: None,
                 revision: None,
-                house_style: None,
+                house_styles: Vec::new(),
             },
             cover_name: described.cover_name,
             idempotency_key: described.idempotency_key,
@@ -79,10 +82,11 @@ pub fn revision_options(
     metadata: BTreeMap<String, String>,
     format: Option<Format>,
     cover_name: Option<String>,
+    styles: &[StyleName],
 ) -> Result<StoredOptions, Refused> {
     let mut merged = current.convert.metadata.clone();
     merged.extend(metadata);
-    check_metadata(&merged)?;
+    check_metadata(&merged, styles)?;
     Ok(StoredOptions {
         convert: Options {
             metadata: merged,
@@ -91,17 +95,19 @@ pub fn revision_options(
             modified: None,
             identifier: current.convert.identifier.clone(),
             revision: None,
-            house_style: None,
+            house_styles: Vec::new(),
         },
         cover_name: cover_name.or_else(|| current.cover_name.clone()),
     })
 }
 
 /// The person's metadata, resolved as it would be against a manuscript that says nothing: the
-/// same rules, and the same words, as when the book is made.
-fn check_metadata(values: &BTreeMap<String, String>) -> Result<(), Refused> {
+/// same rules, and the same words, as when the book is made. `styles`: the house styles the
+/// book may name.
+fn check_metadata(values: &BTreeMap<String, String>, styles: &[StyleName]) -> Result<(), Refused> {
     let inputs = MetadataInputs {
         overrides: values.clone(),
+        styles: styles.to_vec(),
         ..MetadataInputs::default()
     };
     let Err(e) = metadata::resolve(&Metadata::default(), &inputs, &mut Vec::new()) else {

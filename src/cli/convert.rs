@@ -15,6 +15,7 @@ use crate::document::keys::{self, Given, Named};
 use crate::manuscript::Format;
 use crate::pipeline::in_memory::{self, ConvertError};
 use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, PrintOptions, Trim};
+use crate::style::house::House;
 use crate::style::{Style, StyleName};
 
 /// Exit code when the manuscript (or an option) is refused: sysexits' EX_DATAERR.
@@ -139,8 +140,9 @@ fn metadata(
 }
 
 /// `--style`: a built-in style's name, or a style file read (and refused with its line) here,
-/// named by its file's stem.
-fn style_choice(args: &ConvertArgs) -> Result<Option<(StyleName, Option<Style>)>, Failure> {
+/// named by its file's stem, with the font files beside it whose families it names and the
+/// ornament image it names (as a house style is uploaded with them).
+fn style_choice(args: &ConvertArgs) -> Result<Option<(StyleName, Option<House>)>, Failure> {
     let Some(value) = &args.style else {
         return Ok(None);
     };
@@ -150,24 +152,50 @@ fn style_choice(args: &ConvertArgs) -> Result<Option<(StyleName, Option<Style>)>
         let name = StyleName::parse(value).map_err(Failure::Input)?;
         return Ok(Some((name, None)));
     }
-    let source = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Input(format!("the style file {}: {e}", path.display())))?;
-    let style = Style::parse(&source)
-        .and_then(|style| {
-            style.check_fonts(&source, &crate::style::fonts::Families::default())?;
-            Ok(style)
-        })
-        .map_err(|e| Failure::Input(format!("the style file {}: {e}", path.display())))?;
+    let refused = |e: String| Failure::Input(format!("the style file {}: {e}", path.display()));
+    let source = std::fs::read(path).map_err(|e| refused(e.to_string()))?;
     let stem = path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    let name = StyleName::parse(&stem).map_err(|e| {
-        Failure::Input(format!(
-            "the style file {}: its name makes the style's: {e}",
-            path.display()
-        ))
-    })?;
-    Ok(Some((name, Some(style))))
+    let style = Style::parse(&String::from_utf8_lossy(&source)).map_err(|e| refused(e.message))?;
+    let files = files_beside(path, &style).map_err(|e| refused(format!("{e:#}")))?;
+    let house = crate::style::house::read(&stem, &source, files).map_err(|e| refused(e.message))?;
+    Ok(Some((house.name.clone(), Some(house))))
+}
+
+/// The files beside a style file that it uses: the fonts of the families it names (each font
+/// file read for its family), and the ornament image it names.
+fn files_beside(path: &Path, style: &Style) -> anyhow::Result<Vec<(String, bytes::Bytes)>> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let families = style.families();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    })? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let lower = name.to_ascii_lowercase();
+        let wanted = if lower.ends_with(".ttf") || lower.ends_with(".otf") {
+            let bytes = bytes::Bytes::from(std::fs::read(entry.path())?);
+            let family = crate::style::house::font(&name, bytes.clone())
+                .ok()
+                .map(|face| face.family);
+            family
+                .is_some_and(|f| families.contains(&f.as_str()))
+                .then_some(bytes)
+        } else if style.scene_break.image.as_deref() == Some(name.as_str()) {
+            Some(bytes::Bytes::from(std::fs::read(entry.path())?))
+        } else {
+            None
+        };
+        if let Some(bytes) = wanted {
+            files.push((name, bytes));
+        }
+    }
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
 }
 
 pub fn run(config: &Config, args: ConvertArgs) -> ExitCode {
@@ -206,8 +234,11 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         )),
         None => None,
     };
-    let style = style_choice(args)?;
-    let metadata = metadata(args, style.as_ref().map(|(name, _)| name))?;
+    let (style, house) = match style_choice(args)? {
+        Some((name, house)) => (Some(name), house),
+        None => (None, None),
+    };
+    let metadata = metadata(args, style.as_ref())?;
     let options = Options {
         metadata,
         file_name: Some(file_name(&args.manuscript)),
@@ -215,9 +246,21 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         modified: modified_time(&args.manuscript),
         identifier: None,
         revision: args.revision,
-        house_style: style.and_then(|(name, style)| {
-            style.map(|style| crate::convert::HouseStyle { name, style })
-        }),
+        house_styles: house
+            .iter()
+            .map(|house| crate::convert::HouseStyle {
+                name: house.name.clone(),
+                style: house.style.clone(),
+                files: house
+                    .files
+                    .iter()
+                    .map(|file| crate::convert::StyleFile {
+                        name: file.name.clone(),
+                        blob: None,
+                    })
+                    .collect(),
+            })
+            .collect(),
     };
     let output = args.output.clone().unwrap_or_else(|| {
         let stem = args
@@ -242,6 +285,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
                 .then(crate::ebook::reader::Links::default)
                 .as_ref(),
             print: args.pdf.is_some(),
+            house_files: house.as_ref().map_or(&[], |house| house.files.as_slice()),
         },
         |step, done, total| {
             if let Some(bar) = &bar {

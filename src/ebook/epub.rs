@@ -94,7 +94,12 @@ pub fn package(
             true,
         ));
     }
-    for item in manifest.cover.iter().chain(&manifest.images) {
+    for item in manifest
+        .cover
+        .iter()
+        .chain(&manifest.images)
+        .chain(&manifest.ornament)
+    {
         // JPEG, PNG, GIF and WebP are compressed already; deflating them again is wasted work.
         let compress = item.media_type == "image/svg+xml";
         files.push((
@@ -134,15 +139,37 @@ struct Manifest {
     mathml: Vec<bool>,
     /// The style's typefaces, when it embeds them (`fonts/…`).
     fonts: Vec<Face>,
+    /// A house style's ornament image (`ornaments/…`).
+    ornament: Option<Resource>,
 }
 
-/// The font files `book` carries: its style's, when the style embeds them.
-pub(crate) fn book_fonts(book: &Book) -> Vec<Face> {
+/// The font files `book` carries: its style's, when the style embeds them (a house style's
+/// own from `resources`).
+pub(crate) fn book_fonts(book: &Book, resources: &BTreeMap<String, Vec<u8>>) -> Vec<Face> {
     crate::style::fonts::embedded(
         &book.style,
-        crate::style::fonts::Families::bundled(),
+        &book.families(resources),
         super::sets_bold(&book.document),
     )
+}
+
+/// The house style's ornament image `book` shows at its scene breaks, as its file name (in
+/// `style::css::ORNAMENTS`), media type and bytes.
+pub(crate) fn book_ornament<'a>(
+    book: &Book,
+    resources: &'a BTreeMap<String, Vec<u8>>,
+) -> anyhow::Result<Option<(String, &'static str, &'a [u8])>> {
+    let crate::style::BreakMark::Image(file) = book.style.scene_break.mark() else {
+        return Ok(None);
+    };
+    let bytes = resources
+        .get(&crate::style::house::resource_id(file))
+        .with_context(|| format!("the style's ornament {file} has no bytes"))?;
+    Ok(Some((
+        file.to_owned(),
+        crate::style::house::media_type(file),
+        bytes,
+    )))
 }
 
 /// The book's stylesheet: what every book shares, its style's own rules, and mathematics.
@@ -200,11 +227,19 @@ impl Manifest {
                 described,
             });
         }
+        let ornament = book_ornament(book, resources)?.map(|(file, media_type, bytes)| Resource {
+            id: "ornament".into(),
+            href: format!("{}{file}", crate::style::css::ORNAMENTS),
+            media_type: media_type.to_owned(),
+            bytes: bytes.to_vec(),
+            described: true,
+        });
         Ok(Manifest {
             cover,
             images,
             mathml: Vec::new(),
-            fonts: book_fonts(book),
+            fonts: book_fonts(book, resources),
+            ornament,
         })
     }
 

@@ -11,6 +11,8 @@ pub mod reader;
 pub mod verify;
 pub mod xhtml;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::document::Document;
@@ -32,6 +34,18 @@ pub struct Book {
     /// read once when the book is assembled. A book stored before styles has the default.
     #[serde(default)]
     pub style: crate::style::Style,
+    /// The house style's files (fonts, ornament images) the book carries among its resources
+    /// (`style::house::resource_id`), by name: none for a built-in style.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub style_files: Vec<String>,
+}
+
+impl Book {
+    /// The typefaces the book may set: the bundled ones and its house style's own, from
+    /// `resources` (which must hold the style's files).
+    pub fn families(&self, resources: &BTreeMap<String, Vec<u8>>) -> crate::style::fonts::Families {
+        crate::style::house::families(resources)
+    }
 }
 
 /// The print edition, as the ebook names it where it offers the printed pages.

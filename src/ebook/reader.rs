@@ -104,10 +104,16 @@ pub fn build(
     }
     // The book's style after the reader's own rules, over its chapters only; its fonts
     // beside it when it embeds them.
-    let fonts = crate::ebook::epub::book_fonts(book);
+    let fonts = crate::ebook::epub::book_fonts(book, resources);
     files.push(("reader.css".into(), stylesheet(book, &fonts).into_bytes()));
     for face in &fonts {
         files.push((format!("fonts/{}", face.file), face.bytes.to_vec()));
+    }
+    if let Some((file, _, bytes)) = crate::ebook::epub::book_ornament(book, resources)? {
+        files.push((
+            format!("{}{file}", crate::style::css::ORNAMENTS),
+            bytes.to_vec(),
+        ));
     }
     files.push(("reader.js".into(), READER_JS.as_bytes().to_vec()));
     files.push((
@@ -198,7 +204,8 @@ fn cover_file<'a>(
 }
 
 /// Every image resource as `images/<id>`: everything in `resources` except the cover (which
-/// is there only when the document itself also uses that name).
+/// is there only when the document itself also uses that name) and the house style's files
+/// (which go where its stylesheet names them).
 fn image_files<'a>(
     book: &Book,
     resources: &'a BTreeMap<String, Vec<u8>>,
@@ -208,6 +215,7 @@ fn image_files<'a>(
     resources
         .iter()
         .filter(|(id, _)| Some(id.as_str()) != cover_name || used.contains(id.as_str()))
+        .filter(|(id, _)| !crate::style::house::is_style_file(id))
         .map(|(id, bytes)| {
             check_name(id)?;
             Ok((image_path(id), bytes))

@@ -47,6 +47,8 @@ pub struct Extras<'a> {
     pub reader: Option<&'a crate::ebook::reader::Links>,
     /// The print edition, whose pages the ebooks then mark.
     pub print: bool,
+    /// The files of the house style the book may choose (`Options::house_styles`).
+    pub house_files: &'a [crate::style::house::File],
 }
 
 /// Runs every stage; `progress(step, done, total)` is called as work advances.
@@ -59,7 +61,11 @@ pub fn convert(
     extras: Extras<'_>,
     mut progress: impl FnMut(&str, usize, usize),
 ) -> Result<Converted, ConvertError> {
-    let Extras { reader, print } = extras;
+    let Extras {
+        reader,
+        print,
+        house_files,
+    } = extras;
     let mut timings = Vec::new();
     let mut timed = |step: &str, started: Instant| {
         timings.push(StepTiming {
@@ -77,7 +83,7 @@ pub fn convert(
     progress(PARSE, 0, 1);
     let Assembled {
         mut book,
-        resources,
+        mut resources,
         mut report,
     } = assemble(
         &ingested,
@@ -87,6 +93,14 @@ pub fn convert(
         limits,
         default_language,
     )?;
+    for file in house_files {
+        if book.style_files.contains(&file.name) {
+            resources.insert(
+                crate::style::house::resource_id(&file.name),
+                file.bytes.to_vec(),
+            );
+        }
+    }
     timed(PARSE, t);
 
     // The print edition before the chapters are written: the ebooks mark where its pages

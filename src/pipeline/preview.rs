@@ -10,6 +10,7 @@ use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, JobContext, NewJob, Outcome};
 use crate::services::Services;
 use crate::style::StyleName;
+use crate::style::preview::Look;
 
 /// Make revision `revision`'s preview in `style`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -17,6 +18,9 @@ pub struct MakePreview {
     #[serde(flatten)]
     pub revision: RevisionId,
     pub style: StyleName,
+    /// A house style's version (`house_styles::Kept::version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// What a preview holds, `preview.json`.
@@ -32,14 +36,15 @@ pub struct Made {
 pub const MADE: &str = "preview.json";
 
 impl MakePreview {
-    /// Its job, once per revision and style however often it is asked for.
-    pub fn job(revision: &RevisionId, style: &StyleName, tenant: &str) -> NewJob {
+    /// Its job, once per revision and look however often it is asked for.
+    pub fn job(revision: &RevisionId, look: &Look, tenant: &str) -> NewJob {
         NewJob::of(&MakePreview {
             revision: revision.clone(),
-            style: style.clone(),
+            style: look.style.clone(),
+            version: look.version.clone(),
         })
         .unique_key(format!(
-            "preview:{}:{}:{style}",
+            "preview:{}:{}:{look}",
             revision.book, revision.number
         ))
         .tenant(tenant)
@@ -58,13 +63,39 @@ impl Job for MakePreview {
     async fn run(self, cx: &JobContext<Services>) -> anyhow::Result<Outcome> {
         let app = cx.app();
         let blobs = &app.blobs;
-        let key = |file: &str| keys::preview(&self.revision, &self.style, file);
+        // A built-in style, or a house style of the book's tenant with its files.
+        let (look, style, files) = match crate::style::builtin::get(self.style.as_str()) {
+            Some(style) => (
+                Look {
+                    style: self.style.clone(),
+                    version: None,
+                },
+                style,
+                Vec::new(),
+            ),
+            None => {
+                let Some(book) = crate::books::get(&app.db, &self.revision.book).await? else {
+                    return Ok(Outcome::Discard("the book is gone".to_owned()));
+                };
+                let Some(kept) =
+                    crate::house_styles::find(&app.db, &book.tenant, &self.style).await?
+                else {
+                    return Ok(Outcome::Discard(format!("no style {}", self.style)));
+                };
+                let Some(house) = kept.house_style() else {
+                    return Ok(Outcome::Discard(format!(
+                        "the style {} does not read",
+                        self.style
+                    )));
+                };
+                let files = crate::house_styles::files(blobs, &house).await?;
+                (kept.look(), house.style, files)
+            }
+        };
+        let key = |file: &str| keys::preview(&self.revision, &look, file);
         if blobs.get_opt(&key(MADE)).await?.is_some() {
             return Ok(Outcome::done());
         }
-        let Some(style) = crate::style::builtin::get(self.style.as_str()) else {
-            return Ok(Outcome::Discard(format!("no style {}", self.style)));
-        };
         let Some(model) = blobs.get_opt(&keys::model(&self.revision)).await? else {
             return Ok(Outcome::Discard("the revision keeps no files".to_owned()));
         };
@@ -72,19 +103,46 @@ impl Job for MakePreview {
         drop(model);
         book.metadata.style = self.style.clone();
         book.style = style;
+        book.style_files = files.iter().map(|(name, _)| name.clone()).collect();
+        let resources: crate::convert::Resources = files
+            .into_iter()
+            .map(|(name, bytes)| (crate::style::house::resource_id(&name), bytes.to_vec()))
+            .collect();
         let made = tokio::task::spawn_blocking(move || {
             // The book becomes its excerpt: the print edition and the reader show the same.
             let excerpt = crate::style::preview::excerpt(&book.document);
             book.document = excerpt.document;
             let options = crate::print::PrintOptions::of(&book.metadata);
-            let pages = crate::print::previews(&book, excerpt.opening, excerpt.scene, &options);
+            let pages =
+                crate::print::previews(&book, &resources, excerpt.opening, excerpt.scene, &options);
             let html = crate::ebook::reader::passages_page(&book);
-            let css =
-                crate::ebook::reader::stylesheet(&book, &crate::ebook::epub::book_fonts(&book));
-            (pages, html, css)
+            let fonts = crate::ebook::epub::book_fonts(&book, &resources);
+            let css = crate::ebook::reader::stylesheet(&book, &fonts);
+            // The stylesheet's own files: the house style's fonts and ornament (the bundled
+            // fonts are served from the binary).
+            let mut own: Vec<(String, Vec<u8>)> = fonts
+                .iter()
+                .filter(|face| {
+                    crate::style::fonts::Families::bundled()
+                        .by_file(&face.file)
+                        .is_none()
+                })
+                .map(|face| (format!("fonts/{}", face.file), face.bytes.to_vec()))
+                .collect();
+            if let Ok(Some((file, _, bytes))) = crate::ebook::epub::book_ornament(&book, &resources)
+            {
+                own.push((
+                    format!("{}{file}", crate::style::css::ORNAMENTS),
+                    bytes.to_vec(),
+                ));
+            }
+            (pages, html, css, own)
         })
         .await?;
-        let (pages, html, css) = made;
+        let (pages, html, css, own) = made;
+        for (file, bytes) in own {
+            blobs.put(&key(&file), bytes).await?;
+        }
         let pages = pages.map_err(|e| anyhow::anyhow!("the preview's pages: {e}"))?;
         blobs.put(&key("title.png"), pages.title).await?;
         if let Some(png) = &pages.opening {

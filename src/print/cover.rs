@@ -165,7 +165,7 @@ pub fn cover(
     // The front's own text block, a trim's width wide, leaves out the bleed at the sheet's edge.
     let front_text_x = if right_to_left { b } else { front_x };
     let needs = FontNeeds::of(&super::template::metadata_text(metadata), false);
-    let faces = BookFonts::for_needs(&needs);
+    let faces = BookFonts::for_needs(&needs, &BTreeMap::new());
     let fonts = super::template::body_fonts(&needs, &metadata.language);
     let mut source = preamble(width, height, &fonts);
     source.push_str(&super::template::document_set(metadata));
@@ -318,7 +318,7 @@ mod tests {
         );
         let needs = FontNeeds::of(blurb, false);
         let fonts = super::super::template::body_fonts(&needs, "en");
-        let faces = BookFonts::for_needs(&needs);
+        let faces = BookFonts::for_needs(&needs, &BTreeMap::new());
         let fit = fitting(blurb, block.0, block.1, &BTreeMap::new(), &fonts, &faces).expect("fit");
         assert!(
             fit.words > 100 && fit.words < words,

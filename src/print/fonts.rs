@@ -339,20 +339,29 @@ impl FontNeeds {
     }
 }
 
-/// The fonts of one book: every book's, and the system's faces for the book's own scripts
-/// ([`crate::script_fonts`]).
+/// The fonts of one book: every book's, the system's faces for the book's own scripts
+/// ([`crate::script_fonts`]), and its house style's.
 pub(crate) struct BookFonts {
     pub book: LazyHash<FontBook>,
     system: Vec<Font>,
 }
 
 impl BookFonts {
-    /// The fonts for a book that needs `needs`.
-    pub fn for_needs(needs: &FontNeeds) -> BookFonts {
+    /// The fonts for a book that needs `needs`, whose resources are `resources` (a house
+    /// style's fonts among them: `style::house::own_faces`).
+    pub fn for_needs(
+        needs: &FontNeeds,
+        resources: &std::collections::BTreeMap<String, Vec<u8>>,
+    ) -> BookFonts {
         // Bold faces only for a book that sets something bold (a CJK face is 26 MB).
         let system: Vec<Font> = crate::script_fonts::files(&needs.scripts(), needs.bold)
             .into_iter()
             .flat_map(|file| parsed(&file))
+            .chain(
+                crate::style::house::own_faces(resources)
+                    .into_iter()
+                    .flat_map(|face| Font::iter(Bytes::new(face.bytes.to_vec()))),
+            )
             .collect();
         let mut book = FontBook::new();
         for info in fonts().infos.iter().chain(system.iter().map(Font::info)) {

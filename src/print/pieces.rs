@@ -283,7 +283,7 @@ pub fn measure_keeping(
     gutter: f64,
 ) -> Result<(Measured, Bare), PrintError> {
     let piece = piece(plan, k)?;
-    let faces = BookFonts::for_needs(&plan.needs);
+    let faces = BookFonts::for_needs(&plan.needs, book.resources);
     let fonts = template::body_fonts(&plan.needs, &book.metadata.language);
     let g = geometry(book.options, gutter);
     let bare = lay_out(book, piece, &faces, &fonts, gutter, None)?;
@@ -425,7 +425,7 @@ pub fn set(
             Vec::new()
         },
     };
-    let faces = BookFonts::for_needs(&plan.needs);
+    let faces = BookFonts::for_needs(&plan.needs, book.resources);
     let fonts = template::body_fonts(&plan.needs, &book.metadata.language);
     let g = geometry(book.options, layout.gutter);
     // The front matter's contents print their numbers now: it is laid out again.

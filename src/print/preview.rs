@@ -31,18 +31,19 @@ const PIXELS_PER_POINT: f32 = 1.5;
 const GUTTER: f64 = 0.375;
 
 /// Typesets `book`, an excerpt of a book (`crate::style::preview::excerpt`) whose chapter
-/// `opening` opens and chapter `scene` holds a scene break, in its style (`book.style`), and
+/// `opening` opens and chapter `scene` holds a scene break, in its style (`book.style`, whose
+/// house style's files are `resources`), and
 /// renders the three pages.
 pub fn previews(
     book: &Book,
+    resources: &BTreeMap<String, Vec<u8>>,
     opening: Option<usize>,
     scene: Option<usize>,
     options: &PrintOptions,
 ) -> Result<Previews, PrintError> {
-    let resources = BTreeMap::new();
     let text = Text {
         document: &book.document,
-        resources: &resources,
+        resources,
         metadata: &book.metadata,
         style: &book.style,
     };
@@ -50,7 +51,7 @@ pub fn previews(
         &template::book_text(&book.document, &book.metadata),
         crate::ebook::sets_bold(&book.document),
     );
-    let faces = BookFonts::for_needs(&needs);
+    let faces = BookFonts::for_needs(&needs, resources);
     let fonts = template::body_fonts(&needs, &book.metadata.language);
     let geometry = PageGeometry {
         trim: options.trim,
@@ -59,7 +60,7 @@ pub fn previews(
     };
     let set = |pages: Option<&PageData>| -> Result<PagedDocument, PrintError> {
         let source = template::preview(text, geometry, &fonts, pages, opening, scene);
-        compile(&BookWorld::new(source, &resources, &faces), &mut Vec::new())
+        compile(&BookWorld::new(source, resources, &faces), &mut Vec::new())
     };
     // Laid out once to find the pages, then again with their running heads and folios.
     let bare = set(None)?;

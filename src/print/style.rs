@@ -5,8 +5,9 @@
 use std::fmt::Write as _;
 
 use super::strings::literal;
+use super::world::IMAGES;
 use crate::style::{
-    Case, FolioPosition, HeadContent, Position, Separation, Style, Weight, decimal,
+    BreakMark, Case, FolioPosition, HeadContent, Position, Separation, Style, Weight, decimal,
 };
 
 /// What the definitions need besides the style.
@@ -96,12 +97,19 @@ pub(crate) fn definitions(setup: &Setup<'_>) -> String {
     let q = &style.block_quote;
     let v = &style.verse;
     let e = &style.epigraph;
-    let scene = match style.scene_break.shown() {
-        Some(o) => format!(
+    let scene = match style.scene_break.mark() {
+        BreakMark::Glyph(o) => format!(
             "block(above: 1.1em, below: 1.1em, sticky: false, width: 100%, align(center, text(fill: {accent}, {})))",
             literal(&o.0)
         ),
-        None => "block(above: 0pt, below: 0pt, sticky: false, v(1.6em))".to_owned(),
+        BreakMark::Image(file) => format!(
+            "block(above: 1.1em, below: 1.1em, sticky: false, width: 100%, align(center, image({}, height: 1.2em)))",
+            literal(&format!(
+                "{IMAGES}{}",
+                crate::style::house::resource_id(file)
+            ))
+        ),
+        BreakMark::Space => "block(above: 0pt, below: 0pt, sticky: false, v(1.6em))".to_owned(),
     };
     let _ = write!(
         out,

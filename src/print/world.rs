@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn only_the_books_images_are_files() {
         let images = BTreeMap::from([("a.png".to_owned(), vec![1, 2, 3])]);
-        let fonts = BookFonts::for_needs(&Default::default());
+        let fonts = BookFonts::for_needs(&Default::default(), &images);
         let world = BookWorld::new(String::new(), &images, &fonts);
         let file = |p: &str| world.file(FileId::new(None, VirtualPath::new(p)));
         assert_eq!(file("/images/a.png").map(|b| b.to_vec()), Ok(vec![1, 2, 3]));

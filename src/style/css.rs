@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::fonts::Face;
-use super::{Case, Opening, Position, Separation, Style, Weight, decimal};
+use super::{BreakMark, Case, Opening, Position, Separation, Style, Weight, decimal};
 
 /// Which stylesheet is being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,21 @@ impl Sheet {
             Sheet::Reader => format!("fonts/{file}"),
         }
     }
+
+    /// Where a house style's image (an ornament) is, from the stylesheet: [`ORNAMENTS`].
+    fn image_url(self, file: &str) -> String {
+        match self {
+            Sheet::Epub => format!("../{ORNAMENTS}{file}"),
+            Sheet::Reader => format!("{ORNAMENTS}{file}"),
+        }
+    }
 }
+
+/// The folder a house style's ornament images are in, in the EPUB (beside `css/`) and in the
+/// reader's site alike.
+pub const ORNAMENTS: &str = "ornaments/";
+
+impl Sheet {}
 
 /// The style's rules. `faces` are the font files the book carries (none when the style does
 /// not embed its fonts), each named as the files are.
@@ -146,15 +160,30 @@ pub fn stylesheet(style: &Style, sheet: Sheet, faces: &[Face]) -> String {
     }
 
     // Scene breaks.
-    match style.scene_break.shown() {
-        Some(ornament) => {
+    match style.scene_break.mark() {
+        BreakMark::Glyph(ornament) => {
             let _ = writeln!(
                 out,
                 "{s}hr.scene-break::after {{ content: \"{}\"; display: inline-block; line-height: 1.5em; color: {accent}; }}",
                 css_string(&ornament.0)
             );
         }
-        None => {
+        BreakMark::Image(file) => {
+            // Drawn, not said: a thematic break whose picture is decoration.
+            let _ = writeln!(
+                out,
+                "{s}hr.scene-break::after {{ content: \"\"; display: inline-block; width: 4em; height: 1.5em; vertical-align: middle; background: url(\"{}\") center / contain no-repeat; }}",
+                sheet.image_url(file)
+            );
+            if sheet == Sheet::Reader {
+                // A dark ornament on the dark theme would vanish: it turns light with it.
+                let _ = writeln!(
+                    out,
+                    ":root[data-theme=\"dark\"] {s}hr.scene-break::after {{ filter: invert(1); }}\n@media (prefers-color-scheme: dark) {{ :root:not([data-theme=\"light\"]) {s}hr.scene-break::after {{ filter: invert(1); }} }}"
+                );
+            }
+        }
+        BreakMark::Space => {
             let _ = writeln!(out, "{s}hr.scene-break::after {{ content: none; }}");
         }
     }

@@ -11,6 +11,7 @@
 pub mod builtin;
 pub mod css;
 pub mod fonts;
+pub mod house;
 pub mod numbers;
 pub mod opening;
 pub mod preview;
@@ -316,6 +317,8 @@ pub struct SceneBreak {
     pub kind: BreakKind,
     /// The glyphs of an ornament (`⁂`, `* * *`, `❧`).
     pub ornament: Glyph,
+    /// An image shipped with a house style (`leaf.svg`), for `kind = "image"`.
+    pub image: Option<String>,
 }
 
 impl Default for SceneBreak {
@@ -323,14 +326,30 @@ impl Default for SceneBreak {
         SceneBreak {
             kind: BreakKind::Ornament,
             ornament: Glyph("\u{2042}".into()),
+            image: None,
         }
     }
 }
 
+/// What a scene break shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BreakMark<'a> {
+    Glyph(&'a Glyph),
+    /// The style's image of that file name.
+    Image(&'a str),
+    /// Space alone.
+    Space,
+}
+
 impl SceneBreak {
-    /// The ornament, when the break shows one.
-    pub fn shown(&self) -> Option<&Glyph> {
-        (self.kind == BreakKind::Ornament).then_some(&self.ornament)
+    /// What the break shows.
+    pub fn mark(&self) -> BreakMark<'_> {
+        match (self.kind, &self.image) {
+            (BreakKind::Ornament, _) => BreakMark::Glyph(&self.ornament),
+            (BreakKind::Image, Some(file)) => BreakMark::Image(file),
+            // Refused as the file is read ([`Style::parse`]).
+            (BreakKind::Image, None) | (BreakKind::Space, _) => BreakMark::Space,
+        }
     }
 }
 
@@ -339,6 +358,8 @@ impl SceneBreak {
 pub enum BreakKind {
     /// The ornament, centred.
     Ornament,
+    /// The image `image` names, centred, about a line high: a house style's own ornament.
+    Image,
     /// A blank line's space alone.
     Space,
 }
@@ -509,10 +530,22 @@ impl Default for Style {
 }
 
 impl Style {
-    /// Reads a style file. Fonts it names are not looked for here ([`Style::check_fonts`]).
+    /// Reads a style file. The fonts and images it names are not looked for here
+    /// ([`Style::check_files`]).
     pub fn parse(source: &str) -> Result<Style, StyleError> {
-        toml::from_str::<Style>(source)
-            .map_err(|e| StyleError::at(source, e.span(), e.message().trim_end().to_owned()))
+        let style = toml::from_str::<Style>(source)
+            .map_err(|e| StyleError::at(source, e.span(), e.message().trim_end().to_owned()))?;
+        let b = &style.scene_break;
+        if b.kind == BreakKind::Image && b.image.is_none() {
+            return Err(StyleError::at(
+                source,
+                line_of_value(source, "kind", "image"),
+                "a scene break of kind \"image\" needs `image`, the file name of the ornament \
+                 uploaded with the style (an SVG or a PNG)"
+                    .to_owned(),
+            ));
+        }
+        Ok(style)
     }
 
     /// The typefaces the style names: the body's, then the titles' where it differs.
@@ -534,8 +567,32 @@ impl Style {
     }
 
     /// Refuses a style whose fonts are neither bundled nor in `own` (the house style's
-    /// files, by family), naming the key and its line in `source`.
-    pub fn check_fonts(&self, source: &str, own: &fonts::Families) -> Result<(), StyleError> {
+    /// files, by family), or whose ornament image is not among `images` (the house style's
+    /// image files), naming the key and its line in `source`.
+    pub fn check_files(
+        &self,
+        source: &str,
+        own: &fonts::Families,
+        images: &[&str],
+    ) -> Result<(), StyleError> {
+        if let Some(file) = &self.scene_break.image
+            && !images.contains(&file.as_str())
+        {
+            let span = line_of_value(source, "image", file);
+            return Err(StyleError::at(
+                source,
+                span,
+                format!(
+                    "the ornament image {file:?} is not there: upload it with the style (an \
+                     SVG or a PNG){}",
+                    if images.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; the images uploaded are {}", images.join(", "))
+                    }
+                ),
+            ));
+        }
         for (key, family) in [("font", &self.body.font), ("font", &self.chapter.font)] {
             if family.is_empty() || own.has(family) || fonts::Families::bundled().has(family) {
                 continue;

@@ -2,8 +2,44 @@
 //! around its first scene break, cut from the book itself so that an author judges a style on
 //! their own words. The print edition sets them and the reader shows them from this one cut.
 
-use super::opening;
+use super::{StyleName, opening};
 use crate::document::{Block, Chapter, Division, Document};
+
+/// Which look a preview shows: a style, and for a house style the version of its file and
+/// files, so that a house style replaced is previewed anew. Written `classic`, or
+/// `noir.1a2b3c4d` (a dot is never in a style's name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Look {
+    pub style: StyleName,
+    pub version: Option<String>,
+}
+
+impl Look {
+    /// A look as [`Look`]'s `Display` wrote it.
+    pub fn parse(s: &str) -> Option<Look> {
+        let (style, version) = match s.split_once('.') {
+            Some((style, version)) => (style, Some(version)),
+            None => (s, None),
+        };
+        let version_ok = version.is_none_or(|v| {
+            !v.is_empty() && v.len() <= 16 && v.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+        let name = StyleName::parse(style).ok()?;
+        (version_ok && name.as_str() == style).then(|| Look {
+            style: name,
+            version: version.map(str::to_owned),
+        })
+    }
+}
+
+impl std::fmt::Display for Look {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.version {
+            Some(version) => write!(f, "{}.{version}", self.style),
+            None => write!(f, "{}", self.style),
+        }
+    }
+}
 
 /// Blocks of the opening chapter a preview sets: more than a page holds.
 const OPENING_BLOCKS: usize = 16;

@@ -7,7 +7,7 @@ fn every_built_in_style_reads_and_names_fonts_that_are_there() {
     for (name, source) in builtin::FILES {
         let style = Style::parse(source).unwrap_or_else(|e| panic!("{name}: {e}"));
         style
-            .check_fonts(source, &fonts::Families::default())
+            .check_files(source, &fonts::Families::default(), &[])
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(StyleName::parse(name).is_ok(), "{name}");
         assert!(!style.description.is_empty(), "{name} says what it is for");
@@ -62,7 +62,7 @@ fn a_font_that_is_not_there_is_named_with_its_line() {
     let source = "title = \"Mine\"\n\n[body]\nfont = \"Comic Neue\"\n";
     let style = Style::parse(source).unwrap();
     let e = style
-        .check_fonts(source, &fonts::Families::default())
+        .check_files(source, &fonts::Families::default(), &[])
         .unwrap_err();
     assert_eq!(e.line, Some(4), "{e}");
     assert!(e.message.contains("Comic Neue"), "{e}");
@@ -78,7 +78,7 @@ fn a_font_that_is_not_there_is_named_with_its_line() {
         bold: false,
         bytes: bytes::Bytes::new(),
     });
-    assert!(style.check_fonts(source, &own).is_ok());
+    assert!(style.check_files(source, &own, &[]).is_ok());
 }
 
 #[test]

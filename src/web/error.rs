@@ -18,6 +18,7 @@ pub struct ApiError {
     code: &'static str,
     message: String,
     field: Option<String>,
+    line: Option<u32>,
     retry_after: Option<u64>,
     /// What failed on the server's side, for an error made by [`ApiError::internal`].
     fault: Option<Fault>,
@@ -40,6 +41,9 @@ struct ErrorDetail<'a> {
     /// The parameter, header or form field at fault, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     field: Option<&'a str>,
+    /// The line of the uploaded file at fault (a style file), when the problem has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
     /// For a failure on the server's side (5xx): the request's id, as in its `X-Request-Id`
     /// header and in the server's log, for a report to the operator.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,6 +57,7 @@ impl ApiError {
             code,
             message: message.into(),
             field: None,
+            line: None,
             retry_after: None,
             fault: None,
             request_id: None,
@@ -77,6 +82,12 @@ impl ApiError {
 
     pub fn field(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
+        self
+    }
+
+    /// The line of the uploaded file at fault.
+    pub fn line(mut self, line: Option<usize>) -> Self {
+        self.line = line.and_then(|n| u32::try_from(n).ok());
         self
     }
 
@@ -149,6 +160,7 @@ impl ResponseError for ApiError {
                 code: self.code,
                 message: &self.message,
                 field: self.field.as_deref(),
+                line: self.line,
                 request_id: self.request_id.as_deref(),
             },
         })

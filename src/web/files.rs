@@ -41,32 +41,40 @@ async fn preview_file(
     caller: Result<Caller, ApiError>,
     path: web::Path<(String, String, String)>,
 ) -> HttpResponse {
-    let (id, style, file) = path.into_inner();
-    let Ok(style) = crate::style::StyleName::parse(&style) else {
+    let (id, look, file) = path.into_inner();
+    let Some(look) = crate::style::preview::Look::parse(&look) else {
         return not_found(&req);
     };
     let book = match ready_book(&req, &state, caller, &id).await {
         Ok(book) => book,
         Err(response) => return response,
     };
-    let (bytes, kind) = if let Some(font) = file.strip_prefix("fonts/") {
-        match crate::style::fonts::Families::bundled().by_file(font) {
-            Some(face) => (face.bytes.clone(), face.media_type()),
-            None => return not_found(&req),
-        }
+    let bundled = file
+        .strip_prefix("fonts/")
+        .and_then(|font| crate::style::fonts::Families::bundled().by_file(font));
+    let (bytes, kind) = if let Some(face) = bundled {
+        (face.bytes.clone(), face.media_type())
     } else {
-        if !matches!(
-            file.as_str(),
-            "title.png" | "opening.png" | "scene.png" | "reader.html" | "reader.css"
-        ) {
-            return not_found(&req);
-        }
+        // The preview's own files, and a house style's fonts and ornament it stored.
+        let own = |prefix: &str| {
+            file.strip_prefix(prefix)
+                .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+        };
+        let kind = match file.as_str() {
+            "title.png" | "opening.png" | "scene.png" | "reader.html" | "reader.css" => {
+                content_type(&file)
+            }
+            _ if own("fonts/") || own(crate::style::css::ORNAMENTS) => {
+                crate::style::house::media_type(&file)
+            }
+            _ => return not_found(&req),
+        };
         match state
             .blobs
-            .get_opt(&keys::preview(&book.current(), &style, &file))
+            .get_opt(&keys::preview(&book.current(), &look, &file))
             .await
         {
-            Ok(Some(bytes)) => (bytes, content_type(&file)),
+            Ok(Some(bytes)) => (bytes, kind),
             Ok(None) => return not_found(&req),
             Err(e) => return storage_error(&e),
         }
@@ -304,6 +312,8 @@ fn content_type(path: &str) -> &'static str {
         "webp" => "image/webp",
         "svg" => "image/svg+xml",
         "ico" => "image/x-icon",
+        "ttf" => "font/ttf",
+        "otf" => "font/otf",
         _ => "application/octet-stream",
     }
 }

@@ -26,6 +26,7 @@ pub enum Nav {
     Books,
     Book,
     Upload,
+    Styles,
     Admin,
     /// A page under `/admin`.
     AdminPart,
@@ -35,9 +36,10 @@ impl Nav {
     /// The `aria-current` of the link to `href`, if this page is it or is within it.
     fn current(self, href: &str) -> Option<&'static str> {
         match (self, href) {
-            (Nav::Books, "/books") | (Nav::Upload, "/books/new") | (Nav::Admin, "/admin") => {
-                Some("page")
-            }
+            (Nav::Books, "/books")
+            | (Nav::Upload, "/books/new")
+            | (Nav::Styles, "/styles")
+            | (Nav::Admin, "/admin") => Some("page"),
             (Nav::Book, "/books") | (Nav::AdminPart, "/admin") => Some("true"),
             _ => None,
         }
@@ -90,6 +92,7 @@ pub(super) fn layout_in(
                         nav aria-label="Main" {
                             (link("/books", "Books"))
                             (link("/books/new", "Upload"))
+                            (link("/styles", "Styles"))
                             @if session.tenant.admin {
                                 (link("/admin", "Admin"))
                             }

@@ -2,24 +2,30 @@
 // page's style picker, then the styles page with the book in every built-in style (its title
 // page, chapter opening and a scene break in print, and the same passages as the reader shows
 // them), checked by axe-core; then a style chosen there, and the book made again in it. Each
-// style's chapter opening is photographed in print and in the reader, and kept.
+// style's chapter opening is photographed in print and in the reader, and kept. Then the
+// house styles page: a style too pale is refused with its line, the test house style added
+// through the form with its fonts and ornament, and the page, listing it with its preview,
+// checked by axe-core on both devices.
 //
 //   node styles.mjs <base url> <screenshot dir>
 //   env: BINDERY_TOKEN   a token to sign in with
 //        BINDERY_BOOK    the id of a ready book of that token's tenant
 //        BINDERY_STYLES  the built-in styles' names, comma-separated
+//        BINDERY_HOUSE_STYLE  the test house style's folder (noir.toml and its files)
 //
 // Ends with OK; exits 1 with a "FAIL: …" line otherwise.
 
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import process from 'node:process';
 import { check, launch, run, signIn, step } from './harness.mjs';
 import { audit } from './axe.mjs';
 
 const [base, shotDir] = process.argv.slice(2);
-const { BINDERY_TOKEN: token, BINDERY_BOOK: book, BINDERY_STYLES: names } = process.env;
-if (!base || !shotDir || !token || !book || !names) {
+const {
+  BINDERY_TOKEN: token, BINDERY_BOOK: book, BINDERY_STYLES: names, BINDERY_HOUSE_STYLE: house,
+} = process.env;
+if (!base || !shotDir || !token || !book || !names || !house) {
   console.error('usage: see the header of styles.mjs');
   process.exit(2);
 }
@@ -49,19 +55,25 @@ async function look(page, name) {
   console.log(`  ${name}: ${violations.length} axe violations`);
 }
 
-/** The styles page once every preview is made and every image has loaded. */
-async function stylesPage(page) {
-  await page.goto(url(`/books/${book}/styles`));
+/** A page of previews once every one is made and every image (lazy ones too) has loaded; how many. */
+async function previewsLoaded(page) {
   await page.waitForFunction(() => !document.querySelector('[data-pending]'), null, { timeout: 120000 });
   await page.waitForLoadState('load');
   const images = page.locator('.preview-pages img');
   const count = await images.count();
-  check(count >= styles.length * 2, `the styles page shows ${count} pages for ${styles.length} styles`);
   for (let i = 0; i < count; i += 1) {
     await images.nth(i).scrollIntoViewIfNeeded();
     const loaded = await images.nth(i).evaluate((img) => img.decode().then(() => img.naturalWidth > 0, () => false));
-    check(loaded, `preview image ${i} did not load`);
+    check(loaded, `preview image ${i} of ${page.url()} did not load`);
   }
+  return count;
+}
+
+/** The book's styles page once every preview is made and every image has loaded. */
+async function stylesPage(page) {
+  await page.goto(url(`/books/${book}/styles`));
+  const count = await previewsLoaded(page);
+  check(count >= styles.length * 2, `the styles page shows ${count} pages for ${styles.length} styles`);
 }
 
 run(async () => {
@@ -127,7 +139,58 @@ run(async () => {
     await page.reload();
     const checked = await page.locator('#restyle input[name=style]:checked').getAttribute('value');
     check(checked === 'classic', `after choosing Classic the book page checks ${checked}`);
+
+    step('a house style too pale is refused on the styles page, naming its line');
+    await page.goto(url('/styles'));
+    const source = await readFile(path.join(house, 'noir.toml'), 'utf8');
+    const files = ['NotoSerif-Regular.ttf', 'NotoSerif-Italic.ttf', 'leaf.svg'].map((f) => path.join(house, f));
+    const form = page.locator('form[data-url="/api/v1/styles"]');
+    await form.locator('input[name=style]').setInputFiles({
+      name: 'noir.toml', mimeType: 'text/plain', buffer: Buffer.from(source.replace('#7a1c1c', '#c0c0c0')),
+    });
+    await form.locator('input[name=files]').setInputFiles(files);
+    const refusal = page.waitForResponse((r) => r.url().endsWith('/api/v1/styles') && r.request().method() === 'POST');
+    await form.locator('button[type=submit]').click();
+    check((await refusal).status() === 422, 'the pale style is refused');
+    const alert = page.locator('.add-style .error[role=alert]');
+    await alert.waitFor({ state: 'visible' });
+    const said = await alert.textContent();
+    check(/line 24/.test(said) && /4\.5:1/.test(said), `the refusal names the line and the reason: ${said}`);
+    // The 422 was the point of this step, not a problem.
+    const seen = problems.findIndex((p) => p.includes('422 for') && p.includes('/api/v1/styles'));
+    if (seen >= 0) problems.splice(seen, 1);
+
+    step('the house style added with its fonts and ornament, listed and previewed');
+    await form.locator('input[name=style]').setInputFiles(path.join(house, 'noir.toml'));
+    await form.locator('input[name=files]').setInputFiles(files);
+    await Promise.all([
+      page.waitForEvent('load'),
+      form.locator('button[type=submit]').click(),
+    ]);
+    await page.waitForFunction(() => !document.querySelector('[data-pending]'), null, { timeout: 120000 });
+    const noir = page.locator('section[data-style=noir]');
+    check(await noir.count() === 1, 'the styles page lists the house style');
+    check(/house style/.test(await noir.locator('h2').textContent()), 'it is marked as a house style');
+    check(await noir.locator('.preview-pages img').count() >= 2, 'it shows its preview');
     await context.close();
+
+    for (const [label, device] of [['desktop', DESKTOP], ['phone', PHONE]]) {
+      const context = await browser.newContext(device);
+      const page = await context.newPage();
+      watch(page, `${label} house styles`);
+      await signIn(page, base, token);
+      step(`${label}: the styles page, the house style among them`);
+      await page.goto(url('/styles'));
+      const shown = await previewsLoaded(page);
+      check(shown >= (styles.length + 1) * 2, `${label}: the styles page shows ${shown} pages`);
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+      check(!wide, `${label}: the styles page scrolls sideways`);
+      await look(page, `${label}-house-styles.png`);
+      await page.goto(url(`/books/${book}`));
+      const offered = await page.locator('#restyle input[name=style]').count();
+      check(offered === styles.length + 1, `${label}: the book's picker offers ${offered} styles`);
+      await context.close();
+    }
   } finally {
     await browser.close();
   }

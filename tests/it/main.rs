@@ -22,6 +22,7 @@ mod fairness;
 mod faults;
 mod first_admin;
 mod hardening;
+mod house_styles;
 mod http;
 mod installation;
 mod jobs;

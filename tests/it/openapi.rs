@@ -41,6 +41,9 @@ struct PathFixture {
     tenant_owned: bool,
 }
 
+/// A house style that needs no files of its own: its fonts are bundled.
+const STYLE: &[u8] = b"title = \"Walk\"\n[body]\nfont = \"EB Garamond\"\n";
+
 /// Files a multipart body needs, by form field name.
 fn file_fixture(field: &str) -> Option<Part> {
     match field {
@@ -50,6 +53,7 @@ fn file_fixture(field: &str) -> Option<Part> {
                 .mime_str("text/markdown")
                 .expect("mime"),
         ),
+        "style" => Some(Part::bytes(STYLE).file_name("walk.toml")),
         _ => None,
     }
 }
@@ -252,6 +256,26 @@ fn every_documented_operation_is_served_as_documented() {
         PathFixture {
             value: "carol".to_owned(),
             tenant_owned: false,
+        },
+    );
+    // A house style of tenant A's (`POST /api/v1/styles` adds `walk` again, and is refused as
+    // a duplicate, which it documents).
+    let style = http()
+        .post(server.url("/api/v1/styles"))
+        .bearer_auth(&alice)
+        .multipart(
+            Form::new()
+                .part("style", file_fixture("style").expect("fixture"))
+                .text("name", "alices-style"),
+        )
+        .send()
+        .expect("add a house style");
+    assert_eq!(style.status(), StatusCode::CREATED, "{:?}", style.text());
+    paths.insert(
+        "styles/{name}".to_owned(),
+        PathFixture {
+            value: "alices-style".to_owned(),
+            tenant_owned: true,
         },
     );
     let session = sign_in(&server, &alice);

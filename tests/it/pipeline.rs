@@ -48,6 +48,7 @@ async fn reference(store: &Store, book: &BookRow) -> in_memory::Converted {
             reader: Some(&bindery::pipeline::steps::packaging::reader_links(&book.id)),
             // The service always makes the print edition, and its ebooks mark its pages.
             print: true,
+            house_files: &[],
         },
         |_, _, _| {},
     )

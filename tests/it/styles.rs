@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bindery::style::{Numbering, Opening, Style, builtin};
+use bindery::style::{BreakMark, Numbering, Opening, Style, builtin};
 
 use crate::common;
 
@@ -28,6 +28,17 @@ fn style_names() -> Vec<String> {
     builtin::names().map(String::from).collect()
 }
 
+/// Every built-in style, and the test house style (`tests/fixtures/styles/noir`, its fonts and
+/// ornament beside it): each as a label and what `--style` is given.
+fn every_style() -> Vec<(String, String)> {
+    let house = fixtures().join("styles/noir/noir.toml");
+    style_names()
+        .into_iter()
+        .map(|name| (name.clone(), name))
+        .chain([("noir".to_owned(), house.display().to_string())])
+        .collect()
+}
+
 /// `bindery convert MANUSCRIPT -o EPUB --style STYLE ARGS…`, which must succeed.
 fn convert(manuscript: &Path, epub: &Path, style: &str, args: &[&str]) {
     let out = crate::convert::convert(
@@ -44,7 +55,7 @@ fn convert(manuscript: &Path, epub: &Path, style: &str, args: &[&str]) {
 }
 
 #[test]
-fn every_built_in_style_makes_books_epubcheck_passes() {
+fn every_style_makes_books_epubcheck_passes() {
     if !common::need::epubcheck() {
         return;
     }
@@ -62,19 +73,19 @@ fn every_built_in_style_makes_books_epubcheck_passes() {
     manuscripts.extend(languages);
     let dir = out_dir("epubcheck");
     let mut problems = Vec::new();
-    for style in style_names() {
+    for (label, style) in every_style() {
         // Two conversions at a time: the checks run one by one in one JVM.
         let books: Vec<PathBuf> = std::thread::scope(|scope| {
             let handles: Vec<_> = manuscripts
                 .chunks(manuscripts.len().div_ceil(2))
                 .map(|chunk| {
-                    let (dir, style) = (&dir, &style);
+                    let (dir, style, label) = (&dir, &style, &label);
                     scope.spawn(move || {
                         chunk
                             .iter()
                             .map(|m| {
                                 let stem = m.file_stem().expect("stem").to_string_lossy();
-                                let epub = dir.join(format!("{style}-{stem}.epub"));
+                                let epub = dir.join(format!("{label}-{stem}.epub"));
                                 convert(m, &epub, style, &[]);
                                 epub
                             })
@@ -97,27 +108,27 @@ fn every_built_in_style_makes_books_epubcheck_passes() {
 }
 
 #[test]
-fn ace_finds_nothing_in_a_novel_in_any_built_in_style() {
+fn ace_finds_nothing_in_a_novel_in_any_style() {
     if !common::need::ace() {
         return;
     }
     let novel = fixtures().join("markdown/love-among-the-chickens.md");
-    let names = style_names();
+    let styles = every_style();
     let found: Vec<(String, Vec<String>)> = std::thread::scope(|scope| {
-        names
-            .chunks(names.len().div_ceil(2))
+        styles
+            .chunks(styles.len().div_ceil(2))
             .map(|chunk| {
                 let novel = &novel;
                 scope.spawn(move || {
                     chunk
                         .iter()
-                        .map(|style| {
+                        .map(|(label, style)| {
                             let checked = crate::ace::ace(
-                                &format!("style-{style}"),
+                                &format!("style-{label}"),
                                 novel,
                                 &["--style", style],
                             );
-                            (style.clone(), checked.violations)
+                            (label.clone(), checked.violations)
                         })
                         .collect::<Vec<_>>()
                 })
@@ -326,8 +337,8 @@ fn same_decisions(name: &str, style: &Style, editions: &Editions) {
             .stdout,
     )
     .into_owned();
-    match style.scene_break.shown() {
-        Some(ornament) => {
+    match style.scene_break.mark() {
+        BreakMark::Glyph(ornament) => {
             let rule = format!("content: \"{}\"", css_escaped(&ornament.0));
             assert!(
                 css.contains(&format!("hr.scene-break::after {{ {rule}")),
@@ -343,7 +354,17 @@ fn same_decisions(name: &str, style: &Style, editions: &Editions) {
                 "{name}: the PDF sets the ornament {glyph:?}"
             );
         }
-        None => {
+        BreakMark::Image(file) => {
+            assert!(
+                css.contains(&format!("url(\"../ornaments/{file}\")")),
+                "{name}: the EPUB draws the ornament {file}"
+            );
+            assert!(
+                reader_css.contains(&format!("url(\"ornaments/{file}\")")),
+                "{name}: the reader draws the ornament {file}"
+            );
+        }
+        BreakMark::Space => {
             assert!(
                 css.contains("hr.scene-break::after { content: none; }"),
                 "{name}"
@@ -540,7 +561,8 @@ fn a_preview_of_a_ready_book_is_made_on_demand_then_served_from_storage() {
 }
 
 #[test]
-fn the_style_picker_and_the_previews_pass_axe_on_a_desktop_and_a_phone_in_chromium() {
+fn the_style_pickers_the_previews_and_the_house_styles_page_pass_axe_on_a_desktop_and_a_phone_in_chromium()
+ {
     if !common::need::browser() {
         return;
     }
@@ -552,7 +574,8 @@ fn the_style_picker_and_the_previews_pass_axe_on_a_desktop_and_a_phone_in_chromi
             .arg(&shots)
             .env("BINDERY_TOKEN", &token)
             .env("BINDERY_BOOK", &id)
-            .env("BINDERY_STYLES", style_names().join(",")),
+            .env("BINDERY_STYLES", style_names().join(","))
+            .env("BINDERY_HOUSE_STYLE", fixtures().join("styles/noir")),
         "the styles pages",
     );
     assert!(stdout.trim_end().ends_with("OK"), "{stdout}");

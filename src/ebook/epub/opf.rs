@@ -274,7 +274,7 @@ fn manifest_section(out: &mut String, book: &Book, manifest: &Manifest) {
         let mathml = manifest.mathml.get(i).copied().unwrap_or(false);
         item(&chapter_id(i), &file, XHTML, mathml.then_some("mathml"));
     }
-    for image in &manifest.images {
+    for image in manifest.images.iter().chain(&manifest.ornament) {
         item(&image.id, &image.href, &image.media_type, None);
     }
     for (i, face) in manifest.fonts.iter().enumerate() {

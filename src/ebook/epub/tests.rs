@@ -55,6 +55,7 @@ fn plain_book() -> (Book, BTreeMap<String, Vec<u8>>) {
         cover: Some(info.clone()),
         print: None,
         style: Default::default(),
+        style_files: Vec::new(),
     };
     (book, BTreeMap::from([(info.file_name, bytes)]))
 }
@@ -278,6 +279,7 @@ fn a_book_without_chapters_or_cover_still_passes_epubcheck() {
         cover: None,
         print: None,
         style: Default::default(),
+        style_files: Vec::new(),
     };
     let epub = build(&book, &BTreeMap::new());
     let problems = epubcheck(&epub);

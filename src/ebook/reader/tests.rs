@@ -182,6 +182,7 @@ fn sample(title: &str, cover: bool) -> (Book, Vec<String>, BTreeMap<String, Vec<
         cover: cover_info,
         print: None,
         style: Default::default(),
+        style_files: Vec::new(),
     };
     (book, bodies, resources)
 }

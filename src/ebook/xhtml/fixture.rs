@@ -371,6 +371,7 @@ pub fn book() -> Book {
         cover: None,
         print: None,
         style: Default::default(),
+        style_files: Vec::new(),
     }
 }
 

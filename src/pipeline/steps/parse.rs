@@ -15,7 +15,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::failure::{fail_for_good, gone, refuse};
-use super::stored::revision_row;
+use super::stored::{carry_style_files, house_styles, revision_row};
 use super::typeset::Typeset;
 use super::{Cx, QUEUE};
 use crate::books::RevisionId;
@@ -53,11 +53,13 @@ impl Job for Parse {
             return Ok(gone(&self.revision));
         };
         cx.progress(10, "reading the manuscript").await?;
+        let mut options = row.options()?;
+        options.convert.house_styles = house_styles(app, &self.revision.book).await?;
         let request = Request {
             revision: self.revision.clone(),
             format: self.format,
             encoding: self.encoding.clone(),
-            options: row.options()?,
+            options,
         };
         let chapters = match read_in_child(&app.config, &request).await? {
             Reply::Stored { chapters } => chapters,
@@ -182,6 +184,8 @@ async fn read_and_store(
         Err(e) => return Ok(Reply::refused(&e)),
     };
     drop((manuscript, cover, ingested));
+    let house = convert::chosen_house(&assembled.book.metadata, &request.options.convert);
+    carry_style_files(blobs, revision, house).await?;
     for (id, bytes) in assembled.resources {
         blobs
             .put_if_absent(&keys::resource(revision, &id), bytes)

@@ -19,7 +19,6 @@ use serde::{Deserialize, Serialize};
 use super::stored;
 use crate::books::{RevisionId, keys};
 use crate::config::Config;
-use crate::document::Document;
 use crate::ebook::{Book, BookMetadata, Pagination};
 use crate::manuscript::InputError;
 use crate::pipeline::child::{Child, Ran};
@@ -181,8 +180,7 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
                 stored::parsed(blobs, &revision).await?,
                 plan(blobs, &revision).await?,
             );
-            let resources =
-                images(blobs, &revision, &stored.document, plan.chapters(piece)).await?;
+            let resources = images(blobs, &revision, &stored, plan.chapters(piece)).await?;
             let options = PrintOptions::of(&stored.metadata);
             let input = print_book(&stored, &resources, &options);
             Ok(match print::pieces::measure(input, &plan, piece, gutter) {
@@ -198,8 +196,7 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
             let layout: Layout =
                 serde_json::from_slice(&blobs.get(&keys::print_layout(&revision)).await?)
                     .context("reading the print edition's layout")?;
-            let resources =
-                images(blobs, &revision, &stored.document, plan.chapters(piece)).await?;
+            let resources = images(blobs, &revision, &stored, plan.chapters(piece)).await?;
             let options = PrintOptions::of(&stored.metadata);
             let input = print_book(&stored, &resources, &options);
             Ok(
@@ -259,15 +256,23 @@ pub(super) async fn plan(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Re
         .context("reading the print edition's plan")
 }
 
-/// The images `chapters` (and the notes) print: a piece holds only its own in memory.
+/// The images `chapters` (and the notes) print, and the house style's files: a piece holds
+/// only its own images in memory, and every piece the same faces.
 async fn images(
     blobs: &BlobStore,
     revision: &RevisionId,
-    document: &Document,
+    stored: &Book,
     chapters: std::ops::Range<usize>,
 ) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     let mut resources = BTreeMap::new();
-    for name in print::images_in(document, chapters) {
+    let style_files = stored
+        .style_files
+        .iter()
+        .map(|file| crate::style::house::resource_id(file));
+    for name in print::images_in(&stored.document, chapters)
+        .into_iter()
+        .chain(style_files)
+    {
         let bytes = blobs.get(&keys::resource(revision, &name)).await?;
         resources.insert(name, bytes.to_vec());
     }
@@ -278,7 +283,7 @@ async fn images(
 async fn whole(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Answer> {
     let stored = stored::parsed(blobs, revision).await?;
     let everything = 0..stored.document.chapters.len();
-    let mut resources = images(blobs, revision, &stored.document, everything).await?;
+    let mut resources = images(blobs, revision, &stored, everything).await?;
     let front = stored.cover.as_ref().map(|c| c.file_name.clone());
     if let Some(name) = &front {
         resources.insert(

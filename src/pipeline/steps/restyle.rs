@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::{fail_for_good, gone, refuse};
-use super::stored::revision_row;
+use super::stored::{carry_style_files, house_styles, revision_row};
 use super::typeset::Typeset;
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
@@ -39,7 +39,8 @@ impl Job for Restyle {
         let Some(row) = revision_row(cx, &self.revision).await? else {
             return Ok(gone(&self.revision));
         };
-        let options = row.options()?;
+        let mut options = row.options()?;
+        options.convert.house_styles = house_styles(app, &self.revision.book).await?;
         let from = RevisionId::of(&self.revision.book, self.from);
         // Read once: the revision's files may go while this runs, and then it says so.
         let Some(model) = blobs.get_opt(&keys::model(&from)).await? else {
@@ -68,7 +69,11 @@ impl Job for Restyle {
             keys::resources_prefix(&self.revision),
         );
         for key in blobs.list(&old).await? {
-            let Some(name) = key.strip_prefix(&old) else {
+            // The old style's own files stay behind: the new style brings its own.
+            let Some(name) = key
+                .strip_prefix(&old)
+                .filter(|id| !crate::style::house::is_style_file(id))
+            else {
                 continue;
             };
             let bytes = blobs.get(&key).await?;
@@ -83,6 +88,9 @@ impl Job for Restyle {
             book.metadata.modified.clone_from(modified);
         }
         book.style = crate::convert::chosen_style(&book.metadata, &options.convert);
+        book.style_files = crate::convert::style_files(&book.metadata, &options.convert);
+        let house = crate::convert::chosen_house(&book.metadata, &options.convert);
+        carry_style_files(blobs, &self.revision, house).await?;
 
         let mut report: Report =
             serde_json::from_slice(&blobs.get(&keys::parse_report(&from)).await?)?;

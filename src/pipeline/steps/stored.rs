@@ -48,3 +48,41 @@ pub(super) async fn parsed(
     serde_json::from_slice(&blobs.get(&keys::model(revision)).await?)
         .context("reading the stored document model")
 }
+
+/// The house styles the book's tenant may use, as a book's options name them (never stored
+/// with them: a style kept later, or replaced, is the one the next reading finds).
+pub(crate) async fn house_styles(
+    app: &Services,
+    book: &books::BookId,
+) -> anyhow::Result<Vec<crate::convert::HouseStyle>> {
+    let Some(row) = books::get(&app.db, book).await? else {
+        return Ok(Vec::new());
+    };
+    Ok(crate::house_styles::visible(&app.db, &row.tenant)
+        .await?
+        .iter()
+        .filter_map(crate::house_styles::Kept::house_style)
+        .collect())
+}
+
+/// Copies `house`'s files into `revision`'s resources, where the book's later steps find
+/// them (`style::house::resource_id`): the revision keeps what it was made with whatever
+/// becomes of the style.
+pub(crate) async fn carry_style_files(
+    blobs: &crate::storage::BlobStore,
+    revision: &RevisionId,
+    house: Option<&crate::convert::HouseStyle>,
+) -> anyhow::Result<()> {
+    let Some(house) = house else {
+        return Ok(());
+    };
+    for (name, bytes) in crate::house_styles::files(blobs, house).await? {
+        blobs
+            .put_if_absent(
+                &keys::resource(revision, &crate::style::house::resource_id(&name)),
+                bytes,
+            )
+            .await?;
+    }
+    Ok(())
+}

@@ -202,9 +202,11 @@ async fn start(
         format,
         callback_url,
     } = upload;
+    let styles = crate::house_styles::names(&state.db, &tenant).await?;
     let described = Described {
         id: id.clone(),
         tenant,
+        styles,
         file_name,
         cover_name,
         metadata,

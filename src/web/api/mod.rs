@@ -33,6 +33,7 @@ pub mod limits;
 pub(super) mod openapi;
 mod previews;
 mod revisions;
+mod styles;
 mod upload;
 mod webhooks;
 
@@ -70,6 +71,10 @@ fn scope() -> utoipa_actix_web::scope::Scope<
         .service(revisions::restore)
         .service(revisions::restyle)
         .service(previews::preview)
+        .service(styles::list)
+        .service(styles::show)
+        .service(styles::add)
+        .service(styles::remove)
         .service(revisions::changes)
         .service(book_log::show)
         .service(super::catalog::json_catalog)

@@ -31,13 +31,15 @@ use crate::web::error_responses::{
             sees its own books: anything else answers 404, never 403. Operations that need an \
             admin token (`bindery token create NAME --admin`) list the role `admin` in their \
             security requirements, and answer anyone else 404, as for a route that does not \
-            exist. Errors are JSON: `{\"error\": {\"code\", \"message\", \"field\"}}`, with \
-            a stable `code`.",
+            exist. Errors are JSON: `{\"error\": {\"code\", \"message\", \"field\"}}` (and \
+            `line` for an uploaded file's line), with a stable `code`.",
         license(name = "MIT OR Apache-2.0")
     ),
     servers((url = "/", description = "The Bindery server that serves this document")),
     tags(
         (name = "books", description = "Upload manuscripts, follow their conversion, download the EPUB."),
+        (name = "styles", description = "Book styles: the built-in ones, and house styles \
+            uploaded with their fonts and ornaments, which a book names by `style`."),
         (name = "catalog", description = "The tenant's ready books, as one list (the OPDS feed \
             at `/opds` has the same)."),
         (name = "webhooks", description = "Signed `book.ready` and `book.failed` events, sent \

@@ -12,6 +12,7 @@ use crate::books::{self, keys};
 use crate::jobs::JobState;
 use crate::pipeline::preview::{MADE, Made, MakePreview};
 use crate::style::builtin;
+use crate::style::preview::Look;
 use crate::web::AppState;
 use crate::web::book_view::own_book;
 use crate::web::caller::Caller;
@@ -97,9 +98,21 @@ pub async fn preview(
         .style
         .unwrap_or_else(|| crate::style::DEFAULT.to_owned());
     let book = own_book(&state, &tenant, &id).await?;
-    let (name, style) = builtin::choose(&asked).map_err(|why| {
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_style", why).field("style")
-    })?;
+    let (name, house) = crate::house_styles::choose(&state.db, &tenant, &asked)
+        .await?
+        .map_err(|why| {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_style", why).field("style")
+        })?;
+    let (look, style) = match house {
+        None => (
+            Look {
+                style: name.clone(),
+                version: None,
+            },
+            builtin::get(name.as_str()).unwrap_or_default(),
+        ),
+        Some(kept) => (kept.look(), kept.style().unwrap_or_default()),
+    };
     if book.status != books::BookStatus::Ready {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -108,7 +121,7 @@ pub async fn preview(
         ));
     }
     let revision = book.current();
-    let base = format!("/books/{}/preview/{name}/", book.id);
+    let base = format!("/books/{}/preview/{look}/", book.id);
     let mut view = PreviewView {
         style: name.to_string(),
         title: style.title,
@@ -119,7 +132,7 @@ pub async fn preview(
     };
     if let Some(bytes) = state
         .blobs
-        .get_opt(&keys::preview(&revision, &name, MADE))
+        .get_opt(&keys::preview(&revision, &look, MADE))
         .await?
     {
         let made: Made = serde_json::from_slice(&bytes)
@@ -135,7 +148,7 @@ pub async fn preview(
     }
     let enqueued = state
         .queue
-        .enqueue(MakePreview::job(&revision, &name, tenant.as_str()))
+        .enqueue(MakePreview::job(&revision, &look, tenant.as_str()))
         .await?;
     if !enqueued.inserted
         && let Some(job) = state.queue.job(enqueued.id).await?

@@ -144,8 +144,9 @@ async fn start(
     }
     let current = book.current();
     let shown = book.options()?;
-    let options =
-        books::revision_options(&shown, metadata, format, cover_name.clone()).map_err(refusal)?;
+    let styles = crate::house_styles::names(&state.db, &book.tenant).await?;
+    let options = books::revision_options(&shown, metadata, format, cover_name.clone(), &styles)
+        .map_err(refusal)?;
     let mut options = options;
     if cover_name.is_none() && shown.cover_name.is_some() {
         // The cover carries over: the new revision's files are its own.
@@ -505,14 +506,16 @@ pub async fn restyle(
         web::Either::Left(json) => json.into_inner().style,
         web::Either::Right(form) => form.into_inner().style,
     };
-    let (style, _) = crate::style::builtin::choose(&asked).map_err(|why| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_metadata",
-            format!("style: {why}"),
-        )
-        .field("style")
-    })?;
+    let (style, house) = crate::house_styles::choose(&state.db, &tenant, &asked)
+        .await?
+        .map_err(|why| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_metadata",
+                format!("style: {why}"),
+            )
+            .field("style")
+        })?;
     let shown = books::revision(&state.db, &book.current())
         .await?
         .filter(|row| row.status == books::RevisionStatus::Ready)
@@ -528,7 +531,8 @@ pub async fn restyle(
         return Err(downloads::files_removed(&shown));
     }
     let mut options = shown.options()?;
-    if books::style_of(&state.blobs, &shown.id).await? == style.as_str() {
+    // A house style may have been replaced since: giving it again takes its new look.
+    if house.is_none() && books::style_of(&state.blobs, &shown.id).await? == style.as_str() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "same_style",

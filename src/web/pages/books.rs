@@ -11,6 +11,7 @@ use crate::books::log::{self as book_log, BookLogLine};
 use crate::books::view::Progress;
 use crate::books::{self, BookId, BookStatus, BookView, StepState, Tenant};
 use crate::ebook::changes::{Changes, ChapterStatus, Op};
+use crate::house_styles::Offered;
 use crate::manuscript::naming;
 use crate::report::sentence;
 use crate::report::{Report, Warning};
@@ -100,9 +101,10 @@ async fn upload(
     state: web::Data<AppState>,
     Visitor(session): Visitor,
 ) -> Result<HttpResponse, PageError> {
+    let styles = crate::house_styles::offered(&state.db, &Tenant::of(&session.tenant)).await?;
     let body = html! {
         h1 { "Upload a manuscript" }
-        (upload_form(&state, None))
+        (upload_form(&state, None, &styles))
     };
     Ok(html_response(
         StatusCode::OK,
@@ -118,7 +120,7 @@ async fn upload(
 
 /// The upload form: for a new book, or with `revision` (the book's id) for its next version,
 /// which sends to the book's revisions and comes back to its page.
-fn upload_form(state: &AppState, revision: Option<&BookId>) -> Markup {
+fn upload_form(state: &AppState, revision: Option<&BookId>, styles: &[Offered]) -> Markup {
     let limit = bytesize::ByteSize::b(state.limits.max_manuscript_bytes)
         .display()
         .iec();
@@ -186,7 +188,7 @@ fn upload_form(state: &AppState, revision: Option<&BookId>) -> Markup {
             fieldset.styles {
                 legend { "Design" }
                 p.hint { "How the book looks, in the EPUB, the web reader and the print edition alike." }
-                (style_choices("upload", None, true))
+                (style_choices(styles, "upload", None, true))
             }
             (print_fields())
             div.progress-row #upload-progress hidden {
@@ -200,11 +202,11 @@ fn upload_form(state: &AppState, revision: Option<&BookId>) -> Markup {
     }
 }
 
-/// The built-in styles as a choice of radio buttons named `style`, each with what it is for;
-/// `current` checked. `keep` offers to leave the choice to the manuscript (the upload form).
-/// `form` keeps the ids of two pickers on one page apart.
-fn style_choices(form: &str, current: Option<&str>, keep: bool) -> Markup {
-    use crate::style::builtin;
+/// The styles the tenant's books may use (built-in and house styles) as a choice of radio
+/// buttons named `style`, each with what it is for; `current` checked. `keep` offers to leave
+/// the choice to the manuscript (the upload form). `form` keeps the ids of two pickers on one
+/// page apart.
+fn style_choices(styles: &[Offered], form: &str, current: Option<&str>, keep: bool) -> Markup {
     html! {
         div.style-choices role="radiogroup" aria-label="Style" {
             @if keep {
@@ -213,15 +215,17 @@ fn style_choices(form: &str, current: Option<&str>, keep: bool) -> Markup {
                     label for={ "style-" (form) "-keep" } { "As the manuscript says (else Bindery)" }
                 }
             }
-            @for (name, _) in builtin::FILES {
-                @if let Some(style) = builtin::get(name) {
-                    div.check {
-                        input id={ "style-" (form) "-" (name) } type="radio" name="style" value=(name)
-                            checked[current == Some(*name)] aria-describedby={ "style-" (form) "-" (name) "-hint" };
-                        label for={ "style-" (form) "-" (name) } { (style.title) }
+            @for style in styles {
+                @let name = style.name.as_str();
+                div.check {
+                    input id={ "style-" (form) "-" (name) } type="radio" name="style" value=(name)
+                        checked[current == Some(name)] aria-describedby={ "style-" (form) "-" (name) "-hint" };
+                    label for={ "style-" (form) "-" (name) } {
+                        (style.title)
+                        @if style.owner.is_some() { " (house style)" }
                     }
-                    p.hint id={ "style-" (form) "-" (name) "-hint" } { (style.description) }
                 }
+                p.hint id={ "style-" (form) "-" (name) "-hint" } { (style.description) }
             }
         }
     }
@@ -283,6 +287,7 @@ async fn show(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let book = own_book(&state, &Tenant::of(&session.tenant), &id).await?;
+    let styles = crate::house_styles::offered(&state.db, &book.tenant).await?;
     let given_style = crate::convert::chosen_style_name(&book.options()?.convert.metadata);
     let log = book_log::lines(&state.db, &book.id, book_log::LINES_DEFAULT).await?;
     let revisions = books::revisions(&state.db, &book.id).await?;
@@ -353,7 +358,7 @@ async fn show(
                     p.hint { "Give the book another style: the print edition, the EPUB and the reader are made again from what was read, without a new upload." }
                     p { a href={ "/books/" (book.id) "/styles" } { "See your book in each style" } }
                     form #restyle data-api="POST" data-url={ "/api/v1/books/" (book.id) "/style" } data-then="reload" {
-                        (style_choices("restyle", Some(style.as_str()), false))
+                        (style_choices(&styles, "restyle", Some(style.as_str()), false))
                         button type="submit" { "Use this style" }
                     }
                     p.error role="alert" hidden {}
@@ -458,7 +463,7 @@ async fn show(
                 }
             }
 
-            (versions_section(&state, &book, &revisions))
+            (versions_section(&state, &book, &revisions, &styles))
 
             (log_section(&log, book.status == BookStatus::Failed))
 
@@ -651,7 +656,12 @@ fn chapter_status(status: ChapterStatus) -> &'static str {
 
 /// The book's versions, newest first, and the form that sends the next: open when the book
 /// failed, since a corrected manuscript is what mends it.
-fn versions_section(state: &AppState, book: &BookView, revisions: &[books::RevisionRow]) -> Markup {
+fn versions_section(
+    state: &AppState,
+    book: &BookView,
+    revisions: &[books::RevisionRow],
+    styles: &[Offered],
+) -> Markup {
     html! {
         // A version building beside the one readers get: the page follows it (book.js).
         section.versions aria-labelledby="versions-title"
@@ -696,7 +706,7 @@ fn versions_section(state: &AppState, book: &BookView, revisions: &[books::Revis
             details #new-version open[book.status == BookStatus::Failed] {
                 summary { "Upload a new version" }
                 p.hint { "The book keeps its links, its catalog entry and its EPUB identifier. Until the new version is ready, readers get this one." }
-                (upload_form(state, Some(&book.id)))
+                (upload_form(state, Some(&book.id), styles))
             }
         }
     }

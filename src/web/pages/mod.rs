@@ -7,6 +7,7 @@
 mod admin;
 mod admin_tokens;
 mod books;
+mod house_styles;
 mod signin;
 mod styles;
 
@@ -16,6 +17,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     signin::routes(cfg);
     books::routes(cfg);
     styles::routes(cfg);
+    house_styles::routes(cfg);
     admin::routes(cfg);
     admin_tokens::routes(cfg);
 }
