@@ -76,7 +76,14 @@ fn prints_anything(frame: &Frame) -> bool {
 /// matter is numbered in roman from the half title; the first body chapter is page 1.
 /// Display pages before the contents (half title, title, copyright, dedication) and empty
 /// pages print nothing; chapter openings and the contents print a folio but no running head.
-pub(crate) fn page_data(survey: &Survey, listed: &[usize], body: Option<usize>) -> PageData {
+/// `titles` are the chapters' running titles (`template::running_titles`; none when the
+/// style's heads do not name chapters).
+pub(crate) fn page_data(
+    survey: &Survey,
+    listed: &[usize],
+    body: Option<usize>,
+    titles: &[String],
+) -> PageData {
     let page_of = |chapter: usize| {
         survey
             .chapters
@@ -116,7 +123,27 @@ pub(crate) fn page_data(survey: &Survey, listed: &[usize], body: Option<usize>) 
         styles,
         folios,
         contents,
+        heads: heads(survey, titles),
     }
+}
+
+/// Each page's chapter's running title: the last chapter to open on or before it.
+pub(crate) fn heads(survey: &Survey, titles: &[String]) -> Vec<String> {
+    if titles.is_empty() {
+        return Vec::new();
+    }
+    let mut openings = survey.chapters.clone();
+    openings.sort_by_key(|&(_, page)| page);
+    (1..=survey.pages)
+        .map(|page| {
+            openings
+                .iter()
+                .rev()
+                .find(|&&(_, start)| start <= page)
+                .and_then(|&(chapter, _)| titles.get(chapter).cloned())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// Lower-case roman numerals, as front matter is numbered (figures past 3999, which roman
@@ -206,7 +233,7 @@ mod tests {
             contents: Some(7),
             blank: BTreeSet::from([2, 6, 8, 11]),
         };
-        let data = page_data(&survey, &[1, 2], Some(1));
+        let data = page_data(&survey, &[1, 2], Some(1), &[]);
         assert_eq!(data.styles, "nnnnnnfnfhnhf");
         assert_eq!(data.folios[6], "vii");
         assert_eq!(data.folios[8], "1");

@@ -84,6 +84,10 @@ pub struct Plan {
     pub needs: FontNeeds,
     /// The first measure's gutter, guessed from the book's length.
     pub gutter: f64,
+    /// What the running heads call each chapter, when they name chapters
+    /// (`template::running_titles`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heads: Vec<String>,
 }
 
 impl Plan {
@@ -155,7 +159,7 @@ pub enum Paginated {
     Again {
         gutter: f64,
     },
-    Settled(Layout),
+    Settled(Box<Layout>),
 }
 
 /// A piece set for print.
@@ -187,6 +191,7 @@ pub(crate) fn plan_with(book: Book<'_>, piece_words: u64) -> Result<Plan, PrintE
         document,
         metadata,
         options,
+        style,
         ..
     } = book;
     if let Some(refused) = &metadata.print_settings_refused {
@@ -233,6 +238,7 @@ pub(crate) fn plan_with(book: Book<'_>, piece_words: u64) -> Result<Plan, PrintE
         trim: options.trim,
         needs,
         gutter: trim::gutter(estimate_pages(weight, options.trim)),
+        heads: template::running_titles(document, metadata, style),
     })
 }
 
@@ -294,7 +300,7 @@ pub fn measure_keeping(
     if piece.front {
         // The margins' text, which no measure prints.
         let world = BookWorld::new(
-            template::furniture(book.metadata, g, &fonts, book.style),
+            template::furniture(book.metadata, g, &fonts, book.style, &plan.heads),
             book.resources,
             &faces,
         );
@@ -383,12 +389,12 @@ pub fn paginate(plan: &Plan, measured: &[Measured], round: u32) -> Result<Pagina
         warnings.push(super::missing_glyphs(&symbols));
     }
     let listed: Vec<usize> = plan.listed.clone().collect();
-    let data = pages::page_data(&survey, &listed, plan.body);
+    let data = pages::page_data(&survey, &listed, plan.body, &plan.heads);
     let mut glyphs = Glyphs::default();
     for m in measured {
         glyphs.merge(&m.glyphs);
     }
-    Ok(Paginated::Settled(Layout {
+    Ok(Paginated::Settled(Box::new(Layout {
         gutter,
         data,
         pieces: placed,
@@ -398,7 +404,7 @@ pub fn paginate(plan: &Plan, measured: &[Measured], round: u32) -> Result<Pagina
         glyphs,
         rounds: round,
         warnings,
-    }))
+    })))
 }
 
 /// Sets piece `k` for print: laid out bare again (or, in one process, as its measure laid it
@@ -418,7 +424,8 @@ pub fn set(
     let own = first - 1..first - 1 + count;
     let data = PageData {
         styles: layout.data.styles.get(own.clone()).unwrap_or("").to_owned(),
-        folios: layout.data.folios.get(own).unwrap_or(&[]).to_vec(),
+        folios: layout.data.folios.get(own.clone()).unwrap_or(&[]).to_vec(),
+        heads: layout.data.heads.get(own).unwrap_or(&[]).to_vec(),
         contents: if piece.front {
             layout.data.contents.clone()
         } else {

@@ -87,6 +87,10 @@ pub fn previews(
             })
             .collect(),
         contents: Vec::new(),
+        heads: pages::heads(
+            &survey,
+            &template::running_titles(&book.document, &book.metadata, &book.style),
+        ),
     };
     let document = set(Some(&data))?;
     let png = |page: usize| -> Result<Vec<u8>, PrintError> {

@@ -188,6 +188,11 @@ pub(crate) fn margins(style: &Style, title: &str, author: &str) -> String {
     let content = |what: HeadContent| match what {
         HeadContent::Author => author.to_owned(),
         HeadContent::Title => title.to_owned(),
+        // The chapter the page is in (`template::PageData::heads`).
+        HeadContent::Chapter => {
+            "{ let h = bindery-heads.at(p - 1, default: \"\"); if h == \"\" { none } else { h } }"
+                .to_owned()
+        }
         HeadContent::None => "none".to_owned(),
     };
     let shown = case(head.case, "body");

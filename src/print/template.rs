@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::document::{Division, Document};
+use crate::document::{Block, Division, Document};
 use crate::ebook::BookMetadata;
 use crate::ebook::metadata::bounds::shortened;
 use crate::labels::Key;
@@ -32,6 +32,49 @@ pub(crate) struct PageData {
     pub folios: Vec<String>,
     /// The folio of each contents entry's first page.
     pub contents: Vec<String>,
+    /// Each physical page's chapter, as a running head names it (`""` before the first), when
+    /// the style's running heads name chapters ([`running_titles`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub heads: Vec<String>,
+}
+
+/// What the running heads call each chapter, when the style's heads name chapters
+/// (`running_head` `chapter`): the line under a heading that only numbers it, else the heading
+/// as written; none for a chapter without a heading. Empty for a style whose heads do not.
+pub(crate) fn running_titles(
+    document: &Document,
+    metadata: &BookMetadata,
+    style: &Style,
+) -> Vec<String> {
+    use crate::style::HeadContent;
+    let head = &style.running_head;
+    if head.verso != HeadContent::Chapter && head.recto != HeadContent::Chapter {
+        return Vec::new();
+    }
+    let labels = metadata.labels();
+    document
+        .chapters
+        .iter()
+        .enumerate()
+        .map(|(i, chapter)| {
+            let Some(Block::Heading { content, .. }) = chapter.blocks.first() else {
+                return String::new();
+            };
+            let replaced = crate::style::opening::head(
+                style,
+                &metadata.language,
+                &labels,
+                &document.chapters,
+                i,
+            )
+            .replaces_title;
+            let title = match crate::document::chapters::subtitle(chapter) {
+                Some(subtitle) if replaced => subtitle,
+                _ => crate::document::inline_text(content),
+            };
+            shortened(title.trim(), RUNNING_HEAD_CHARS)
+        })
+        .collect()
 }
 
 /// Where the book's chapters go.
@@ -200,10 +243,13 @@ pub(crate) fn furniture(
     g: PageGeometry,
     fonts: &str,
     style: &Style,
+    heads: &[String],
 ) -> String {
     let mut out = preamble(metadata, g, None, fonts, style);
     let title = literal(&shortened(&metadata.title, RUNNING_HEAD_CHARS));
     let author = literal(&shortened(&authors(metadata), RUNNING_HEAD_CHARS));
+    // The chapters' titles, when the heads name them: one line of all of them.
+    let chapters = literal(&heads.join(" "));
     let _ = write!(
         out,
         r#"#[
@@ -212,13 +258,19 @@ pub(crate) fn furniture(
 
   #smallcaps({author})
 
+  #smallcaps({chapters})
+
   #upper({title})
 
   #upper({author})
 
+  #upper({chapters})
+
   #{title}
 
   #{author}
+
+  #{chapters}
 ]
 
 #text(size: 0.85em, "0123456789 ivxlcdm")
@@ -373,9 +425,14 @@ fn preamble(
     }));
     if let Some(pages) = pages {
         let folios: String = pages.folios.iter().map(|f| format!("\"{f}\",")).collect();
+        let heads: String = pages
+            .heads
+            .iter()
+            .map(|h| format!("{},", literal(h)))
+            .collect();
         let _ = writeln!(
             out,
-            "#let bindery-styles = \"{styles}\"\n#let bindery-folios = ({folios})",
+            "#let bindery-styles = \"{styles}\"\n#let bindery-folios = ({folios})\n#let bindery-heads = ({heads})",
             styles = pages.styles,
         );
         out.push_str(&super::style::margins(style, &title, &author));

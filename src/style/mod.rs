@@ -390,6 +390,9 @@ impl Default for RunningHead {
 pub enum HeadContent {
     Author,
     Title,
+    /// The title of the chapter the page is in (the line under a heading that only numbers
+    /// it, else the heading as written).
+    Chapter,
     None,
 }
 

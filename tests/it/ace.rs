@@ -64,7 +64,12 @@ pub(crate) fn ace(name: &str, manuscript: &Path, args: &[&str]) -> Checked {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    let report: Value = serde_json::from_slice(&json).expect("Ace's report is JSON");
+    read_report(name, &json)
+}
+
+/// What Ace's `report.json` says: its violations, each a line, and what it saw.
+fn read_report(name: &str, json: &[u8]) -> Checked {
+    let report: Value = serde_json::from_slice(json).expect("Ace's report is JSON");
     let mut violations = Vec::new();
     for document in report["assertions"].as_array().into_iter().flatten() {
         let file = document["earl:testSubject"]["url"].as_str().unwrap_or("?");
@@ -90,6 +95,38 @@ pub(crate) fn ace(name: &str, manuscript: &Path, args: &[&str]) -> Checked {
         violations,
         properties: report["properties"].clone(),
     }
+}
+
+/// Ace on each of `epubs` in one process and one browser (`tests/ace/batch.js`), its reports
+/// under `dir`: what it found in each, in order.
+pub(crate) fn ace_all(dir: &Path, epubs: &[PathBuf]) -> Vec<Checked> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).expect("output dir");
+    let ace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ace");
+    let out = Command::new("node")
+        .arg(ace.join("batch.js"))
+        .arg(dir)
+        .args(epubs)
+        .current_dir(&ace)
+        .env("PUPPETEER_EXECUTABLE_PATH", "/usr/bin/chromium")
+        .output()
+        .expect("node is not installed: run the suite through scripts/test");
+    assert!(
+        out.status.success(),
+        "Ace's batch failed: {:?}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    epubs
+        .iter()
+        .enumerate()
+        .map(|(n, epub)| {
+            let json = std::fs::read(dir.join(n.to_string()).join("report.json"))
+                .unwrap_or_else(|e| panic!("Ace wrote no report for {}: {e}", epub.display()));
+            read_report(&epub.display().to_string(), &json)
+        })
+        .collect()
 }
 
 #[test]

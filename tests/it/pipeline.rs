@@ -460,7 +460,7 @@ async fn a_worker_killed_at_every_step_boundary_still_finishes_the_book_identica
 }
 
 /// A worker killed around a new revision's steps (as it reads the upload, as it publishes and
-/// switches the book, right after) leaves nothing half done: the next worker finishes the
+/// switches the book, right after, and as a restyle commits) leaves nothing half done: the next worker finishes the
 /// revision, the book shows it, and what it serves is what an uninterrupted conversion of that
 /// revision makes, byte for byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -500,6 +500,54 @@ async fn a_worker_killed_during_a_revision_still_switches_the_book_to_it_identic
         // The reference is the revision's own: its manuscript, its options.
         assert_matches_reference(&store, &book).await;
     }
+    // Given another style: killed as the restyle commits, and right after.
+    for (point, style) in [
+        ("before_commit:book.restyle", "classic"),
+        ("after_commit:book.restyle", "fantasy"),
+    ] {
+        let revision = common::books::submit_restyle(&store, &id, style).await;
+        let mut doomed = worker(data.path(), &[("BINDERY_FAILPOINT", point)], false);
+        let (status, _) = doomed.wait_exit(Duration::from_secs(60));
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "{point}: the worker was not killed there: {status:?}"
+        );
+        let w = worker(data.path(), &[], true);
+        let book = common::books::wait_shown(&store, &revision, Duration::from_secs(60)).await;
+        stop(w);
+        assert_matches_reference(&store, &book).await;
+        let epub = store
+            .blobs
+            .get(&bindery::books::keys::epub(&revision))
+            .await
+            .expect("the EPUB");
+        let css = epub_stylesheet(&epub);
+        assert!(
+            css.contains(&format!("Book style: {}", titled(style))),
+            "{point}: the book is in {style}"
+        );
+    }
+}
+
+/// A style's title as its stylesheet names it.
+fn titled(style: &str) -> String {
+    bindery::style::builtin::get(style)
+        .expect("a built-in style")
+        .title
+}
+
+/// The EPUB's stylesheet.
+fn epub_stylesheet(epub: &[u8]) -> String {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("an EPUB");
+    let mut text = String::new();
+    archive
+        .by_name("OEBPS/css/book.css")
+        .expect("the stylesheet")
+        .read_to_string(&mut text)
+        .expect("UTF-8");
+    text
 }
 
 /// The peak memory of each print child a worker's log says answered, in bytes.

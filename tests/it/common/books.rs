@@ -129,6 +129,51 @@ pub async fn submit_revision(
     revision
 }
 
+/// Gives book `id` the style `style` as the API does: its next revision, restyled from the
+/// revision it shows (`steps::restyle_step`).
+pub async fn submit_restyle(store: &Store, id: &BookId, style: &str) -> books::RevisionId {
+    let book = books::get(&store.db, id)
+        .await
+        .expect("read")
+        .expect("the book");
+    let shown = book.current();
+    let books::Reserved::New(revision) = books::reserve_revision(&store.db, id, None)
+        .await
+        .expect("reserve a revision")
+    else {
+        panic!("no new revision")
+    };
+    let mut options = book.options().expect("options");
+    options
+        .convert
+        .metadata
+        .insert("style".to_owned(), style.to_owned());
+    options.convert.modified = None;
+    // The book keeps its identifier, as the API gives it from the shown revision's.
+    if options.convert.identifier.is_none() {
+        let model = store
+            .blobs
+            .get(&books::keys::model(&shown))
+            .await
+            .expect("the shown revision's model");
+        let shown_book: bindery::ebook::Book = serde_json::from_slice(&model).expect("a model");
+        options.convert.identifier = Some(shown_book.metadata.identifier);
+    }
+    books::revise(
+        &store.db,
+        &store.queue,
+        &book,
+        &revision,
+        &book.file_name,
+        options,
+        None,
+        pipeline::steps::restyle_step(&revision, shown.number),
+    )
+    .await
+    .expect("revise");
+    revision
+}
+
 /// Polls until the book shows `revision`, ready.
 pub async fn wait_shown(store: &Store, revision: &books::RevisionId, timeout: Duration) -> BookRow {
     super::eventually_async(
