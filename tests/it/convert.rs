@@ -39,31 +39,50 @@ fn epub_name(input: &Path) -> String {
     )
 }
 
-/// Converts every corpus file with no metadata supplied; panics naming each failure.
+/// Converts every corpus file with no metadata supplied, two at a time; panics naming each
+/// failure.
 fn convert_corpus(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let mut failures = Vec::new();
-    let mut done = Vec::new();
     // Numbered: the fixtures and an outside corpus may both hold a `docx/comments.docx`.
-    for (n, input) in corpus_files().into_iter().enumerate() {
-        let output = dir.join(format!("{n:03}-{}", epub_name(&input)));
-        let out = convert(&input, &output, &["--quiet"]);
+    let inputs: Vec<(usize, PathBuf)> = corpus_files().into_iter().enumerate().collect();
+    let done = Mutex::new(Vec::new());
+    let failures = in_parallel(&inputs, |(n, input)| {
+        let output = dir.join(format!("{n:03}-{}", epub_name(input)));
+        let out = convert(input, &output, &["--quiet"]);
         if out.status.success() {
-            done.push((input, output));
+            done.lock().expect("lock").push((*n, input.clone(), output));
+            None
         } else {
-            failures.push(format!(
+            Some(format!(
                 "{}: exit {:?}: {}",
                 input.display(),
                 out.status.code(),
                 String::from_utf8_lossy(&out.stderr)
-            ));
+            ))
         }
-    }
+    });
     assert!(
         failures.is_empty(),
         "conversions failed:\n{}",
         failures.join("\n")
     );
-    done
+    let mut done = done.into_inner().expect("lock");
+    done.sort_by_key(|(n, _, _)| *n);
+    done.into_iter()
+        .map(|(_, input, epub)| (input, epub))
+        .collect()
+}
+
+/// The corpus converted once a test process, for every test that reads it: converting every
+/// file is a minute of a two-core run, and both the EPUBCheck sweep and the words' check
+/// read the same EPUBs.
+fn converted_corpus() -> &'static [(PathBuf, PathBuf)] {
+    static CORPUS: std::sync::OnceLock<Vec<(PathBuf, PathBuf)>> = std::sync::OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("convert-corpus");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("output dir");
+        convert_corpus(&dir)
+    })
 }
 
 /// Runs `f` over `items` on two threads (EPUBCheck and pandoc are slow to start).
@@ -94,8 +113,7 @@ fn every_corpus_file_becomes_an_epub_that_epubcheck_passes_without_metadata() {
         return;
     }
     let _heavy = common::heavy();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let books = convert_corpus(dir.path());
+    let books = converted_corpus();
     assert!(
         books.len() >= 14,
         "only {} corpus manuscripts found",
@@ -125,9 +143,8 @@ fn every_word_of_every_source_is_in_its_epub() {
         return;
     }
     let _heavy = common::heavy();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let books = convert_corpus(dir.path());
-    let failures = in_parallel(&books, |(input, epub)| {
+    let books = converted_corpus();
+    let failures = in_parallel(books, |(input, epub)| {
         let source = match input.extension().and_then(|e| e.to_str()) {
             Some("docx") => {
                 try_pandoc_words(input, "docx").unwrap_or_else(|_| raw_docx_words(input))
