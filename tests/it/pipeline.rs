@@ -522,7 +522,7 @@ async fn a_worker_killed_during_a_revision_still_switches_the_book_to_it_identic
             .get(&bindery::books::keys::epub(&revision))
             .await
             .expect("the EPUB");
-        let css = epub_stylesheet(&epub);
+        let css = common::epub_entry(&epub, "OEBPS/css/book.css");
         assert!(
             css.contains(&format!("Book style: {}", titled(style))),
             "{point}: the book is in {style}"
@@ -535,19 +535,6 @@ fn titled(style: &str) -> String {
     bindery::style::builtin::get(style)
         .expect("a built-in style")
         .title
-}
-
-/// The EPUB's stylesheet.
-fn epub_stylesheet(epub: &[u8]) -> String {
-    use std::io::Read;
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("an EPUB");
-    let mut text = String::new();
-    archive
-        .by_name("OEBPS/css/book.css")
-        .expect("the stylesheet")
-        .read_to_string(&mut text)
-        .expect("UTF-8");
-    text
 }
 
 /// The peak memory of each print child a worker's log says answered, in bytes.

@@ -744,14 +744,7 @@ fn text(epub: &[u8]) -> String {
 
 /// The stylesheet of an EPUB.
 fn epub_css(epub: &[u8]) -> String {
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("an EPUB");
-    let mut text = String::new();
-    archive
-        .by_name("OEBPS/css/book.css")
-        .expect("the stylesheet")
-        .read_to_string(&mut text)
-        .expect("UTF-8");
-    text
+    common::epub_entry(epub, "OEBPS/css/book.css")
 }
 
 #[test]

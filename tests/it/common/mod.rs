@@ -671,3 +671,16 @@ pub fn raw_docx_words(path: &Path) -> Vec<String> {
     }
     words(&text)
 }
+
+/// The text of the entry `name` of an EPUB (`OEBPS/css/book.css`).
+pub fn epub_entry(epub: &[u8], name: &str) -> String {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(epub)).expect("an EPUB");
+    let mut text = String::new();
+    archive
+        .by_name(name)
+        .unwrap_or_else(|e| panic!("{name} in the EPUB: {e}"))
+        .read_to_string(&mut text)
+        .expect("UTF-8");
+    text
+}
