@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use super::strings::literal;
 use super::world::IMAGES;
 use crate::style::{
-    BreakMark, Case, FolioPosition, HeadContent, Position, Separation, Style, Weight, decimal,
+    BreakMark, Case, FolioPosition, HeadContent, Opening, Position, Separation, Style, Weight,
+    decimal,
 };
 
 /// What the definitions need besides the style.
@@ -140,7 +141,11 @@ pub(crate) fn definitions(setup: &Setup<'_>) -> String {
         },
         f_size = decimal(style.footnote.size.0),
     );
-    out.push_str(&drop_cap(style, &accent));
+    // Only a style with drop caps calls it: every piece's source is parsed, and kept, with
+    // whatever it defines.
+    if style.paragraph.opening == Opening::DropCap {
+        out.push_str(&drop_cap(style, &accent));
+    }
     out
 }
 
@@ -148,6 +153,17 @@ pub(crate) fn definitions(setup: &Setup<'_>) -> String {
 /// `words` as fill those lines at the narrower measure, the other words and `rest` below at
 /// the full measure. The lines are found by measuring (a search over how many words fit), as
 /// Typst lets no text flow around a box.
+///
+/// What the measuring keeps is most of what a drop cap costs in memory: Typst caches every
+/// layout it makes, measures too, for the rest of the process. So the search starts from a
+/// guess (the words' characters against a sample's width), steps out from it by doubling to
+/// a count that fits and one that does not, and bisects between: one to four measures where
+/// a bisection over all the words took up to six, for the same count (more words never take
+/// fewer lines). And it measures copies of the words' emphases (strong, small capitals, …):
+/// measured as they are, each is looked up among the pages' elements, which Typst's first
+/// layout of a piece has none of, so that the whole piece is laid out, and kept, a second
+/// time to settle. A note, or an emphasis inside `text(lang: …)`, still costs that second
+/// layout (the pages are the same either way).
 fn drop_cap(style: &Style, accent: &str) -> String {
     let lines = style.paragraph.drop_cap_lines.0;
     format!(
@@ -160,12 +176,60 @@ fn drop_cap(style: &Style, accent: &str) -> String {
   let letter = text(size: 1em * (high / capital), top-edge: "cap-height", bottom-edge: "baseline", fill: {accent}, cap)
   let gap = 0.12em
   let narrow = size.width - measure(letter).width - gap
-  let beside(k) = par(justify: true, first-line-indent: 0pt, words.slice(0, k).join())
-  let fits(k) = measure(block(width: narrow, beside(k))).height <= high + pitch * 0.3
-  let (lo, hi) = (0, words.len())
-  while lo < hi {{
-    let mid = calc.div-euclid(lo + hi + 1, 2)
-    if fits(mid) {{ lo = mid }} else {{ hi = mid - 1 }}
+  // The words to measure (new elements where the page's would be looked up) and the
+  // characters up to each. A plain word is text, and costs no call.
+  let fresh(c) = if c.has("children") {{
+    c.children.map(fresh).join()
+  }} else if c.func() in (emph, strong, underline, strike, super, sub, smallcaps) {{
+    (c.func())(fresh(c.body))
+  }} else {{ c }}
+  let plain(c) = if c.has("text") {{ c.text }} else if c.has("children") {{
+    c.children.map(plain).sum(default: "")
+  }} else if c.has("body") {{ plain(c.body) }} else {{ " " }}
+  let measured = ()
+  let sums = ()
+  let chars = 0
+  for w in words {{
+    if w.func() == text {{
+      measured.push(w)
+      chars += w.text.clusters().len()
+    }} else {{
+      measured.push(fresh(w))
+      chars += plain(w).clusters().len()
+    }}
+    sums.push(chars)
+  }}
+  let n = words.len()
+  let beside(k) = par(justify: true, first-line-indent: 0pt, measured.slice(0, k).join())
+  let fits(k) = measure(width: narrow, beside(k)).height <= high + pitch * 0.3
+  // The guess: the words whose characters a sample's width says the lines hold.
+  let sample = "the quick brown fox jumps over a lazy dog"
+  let room = {lines} * narrow.to-absolute() / (measure(sample).width / sample.len()) + 6
+  let guess = calc.min(n, 1)
+  for s in sums.slice(guess) {{ if s <= room {{ guess += 1 }} }}
+  // `lo` words fit (or it is 0); `hi` words do not (or it is n + 1).
+  let (lo, hi) = (0, n + 1)
+  if n > 0 {{
+    let step = 1
+    if fits(guess) {{
+      lo = guess
+      while lo < n and hi > n {{
+        let probe = calc.min(lo + step, n)
+        if fits(probe) {{ lo = probe }} else {{ hi = probe }}
+        step *= 2
+      }}
+    }} else {{
+      hi = guess
+      while lo == 0 and hi > 1 {{
+        let probe = calc.max(hi - step, 1)
+        if fits(probe) {{ lo = probe }} else {{ hi = probe }}
+        step *= 2
+      }}
+    }}
+    while lo + 1 < hi and lo < n {{
+      let mid = calc.div-euclid(lo + hi, 2)
+      if fits(mid) {{ lo = mid }} else {{ hi = mid }}
+    }}
   }}
   block(spacing: par.leading, {{
     set par(spacing: par.leading)
