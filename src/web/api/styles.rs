@@ -16,6 +16,7 @@ use crate::style::house::{self, Kind, MAX_FILES, MAX_FONT_BYTES, MAX_SOURCE_BYTE
 use crate::style::{StyleName, builtin};
 use crate::web::AppState;
 use crate::web::api::books::check_write;
+use crate::web::api::upload::malformed;
 use crate::web::caller::Caller;
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
@@ -447,13 +448,6 @@ async fn read_form(mut form: Multipart) -> Result<Form, ApiError> {
 /// A client's file name, its last path segment.
 fn base_name(name: &str) -> String {
     name.rsplit(['/', '\\']).next().unwrap_or(name).to_owned()
-}
-
-fn malformed(detail: &str) -> ApiError {
-    ApiError::bad_request(
-        "malformed_upload",
-        format!("The upload is not a readable multipart/form-data body ({detail})."),
-    )
 }
 
 #[derive(Debug, serde::Deserialize, utoipa::IntoParams)]

@@ -514,7 +514,8 @@ pub fn too_large_body(declared: Option<u64>, limits: &FileLimits) -> ApiError {
     .field("manuscript")
 }
 
-fn malformed(detail: &str) -> ApiError {
+/// A multipart body that cannot be read: 400 `malformed_upload`, for every form the API reads.
+pub(super) fn malformed(detail: &str) -> ApiError {
     ApiError::bad_request(
         "malformed_upload",
         format!("The upload is not a readable multipart/form-data body ({detail})."),
