@@ -135,6 +135,8 @@ fn every_style_makes_books_epubcheck_passes() {
     if !common::need::epubcheck() {
         return;
     }
+    // Converting the sweep two at a time loads the machine: timed tests take turns with it.
+    let _heavy = common::heavy();
     // One EPUBCheck, warm after the first book, checks them in turn.
     let problems: Vec<String> = sweep()
         .iter()
@@ -152,6 +154,8 @@ fn ace_finds_nothing_in_the_novel_in_any_style_nor_in_any_book_in_the_fanciest()
     if !common::need::ace() {
         return;
     }
+    // Chromium checks four documents at once: timed tests take turns with it.
+    let _heavy = common::heavy();
     let every_style = std::env::var_os("BINDERY_ACE_EVERY_STYLE").is_some();
     let for_ace: Vec<PathBuf> = sweep()
         .iter()
