@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::books::Tenant;
 use crate::convert::{HouseStyle, StyleFile};
 use crate::storage::{BlobStore, Database};
-use crate::style::house::{File, House, Kind};
+use crate::style::house::{House, Kind};
 use crate::style::{Style, StyleName};
 
 /// The tenant an installation-wide style is kept under.
@@ -293,19 +293,6 @@ pub async fn files(blobs: &BlobStore, style: &HouseStyle) -> anyhow::Result<Vec<
             );
         };
         out.push((file.name.clone(), blobs.get(blob).await?));
-    }
-    Ok(out)
-}
-
-/// A kept style's files read back whole, as [`crate::style::house::read`] checked them.
-pub async fn read_files(blobs: &BlobStore, kept: &Kept) -> anyhow::Result<Vec<File>> {
-    let mut out = Vec::with_capacity(kept.files.len());
-    for entry in &kept.files {
-        out.push(File {
-            name: entry.name.clone(),
-            kind: entry.kind,
-            bytes: blobs.get(&file_key(&entry.sha256)).await?,
-        });
     }
     Ok(out)
 }

@@ -159,7 +159,7 @@ pub fn read(name: &str, source: &[u8], files: Vec<(String, Bytes)>) -> Result<Ho
         .map(|f| f.name.as_str())
         .collect();
     style.check_files(&source, &own, &images)?;
-    let used = used_families(&style);
+    let used: BTreeSet<&str> = style.families().into_iter().collect();
     for file in &checked {
         let unused = match file.kind {
             Kind::Font => own
@@ -182,11 +182,6 @@ pub fn read(name: &str, source: &[u8], files: Vec<(String, Bytes)>) -> Result<Ho
         style,
         files: checked,
     })
-}
-
-/// The families a style sets text in.
-fn used_families(style: &Style) -> BTreeSet<&str> {
-    style.families().into_iter().collect()
 }
 
 /// The faces a style sets its own families in must be there: the body's regular and italic
