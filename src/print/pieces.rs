@@ -7,7 +7,7 @@
 //! depend on the pages before it. Four stages, each a pure function of what came before:
 //!
 //! 1. [`plan`]: which chapters go in which piece, the faces the book needs, and a first gutter
-//!    guessed from its length.
+//!    guessed from its length and the style's type.
 //! 2. [`measure`] each piece, bare (no running heads or folios): its pages, where its chapters
 //!    open, which pages are empty, and the glyphs it prints.
 //! 3. [`paginate`] the measures: the book's page count, and so its gutter (when the count asks
@@ -260,7 +260,7 @@ fn weight_of(blocks: &[crate::document::Block]) -> u64 {
 /// pages at 51k words, 319 at 107k); a page holds fewer as the page shrinks, as the type grows
 /// (its square: shorter lines, fewer of them) and as the lines spread apart (their pitch, about
 /// 0.7 em of type and the leading).
-fn estimate_pages(words: u64, trim: super::Trim, style: &crate::style::Style) -> u32 {
+pub(super) fn estimate_pages(words: u64, trim: super::Trim, style: &crate::style::Style) -> u32 {
     let (w, h) = trim.inches();
     let size = style.body.size.map_or(trim::font_size(trim), |size| size.0);
     let pitch = (0.7 + style.body.leading.0) / (0.7 + 0.6);

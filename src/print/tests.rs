@@ -333,3 +333,29 @@ fn pieces_in_any_order_make_the_same_book_with_each_face_once() {
         edition.pieces
     );
 }
+
+/// The first measure's gutter is a guess at the page count; a guess on the wrong side of a
+/// gutter step costs a second measure of the whole book. It is calibrated on the corpus novel
+/// (153 pages at 51k words, 319 at 107k in the default style) and follows the style's type: a
+/// large-print book takes about twice the pages.
+#[test]
+fn the_page_guess_follows_the_corpus_novel_and_the_style_type() {
+    let plain = crate::style::Style::default();
+    let large = crate::style::builtin::get("large-print").expect("large-print");
+    let guess = |words, style| pieces::estimate_pages(words, super::Trim::In6x9, style);
+    assert!(
+        (150..=156).contains(&guess(50_772, &plain)),
+        "{}",
+        guess(50_772, &plain)
+    );
+    assert!(
+        (314..=324).contains(&guess(106_607, &plain)),
+        "{}",
+        guess(106_607, &plain)
+    );
+    let ratio = f64::from(guess(50_772, &large)) / f64::from(guess(50_772, &plain));
+    assert!(
+        (1.9..=2.8).contains(&ratio),
+        "large print guesses {ratio:.2}× the pages"
+    );
+}
