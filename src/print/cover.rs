@@ -19,6 +19,7 @@ use crate::ebook::BookMetadata;
 use crate::ebook::metadata::bounds::shortened;
 use crate::report::Warning;
 
+use super::barcode::Barcode;
 use super::fonts::{BookFonts, FontNeeds};
 use super::strings::literal;
 use super::trim::BLEED_INCHES;
@@ -50,6 +51,10 @@ pub struct PrintCover {
 const BACK_SIDE_INCHES: f64 = 0.5;
 const BACK_TOP_INCHES: f64 = 0.75;
 const BACK_BOTTOM_INCHES: f64 = 0.5;
+/// The barcode's box from the trim's bottom edge and from the spine, and the space between it
+/// and the back's text above.
+const BARCODE_EDGE_INCHES: f64 = 0.25;
+const BARCODE_GAP_INCHES: f64 = 0.2;
 /// The back's text size, in points.
 const BACK_TEXT_PT: f64 = 11.0;
 
@@ -170,11 +175,35 @@ pub fn cover(
     let mut source = preamble(width, height, &fonts);
     source.push_str(&super::template::document_set(metadata));
     let mut warnings = Vec::new();
+    let (_, trim_h) = options.trim.inches();
+    // The edition's ISBN as a barcode, in the back's bottom corner by the spine, where the
+    // printers leave it room; the blurb ends above it.
+    let barcode = metadata
+        .print_isbn
+        .as_ref()
+        .or(metadata.isbn.as_ref())
+        .and_then(|isbn| Barcode::of_isbn(isbn));
+    let barcode_room = barcode.as_ref().map_or(0.0, |barcode| {
+        let (w, h) = barcode.size_mm();
+        let (w, h) = (w / 25.4, h / 25.4);
+        let x = if right_to_left {
+            back_x + BARCODE_EDGE_INCHES
+        } else {
+            back_x + trim_w - BARCODE_EDGE_INCHES - w
+        };
+        let _ = writeln!(
+            source,
+            "#place(top + left, dx: {x:.4}in, dy: {:.4}in, {})",
+            b + trim_h - BARCODE_EDGE_INCHES - h,
+            barcode.typst()
+        );
+        h + BARCODE_EDGE_INCHES
+    });
     // The back: the blurb, inside a safe area half an inch from the trim, as much as fits.
     if let Some(blurb) = metadata.blurb.as_ref().or(metadata.description.as_ref()) {
-        let (_, trim_h) = options.trim.inches();
         let block_w = trim_w - 2.0 * BACK_SIDE_INCHES;
-        let block_h = trim_h - BACK_TOP_INCHES - BACK_BOTTOM_INCHES;
+        let block_h =
+            trim_h - BACK_TOP_INCHES - BACK_BOTTOM_INCHES.max(barcode_room + BARCODE_GAP_INCHES);
         let fit = fitting(blurb, block_w, block_h, resources, &fonts, &faces)?;
         let shown = if fit.words < fit.total {
             let from = if metadata.blurb.is_some() {

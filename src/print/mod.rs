@@ -14,6 +14,7 @@
 //! span to the literal it came from, gives the [`PageStart`]s the ebook marks.
 
 mod assemble;
+mod barcode;
 mod cover;
 mod equations;
 mod error;

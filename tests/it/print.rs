@@ -1053,3 +1053,62 @@ fn a_bad_trim_in_the_front_matter_makes_no_print_edition_and_says_why() {
         "the EPUB is still written"
     );
 }
+
+/// The print cover carries the edition's ISBN as an EAN-13 barcode that a scanner reads back
+/// from the printed sheet (rendered at 300 dpi, as a printer's proof would be): an ISBN-13 of
+/// each prefix, and an ISBN-10, which is printed as the 978 number it became. A wrong check
+/// digit is refused, naming the right one, and nothing is written.
+#[test]
+fn the_cover_barcode_scans_as_the_isbn_and_a_wrong_check_digit_names_the_right_one() {
+    if !need::pdf_tools() || !need::zbar() {
+        return;
+    }
+    let manuscript = common::corpus::fixtures().join("markdown/math.md");
+    let dir = out_dir().join("barcodes");
+    std::fs::create_dir_all(&dir).expect("dir");
+    for (given, scanned) in [
+        ("978-0-306-40615-7", "9780306406157"),
+        ("9798886451306", "9798886451306"),
+        ("0-8044-2957-X", "9780804429573"),
+    ] {
+        let pdf = dir.join(format!("{scanned}.pdf"));
+        let cover = dir.join(format!("{scanned}-cover.pdf"));
+        let isbn = format!("print_isbn={given}");
+        typeset(
+            &manuscript,
+            &pdf,
+            &["--meta", &isbn, "--print-cover", path(&cover)],
+        );
+        let png = dir.join(scanned);
+        run(
+            "pdftoppm",
+            &["-r", "300", "-png", "-singlefile", path(&cover), path(&png)],
+        );
+        let read = run(
+            "zbarimg",
+            &[
+                "-q",
+                "--raw",
+                "-Sdisable",
+                "-Sean13.enable",
+                path(&png.with_extension("png")),
+            ],
+        );
+        assert_eq!(read.trim(), scanned, "{given} scanned as {read:?}");
+    }
+
+    let pdf = dir.join("wrong.pdf");
+    let _ = std::fs::remove_file(&pdf);
+    let out = convert(
+        &manuscript,
+        &pdf,
+        &["--meta", "print_isbn=978-0-306-40615-8"],
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a wrong check digit was taken");
+    assert!(
+        said.contains("ends in 8, where its first 12 digits need 7 (9780306406157)"),
+        "{said}"
+    );
+    assert!(!pdf.exists(), "a PDF was written for a refused ISBN");
+}

@@ -83,6 +83,11 @@ pub fn pdf_tools() -> bool {
     })
 }
 
+/// zbar (`zbarimg`), an independent reader of the print cover's barcode.
+pub fn zbar() -> bool {
+    need("zbar-tools", || missing_program("zbarimg", &["--version"]))
+}
+
 /// Debian's Noto families (`fonts-noto-core`, `fonts-noto-cjk`), which the print edition
 /// prints the scripts its own fonts lack in.
 pub const NOTO_FONTS: [&str; 2] = [

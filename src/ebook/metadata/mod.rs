@@ -195,7 +195,7 @@ pub fn resolve(
         match parse_isbn(id) {
             Some(valid) => isbn = Some(valid),
             None if looks_like_isbn(id) && user(Field::Identifier) => {
-                return Err(invalid("isbn", id, "the ISBN's check digit is wrong"));
+                return Err(invalid("isbn", id, isbn_problem(id)));
             }
             None if looks_like_isbn(id) => warnings.push(Warning::new(
                 "isbn_invalid",
@@ -275,11 +275,7 @@ pub fn resolve(
         Some(id) => match parse_isbn(id) {
             Some(valid) => Some(valid),
             None if user(Field::PrintIsbn) => {
-                return Err(invalid(
-                    "print_isbn",
-                    id,
-                    "not an ISBN, or its check digit is wrong",
-                ));
+                return Err(invalid("print_isbn", id, isbn_problem(id)));
             }
             None => {
                 warnings.push(Warning::new(
@@ -831,6 +827,34 @@ fn looks_like_isbn(s: &str) -> bool {
 
 /// The ISBN in canonical form (digits only, ISBN-10 kept as given), if the check digit holds.
 pub fn parse_isbn(s: &str) -> Option<String> {
+    let digits = isbn_digits(s)?;
+    let last = *digits.last()?;
+    (Some(last) == isbn_check_digit(&digits[..digits.len() - 1])).then(|| digits.iter().collect())
+}
+
+/// Why `s` is not an ISBN, for an error the author can act on: a wrong check digit is named
+/// with the one its other digits need.
+pub fn isbn_problem(s: &str) -> String {
+    match isbn_digits(s) {
+        Some(digits) => {
+            let (body, last) = digits.split_at(digits.len() - 1);
+            match isbn_check_digit(body) {
+                Some(right) => format!(
+                    "its check digit is wrong: it ends in {}, where its first {} digits need {right} ({}{right})",
+                    last[0],
+                    body.len(),
+                    body.iter().collect::<String>()
+                ),
+                None => "not an ISBN: 10 or 13 digits (an ISBN-10 may end in X)".to_owned(),
+            }
+        }
+        None => "not an ISBN: 10 or 13 digits (an ISBN-10 may end in X)".to_owned(),
+    }
+}
+
+/// An ISBN's characters without its prefix, hyphens and spaces (`X` upper case), if it has the
+/// shape of one.
+fn isbn_digits(s: &str) -> Option<Vec<char>> {
     if !looks_like_isbn(s) {
         return None;
     }
@@ -838,35 +862,41 @@ pub fn parse_isbn(s: &str) -> Option<String> {
         .trim_start_matches("urn:isbn:")
         .trim_start_matches("ISBN")
         .trim_start_matches(':');
-    let digits: Vec<char> = s.chars().filter(|c| !matches!(c, '-' | ' ')).collect();
-    let value = |c: char| c.to_digit(10);
-    let valid = match digits.len() {
-        13 => {
-            let sum: Option<u32> = digits
+    Some(
+        s.chars()
+            .filter(|c| !matches!(c, '-' | ' '))
+            .map(|c| c.to_ascii_uppercase())
+            .collect(),
+    )
+}
+
+/// The check digit an ISBN's other digits need: 12 of them (ISBN-13, weights 1 and 3, modulo
+/// 10) or 9 (ISBN-10, weights 10 down to 2, modulo 11, where 10 is written X).
+pub fn isbn_check_digit(body: &[char]) -> Option<char> {
+    let values: Option<Vec<u32>> = body.iter().map(|c| c.to_digit(10)).collect();
+    let values = values?;
+    match values.len() {
+        12 => {
+            let sum: u32 = values
                 .iter()
                 .enumerate()
-                .map(|(i, &c)| value(c).map(|d| if i % 2 == 0 { d } else { d * 3 }))
+                .map(|(i, d)| if i % 2 == 0 { *d } else { d * 3 })
                 .sum();
-            sum.is_some_and(|s| s % 10 == 0)
+            char::from_digit((10 - sum % 10) % 10, 10)
         }
-        10 => {
-            let sum: Option<u32> = digits
+        9 => {
+            let sum: u32 = values
                 .iter()
-                .enumerate()
-                .map(|(i, &c)| {
-                    let d = if i == 9 && (c == 'X' || c == 'x') {
-                        Some(10)
-                    } else {
-                        value(c)
-                    };
-                    d.map(|d| d * (10 - i as u32))
-                })
+                .zip((2..=10).rev())
+                .map(|(d, weight)| d * weight)
                 .sum();
-            sum.is_some_and(|s| s % 11 == 0)
+            match (11 - sum % 11) % 11 {
+                10 => Some('X'),
+                digit => char::from_digit(digit, 10),
+            }
         }
-        _ => false,
-    };
-    valid.then(|| digits.iter().collect::<String>().to_uppercase())
+        _ => None,
+    }
 }
 
 /// W3CDTF, which EPUBCheck expects of `dc:date`: `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, or a full

@@ -17,6 +17,32 @@ fn resolve_with(found: Metadata, overrides: &[(&str, &str)]) -> Result<BookMetad
     )
 }
 
+/// The check digits of ISBNs as publishers print them (ISBN-10's X among them).
+#[test]
+fn an_isbns_check_digit_is_computed_from_its_other_digits() {
+    for isbn in [
+        "9780306406157",
+        "0306406152",
+        "080442957X",
+        "9781861972712",
+        "9798886451306",
+    ] {
+        let digits: Vec<char> = isbn.chars().collect();
+        let (body, last) = digits.split_at(digits.len() - 1);
+        assert_eq!(super::isbn_check_digit(body), Some(last[0]), "{isbn}");
+        assert_eq!(super::parse_isbn(isbn).as_deref(), Some(isbn));
+    }
+    assert_eq!(
+        super::parse_isbn("978-0-306-40615-7").as_deref(),
+        Some("9780306406157")
+    );
+    assert_eq!(
+        super::parse_isbn("080442957x").as_deref(),
+        Some("080442957X")
+    );
+    assert_eq!(super::parse_isbn("9780306406158"), None);
+}
+
 #[test]
 fn the_print_edition_is_chosen_by_metadata_and_a_bad_choice_is_named() {
     let m = resolve_with(
@@ -44,7 +70,14 @@ fn the_print_edition_is_chosen_by_metadata_and_a_bad_choice_is_named() {
         ("trim", "7x7", "6x9"),
         ("paper", "glossy", "cream"),
         ("bleed", "maybe", "yes or no"),
-        ("print_isbn", "978-0-306-40615-8", "check digit"),
+        // A wrong check digit is named with the right one.
+        (
+            "print_isbn",
+            "978-0-306-40615-8",
+            "it ends in 8, where its first 12 digits need 7 (9780306406157)",
+        ),
+        ("print_isbn", "0-306-40615-3", "need 2 (0306406152)"),
+        ("print_isbn", "080442957Y", "10 or 13 digits"),
     ] {
         match resolve_with(Metadata::default(), &[(key, value)]) {
             Err(InputError::Metadata {

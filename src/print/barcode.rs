@@ -1,0 +1,156 @@
+//! The ISBN's barcode on the back of the print cover: the EAN-13 symbol an ISBN-13 is (the
+//! "Bookland" prefixes 978 and 979), encoded by `barcoders` and drawn as Typst rectangles in
+//! pure black on a white box that holds the standard's quiet zones.
+//!
+//! Sizes are GS1's for EAN-13 (General Specifications, 5.2.3.4): a module of 0.33 mm at 100 %
+//! magnification, 95 modules, bars 22.85 mm high with the guard bars 5 modules longer, quiet
+//! zones of 11 modules on the left and 7 on the right. The symbol is printed at 85 %, inside
+//! GS1's 80–200 %, so that it and its quiet zones fit the 2 × 1.2 in barcode area the printers
+//! leave on a back cover.
+
+use std::fmt::Write as _;
+
+use barcoders::sym::ean13::EAN13;
+
+/// The symbol's magnification: 85 % of nominal.
+const MAGNIFICATION: f64 = 0.85;
+/// One module's width, in millimetres.
+const MODULE_MM: f64 = 0.33 * MAGNIFICATION;
+const LEFT_QUIET_MODULES: f64 = 11.0;
+const RIGHT_QUIET_MODULES: f64 = 7.0;
+const SYMBOL_MODULES: usize = 95;
+/// The bars' height, and how far the guard bars reach below them.
+const BAR_MM: f64 = 22.85 * MAGNIFICATION;
+const GUARD_EXTRA_MM: f64 = 5.0 * MODULE_MM;
+/// The human-readable line: the digits under the bars, and the ISBN above them.
+const DIGITS_PT: f64 = 8.5;
+const ISBN_LINE_MM: f64 = 3.6;
+/// White around it all, beyond the quiet zones.
+const MARGIN_MM: f64 = 1.0;
+
+/// The ISBN as an EAN-13 barcode.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Barcode {
+    /// The 13 digits.
+    digits: String,
+    /// The symbol's modules, dark (1) or light (0), left to right.
+    modules: Vec<u8>,
+}
+
+impl Barcode {
+    /// The barcode for `isbn`, an ISBN-13 or an ISBN-10 (which becomes 978 and its first nine
+    /// digits, with a check digit of its own), as `ebook::metadata::parse_isbn` gives them.
+    pub(crate) fn of_isbn(isbn: &str) -> Option<Barcode> {
+        let body: String = match isbn.len() {
+            13 => isbn[..12].to_owned(),
+            10 => format!("978{}", &isbn[..9]),
+            _ => return None,
+        };
+        let symbol = EAN13::new(&body).ok()?;
+        let check = crate::ebook::metadata::isbn_check_digit(&body.chars().collect::<Vec<_>>())?;
+        let digits = format!("{body}{check}");
+        // Only an ISBN already checked gets here; one whose check digit differs is a bug.
+        (isbn.len() == 10 || digits == isbn).then(|| Barcode {
+            digits,
+            modules: symbol.encode(),
+        })
+    }
+
+    /// The box's size, in millimetres.
+    pub(crate) fn size_mm(&self) -> (f64, f64) {
+        let width = (LEFT_QUIET_MODULES + SYMBOL_MODULES as f64 + RIGHT_QUIET_MODULES) * MODULE_MM
+            + 2.0 * MARGIN_MM;
+        let height = MARGIN_MM + ISBN_LINE_MM + BAR_MM + GUARD_EXTRA_MM + 2.6 + MARGIN_MM;
+        (width, height)
+    }
+
+    /// Typst for the white box with the symbol, its digits below and `ISBN …` above, to be
+    /// placed with its top left corner where the caller puts it.
+    pub(crate) fn typst(&self) -> String {
+        let (width, height) = self.size_mm();
+        let x0 = MARGIN_MM + LEFT_QUIET_MODULES * MODULE_MM;
+        let top = MARGIN_MM + ISBN_LINE_MM;
+        let mut bars = String::new();
+        // Runs of dark modules, each one rectangle; the guards (the first three, the middle
+        // five and the last three modules) reach below the others into the digits' line.
+        let mut m = 0;
+        while m < self.modules.len() {
+            if self.modules[m] == 0 {
+                m += 1;
+                continue;
+            }
+            let start = m;
+            while m < self.modules.len() && self.modules[m] == 1 {
+                m += 1;
+            }
+            let guard = start < 3 || (45..50).contains(&start) || start >= 92;
+            let h = BAR_MM + if guard { GUARD_EXTRA_MM } else { 0.0 };
+            let _ = writeln!(
+                bars,
+                "place(top + left, dx: {:.4}mm, dy: {top:.4}mm, rect(width: {:.4}mm, height: {h:.4}mm, fill: black, stroke: none))",
+                x0 + start as f64 * MODULE_MM,
+                (m - start) as f64 * MODULE_MM,
+            );
+        }
+        // The digits: the first in the left quiet zone, then two groups of six under the halves.
+        let d = &self.digits;
+        let below = top + BAR_MM + 0.3;
+        let group = |from: usize, to: usize, modules: f64| {
+            format!(
+                "place(top + left, dx: {:.4}mm, dy: {below:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, tracking: 0.12em, {:?}))))\n",
+                x0 + modules * MODULE_MM,
+                42.0 * MODULE_MM,
+                &d[from..to]
+            )
+        };
+        let first = format!(
+            "place(top + left, dx: {:.4}mm, dy: {below:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, {:?}))))\n",
+            MARGIN_MM,
+            LEFT_QUIET_MODULES * MODULE_MM - 0.4,
+            &d[..1]
+        );
+        let isbn = format!(
+            "place(top + left, dx: {MARGIN_MM:.4}mm, dy: {MARGIN_MM:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, {:?}))))\n",
+            width - 2.0 * MARGIN_MM,
+            format!("ISBN {d}"),
+        );
+        format!(
+            "box(width: {width:.4}mm, height: {height:.4}mm, fill: white, {{\nset text(fill: black, hyphenate: false)\n{isbn}{bars}{first}{}{}}})",
+            group(1, 7, 3.0),
+            group(7, 13, 50.0),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_isbn_13_is_its_own_ean_and_an_isbn_10_gains_978_and_a_new_check_digit() {
+        let thirteen = Barcode::of_isbn("9780306406157").expect("barcode");
+        assert_eq!(thirteen.digits, "9780306406157");
+        assert_eq!(thirteen.modules.len(), SYMBOL_MODULES);
+        // The guards: 101 at each end, 01010 in the middle.
+        assert_eq!(&thirteen.modules[..3], &[1, 0, 1]);
+        assert_eq!(&thirteen.modules[45..50], &[0, 1, 0, 1, 0]);
+        assert_eq!(&thirteen.modules[92..], &[1, 0, 1]);
+        let ten = Barcode::of_isbn("0306406152").expect("barcode");
+        assert_eq!(ten, thirteen);
+        assert_eq!(
+            Barcode::of_isbn("080442957X").expect("X").digits,
+            "9780804429573"
+        );
+        assert_eq!(Barcode::of_isbn("9780306406158"), None);
+    }
+
+    #[test]
+    fn the_box_fits_the_printers_barcode_area() {
+        let (w, h) = Barcode::of_isbn("9780306406157")
+            .expect("barcode")
+            .size_mm();
+        assert!(w <= 2.0 * 25.4 && h <= 1.2 * 25.4, "{w:.1} × {h:.1} mm");
+        // The quiet zones are inside it: 11 and 7 modules at this magnification.
+        assert!(w >= (11.0 + 95.0 + 7.0) * 0.33 * 0.8, "{w:.1} mm");
+    }
+}
