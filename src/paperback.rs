@@ -170,3 +170,109 @@ impl FromStr for Paper {
         }
     }
 }
+
+/// The price the cover's barcode carries, as its five-digit add-on (EAN-5): a currency digit
+/// and the price in hundredths, by the book trade's convention (BISG's "Machine-Readable
+/// Coding Guidelines for the U.S. Book Industry"; Nielsen BookData in the UK): 5 for US
+/// dollars, 6 Canadian, 3 Australian, 4 New Zealand, 0 pounds sterling; 90000 says there is no
+/// suggested price. Without one (the default) the barcode has no add-on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Price(pub Option<String>);
+
+impl Price {
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+const CURRENCIES: [(&str, &str, char); 5] = [
+    ("USD", "$", '5'),
+    ("CAD", "C$", '6'),
+    ("GBP", "£", '0'),
+    ("AUD", "A$", '3'),
+    ("NZD", "NZ$", '4'),
+];
+
+impl FromStr for Price {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let wrong = || {
+            format!(
+                "{s:?} is not a price the barcode can carry: write a currency (USD, CAD, GBP, \
+                 AUD or NZD, or $ or £) and an amount under 100, such as `USD 14.99`; `none` \
+                 for no suggested price; or the add-on's five digits (`51499`)"
+            )
+        };
+        if s.eq_ignore_ascii_case("none") {
+            return Ok(Price(Some("90000".to_owned())));
+        }
+        if s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit()) {
+            return Ok(Price(Some(s.to_owned())));
+        }
+        let upper = s.to_uppercase();
+        // The longest sign first: `NZ$` before `$`.
+        let mut signs: Vec<(&str, char)> = CURRENCIES
+            .iter()
+            .flat_map(|(code, sign, digit)| [(*code, *digit), (*sign, *digit)])
+            .collect();
+        signs.sort_by_key(|(sign, _)| std::cmp::Reverse(sign.len()));
+        let (digit, amount) = signs
+            .iter()
+            .find_map(|(sign, digit)| upper.strip_prefix(sign).map(|rest| (*digit, rest.trim())))
+            .ok_or_else(wrong)?;
+        let (whole, cents) = match amount.split_once('.') {
+            Some((whole, cents)) if cents.len() == 2 => (whole, cents),
+            None => (amount, "00"),
+            Some(_) => return Err(wrong()),
+        };
+        let digits_only = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+        if !digits_only(whole) || !digits_only(cents) {
+            return Err(wrong());
+        }
+        let whole: u32 = whole.parse().map_err(|_| wrong())?;
+        if whole >= 100 {
+            return Err(format!(
+                "{s:?} is 100 or more, which the add-on's four digits cannot hold: give its five \
+                 digits yourself (for a US price over $99.98 that is 59999)"
+            ));
+        }
+        Ok(Price(Some(format!("{digit}{whole:02}{cents}"))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_price_becomes_its_barcode_add_on() {
+        for (given, code) in [
+            ("USD 14.99", "51499"),
+            ("$14.99", "51499"),
+            ("usd 9", "50900"),
+            ("CAD 19.95", "61995"),
+            ("£8.99", "00899"),
+            ("NZ$ 29.99", "42999"),
+            ("A$24.95", "32495"),
+            ("none", "90000"),
+            ("59999", "59999"),
+        ] {
+            assert_eq!(
+                given.parse::<Price>(),
+                Ok(Price(Some(code.to_owned()))),
+                "{given}"
+            );
+        }
+        for wrong in ["EUR 10", "14.99", "USD 14.9", "USD 100", "$1,000", "5149"] {
+            let said = wrong.parse::<Price>().expect_err(wrong);
+            assert!(
+                said.contains("USD 14.99") || said.contains("59999"),
+                "{wrong}: {said}"
+            );
+        }
+        assert_eq!(Price::default(), Price(None));
+    }
+}

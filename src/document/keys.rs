@@ -29,6 +29,7 @@ pub enum Field {
     Paper,
     Bleed,
     PrintIsbn,
+    Price,
     Style,
 }
 
@@ -172,6 +173,15 @@ pub const FIELDS: &[Declared] = &[
         &["paperback_isbn"],
         "The print edition's own ISBN (a paperback's is not the ebook's).",
     ),
+    key(
+        Field::Price,
+        "price",
+        &["barcode_price"],
+        "The price in the print cover's barcode (its five-digit add-on): `USD 14.99`, `$14.99`, \
+         `CAD`, `GBP` (`£`), `AUD` or `NZD` and an amount under 100, `none` for no suggested \
+         price (90000), or the add-on's five digits. Without it the barcode has no add-on.",
+    )
+    .example("USD 14.99"),
     key(
         Field::Style,
         "style",

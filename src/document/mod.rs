@@ -64,6 +64,9 @@ pub struct Metadata {
     pub bleed: Option<String>,
     #[serde(default)]
     pub print_isbn: Option<String>,
+    /// The price for the print cover's barcode (`USD 14.99`), as found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<String>,
     /// The style the book asks for (`classic`), as found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub style: Option<String>,

@@ -1,15 +1,18 @@
 //! The ISBN's barcode on the back of the print cover: the EAN-13 symbol an ISBN-13 is (the
-//! "Bookland" prefixes 978 and 979), encoded by `barcoders` and drawn as Typst rectangles in
-//! pure black on a white box that holds the standard's quiet zones.
+//! "Bookland" prefixes 978 and 979), with the price's five-digit add-on (EAN-5) when the book
+//! gives one (`crate::paperback::Price`), encoded by `barcoders` and drawn as Typst rectangles
+//! in pure black on a white box that holds the standard's quiet zones.
 //!
 //! Sizes are GS1's for EAN-13 (General Specifications, 5.2.3.4): a module of 0.33 mm at 100 %
 //! magnification, 95 modules, bars 22.85 mm high with the guard bars 5 modules longer, quiet
-//! zones of 11 modules on the left and 7 on the right. The symbol is printed at 85 %, inside
+//! zones of 11 modules on the left and 7 on the right; an add-on stands 9 modules to the right
+//! (GS1: 7 to 12), 47 modules wide, with a quiet zone of 5 after it and its digits above it. The symbol is printed at 85 %, inside
 //! GS1's 80–200 %, so that it and its quiet zones fit the 2 × 1.2 in barcode area the printers
 //! leave on a back cover.
 
 use std::fmt::Write as _;
 
+use barcoders::sym::ean_supp::EANSUPP;
 use barcoders::sym::ean13::EAN13;
 
 /// The symbol's magnification: 85 % of nominal.
@@ -19,6 +22,11 @@ const MODULE_MM: f64 = 0.33 * MAGNIFICATION;
 const LEFT_QUIET_MODULES: f64 = 11.0;
 const RIGHT_QUIET_MODULES: f64 = 7.0;
 const SYMBOL_MODULES: usize = 95;
+const ADD_ON_GAP_MODULES: f64 = 9.0;
+const ADD_ON_MODULES: f64 = 47.0;
+const ADD_ON_QUIET_MODULES: f64 = 5.0;
+/// The add-on's digits stand above its bars, which are shorter by as much.
+const ADD_ON_DIGITS_MM: f64 = 3.2;
 /// The bars' height, and how far the guard bars reach below them.
 const BAR_MM: f64 = 22.85 * MAGNIFICATION;
 const GUARD_EXTRA_MM: f64 = 5.0 * MODULE_MM;
@@ -35,12 +43,15 @@ pub(crate) struct Barcode {
     digits: String,
     /// The symbol's modules, dark (1) or light (0), left to right.
     modules: Vec<u8>,
+    /// The add-on's five digits and modules.
+    add_on: Option<(String, Vec<u8>)>,
 }
 
 impl Barcode {
     /// The barcode for `isbn`, an ISBN-13 or an ISBN-10 (which becomes 978 and its first nine
-    /// digits, with a check digit of its own), as `ebook::metadata::parse_isbn` gives them.
-    pub(crate) fn of_isbn(isbn: &str) -> Option<Barcode> {
+    /// digits, with a check digit of its own), as `ebook::metadata::parse_isbn` gives them, with
+    /// `add_on`'s five digits beside it if there are any.
+    pub(crate) fn of_isbn(isbn: &str, add_on: Option<&str>) -> Option<Barcode> {
         let body: String = match isbn.len() {
             13 => isbn[..12].to_owned(),
             10 => format!("978{}", &isbn[..9]),
@@ -50,16 +61,25 @@ impl Barcode {
         let check = crate::ebook::metadata::isbn_check_digit(&body.chars().collect::<Vec<_>>())?;
         let digits = format!("{body}{check}");
         // Only an ISBN already checked gets here; one whose check digit differs is a bug.
+        let add_on = match add_on {
+            Some(code) => Some((code.to_owned(), EANSUPP::new(code).ok()?.encode())),
+            None => None,
+        };
         (isbn.len() == 10 || digits == isbn).then(|| Barcode {
             digits,
             modules: symbol.encode(),
+            add_on,
         })
     }
 
     /// The box's size, in millimetres.
     pub(crate) fn size_mm(&self) -> (f64, f64) {
-        let width = (LEFT_QUIET_MODULES + SYMBOL_MODULES as f64 + RIGHT_QUIET_MODULES) * MODULE_MM
-            + 2.0 * MARGIN_MM;
+        let right = match self.add_on {
+            Some(_) => ADD_ON_GAP_MODULES + ADD_ON_MODULES + ADD_ON_QUIET_MODULES,
+            None => RIGHT_QUIET_MODULES,
+        };
+        let width =
+            (LEFT_QUIET_MODULES + SYMBOL_MODULES as f64 + right) * MODULE_MM + 2.0 * MARGIN_MM;
         let height = MARGIN_MM + ISBN_LINE_MM + BAR_MM + GUARD_EXTRA_MM + 2.6 + MARGIN_MM;
         (width, height)
     }
@@ -71,25 +91,26 @@ impl Barcode {
         let x0 = MARGIN_MM + LEFT_QUIET_MODULES * MODULE_MM;
         let top = MARGIN_MM + ISBN_LINE_MM;
         let mut bars = String::new();
-        // Runs of dark modules, each one rectangle; the guards (the first three, the middle
-        // five and the last three modules) reach below the others into the digits' line.
-        let mut m = 0;
-        while m < self.modules.len() {
-            if self.modules[m] == 0 {
-                m += 1;
-                continue;
-            }
-            let start = m;
-            while m < self.modules.len() && self.modules[m] == 1 {
-                m += 1;
-            }
+        // The guards (the first three, the middle five and the last three modules) reach below
+        // the others into the digits' line.
+        draw(&mut bars, &self.modules, x0, |start| {
             let guard = start < 3 || (45..50).contains(&start) || start >= 92;
-            let h = BAR_MM + if guard { GUARD_EXTRA_MM } else { 0.0 };
+            (top, BAR_MM + if guard { GUARD_EXTRA_MM } else { 0.0 })
+        });
+        let mut add_on = String::new();
+        if let Some((code, modules)) = &self.add_on {
+            let x = x0 + (SYMBOL_MODULES as f64 + ADD_ON_GAP_MODULES) * MODULE_MM;
+            draw(&mut add_on, modules, x, |_| {
+                (
+                    top + ADD_ON_DIGITS_MM,
+                    BAR_MM + GUARD_EXTRA_MM - ADD_ON_DIGITS_MM,
+                )
+            });
             let _ = writeln!(
-                bars,
-                "place(top + left, dx: {:.4}mm, dy: {top:.4}mm, rect(width: {:.4}mm, height: {h:.4}mm, fill: black, stroke: none))",
-                x0 + start as f64 * MODULE_MM,
-                (m - start) as f64 * MODULE_MM,
+                add_on,
+                "place(top + left, dx: {x:.4}mm, dy: {:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, tracking: 0.12em, {code:?}))))",
+                top - 0.2,
+                ADD_ON_MODULES * MODULE_MM,
             );
         }
         // The digits: the first in the left quiet zone, then two groups of six under the halves.
@@ -115,10 +136,33 @@ impl Barcode {
             format!("ISBN {d}"),
         );
         format!(
-            "box(width: {width:.4}mm, height: {height:.4}mm, fill: white, {{\nset text(fill: black, hyphenate: false)\n{isbn}{bars}{first}{}{}}})",
+            "box(width: {width:.4}mm, height: {height:.4}mm, fill: white, {{\nset text(fill: black, hyphenate: false)\n{isbn}{bars}{first}{}{}{add_on}}})",
             group(1, 7, 3.0),
             group(7, 13, 50.0),
         )
+    }
+}
+
+/// One rectangle for each run of dark modules, from `x` (in millimetres), with the top and
+/// height `extent` gives for the module the run starts at.
+fn draw(out: &mut String, modules: &[u8], x: f64, extent: impl Fn(usize) -> (f64, f64)) {
+    let mut m = 0;
+    while m < modules.len() {
+        if modules[m] == 0 {
+            m += 1;
+            continue;
+        }
+        let start = m;
+        while m < modules.len() && modules[m] == 1 {
+            m += 1;
+        }
+        let (top, height) = extent(start);
+        let _ = writeln!(
+            out,
+            "place(top + left, dx: {:.4}mm, dy: {top:.4}mm, rect(width: {:.4}mm, height: {height:.4}mm, fill: black, stroke: none))",
+            x + start as f64 * MODULE_MM,
+            (m - start) as f64 * MODULE_MM,
+        );
     }
 }
 
@@ -128,29 +172,34 @@ mod tests {
 
     #[test]
     fn an_isbn_13_is_its_own_ean_and_an_isbn_10_gains_978_and_a_new_check_digit() {
-        let thirteen = Barcode::of_isbn("9780306406157").expect("barcode");
+        let thirteen = Barcode::of_isbn("9780306406157", None).expect("barcode");
         assert_eq!(thirteen.digits, "9780306406157");
         assert_eq!(thirteen.modules.len(), SYMBOL_MODULES);
         // The guards: 101 at each end, 01010 in the middle.
         assert_eq!(&thirteen.modules[..3], &[1, 0, 1]);
         assert_eq!(&thirteen.modules[45..50], &[0, 1, 0, 1, 0]);
         assert_eq!(&thirteen.modules[92..], &[1, 0, 1]);
-        let ten = Barcode::of_isbn("0306406152").expect("barcode");
+        let ten = Barcode::of_isbn("0306406152", None).expect("barcode");
         assert_eq!(ten, thirteen);
         assert_eq!(
-            Barcode::of_isbn("080442957X").expect("X").digits,
+            Barcode::of_isbn("080442957X", None).expect("X").digits,
             "9780804429573"
         );
-        assert_eq!(Barcode::of_isbn("9780306406158"), None);
+        assert_eq!(Barcode::of_isbn("9780306406158", None), None);
     }
 
     #[test]
-    fn the_box_fits_the_printers_barcode_area() {
-        let (w, h) = Barcode::of_isbn("9780306406157")
-            .expect("barcode")
-            .size_mm();
-        assert!(w <= 2.0 * 25.4 && h <= 1.2 * 25.4, "{w:.1} × {h:.1} mm");
-        // The quiet zones are inside it: 11 and 7 modules at this magnification.
-        assert!(w >= (11.0 + 95.0 + 7.0) * 0.33 * 0.8, "{w:.1} mm");
+    fn the_box_fits_the_printers_barcode_area_with_or_without_a_price() {
+        let plain = Barcode::of_isbn("9780306406157", None).expect("barcode");
+        let priced = Barcode::of_isbn("9780306406157", Some("51499")).expect("barcode");
+        for barcode in [&plain, &priced] {
+            let (w, h) = barcode.size_mm();
+            assert!(w <= 2.0 * 25.4 && h <= 1.2 * 25.4, "{w:.1} × {h:.1} mm");
+        }
+        // The quiet zones are inside it, at this magnification.
+        assert!(plain.size_mm().0 >= (11.0 + 95.0 + 7.0) * 0.33 * 0.8);
+        assert!(priced.size_mm().0 >= (11.0 + 95.0 + 9.0 + 47.0 + 5.0) * 0.33 * 0.8);
+        let (_, modules) = priced.add_on.as_ref().expect("add-on");
+        assert_eq!(modules.len(), 47);
     }
 }

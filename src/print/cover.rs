@@ -182,7 +182,7 @@ pub fn cover(
         .print_isbn
         .as_ref()
         .or(metadata.isbn.as_ref())
-        .and_then(|isbn| Barcode::of_isbn(isbn));
+        .and_then(|isbn| Barcode::of_isbn(isbn, metadata.price.0.as_deref()));
     let barcode_room = barcode.as_ref().map_or(0.0, |barcode| {
         let (w, h) = barcode.size_mm();
         let (w, h) = (w / 25.4, h / 25.4);

@@ -1056,45 +1056,55 @@ fn a_bad_trim_in_the_front_matter_makes_no_print_edition_and_says_why() {
 
 /// The print cover carries the edition's ISBN as an EAN-13 barcode that a scanner reads back
 /// from the printed sheet (rendered at 300 dpi, as a printer's proof would be): an ISBN-13 of
-/// each prefix, and an ISBN-10, which is printed as the 978 number it became. A wrong check
-/// digit is refused, naming the right one, and nothing is written.
+/// each prefix, and an ISBN-10, which is printed as the 978 number it became; a price is its
+/// five-digit add-on. A wrong check digit is refused, naming the right one, and a price the
+/// add-on cannot carry names what can; nothing is written for either.
 #[test]
-fn the_cover_barcode_scans_as_the_isbn_and_a_wrong_check_digit_names_the_right_one() {
+fn the_cover_barcode_scans_as_the_isbn_and_its_price_and_a_wrong_check_digit_names_the_right_one() {
     if !need::pdf_tools() || !need::zbar() {
         return;
     }
     let manuscript = common::corpus::fixtures().join("markdown/math.md");
     let dir = out_dir().join("barcodes");
     std::fs::create_dir_all(&dir).expect("dir");
-    for (given, scanned) in [
-        ("978-0-306-40615-7", "9780306406157"),
-        ("9798886451306", "9798886451306"),
-        ("0-8044-2957-X", "9780804429573"),
+    let scan = |png: &Path, symbology: &str| {
+        let out = Command::new("zbarimg")
+            .args(["-q", "--raw", "-Sdisable", &format!("-S{symbology}.enable")])
+            .arg(png)
+            .output()
+            .expect("zbarimg");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    for (given, price, scanned) in [
+        ("978-0-306-40615-7", None, "9780306406157"),
+        (
+            "9798886451306",
+            Some(("USD 14.99", "51499")),
+            "9798886451306",
+        ),
+        ("0-8044-2957-X", Some(("£8.99", "00899")), "9780804429573"),
     ] {
         let pdf = dir.join(format!("{scanned}.pdf"));
         let cover = dir.join(format!("{scanned}-cover.pdf"));
         let isbn = format!("print_isbn={given}");
-        typeset(
-            &manuscript,
-            &pdf,
-            &["--meta", &isbn, "--print-cover", path(&cover)],
-        );
+        let priced = price.map(|(price, _)| format!("price={price}"));
+        let mut args = vec!["--meta", &isbn, "--print-cover", path(&cover)];
+        if let Some(priced) = &priced {
+            args.extend(["--meta", priced]);
+        }
+        typeset(&manuscript, &pdf, &args);
         let png = dir.join(scanned);
         run(
             "pdftoppm",
             &["-r", "300", "-png", "-singlefile", path(&cover), path(&png)],
         );
-        let read = run(
-            "zbarimg",
-            &[
-                "-q",
-                "--raw",
-                "-Sdisable",
-                "-Sean13.enable",
-                path(&png.with_extension("png")),
-            ],
+        let png = png.with_extension("png");
+        assert_eq!(scan(&png, "ean13"), scanned, "{given}");
+        assert_eq!(
+            scan(&png, "ean5"),
+            price.map_or("", |(_, code)| code),
+            "{given}'s add-on"
         );
-        assert_eq!(read.trim(), scanned, "{given} scanned as {read:?}");
     }
 
     let pdf = dir.join("wrong.pdf");
@@ -1111,4 +1121,10 @@ fn the_cover_barcode_scans_as_the_isbn_and_a_wrong_check_digit_names_the_right_o
         "{said}"
     );
     assert!(!pdf.exists(), "a PDF was written for a refused ISBN");
+
+    let out = convert(&manuscript, &pdf, &["--meta", "price=EUR 12.50"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a price in euros was taken");
+    assert!(said.contains("USD, CAD, GBP, AUD or NZD"), "{said}");
+    assert!(!pdf.exists(), "a PDF was written for a refused price");
 }

@@ -73,6 +73,7 @@ impl Bound {
             | Field::Paper
             | Field::Bleed
             | Field::PrintIsbn
+            | Field::Price
             | Field::Style => Bound::Text(MAX_PARSED_CHARS),
         }
     }

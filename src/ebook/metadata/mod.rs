@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::document::Metadata;
 use crate::document::keys::{self, Field, Named};
 use crate::manuscript::InputError;
-use crate::paperback::{Paper, Trim};
+use crate::paperback::{Paper, Price, Trim};
 use crate::report::Warning;
 use crate::style::StyleName;
 use bounds::Bound;
@@ -60,6 +60,9 @@ pub struct BookMetadata {
     pub bleed: bool,
     #[serde(default)]
     pub print_isbn: Option<String>,
+    /// The price the print cover's barcode carries, as its five-digit add-on.
+    #[serde(default, skip_serializing_if = "Price::is_none")]
+    pub price: Price,
     /// Why no print edition is made: the manuscript asked for a trim, paper or bleed Bindery
     /// does not know. Printing at the default instead would make a book the author did not
     /// ask for; the ebooks are made all the same.
@@ -265,6 +268,7 @@ pub fn resolve(
     let bleed = print
         .value::<Yes>(m.bleed.as_deref(), Field::Bleed, user(Field::Bleed))?
         .0;
+    let price: Price = print.value(m.price.as_deref(), Field::Price, user(Field::Price))?;
     let print_isbn = match m
         .print_isbn
         .as_deref()
@@ -350,6 +354,7 @@ pub fn resolve(
         paper,
         bleed,
         print_isbn,
+        price,
         print_settings_refused,
         title,
         subtitle: text(&m.subtitle),
@@ -663,6 +668,7 @@ fn apply(m: &mut Metadata, named: Named, value: &str) {
         Field::Paper => m.paper = some(),
         Field::Bleed => m.bleed = some(),
         Field::PrintIsbn => m.print_isbn = some(),
+        Field::Price => m.price = some(),
         Field::Style => m.style = some(),
     }
 }

@@ -50,6 +50,7 @@ fn metadata(title: &str) -> BookMetadata {
         paper: Default::default(),
         bleed: false,
         print_isbn: None,
+        price: Default::default(),
         print_settings_refused: None,
         labels: Default::default(),
         style: "bindery".to_owned().try_into().unwrap(),

@@ -64,6 +64,7 @@ pub fn metadata() -> BookMetadata {
         paper: Default::default(),
         bleed: false,
         print_isbn: None,
+        price: Default::default(),
         print_settings_refused: None,
         labels: Default::default(),
         style: "bindery".to_owned().try_into().unwrap(),

@@ -266,6 +266,9 @@ fn print_fields() -> Markup {
             label for="print_isbn" { "Print ISBN" }
             input #print_isbn type="text" name=(Field::PrintIsbn.name()) autocomplete="off" inputmode="numeric" aria-describedby="print-isbn-hint";
             p.hint #print-isbn-hint { "The paperback's own ISBN, printed on its copyright page; not the ebook's." }
+            label for="price" { "Price in the barcode" }
+            input #price type="text" name=(Field::Price.name()) autocomplete="off" aria-describedby="price-hint";
+            p.hint #price-hint { "Printed as the barcode's add-on: USD 14.99, CAD, GBP, AUD or NZD and an amount, or none. Leave empty for no add-on." }
             label for="blurb" { "Back-cover text" }
             textarea #blurb name=(Field::Blurb.name()) rows="4" aria-describedby="blurb-hint" {}
             p.hint #blurb-hint { "Printed on the back cover. Empty: the description is printed there; with neither, the back is blank." }
