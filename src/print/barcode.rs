@@ -1,7 +1,9 @@
 //! The ISBN's barcode on the back of the print cover: the EAN-13 symbol an ISBN-13 is (the
 //! "Bookland" prefixes 978 and 979), with the price's five-digit add-on (EAN-5) when the book
-//! gives one (`crate::paperback::Price`), encoded by `barcoders` and drawn as Typst rectangles
-//! in pure black on a white box that holds the standard's quiet zones.
+//! gives one (`crate::paperback::Price`), drawn as Typst rectangles in pure black on a white
+//! box that holds the standard's quiet zones. `barcoders` encodes the EAN-13; the add-on is
+//! encoded here, because barcoders 2.0's EAN-5 sets the parity of a price whose check value is
+//! 0 (61995, say) as LLGGG where the standard has GGLLL, which no scanner reads.
 //!
 //! Sizes are GS1's for EAN-13 (General Specifications, 5.2.3.4): a module of 0.33 mm at 100 %
 //! magnification, 95 modules, bars 22.85 mm high with the guard bars 5 modules longer, quiet
@@ -12,7 +14,6 @@
 
 use std::fmt::Write as _;
 
-use barcoders::sym::ean_supp::EANSUPP;
 use barcoders::sym::ean13::EAN13;
 
 /// The symbol's magnification: 85 % of nominal.
@@ -62,7 +63,7 @@ impl Barcode {
         let digits = format!("{body}{check}");
         // Only an ISBN already checked gets here; one whose check digit differs is a bug.
         let add_on = match add_on {
-            Some(code) => Some((code.to_owned(), EANSUPP::new(code).ok()?.encode())),
+            Some(code) => Some((code.to_owned(), add_on_modules(code)?)),
             None => None,
         };
         (isbn.len() == 10 || digits == isbn).then(|| Barcode {
@@ -143,6 +144,52 @@ impl Barcode {
     }
 }
 
+/// The left-hand digits' patterns of EAN (GS1 General Specifications, 5.2.1.2.1): set A (odd
+/// parity) and set B (even parity), by digit.
+const SET_A: [&str; 10] = [
+    "0001101", "0011001", "0010011", "0111101", "0100011", "0110001", "0101111", "0111011",
+    "0110111", "0001011",
+];
+const SET_B: [&str; 10] = [
+    "0100111", "0110011", "0011011", "0100001", "0011101", "0111001", "0000101", "0010001",
+    "0001001", "0010111",
+];
+/// Which set each of the add-on's five digits is drawn from, by its check value (GS1 5.2.2.6.2):
+/// B where the string has `B`.
+const ADD_ON_PARITY: [&str; 10] = [
+    "BBAAA", "BABAA", "BAABA", "BAAAB", "ABBAA", "AABBA", "AAABB", "ABABA", "ABAAB", "AABAB",
+];
+
+/// The five-digit add-on's modules: its start (1011), then each digit, with 01 between them.
+fn add_on_modules(code: &str) -> Option<Vec<u8>> {
+    let digits: Vec<usize> = code
+        .chars()
+        .map(|c| c.to_digit(10).map(|d| d as usize))
+        .collect::<Option<_>>()?;
+    if digits.len() != 5 {
+        return None;
+    }
+    // The check value: the odd positions' digits times 3 and the even ones' times 9, modulo 10.
+    let check = digits
+        .iter()
+        .enumerate()
+        .map(|(i, d)| if i % 2 == 0 { d * 3 } else { d * 9 })
+        .sum::<usize>()
+        % 10;
+    let mut modules = String::from("1011");
+    for (i, (digit, set)) in digits.iter().zip(ADD_ON_PARITY[check].chars()).enumerate() {
+        if i > 0 {
+            modules.push_str("01");
+        }
+        modules.push_str(if set == 'B' {
+            SET_B[*digit]
+        } else {
+            SET_A[*digit]
+        });
+    }
+    Some(modules.bytes().map(|b| b - b'0').collect())
+}
+
 /// One rectangle for each run of dark modules, from `x` (in millimetres), with the top and
 /// height `extent` gives for the module the run starts at.
 fn draw(out: &mut String, modules: &[u8], x: f64, extent: impl Fn(usize) -> (f64, f64)) {
@@ -201,5 +248,34 @@ mod tests {
         assert!(priced.size_mm().0 >= (11.0 + 95.0 + 9.0 + 47.0 + 5.0) * 0.33 * 0.8);
         let (_, modules) = priced.add_on.as_ref().expect("add-on");
         assert_eq!(modules.len(), 47);
+    }
+
+    /// The add-on of 51499 as GS1 draws it (check value 5·3 + 1·9 + 4·3 + 9·9 + 9·3 = 144, so
+    /// 4: ABBAA), and 61995's, whose check value is 0, the one barcoders 2.0 gets wrong.
+    #[test]
+    fn the_add_on_takes_the_parity_its_check_value_asks() {
+        let modules: String = add_on_modules("51499")
+            .expect("add-on")
+            .iter()
+            .map(|m| char::from(b'0' + m))
+            .collect();
+        assert_eq!(
+            modules,
+            [
+                "1011", "0110001", "01", "0110011", "01", "0011101", "01", "0001011", "01",
+                "0001011"
+            ]
+            .concat()
+        );
+        let first_two: String = add_on_modules("61995")
+            .expect("add-on")
+            .iter()
+            .take(4 + 7 + 2 + 7)
+            .map(|m| char::from(b'0' + m))
+            .collect();
+        // 6 and 1 from set B, as BBAAA says.
+        assert_eq!(first_two, ["1011", "0000101", "01", "0110011"].concat());
+        assert_eq!(add_on_modules("5149"), None);
+        assert_eq!(add_on_modules("5149x"), None);
     }
 }

@@ -1083,6 +1083,12 @@ fn the_cover_barcode_scans_as_the_isbn_and_its_price_and_a_wrong_check_digit_nam
             "9798886451306",
         ),
         ("0-8044-2957-X", Some(("£8.99", "00899")), "9780804429573"),
+        // A check value of 0, whose parity barcoders 2.0 had wrong.
+        (
+            "9780306406157",
+            Some(("CAD 19.95", "61995")),
+            "9780306406157",
+        ),
     ] {
         let pdf = dir.join(format!("{scanned}.pdf"));
         let cover = dir.join(format!("{scanned}-cover.pdf"));
