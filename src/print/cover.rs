@@ -199,6 +199,13 @@ pub fn cover(
         );
         h + BARCODE_EDGE_INCHES
     });
+    if barcode.is_none() && !metadata.price.is_none() {
+        warnings.push(Warning::new(
+            "print_price_without_isbn",
+            "The book has a price for its barcode but no ISBN, so the print cover has no \
+             barcode. Give the print edition's ISBN (print_isbn=…) to print one.",
+        ));
+    }
     // The back: the blurb, inside a safe area half an inch from the trim, as much as fits.
     if let Some(blurb) = metadata.blurb.as_ref().or(metadata.description.as_ref()) {
         let block_w = trim_w - 2.0 * BACK_SIDE_INCHES;
@@ -325,6 +332,20 @@ mod tests {
             bleed: false,
             paper: Paper::White,
         }
+    }
+
+    /// A price is printed only in an ISBN's barcode: without an ISBN the author is told why
+    /// there is none.
+    #[test]
+    fn a_price_without_an_isbn_says_why_the_cover_has_no_barcode() {
+        let mut metadata = metadata("A blurb.");
+        metadata.price = "USD 14.99".parse().expect("price");
+        let unprinted = cover(&metadata, None, &BTreeMap::new(), 120, &options()).expect("cover");
+        let codes: Vec<&str> = unprinted.warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, ["print_price_without_isbn"]);
+        metadata.print_isbn = Some("9780306406157".into());
+        let printed = cover(&metadata, None, &BTreeMap::new(), 120, &options()).expect("cover");
+        assert!(printed.warnings.is_empty(), "{:?}", printed.warnings);
     }
 
     #[test]
