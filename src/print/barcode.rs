@@ -16,6 +16,8 @@ use std::fmt::Write as _;
 
 use barcoders::sym::ean13::EAN13;
 
+use super::strings::literal;
+
 /// The symbol's magnification: 85 % of nominal.
 const MAGNIFICATION: f64 = 0.85;
 /// One module's width, in millimetres.
@@ -91,57 +93,61 @@ impl Barcode {
         let (width, height) = self.size_mm();
         let x0 = MARGIN_MM + LEFT_QUIET_MODULES * MODULE_MM;
         let top = MARGIN_MM + ISBN_LINE_MM;
-        let mut bars = String::new();
+        let d = &self.digits;
+        let mut out = String::new();
+        label(
+            &mut out,
+            (MARGIN_MM, MARGIN_MM),
+            width - 2.0 * MARGIN_MM,
+            0.0,
+            &format!("ISBN {d}"),
+        );
         // The guards (the first three, the middle five and the last three modules) reach below
         // the others into the digits' line.
-        draw(&mut bars, &self.modules, x0, |start| {
+        draw(&mut out, &self.modules, x0, |start| {
             let guard = start < 3 || (45..50).contains(&start) || start >= 92;
             (top, BAR_MM + if guard { GUARD_EXTRA_MM } else { 0.0 })
         });
-        let mut add_on = String::new();
+        // The digits: the first in the left quiet zone, then two groups of six under the halves.
+        let below = top + BAR_MM + 0.3;
+        let first_width = LEFT_QUIET_MODULES * MODULE_MM - 0.4;
+        label(&mut out, (MARGIN_MM, below), first_width, 0.0, &d[..1]);
+        for (digits, module) in [(&d[1..7], 3.0), (&d[7..13], 50.0)] {
+            let x = x0 + module * MODULE_MM;
+            label(&mut out, (x, below), 42.0 * MODULE_MM, 0.12, digits);
+        }
         if let Some((code, modules)) = &self.add_on {
             let x = x0 + (SYMBOL_MODULES as f64 + ADD_ON_GAP_MODULES) * MODULE_MM;
-            draw(&mut add_on, modules, x, |_| {
+            draw(&mut out, modules, x, |_| {
                 (
                     top + ADD_ON_DIGITS_MM,
                     BAR_MM + GUARD_EXTRA_MM - ADD_ON_DIGITS_MM,
                 )
             });
-            let _ = writeln!(
-                add_on,
-                "place(top + left, dx: {x:.4}mm, dy: {:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, tracking: 0.12em, {code:?}))))",
-                top - 0.2,
+            label(
+                &mut out,
+                (x, top - 0.2),
                 ADD_ON_MODULES * MODULE_MM,
+                0.12,
+                code,
             );
         }
-        // The digits: the first in the left quiet zone, then two groups of six under the halves.
-        let d = &self.digits;
-        let below = top + BAR_MM + 0.3;
-        let group = |from: usize, to: usize, modules: f64| {
-            format!(
-                "place(top + left, dx: {:.4}mm, dy: {below:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, tracking: 0.12em, {:?}))))\n",
-                x0 + modules * MODULE_MM,
-                42.0 * MODULE_MM,
-                &d[from..to]
-            )
-        };
-        let first = format!(
-            "place(top + left, dx: {:.4}mm, dy: {below:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, {:?}))))\n",
-            MARGIN_MM,
-            LEFT_QUIET_MODULES * MODULE_MM - 0.4,
-            &d[..1]
-        );
-        let isbn = format!(
-            "place(top + left, dx: {MARGIN_MM:.4}mm, dy: {MARGIN_MM:.4}mm, box(width: {:.4}mm, align(center, text(size: {DIGITS_PT}pt, {:?}))))\n",
-            width - 2.0 * MARGIN_MM,
-            format!("ISBN {d}"),
-        );
         format!(
-            "box(width: {width:.4}mm, height: {height:.4}mm, fill: white, {{\nset text(fill: black, hyphenate: false)\n{isbn}{bars}{first}{}{}{add_on}}})",
-            group(1, 7, 3.0),
-            group(7, 13, 50.0),
+            "box(width: {width:.4}mm, height: {height:.4}mm, fill: white, {{\nset text(fill: black, hyphenate: false)\n{out}}})"
         )
     }
+}
+
+/// A line of the human-readable text, centred in a box `width` wide at `at` (in millimetres),
+/// its letters spaced by `tracking` ems.
+fn label(out: &mut String, at: (f64, f64), width: f64, tracking: f64, text: &str) {
+    let _ = writeln!(
+        out,
+        "place(top + left, dx: {:.4}mm, dy: {:.4}mm, box(width: {width:.4}mm, align(center, text(size: {DIGITS_PT}pt, tracking: {tracking}em, {}))))",
+        at.0,
+        at.1,
+        literal(text),
+    );
 }
 
 /// The left-hand digits' patterns of EAN (GS1 General Specifications, 5.2.1.2.1): set A (odd
