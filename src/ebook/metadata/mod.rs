@@ -841,21 +841,19 @@ pub fn parse_isbn(s: &str) -> Option<String> {
 /// Why `s` is not an ISBN, for an error the author can act on: a wrong check digit is named
 /// with the one its other digits need.
 pub fn isbn_problem(s: &str) -> String {
-    match isbn_digits(s) {
-        Some(digits) => {
-            let (body, last) = digits.split_at(digits.len() - 1);
-            match isbn_check_digit(body) {
-                Some(right) => format!(
-                    "its check digit is wrong: it ends in {}, where its first {} digits need {right} ({}{right})",
-                    last[0],
-                    body.len(),
-                    body.iter().collect::<String>()
-                ),
-                None => "not an ISBN: 10 or 13 digits (an ISBN-10 may end in X)".to_owned(),
-            }
-        }
-        None => "not an ISBN: 10 or 13 digits (an ISBN-10 may end in X)".to_owned(),
-    }
+    let wrong_check = isbn_digits(s).and_then(|digits| {
+        let (body, last) = digits.split_at(digits.len() - 1);
+        isbn_check_digit(body).map(|right| {
+            format!(
+                "its check digit is wrong: it ends in {}, where its first {} digits need {right} ({}{right})",
+                last[0],
+                body.len(),
+                body.iter().collect::<String>()
+            )
+        })
+    });
+    wrong_check
+        .unwrap_or_else(|| "not an ISBN: 10 or 13 digits (an ISBN-10 may end in X)".to_owned())
 }
 
 /// An ISBN's characters without its prefix, hyphens and spaces (`X` upper case), if it has the
