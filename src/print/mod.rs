@@ -231,15 +231,7 @@ pub fn assemble(
     let pdf = assemble::assemble(pdfs, layout.folios(), &bookmarks, bleed)
         .map_err(|e| PrintError::Pdf(format!("assembling the pieces: {e:#}")))?;
     let pages = layout.pages as u32;
-    if pages < trim::MIN_PAGES {
-        warnings.push(Warning::new(
-            "print_too_short",
-            format!(
-                "The print edition has {pages} pages; print-on-demand services bind {} at least.",
-                trim::MIN_PAGES
-            ),
-        ));
-    }
+    warnings.extend(trim::page_count_warnings(pages, options.paper));
     Ok(PrintEdition {
         pdf,
         pages,

@@ -5,6 +5,8 @@
 
 pub use crate::paperback::{Paper, Trim, UnknownPaper, UnknownTrim};
 
+use crate::report::Warning;
+
 /// Inches of bleed beyond the trim, on the outside edges only (top, bottom, fore-edge).
 pub const BLEED_INCHES: f64 = 0.125;
 
@@ -13,6 +15,37 @@ pub const MAX_PAGES: u32 = 828;
 
 /// The fewest pages a paperback may have; a shorter book prints with a warning.
 pub const MIN_PAGES: u32 = 24;
+
+/// The most pages KDP binds on cream paper, which is thicker than white (its paperback
+/// guidelines: 24–776 pages on cream, 24–828 on white, for every trim Bindery offers); a longer
+/// book on cream prints with a warning.
+pub const MAX_CREAM_PAGES: u32 = 776;
+
+/// What the author should know of a print edition's page count on `paper`: too few pages to
+/// bind, or too many for cream paper.
+pub(crate) fn page_count_warnings(pages: u32, paper: Paper) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    if pages < MIN_PAGES {
+        warnings.push(Warning::new(
+            "print_too_short",
+            format!(
+                "The print edition has {pages} pages; print-on-demand services bind {MIN_PAGES} \
+                 at least."
+            ),
+        ));
+    }
+    if paper == Paper::Cream && pages > MAX_CREAM_PAGES {
+        warnings.push(Warning::new(
+            "print_too_long_for_cream",
+            format!(
+                "The print edition has {pages} pages on cream paper, which KDP binds up to \
+                 {MAX_CREAM_PAGES} pages (white up to {MAX_PAGES}). Choose white paper \
+                 (paper=white) or a larger trim."
+            ),
+        ));
+    }
+    warnings
+}
 
 /// The body text's size in points: smaller pages, smaller type.
 pub(crate) fn font_size(trim: Trim) -> f64 {
@@ -111,6 +144,30 @@ mod tests {
         assert!("".parse::<Trim>().is_err());
         let e = "grey".parse::<Paper>().unwrap_err().to_string();
         assert!(e.contains("white or cream"), "{e}");
+    }
+
+    #[test]
+    fn a_page_count_outside_what_the_paper_binds_is_told() {
+        let codes = |pages, paper| -> Vec<&'static str> {
+            page_count_warnings(pages, paper)
+                .iter()
+                .map(|w| match w.code.as_str() {
+                    "print_too_short" => "short",
+                    "print_too_long_for_cream" => "cream",
+                    other => panic!("{other}"),
+                })
+                .collect()
+        };
+        assert_eq!(codes(23, Paper::White), ["short"]);
+        assert!(codes(24, Paper::Cream).is_empty());
+        assert!(codes(776, Paper::Cream).is_empty());
+        assert_eq!(codes(777, Paper::Cream), ["cream"]);
+        assert!(codes(828, Paper::White).is_empty());
+        let said = &page_count_warnings(800, Paper::Cream)[0].message;
+        assert!(
+            said.contains("800 pages on cream paper") && said.contains("paper=white"),
+            "{said}"
+        );
     }
 
     #[test]
