@@ -36,6 +36,9 @@ const GUARD_EXTRA_MM: f64 = 5.0 * MODULE_MM;
 /// The human-readable line: the digits under the bars, and the ISBN above them.
 const DIGITS_PT: f64 = 8.5;
 const ISBN_LINE_MM: f64 = 3.6;
+/// The digits begin this far under the bars, and end this far under the guard bars' feet.
+const DIGITS_GAP_MM: f64 = 0.3;
+const DIGITS_BELOW_GUARDS_MM: f64 = 2.6;
 /// White around it all, beyond the quiet zones.
 const MARGIN_MM: f64 = 1.0;
 
@@ -83,7 +86,8 @@ impl Barcode {
         };
         let width =
             (LEFT_QUIET_MODULES + SYMBOL_MODULES as f64 + right) * MODULE_MM + 2.0 * MARGIN_MM;
-        let height = MARGIN_MM + ISBN_LINE_MM + BAR_MM + GUARD_EXTRA_MM + 2.6 + MARGIN_MM;
+        let height =
+            MARGIN_MM + ISBN_LINE_MM + BAR_MM + GUARD_EXTRA_MM + DIGITS_BELOW_GUARDS_MM + MARGIN_MM;
         (width, height)
     }
 
@@ -109,7 +113,7 @@ impl Barcode {
             (top, BAR_MM + if guard { GUARD_EXTRA_MM } else { 0.0 })
         });
         // The digits: the first in the left quiet zone, then two groups of six under the halves.
-        let below = top + BAR_MM + 0.3;
+        let below = top + BAR_MM + DIGITS_GAP_MM;
         let first_width = LEFT_QUIET_MODULES * MODULE_MM - 0.4;
         label(&mut out, (MARGIN_MM, below), first_width, 0.0, &d[..1]);
         for (digits, module) in [(&d[1..7], 3.0), (&d[7..13], 50.0)] {
