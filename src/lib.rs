@@ -88,6 +88,7 @@ pub mod metrics;
 pub mod paperback;
 pub mod pipeline;
 pub mod print;
+pub mod printers;
 pub mod report;
 pub mod script_fonts;
 pub mod services;

@@ -134,14 +134,6 @@ impl Paper {
             Paper::Cream => "cream",
         }
     }
-
-    /// Inches of spine a page adds (KDP's figures).
-    pub fn inches_per_page(self) -> f64 {
-        match self {
-            Paper::White => 0.002252,
-            Paper::Cream => 0.0025,
-        }
-    }
 }
 
 impl fmt::Display for Paper {
@@ -243,6 +235,104 @@ impl FromStr for Price {
     }
 }
 
+/// The printer an author sends the print edition to: the print edition is checked against its
+/// rules (`printers`). `none` (the default) checks against none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Printer {
+    #[default]
+    None,
+    /// Amazon's Kindle Direct Publishing.
+    Kdp,
+    IngramSpark,
+    Lulu,
+}
+
+impl Printer {
+    /// The printers there are rules for.
+    pub const ALL: [Printer; 3] = [Printer::Kdp, Printer::IngramSpark, Printer::Lulu];
+
+    pub fn is_none(&self) -> bool {
+        *self == Printer::None
+    }
+
+    /// The printer as a person names it (`Amazon KDP`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Printer::None => "No printer",
+            Printer::Kdp => "Amazon KDP",
+            Printer::IngramSpark => "IngramSpark",
+            Printer::Lulu => "Lulu",
+        }
+    }
+
+    /// The name a user types (`kdp`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Printer::None => "none",
+            Printer::Kdp => "kdp",
+            Printer::IngramSpark => "ingramspark",
+            Printer::Lulu => "lulu",
+        }
+    }
+}
+
+impl fmt::Display for Printer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Printer {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let folded: String = s
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
+        match folded.as_str() {
+            "none" => Ok(Printer::None),
+            "kdp" | "amazon" | "amazonkdp" | "kindledirectpublishing" => Ok(Printer::Kdp),
+            "ingramspark" | "ingram" => Ok(Printer::IngramSpark),
+            "lulu" => Ok(Printer::Lulu),
+            _ => Err(format!(
+                "{:?} is not a printer Bindery has rules for: choose kdp, ingramspark, lulu or \
+                 none",
+                s.trim()
+            )),
+        }
+    }
+}
+
+/// How a print edition is bound.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Binding {
+    /// Perfect bound, with a soft cover.
+    #[default]
+    Paperback,
+    /// Case laminate: the cover printed and wrapped round boards.
+    Hardcover,
+}
+
+impl Binding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Binding::Paperback => "paperback",
+            Binding::Hardcover => "hardcover",
+        }
+    }
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +364,28 @@ mod tests {
             );
         }
         assert_eq!(Price::default(), Price(None));
+    }
+
+    #[test]
+    fn printers_are_named_as_authors_write_them() {
+        for (given, printer) in [
+            ("kdp", Printer::Kdp),
+            ("Amazon KDP", Printer::Kdp),
+            ("IngramSpark", Printer::IngramSpark),
+            ("ingram-spark", Printer::IngramSpark),
+            (" lulu ", Printer::Lulu),
+            ("none", Printer::None),
+        ] {
+            assert_eq!(given.parse::<Printer>(), Ok(printer), "{given}");
+        }
+        for p in Printer::ALL {
+            assert_eq!(p.name().parse::<Printer>(), Ok(p));
+            assert_eq!(
+                serde_json::to_string(&p).unwrap(),
+                format!("\"{}\"", p.name())
+            );
+        }
+        let said = "blurb".parse::<Printer>().unwrap_err();
+        assert!(said.contains("kdp, ingramspark, lulu"), "{said}");
     }
 }

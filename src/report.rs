@@ -85,6 +85,57 @@ pub struct PrintReport {
     /// Why there is no print edition (`code` as the API's errors have it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<PrintFailure>,
+    /// The edition checked against its printer's rules, when the book names a printer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printer_check: Option<PrinterCheck>,
+}
+
+/// A print edition checked against the rules of the printer it goes to (`printers`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrinterCheck {
+    /// `kdp`, `ingramspark` or `lulu`.
+    pub printer: String,
+    /// The printer as a person names it.
+    pub name: String,
+    /// No rule failed (advice does not fail a check).
+    pub passed: bool,
+    /// Every rule of the printer's, in the order its guide gives them.
+    pub rules: Vec<RuleCheck>,
+}
+
+/// One of a printer's rules, checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleCheck {
+    /// Stable, machine-readable: `trim`, `page_count`, `gutter`, `outside_margin`, `bleed`,
+    /// `spine_text`, `spine_width`, `image_resolution`, `fonts_embedded`, `transparency`,
+    /// `colour`, `pdf_standard`, `bookmarks`, `encryption`.
+    pub rule: String,
+    /// The rule, for a person (`Inside margin (gutter)`).
+    pub label: String,
+    pub verdict: Verdict,
+    /// What the edition has (`400 pages, gutter 0.250 in`).
+    pub found: String,
+    /// What the printer asks for (`0.625 in at least, for 301 to 500 pages`).
+    pub wanted: String,
+    /// What to change, when the rule failed or the printer would rather have otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
+    /// Where the printer publishes the figure.
+    pub source: String,
+    /// Where the figure came from, when not from the printer's own page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// How an edition stands against one rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    /// The printer refuses the file, or prints it other than the author meant.
+    Fail,
+    /// The printer takes it, and recommends otherwise.
+    Advice,
 }
 
 /// `message` as a sentence: its first letter a capital, and a full stop at its end (the print

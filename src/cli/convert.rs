@@ -15,6 +15,7 @@ use crate::document::keys::{self, Given, Named};
 use crate::manuscript::Format;
 use crate::pipeline::in_memory::{self, ConvertError};
 use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, PrintOptions, Trim};
+use crate::report::{PrinterCheck, RuleCheck, Verdict};
 use crate::style::house::House;
 use crate::style::{Style, StyleName};
 
@@ -300,7 +301,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let converted = match converted {
+    let mut converted = match converted {
         Ok(c) => c,
         Err(ConvertError::Input(e)) => return Err(Failure::Input(e.to_string())),
         Err(ConvertError::Internal(e)) => return Err(Failure::Other(e)),
@@ -344,6 +345,20 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         _ => None,
     };
 
+    let printer_check = match &print {
+        Some((_, edition)) => print::preflight(
+            edition,
+            cover.as_ref().map(|(_, c)| c),
+            &PrintOptions::of(&converted.book.metadata),
+        )
+        .map_err(Failure::Other)?,
+        None => None,
+    };
+    // As the service's report has them: a failed rule is a warning of the print edition's.
+    for warning in printer_check.iter().flat_map(print::failed_rules) {
+        converted.report.warn(warning.at("print edition"));
+    }
+
     if args.json {
         let pdf = print.as_ref().map(|(path, e)| {
             serde_json::json!({
@@ -380,6 +395,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
             "report": converted.report,
             "pdf": pdf,
             "print_cover": print_cover,
+            "printer_check": printer_check,
         });
         println!(
             "{}",
@@ -391,6 +407,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
             &converted,
             print.as_ref().map(|(p, e)| (p.as_path(), *e)),
             cover.as_ref().map(|(p, c)| (p.as_path(), c)),
+            printer_check.as_ref(),
             started.elapsed().as_millis(),
         );
     }
@@ -422,6 +439,7 @@ fn print_report(
     c: &in_memory::Converted,
     print: Option<(&Path, &PrintEdition)>,
     cover: Option<(&Path, &PrintCover)>,
+    printer_check: Option<&PrinterCheck>,
     millis: u128,
 ) {
     let s = &c.report.statistics;
@@ -466,6 +484,45 @@ fn print_report(
         );
         for w in &cover.warnings {
             let _ = writeln!(out, "  - [{}] {} (print cover)", w.code, w.message);
+        }
+    }
+    if let Some(check) = printer_check {
+        let broken: Vec<&RuleCheck> = check
+            .rules
+            .iter()
+            .filter(|r| r.verdict != Verdict::Pass)
+            .collect();
+        let failed = broken.iter().filter(|r| r.verdict == Verdict::Fail).count();
+        let _ = writeln!(
+            out,
+            "Checked against {}'s {}: {}{}",
+            check.name,
+            count(check.rules.len() as u64, "rule"),
+            if check.passed {
+                "passed".to_owned()
+            } else {
+                format!("{failed} failed")
+            },
+            if cover.is_none() {
+                " (the cover's rules too with --print-cover)."
+            } else {
+                "."
+            }
+        );
+        for rule in broken {
+            let mark = if rule.verdict == Verdict::Fail {
+                "failed"
+            } else {
+                "advice"
+            };
+            let _ = writeln!(
+                out,
+                "  - [{mark}] {}: {}; wanted {}. {}",
+                rule.label,
+                rule.found,
+                rule.wanted,
+                rule.advice.as_deref().unwrap_or_default()
+            );
         }
     }
     // The print edition's warnings are in the book's report already, marked "print edition".

@@ -30,6 +30,7 @@ pub enum Field {
     Bleed,
     PrintIsbn,
     Price,
+    Printer,
     Style,
 }
 
@@ -182,6 +183,15 @@ pub const FIELDS: &[Declared] = &[
          price (90000), or the add-on's five digits. Without it the barcode has no add-on.",
     )
     .example("USD 14.99"),
+    key(
+        Field::Printer,
+        "printer",
+        &["print_service"],
+        "The printer the print edition goes to, whose rules it is checked against (trim, page \
+         count, margins, spine text, bleed, image resolution, fonts, PDF): `kdp`, \
+         `ingramspark`, `lulu`, or `none` (the default) for no check.",
+    )
+    .example("kdp"),
     key(
         Field::Style,
         "style",

@@ -67,6 +67,9 @@ pub struct Metadata {
     /// The price for the print cover's barcode (`USD 14.99`), as found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<String>,
+    /// The printer whose rules the print edition is checked against (`kdp`), as found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printer: Option<String>,
     /// The style the book asks for (`classic`), as found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub style: Option<String>,

@@ -26,8 +26,6 @@ use super::trim::BLEED_INCHES;
 use super::world::{BookWorld, IMAGES};
 use super::{PrintError, PrintOptions};
 
-/// The fewest pages whose spine carries text (KDP's rule).
-pub const SPINE_TEXT_PAGES: u32 = 80;
 /// The most characters of the title, and of the authors, on the spine: together a line down
 /// the shortest trim's spine at the spine's type size.
 const SPINE_TITLE_CHARS: usize = 60;
@@ -134,10 +132,16 @@ struct Fit<'t> {
     total: usize,
 }
 
+/// Whether a book of `pages` pages has its title and author on the spine: from the printer's
+/// least page count for spine text, below which a spine is too narrow to print on.
+pub fn spine_text(pages: u32, options: &PrintOptions) -> bool {
+    pages >= options.rules().spine_text.min_pages
+}
+
 /// The sheet's width, height and spine in inches for a book of `pages` pages.
 pub fn cover_size(pages: u32, options: &PrintOptions) -> (f64, f64, f64) {
     let (w, h) = options.trim.inches();
-    let spine = f64::from(pages) * options.paper.inches_per_page();
+    let spine = options.rules().spine_width(pages, options.paper);
     (
         2.0 * w + spine + 2.0 * BLEED_INCHES,
         h + 2.0 * BLEED_INCHES,
@@ -245,7 +249,7 @@ pub fn cover(
         ));
     }
     // The spine, read from top to bottom as English-language books are.
-    if pages >= SPINE_TEXT_PAGES {
+    if spine_text(pages, options) {
         let size = (spine * 72.0 * 0.45).min(12.0);
         let _ = writeln!(
             source,
@@ -298,8 +302,8 @@ mod tests {
     fn the_cover_is_two_trims_a_spine_and_the_bleed() {
         let options = PrintOptions {
             trim: Trim::In6x9,
-            bleed: false,
             paper: Paper::White,
+            ..PrintOptions::default()
         };
         let (w, h, spine) = cover_size(300, &options);
         assert!((spine - 0.6756).abs() < 1e-9);
@@ -310,6 +314,12 @@ mod tests {
             ..options
         };
         assert!((cover_size(300, &cream).2 - 0.75).abs() < 1e-9);
+        // Lulu's spine: pages / 444 + 0.06 in, on any paper.
+        let lulu = PrintOptions {
+            printer: crate::paperback::Printer::Lulu,
+            ..cream
+        };
+        assert!((cover_size(444, &lulu).2 - 1.06).abs() < 1e-3);
     }
 
     fn metadata(blurb: &str) -> BookMetadata {
@@ -329,8 +339,8 @@ mod tests {
     fn options() -> PrintOptions {
         PrintOptions {
             trim: Trim::In6x9,
-            bleed: false,
             paper: Paper::White,
+            ..PrintOptions::default()
         }
     }
 

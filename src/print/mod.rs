@@ -8,7 +8,7 @@
 //! It takes more than one pass, with no introspection inside the template: the first pass
 //! lays the book out with a gutter guessed from its length, and yields the page count, where
 //! each chapter opened and which pages are empty (`pages`). If the count wants another gutter
-//! (KDP's table, `trim::gutter`), the book is laid out again with it. The last pass prints
+//! (the printer's table, `printers::Rules::inside_margin`), the book is laid out again with it. The last pass prints
 //! what the earlier one learnt as data: the contents' page numbers, the folios, and which
 //! pages carry a running head. Each page's first glyph of the book's text, traced through its
 //! span to the literal it came from, gives the [`PageStart`]s the ebook marks.
@@ -23,6 +23,7 @@ mod glyphs;
 mod markup;
 mod pages;
 pub mod pieces;
+mod preflight;
 mod preview;
 mod strings;
 mod style;
@@ -44,9 +45,10 @@ use typst_pdf::{PdfOptions, Timestamp};
 use crate::document::Document;
 use crate::document::positions::PageStart;
 use crate::ebook::BookMetadata;
+use crate::paperback::Printer;
 use crate::report::Warning;
 
-pub use cover::{PrintCover, SPINE_TEXT_PAGES, cover, cover_size};
+pub use cover::{PrintCover, cover, cover_size};
 pub use error::PrintError;
 pub use fonts::{Listing, announce_operator_fonts, list_fonts, use_fonts_from, use_operator_fonts};
 pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
@@ -55,6 +57,7 @@ pub use fonts::FontNeeds;
 pub use glyphs::Glyphs;
 pub use pages::roman;
 pub use pieces::{Bare, Book, Layout, Measured, Paginated, Plan, SetInfo, SetPiece};
+pub use preflight::{failed_rules, preflight};
 pub use preview::{Previews, previews};
 
 use world::BookWorld;
@@ -67,6 +70,9 @@ pub struct PrintOptions {
     pub bleed: bool,
     /// The paper, for the spine's width.
     pub paper: Paper,
+    /// The printer the edition is made for: its inside margins, spine and bookmarks follow
+    /// that printer's rules (KDP's when none is named).
+    pub printer: Printer,
 }
 
 impl PrintOptions {
@@ -76,7 +82,13 @@ impl PrintOptions {
             trim: metadata.trim,
             bleed: metadata.bleed,
             paper: metadata.paper,
+            printer: metadata.printer,
         }
+    }
+
+    /// The rules the edition is made to.
+    pub fn rules(&self) -> &'static crate::printers::Rules {
+        crate::printers::rules(self.printer)
     }
 }
 
@@ -88,8 +100,8 @@ pub struct PrintEdition {
     pub trim: Trim,
     pub bleed: bool,
     pub paper: Paper,
-    /// The gutter, in inches: what KDP's table asks for at this page count (or the next band's,
-    /// where the count straddles two). The inside margin is this plus [`GUTTER_COMFORT`], so
+    /// The gutter, in inches: what the printer's table asks for at this page count (or the next
+    /// band's, where the count straddles two). The inside margin is this plus [`GUTTER_COMFORT`], so
     /// that hanging punctuation and the curve of the binding stay clear of it.
     pub gutter: f64,
     /// Where each page holding the book's text begins, in page order.
@@ -106,7 +118,7 @@ pub struct PrintEdition {
     pub pieces: u32,
 }
 
-/// Inches added to KDP's minimum gutter for the inside margin.
+/// Inches added to the printer's least inside margin.
 pub const GUTTER_COMFORT: f64 = 0.125;
 
 /// Typesets `document` as a paperback interior, in this process: the pieces laid out on as
@@ -222,7 +234,13 @@ pub fn assemble(
             }
         }
     }
-    let bookmarks = bookmarks(document, metadata, layout);
+    // A printer that refuses bookmarks gets none; without one named, they help a proofreader.
+    let refused = options.printer != Printer::None && options.rules().pdf.no_bookmarks.is_some();
+    let bookmarks = if refused {
+        Vec::new()
+    } else {
+        bookmarks(document, metadata, layout)
+    };
     let bleed = options.bleed.then(|| assemble::Bleed {
         points: trim::BLEED_INCHES * 72.0,
         bound_on_right: crate::language::Direction::of(&metadata.language)
@@ -231,7 +249,7 @@ pub fn assemble(
     let pdf = assemble::assemble(pdfs, layout.folios(), &bookmarks, bleed)
         .map_err(|e| PrintError::Pdf(format!("assembling the pieces: {e:#}")))?;
     let pages = layout.pages as u32;
-    warnings.extend(trim::page_count_warnings(pages, options.paper));
+    warnings.extend(trim::page_count_warnings(pages, options));
     Ok(PrintEdition {
         pdf,
         pages,

@@ -81,6 +81,9 @@ pub struct Plan {
     pub(crate) listed: std::ops::Range<usize>,
     pub(crate) body: Option<usize>,
     pub(crate) trim: super::Trim,
+    /// Whose table of inside margins the page count is looked up in.
+    #[serde(default)]
+    pub(crate) printer: crate::paperback::Printer,
     pub needs: FontNeeds,
     /// The first measure's gutter, guessed from the book's length.
     pub gutter: f64,
@@ -236,8 +239,11 @@ pub(crate) fn plan_with(book: Book<'_>, piece_words: u64) -> Result<Plan, PrintE
         listed: arrangement.listed.clone(),
         body: arrangement.body,
         trim: options.trim,
+        printer: options.printer,
         needs,
-        gutter: trim::gutter(estimate_pages(weight, options.trim, style)),
+        gutter: options
+            .rules()
+            .inside_margin(estimate_pages(weight, options.trim, style)),
         heads: template::running_titles(document, metadata, style),
     })
 }
@@ -378,7 +384,7 @@ pub fn paginate(plan: &Plan, measured: &[Measured], round: u32) -> Result<Pagina
     // The first round's gutter was a guess: take what its count asks. After that the gutter
     // only widens (a wider one than the table asks is allowed), so a book whose count
     // straddles a band settles on the wider.
-    let wanted = trim::gutter(survey.pages as u32);
+    let wanted = crate::printers::rules(plan.printer).inside_margin(survey.pages as u32);
     if (wanted > gutter || (round == 1 && wanted != gutter)) && round < MAX_ROUNDS {
         return Ok(Paginated::Again { gutter: wanted });
     }

@@ -1,46 +1,63 @@
 //! The printed page's geometry: the bleed, the type size and the margins, the inside one (the
-//! gutter) chosen from the page count by KDP's table. The trims and papers themselves are
-//! `paperback`'s, low in the layers, since a book's metadata names them too; they are
+//! gutter) chosen from the page count by the printer's table (`printers`). The trims and papers
+//! themselves are `paperback`'s, low in the layers, since a book's metadata names them too; they are
 //! re-exported here for the print edition's use.
 
 pub use crate::paperback::{Paper, Trim, UnknownPaper, UnknownTrim};
 
+use crate::paperback::{Binding, Printer};
 use crate::report::Warning;
+
+use super::PrintOptions;
 
 /// Inches of bleed beyond the trim, on the outside edges only (top, bottom, fore-edge).
 pub const BLEED_INCHES: f64 = 0.125;
 
-/// The most pages a paperback may have: KDP's limit, the lowest of the services'.
+/// The most pages Bindery lays out: KDP's limit, which Lulu's (800) is under and
+/// IngramSpark's over; a longer book is refused before it is laid out.
 pub const MAX_PAGES: u32 = 828;
 
-/// The fewest pages a paperback may have; a shorter book prints with a warning.
-pub const MIN_PAGES: u32 = 24;
-
-/// The most pages KDP binds on cream paper, which is thicker than white (its paperback
-/// guidelines: 24–776 pages on cream, 24–828 on white, for every trim Bindery offers); a longer
-/// book on cream prints with a warning.
-pub const MAX_CREAM_PAGES: u32 = 776;
-
-/// What the author should know of a print edition's page count on `paper`: too few pages to
-/// bind, or too many for cream paper.
-pub(crate) fn page_count_warnings(pages: u32, paper: Paper) -> Vec<Warning> {
+/// What the author should know of a print edition's page count: fewer pages than the printer
+/// binds, or more than it binds on the paper chosen (where the printer's limit differs by
+/// paper, the other paper is the way out).
+pub(crate) fn page_count_warnings(pages: u32, options: &PrintOptions) -> Vec<Warning> {
+    let rules = options.rules();
+    let Some(limit) = rules.page_limit(Binding::Paperback, options.paper) else {
+        return Vec::new();
+    };
+    let printer = match options.printer {
+        Printer::None => "print-on-demand services".to_owned(),
+        named => named.label().to_owned(),
+    };
     let mut warnings = Vec::new();
-    if pages < MIN_PAGES {
+    if pages < limit.min {
         warnings.push(Warning::new(
             "print_too_short",
             format!(
-                "The print edition has {pages} pages; print-on-demand services bind {MIN_PAGES} \
-                 at least."
+                "The print edition has {pages} pages; {printer} bind {} at least.",
+                limit.min
             ),
         ));
     }
-    if paper == Paper::Cream && pages > MAX_CREAM_PAGES {
+    if pages > limit.max {
+        let other = Paper::ALL
+            .into_iter()
+            .filter(|p| *p != options.paper)
+            .find(|p| {
+                rules
+                    .page_limit(Binding::Paperback, *p)
+                    .is_some_and(|l| pages <= l.max)
+            });
+        let way_out = match other {
+            Some(paper) => format!("Choose {paper} paper (paper={paper}) or a larger trim."),
+            None => "Choose a larger trim, or publish the book in volumes.".to_owned(),
+        };
         warnings.push(Warning::new(
-            "print_too_long_for_cream",
+            "print_too_long_for_paper",
             format!(
-                "The print edition has {pages} pages on cream paper, which KDP binds up to \
-                 {MAX_CREAM_PAGES} pages (white up to {MAX_PAGES}). Choose white paper \
-                 (paper=white) or a larger trim."
+                "The print edition has {pages} pages on {} paper, which {printer} bind up to \
+                 {} pages. {way_out}",
+                options.paper, limit.max
             ),
         ));
     }
@@ -53,18 +70,6 @@ pub(crate) fn font_size(trim: Trim) -> f64 {
         Trim::In5x8 | Trim::In5_25x8 => 10.0,
         Trim::In5_5x8_5 | Trim::A5 => 10.5,
         Trim::In6x9 | Trim::Royal => 11.0,
-    }
-}
-
-/// The inside margin for a book of `pages` pages, by KDP's table (24–150 pages 0.375 in, then
-/// 0.5, 0.625, 0.75, and 0.875 up to 828). Longer books are refused before this is asked.
-pub fn gutter(pages: u32) -> f64 {
-    match pages {
-        0..=150 => 0.375,
-        151..=300 => 0.5,
-        301..=500 => 0.625,
-        501..=700 => 0.75,
-        _ => 0.875,
     }
 }
 
@@ -148,44 +153,40 @@ mod tests {
 
     #[test]
     fn a_page_count_outside_what_the_paper_binds_is_told() {
-        let codes = |pages, paper| -> Vec<&'static str> {
-            page_count_warnings(pages, paper)
-                .iter()
-                .map(|w| match w.code.as_str() {
-                    "print_too_short" => "short",
-                    "print_too_long_for_cream" => "cream",
-                    other => panic!("{other}"),
-                })
+        let codes = |pages, paper, printer| -> Vec<String> {
+            let options = PrintOptions {
+                paper,
+                printer,
+                ..PrintOptions::default()
+            };
+            page_count_warnings(pages, &options)
+                .into_iter()
+                .map(|w| w.code)
                 .collect()
         };
-        assert_eq!(codes(23, Paper::White), ["short"]);
-        assert!(codes(24, Paper::Cream).is_empty());
-        assert!(codes(776, Paper::Cream).is_empty());
-        assert_eq!(codes(777, Paper::Cream), ["cream"]);
-        assert!(codes(828, Paper::White).is_empty());
-        let said = &page_count_warnings(800, Paper::Cream)[0].message;
+        assert_eq!(codes(23, Paper::White, Printer::None), ["print_too_short"]);
+        assert!(codes(24, Paper::Cream, Printer::None).is_empty());
+        assert!(codes(776, Paper::Cream, Printer::None).is_empty());
+        assert_eq!(
+            codes(777, Paper::Cream, Printer::Kdp),
+            ["print_too_long_for_paper"]
+        );
+        assert!(codes(828, Paper::White, Printer::None).is_empty());
+        // Lulu binds 32 pages at least, and 800 at most on any paper.
+        assert_eq!(codes(30, Paper::White, Printer::Lulu), ["print_too_short"]);
+        assert_eq!(
+            codes(810, Paper::White, Printer::Lulu),
+            ["print_too_long_for_paper"]
+        );
+        let cream = PrintOptions {
+            paper: Paper::Cream,
+            ..PrintOptions::default()
+        };
+        let said = &page_count_warnings(800, &cream)[0].message;
         assert!(
             said.contains("800 pages on cream paper") && said.contains("paper=white"),
             "{said}"
         );
-    }
-
-    #[test]
-    fn gutter_follows_kdp_table_at_its_edges() {
-        for (pages, inches) in [
-            (24, 0.375),
-            (150, 0.375),
-            (151, 0.5),
-            (300, 0.5),
-            (301, 0.625),
-            (500, 0.625),
-            (501, 0.75),
-            (700, 0.75),
-            (701, 0.875),
-            (828, 0.875),
-        ] {
-            assert_eq!(gutter(pages), inches, "{pages} pages");
-        }
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod page_list;
 mod pipeline;
 mod postgres;
 mod print;
+mod printers;
 mod reader_browser;
 mod revisions;
 mod s3;

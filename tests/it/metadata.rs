@@ -37,6 +37,7 @@ fn value_of(key: &str) -> &'static str {
         "bleed" => "yes",
         "print_isbn" => "9780140449136",
         "price" => "USD 14.99",
+        "printer" => "kdp",
         "style" => "classic",
         other => panic!("the test has no value for the key {other}: add one"),
     }

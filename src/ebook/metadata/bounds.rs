@@ -74,6 +74,7 @@ impl Bound {
             | Field::Bleed
             | Field::PrintIsbn
             | Field::Price
+            | Field::Printer
             | Field::Style => Bound::Text(MAX_PARSED_CHARS),
         }
     }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::document::Metadata;
 use crate::document::keys::{self, Field, Named};
 use crate::manuscript::InputError;
-use crate::paperback::{Paper, Price, Trim};
+use crate::paperback::{Paper, Price, Printer, Trim};
 use crate::report::Warning;
 use crate::style::StyleName;
 use bounds::Bound;
@@ -63,6 +63,9 @@ pub struct BookMetadata {
     /// The price the print cover's barcode carries, as its five-digit add-on.
     #[serde(default, skip_serializing_if = "Price::is_none")]
     pub price: Price,
+    /// The printer whose rules the print edition is checked against.
+    #[serde(default, skip_serializing_if = "Printer::is_none")]
+    pub printer: Printer,
     /// Why no print edition is made: the manuscript asked for a trim, paper or bleed Bindery
     /// does not know. Printing at the default instead would make a book the author did not
     /// ask for; the ebooks are made all the same.
@@ -269,6 +272,8 @@ pub fn resolve(
         .value::<Yes>(m.bleed.as_deref(), Field::Bleed, user(Field::Bleed))?
         .0;
     let price: Price = print.value(m.price.as_deref(), Field::Price, user(Field::Price))?;
+    let printer: Printer =
+        print.value(m.printer.as_deref(), Field::Printer, user(Field::Printer))?;
     let print_isbn = match m
         .print_isbn
         .as_deref()
@@ -355,6 +360,7 @@ pub fn resolve(
         bleed,
         print_isbn,
         price,
+        printer,
         print_settings_refused,
         title,
         subtitle: text(&m.subtitle),
@@ -669,6 +675,7 @@ fn apply(m: &mut Metadata, named: Named, value: &str) {
         Field::Bleed => m.bleed = some(),
         Field::PrintIsbn => m.print_isbn = some(),
         Field::Price => m.price = some(),
+        Field::Printer => m.printer = some(),
         Field::Style => m.style = some(),
     }
 }

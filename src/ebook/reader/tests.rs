@@ -51,6 +51,7 @@ fn metadata(title: &str) -> BookMetadata {
         bleed: false,
         print_isbn: None,
         price: Default::default(),
+        printer: Default::default(),
         print_settings_refused: None,
         labels: Default::default(),
         style: "bindery".to_owned().try_into().unwrap(),

@@ -65,6 +65,7 @@ pub fn metadata() -> BookMetadata {
         bleed: false,
         print_isbn: None,
         price: Default::default(),
+        printer: Default::default(),
         print_settings_refused: None,
         labels: Default::default(),
         style: "bindery".to_owned().try_into().unwrap(),

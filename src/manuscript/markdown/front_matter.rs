@@ -108,6 +108,7 @@ fn apply_field(field: Field, value: &Yaml, m: &mut Metadata) {
         Field::Bleed => set(&mut m.bleed, scalar(value)),
         Field::PrintIsbn => set(&mut m.print_isbn, scalar(value)),
         Field::Price => set(&mut m.price, scalar(value)),
+        Field::Printer => set(&mut m.printer, scalar(value)),
         Field::Style => set(&mut m.style, scalar(value)),
         Field::Authors => m.authors.extend(names(value)),
         Field::Language => set(&mut m.language, scalar(value)),

@@ -78,7 +78,7 @@ impl Job for Assemble {
             pieces: infos,
         };
         let printed = match print_book::run(&app.config, &request, whole_book).await? {
-            Answer::Assembled(printed) => printed,
+            Answer::Assembled(printed) => *printed,
             Answer::Refused { code, message } => {
                 return give_up_for(cx, &self.revision, self.chapters, &code, message).await;
             }

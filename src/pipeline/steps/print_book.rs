@@ -76,7 +76,7 @@ impl Request {
 pub enum Answer {
     Measured(Box<Measured>),
     Set(SetInfo),
-    Assembled(Printed),
+    Assembled(Box<Printed>),
     /// The book cannot have a print edition: why, for its author.
     Refused {
         code: String,
@@ -122,6 +122,7 @@ pub fn asked(metadata: &BookMetadata) -> PrintReport {
         gutter_inches: None,
         spine_inches: None,
         failure: None,
+        printer_check: None,
     }
 }
 
@@ -360,6 +361,8 @@ async fn finish(
             });
         }
     };
+    let printer_check = print::preflight(&edition, Some(&cover), &options)
+        .context("reading the print edition back for its printer's check")?;
     let pagination = Pagination {
         edition: crate::ebook::PrintEdition::of(metadata),
         pages: edition.page_starts,
@@ -379,14 +382,16 @@ async fn finish(
         .await?;
     let mut warnings = edition.warnings;
     warnings.extend(cover.warnings);
-    Ok(Answer::Assembled(Printed {
+    warnings.extend(printer_check.iter().flat_map(print::failed_rules));
+    Ok(Answer::Assembled(Box::new(Printed {
         report: PrintReport {
             pages: Some(edition.pages),
             gutter_inches: Some(edition.gutter),
             spine_inches: Some(cover.spine),
+            printer_check,
             ..asked(metadata)
         },
         warnings,
         pdf_bytes: Some(pdf_bytes),
-    }))
+    })))
 }

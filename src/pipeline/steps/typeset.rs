@@ -127,7 +127,7 @@ async fn whole(cx: &Cx, revision: &RevisionId) -> anyhow::Result<Outcome> {
         revision: revision.clone(),
     };
     let printed = match print_book::run(&app.config, &request, whole_book).await? {
-        Answer::Assembled(printed) => printed,
+        Answer::Assembled(printed) => *printed,
         Answer::Refused { code, message } => {
             let stored = stored::parsed(&app.blobs, revision).await?;
             Printed::refused(&stored.metadata, &code, message)

@@ -14,7 +14,7 @@ use crate::ebook::changes::{Changes, ChapterStatus, Op};
 use crate::house_styles::Offered;
 use crate::manuscript::naming;
 use crate::report::sentence;
-use crate::report::{Report, Warning};
+use crate::report::{PrinterCheck, Report, Verdict, Warning};
 use crate::web::AppState;
 use crate::web::book_view::{own_book, own_revision, view};
 use crate::web::frame::{Nav, PageError, Visitor, html_response, layout_in};
@@ -238,11 +238,71 @@ fn deleted_query(title: &str) -> String {
         .finish()
 }
 
+/// The print edition checked against its printer's rules: each rule, what the edition has,
+/// what the printer asks for, and what to change; the rule names link to the printer's page.
+fn printer_check(check: &PrinterCheck) -> Markup {
+    let failed = check
+        .rules
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .count();
+    html! {
+        section.printer-check #printer-check aria-labelledby="printer-check-title" data-passed=(check.passed) {
+            h3 #printer-check-title {
+                "Checked against " (check.name) ": "
+                @if check.passed { "every rule passed" } @else { (failed) " of " (check.rules.len()) " rules failed" }
+            }
+            div.table-wrap {
+                table {
+                    thead {
+                        tr {
+                            th scope="col" { "Rule" }
+                            th scope="col" { "Result" }
+                            th scope="col" { "This edition" }
+                            th scope="col" { (check.name) " asks for" }
+                        }
+                    }
+                    tbody {
+                        @for rule in &check.rules {
+                            tr data-rule=(rule.rule) data-verdict=(verdict_name(rule.verdict)) {
+                                th scope="row" { a href=(rule.source) rel="noreferrer" { (rule.label) } }
+                                td.verdict { (verdict_label(rule.verdict)) }
+                                td { (rule.found) }
+                                td {
+                                    (rule.wanted)
+                                    @if let Some(advice) = &rule.advice { br; strong { (advice) } }
+                                    @if let Some(note) = &rule.note { br; span.meta { (note) } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::Advice => "advice",
+    }
+}
+
+fn verdict_label(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "Passed",
+        Verdict::Fail => "Failed",
+        Verdict::Advice => "Advice",
+    }
+}
+
 /// The print edition's settings, as the API and the front matter take them (the names are
 /// the keys' own, `document::keys`). Empty, the manuscript's settings hold, or the defaults.
 fn print_fields() -> Markup {
     use crate::document::keys::Field;
-    use crate::paperback::{Paper, Trim};
+    use crate::paperback::{Paper, Printer, Trim};
     html! {
         fieldset {
             legend { "Print edition" }
@@ -269,6 +329,13 @@ fn print_fields() -> Markup {
             label for="price" { "Price in the barcode" }
             input #price type="text" name=(Field::Price.name()) autocomplete="off" aria-describedby="price-hint";
             p.hint #price-hint { "Printed as the barcode's add-on: USD 14.99, CAD, GBP, AUD or NZD and an amount, or none. Leave empty for no add-on." }
+            label for="printer" { "Printer" }
+            select #printer name=(Field::Printer.name()) aria-describedby="printer-hint" {
+                option value="" selected { "As the manuscript says (else none)" }
+                @for printer in Printer::ALL { option value=(printer.name()) { (printer.label()) } }
+                option value=(Printer::None.name()) { "None" }
+            }
+            p.hint #printer-hint { "The print edition is checked against this printer's rules: trim, page count, margins, spine text, bleed, image resolution, fonts and PDF." }
             label for="blurb" { "Back-cover text" }
             textarea #blurb name=(Field::Blurb.name()) rows="4" aria-describedby="blurb-hint" {}
             p.hint #blurb-hint { "Printed on the back cover. Empty: the description is printed there; with neither, the back is blank." }
@@ -434,6 +501,9 @@ async fn show(
                                 }
                             }
                         }
+                    }
+                    @if let Some(check) = report.print.as_ref().and_then(|p| p.printer_check.as_ref()) {
+                        (printer_check(check))
                     }
                     @if report.warnings.is_empty() {
                         p { "No warnings." }
