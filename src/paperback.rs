@@ -1,6 +1,8 @@
 //! What a paperback can be made to, as an author names it: the trim sizes print-on-demand
-//! services take, and the papers (which decide the spine's width). The book's metadata holds
-//! them (`trim`, `paper`); the print edition lays its pages out on them.
+//! services take, the papers (which decide the spine's width), the binding, the price its
+//! barcode carries and the printer it goes to. The book's metadata holds them (`trim`,
+//! `paper`, `price`, `printer`); the print edition lays its pages out on them, to the
+//! printer's rules (`printers`).
 
 use std::fmt;
 use std::str::FromStr;

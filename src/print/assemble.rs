@@ -30,6 +30,8 @@ pub(crate) struct Bleed {
     /// Beyond the trim, in points.
     pub points: f64,
     pub bound_on_right: bool,
+    /// The pages bleed past the spine edge too.
+    pub at_spine: bool,
 }
 
 /// The book from `pieces` (each a PDF whose first page is the seed), with `folios` for the
@@ -39,7 +41,8 @@ pub(crate) fn assemble(
     folios: &[String],
     bookmarks: &[Bookmark],
     bleed: Option<Bleed>,
-) -> anyhow::Result<Vec<u8>> {
+    pdfx: Option<&PdfX>,
+) -> anyhow::Result<Assembled> {
     let mut out = Document::with_version("1.7");
     let mut next: u32 = 1;
     let mut pages: Vec<ObjectId> = Vec::new();
@@ -99,7 +102,9 @@ pub(crate) fn assemble(
             };
             let b = bleed.points;
             // Page 1 is a recto.
-            let trim = if (index % 2 == 0) != bleed.bound_on_right {
+            let trim = if bleed.at_spine {
+                [x0 + b, y0 + b, x1 - b, y1 - b]
+            } else if (index % 2 == 0) != bleed.bound_on_right {
                 [x0, y0 + b, x1 - b, y1 - b]
             } else {
                 [x0 + b, y0 + b, x1, y1 - b]
@@ -146,10 +151,36 @@ pub(crate) fn assemble(
     if let Some(id) = front.id {
         out.trailer.set("ID", id);
     }
+    // PDF/X rewrites the whole file; one it cannot make leaves the plain PDF as it was.
+    let mut refused = None;
+    if let Some(pdfx) = pdfx {
+        let mut standard = out.clone();
+        match super::pdfx::make(&mut standard, &pdfx.title, &pdfx.date) {
+            Ok(()) => out = standard,
+            Err(e) => refused = Some(format!("{e:#}")),
+        }
+    }
     let mut bytes = Vec::new();
     out.save_to(&mut bytes)
         .context("writing the assembled PDF")?;
-    Ok(bytes)
+    Ok(Assembled {
+        pdf: bytes,
+        pdfx_refused: refused,
+    })
+}
+
+/// What PDF/X's document information needs of the book.
+#[derive(Debug, Clone)]
+pub(crate) struct PdfX {
+    pub title: String,
+    /// `D:20240501120000Z`.
+    pub date: String,
+}
+
+/// The assembled interior, and why it is not PDF/X where it was asked to be.
+pub(crate) struct Assembled {
+    pub pdf: Vec<u8>,
+    pub pdfx_refused: Option<String>,
 }
 
 /// What the book takes from its first piece: the document information, the XMP metadata, the

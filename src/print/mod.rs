@@ -22,6 +22,7 @@ mod fonts;
 mod glyphs;
 mod markup;
 mod pages;
+mod pdfx;
 pub mod pieces;
 mod preflight;
 mod preview;
@@ -66,7 +67,8 @@ use world::BookWorld;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PrintOptions {
     pub trim: Trim,
-    /// 0.125 in of bleed beyond the trim on the outside edges.
+    /// 0.125 in of bleed beyond the trim on the outside edges (and the spine's, for a printer
+    /// that asks for it).
     pub bleed: bool,
     /// The paper, for the spine's width.
     pub paper: Paper,
@@ -84,6 +86,23 @@ impl PrintOptions {
             paper: metadata.paper,
             printer: metadata.printer,
         }
+    }
+
+    /// Whether the pages bleed past the spine edge as well as the outside ones: when they
+    /// bleed, for a printer that asks for it.
+    pub fn bleed_at_spine(&self) -> bool {
+        self.bleed && self.rules().bleed.edges == crate::printers::BleedEdges::All
+    }
+
+    /// Whether the interior is made PDF/X-1a: for a printer that names it.
+    pub fn wants_pdfx(&self) -> bool {
+        self.printer != Printer::None
+            && self
+                .rules()
+                .pdf
+                .pdfx
+                .as_ref()
+                .is_some_and(|x| x.standards.iter().any(|s| s == pdfx::CONFORMANCE))
     }
 
     /// The rules the edition is made to.
@@ -243,11 +262,29 @@ pub fn assemble(
     };
     let bleed = options.bleed.then(|| assemble::Bleed {
         points: trim::BLEED_INCHES * 72.0,
+        at_spine: options.bleed_at_spine(),
         bound_on_right: crate::language::Direction::of(&metadata.language)
             == crate::language::Direction::RightToLeft,
     });
-    let pdf = assemble::assemble(pdfs, layout.folios(), &bookmarks, bleed)
+    let pdfx = options.wants_pdfx().then(|| assemble::PdfX {
+        title: metadata.title.clone(),
+        date: pdf_date(&metadata.modified),
+    });
+    let assembled = assemble::assemble(pdfs, layout.folios(), &bookmarks, bleed, pdfx.as_ref())
         .map_err(|e| PrintError::Pdf(format!("assembling the pieces: {e:#}")))?;
+    if let Some(reason) = &assembled.pdfx_refused {
+        tracing::warn!(%reason, "the interior could not be made PDF/X-1a");
+        warnings.push(Warning::new(
+            "print_not_pdfx",
+            format!(
+                "The interior is a plain PDF, not the {} {} asks for: {reason}. The printer \
+                 takes it, and checks it itself.",
+                pdfx::CONFORMANCE,
+                options.printer.label()
+            ),
+        ));
+    }
+    let pdf = assembled.pdf;
     let pages = layout.pages as u32;
     warnings.extend(trim::page_count_warnings(pages, options));
     Ok(PrintEdition {
@@ -428,6 +465,20 @@ fn export(document: &PagedDocument, metadata: &BookMetadata) -> Result<Vec<u8>, 
                 .join("; "),
         )
     })
+}
+
+/// `2024-05-01T12:00:00Z` as a PDF date (`D:20240501120000Z`); the start of 2026 when the book
+/// has no date of its own, as its timestamp has.
+fn pdf_date(modified: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(modified)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .unwrap_or_else(|_| {
+            chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+                .expect("a date")
+                .with_timezone(&chrono::Utc)
+        })
+        .format("D:%Y%m%d%H%M%SZ")
+        .to_string()
 }
 
 /// `2024-05-01T12:00:00Z` as Typst's datetime.

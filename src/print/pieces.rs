@@ -278,6 +278,7 @@ fn geometry(options: &PrintOptions, gutter: f64) -> PageGeometry {
     PageGeometry {
         trim: options.trim,
         bleed: options.bleed,
+        bleed_at_spine: options.bleed_at_spine(),
         gutter: gutter + GUTTER_COMFORT,
     }
 }

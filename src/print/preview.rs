@@ -56,6 +56,7 @@ pub fn previews(
     let geometry = PageGeometry {
         trim: options.trim,
         bleed: false,
+        bleed_at_spine: false,
         gutter: GUTTER + GUTTER_COMFORT,
     };
     let set = |pages: Option<&PageData>| -> Result<PagedDocument, PrintError> {

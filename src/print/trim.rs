@@ -79,6 +79,8 @@ pub(crate) fn font_size(trim: Trim) -> f64 {
 pub(crate) struct PageGeometry {
     pub trim: Trim,
     pub bleed: bool,
+    /// The bleed runs past the spine edge too, as Lulu asks, not only past the outside ones.
+    pub bleed_at_spine: bool,
     pub gutter: f64,
 }
 
@@ -94,17 +96,29 @@ impl PageGeometry {
         if self.bleed { BLEED_INCHES } else { 0.0 }
     }
 
-    /// The media: the trim plus bleed on the fore-edge, top and bottom.
+    fn spine_bleed(self) -> f64 {
+        if self.bleed_at_spine {
+            self.bleed()
+        } else {
+            0.0
+        }
+    }
+
+    /// The media: the trim plus bleed on the fore-edge, top and bottom (and the spine edge,
+    /// where the printer asks for it).
     pub fn media(self) -> (f64, f64) {
         let (w, h) = self.trim.inches();
-        (w + self.bleed(), h + 2.0 * self.bleed())
+        (
+            w + self.bleed() + self.spine_bleed(),
+            h + 2.0 * self.bleed(),
+        )
     }
 
     /// Inside, outside, top and bottom margins of the media.
     pub fn margins(self) -> (f64, f64, f64, f64) {
         let b = self.bleed();
         (
-            self.gutter,
+            self.gutter + self.spine_bleed(),
             Self::OUTSIDE + b,
             Self::TOP + b,
             Self::BOTTOM + b,
@@ -194,6 +208,7 @@ mod tests {
         let g = PageGeometry {
             trim: Trim::In6x9,
             bleed: true,
+            bleed_at_spine: false,
             gutter: 0.5,
         };
         assert_eq!(g.media(), (6.125, 9.25));
@@ -204,5 +219,14 @@ mod tests {
         assert_eq!(plain.media(), (6.0, 9.0));
         assert!(plain.margins().1 >= 0.25);
         assert_eq!(g.text_block(), plain.text_block());
+        // Lulu's bleed runs past the spine too: the page is wider by it, the inside margin
+        // with it, and the text block the same.
+        let lulu = PageGeometry {
+            bleed_at_spine: true,
+            ..g
+        };
+        assert_eq!(lulu.media(), (6.25, 9.25));
+        assert_eq!(lulu.margins().0, 0.5 + BLEED_INCHES);
+        assert_eq!(lulu.text_block(), plain.text_block());
     }
 }

@@ -427,11 +427,14 @@ impl Checks<'_> {
                 label: "Colour",
                 ok: !rgb && !independent,
                 level,
-                found: match (rgb, independent) {
-                    (true, _) => "RGB colour".to_owned(),
-                    (false, true) => "gray in an ICC profile".to_owned(),
-                    (false, false) => "device gray and CMYK".to_owned(),
-                },
+                found: each_file(facts, |p| {
+                    match (p.rgb, p.device_independent_colour) {
+                        (true, _) => "RGB colour",
+                        (false, true) => "gray in an ICC profile",
+                        (false, false) => "device gray and CMYK",
+                    }
+                    .to_owned()
+                }),
                 wanted: "gray (black-and-white interiors) or CMYK, without ICC profiles".to_owned(),
                 advice: "The printer converts other colour itself: check a printed proof \
                          before ordering copies."
@@ -441,7 +444,9 @@ impl Checks<'_> {
             });
         }
         if let Some(pdfx) = &pdf.pdfx {
-            let claimed: Vec<&str> = files.iter().filter_map(|p| p.pdfx.as_deref()).collect();
+            let found = each_file(facts, |p| {
+                p.pdfx.clone().unwrap_or_else(|| "no PDF/X".to_owned())
+            });
             let ok = files.iter().all(|p| {
                 p.pdfx
                     .as_deref()
@@ -452,11 +457,7 @@ impl Checks<'_> {
                 label: "PDF standard",
                 ok,
                 level: pdfx.level,
-                found: if claimed.is_empty() {
-                    "a PDF that claims no PDF/X standard".to_owned()
-                } else {
-                    claimed.join(", ")
-                },
+                found,
                 wanted: pdfx.standards.join(" or "),
                 advice: format!(
                     "The printer asks for {}; it takes other PDFs, and preflights them itself.",
@@ -499,5 +500,18 @@ impl Checks<'_> {
                 note: pdf.note.as_ref(),
             });
         }
+    }
+}
+
+/// What `say` says of the interior, and of the cover when there is one: `the interior …, the
+/// cover …`.
+fn each_file(facts: &Facts, say: impl Fn(&PdfFacts) -> String) -> String {
+    match &facts.cover {
+        Some(cover) => format!(
+            "the interior {}, the cover {}",
+            say(&facts.interior),
+            say(&cover.pdf)
+        ),
+        None => format!("the interior {}", say(&facts.interior)),
     }
 }

@@ -34,7 +34,8 @@ pub struct PdfFacts {
     /// An outline (bookmarks).
     pub bookmarks: bool,
     pub encrypted: bool,
-    /// The PDF/X version the file claims (its document information's `GTS_PDFXVersion`).
+    /// The PDF/X standard the file claims (its document information's `GTS_PDFXConformance`,
+    /// else its `GTS_PDFXVersion`).
     pub pdfx: Option<String>,
 }
 
@@ -96,15 +97,19 @@ impl PdfFacts {
             .ok()
             .and_then(|(_, o)| o.as_dict().ok())
             .is_some_and(|outlines| outlines.has(b"First"));
-        facts.pdfx = doc
+        let info = doc
             .trailer
             .get(b"Info")
             .and_then(|info| doc.dereference(info))
             .ok()
-            .and_then(|(_, info)| info.as_dict().ok())
-            .and_then(|info| info.get(b"GTS_PDFXVersion").ok())
-            .and_then(|v| v.as_str().ok())
-            .map(|v| String::from_utf8_lossy(v).into_owned());
+            .and_then(|(_, info)| info.as_dict().ok());
+        let said = |key: &[u8]| {
+            info.and_then(|info| info.get(key).ok())
+                .and_then(|v| v.as_str().ok())
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        };
+        // PDF/X-1a names its conformance level apart from the version (`PDF/X-1:2001`).
+        facts.pdfx = said(b"GTS_PDFXConformance").or_else(|| said(b"GTS_PDFXVersion"));
         Ok(facts)
     }
 }

@@ -178,9 +178,11 @@ fn a_twenty_page_paperback_fails_kdp_s_page_count_naming_the_rule() {
 }
 
 /// Lulu publishes its own gutter table (0.5 in of safety margin, plus 0.5 in for 151 to 400
-/// pages: its Book Creation Guide) and spine formula (pages / 444 + 0.06 in:
-/// https://help.api.lulu.com/en/support/solutions/articles/64000254616), and wants bleed on
-/// every edge; a book made for Lulu follows them, and the cover's width is Lulu's.
+/// pages: its Book Creation Guide), spine formula (pages / 444 + 0.06 in:
+/// https://help.api.lulu.com/en/support/solutions/articles/64000254616) and bleed (0.125 in
+/// on every side, a 6 × 9 book's pages 6.25 × 9.25 in:
+/// https://help.lulu.com/en/support/solutions/articles/64000255584); a book made for Lulu
+/// follows them, and the cover's width is Lulu's.
 #[test]
 fn a_book_for_lulu_has_lulu_s_gutter_and_spine() {
     if !need::pdf_tools() {
@@ -199,6 +201,18 @@ fn a_book_for_lulu_has_lulu_s_gutter_and_spine() {
     );
     assert!((height - 9.25).abs() < 0.005);
     assert!(not_passed(&report).is_empty(), "{:?}", not_passed(&report));
+    // With bleed, Lulu's pages bleed past the spine too: 6.25 × 9.25 in for a 6 × 9 book.
+    let (bled, interior, _) = made(
+        &novel(),
+        "novel-lulu-bleed",
+        &["--meta", "printer=lulu", "--bleed"],
+    );
+    let (width, height) = page_inches(&interior);
+    assert!(
+        (width - 6.25).abs() < 0.005 && (height - 9.25).abs() < 0.005,
+        "{width} × {height} in"
+    );
+    assert!(not_passed(&bled).is_empty(), "{:?}", not_passed(&bled));
 }
 
 /// The lowest resolution the check finds is the one poppler's `pdfimages` reports.
@@ -297,4 +311,248 @@ fn the_service_checks_an_upload_for_its_printer_and_the_book_page_shows_it() {
             "{rule}"
         );
     }
+}
+
+/// A manuscript with a colour photograph (JPEG) and a drawing with transparency (PNG with
+/// alpha) in its chapters, made here and embedded as `data:` URIs.
+fn illustrated(dir: &Path) -> PathBuf {
+    let photo = image::RgbImage::from_fn(600, 400, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, 160])
+    });
+    photo
+        .save(dir.join("photo.jpg"))
+        .expect("write the photograph");
+    let drawing = image::RgbaImage::from_fn(300, 300, |x, y| {
+        let inside = (x as i32 - 150).pow(2) + (y as i32 - 150).pow(2) < 120 * 120;
+        image::Rgba([200, 30, 30, if inside { 255 } else { 0 }])
+    });
+    drawing
+        .save(dir.join("drawing.png"))
+        .expect("write the drawing");
+    use base64::Engine as _;
+    let uri = |file: &str, kind: &str| {
+        let bytes = std::fs::read(dir.join(file)).expect("an image");
+        format!(
+            "data:{kind};base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        )
+    };
+    let (photo, drawing) = (
+        uri("photo.jpg", "image/jpeg"),
+        uri("drawing.png", "image/png"),
+    );
+    let manuscript = dir.join("illustrated.md");
+    let mut text = String::from("---\ntitle: Pictures\nauthor: A. Painter\n---\n\n");
+    for chapter in 1..=6 {
+        text.push_str(&format!(
+            "# Chapter {chapter}\n\n{}\n\n![A photograph]({photo})\n\n{}\n\n![A red disc]({drawing})\n\n",
+            "Words before the picture. ".repeat(120),
+            "Words after it. ".repeat(120)
+        ));
+    }
+    std::fs::write(&manuscript, text).expect("write the manuscript");
+    manuscript
+}
+
+/// qpdf's JSON of a PDF: its version and its objects by `N 0 R`.
+struct QpdfJson {
+    version: String,
+    objects: serde_json::Map<String, Value>,
+}
+
+impl QpdfJson {
+    fn of(pdf: &Path) -> QpdfJson {
+        let out = Command::new("qpdf")
+            .args(["--json", "--json-key=qpdf"])
+            .arg(pdf)
+            .output()
+            .expect("qpdf --json");
+        let json: Value = serde_json::from_slice(&out.stdout).expect("qpdf's JSON");
+        QpdfJson {
+            version: json["qpdf"][0]["pdfversion"]
+                .as_str()
+                .expect("a version")
+                .to_owned(),
+            objects: json["qpdf"][1].as_object().expect("objects").clone(),
+        }
+    }
+
+    /// The dictionary `value` is, or refers to (a stream's dictionary for a stream).
+    fn dict<'a>(&'a self, value: &'a Value) -> &'a Value {
+        let value = match value.as_str().and_then(|r| r.strip_suffix(" R")) {
+            Some(id) => &self.objects[&format!("obj:{id} R")],
+            None => return value,
+        };
+        if value["stream"].is_object() {
+            &value["stream"]["dict"]
+        } else {
+            &value["value"]
+        }
+    }
+
+    fn trailer(&self) -> &Value {
+        &self.objects["trailer"]["value"]
+    }
+
+    /// Every dictionary in the file, streams' included.
+    fn dicts(&self) -> impl Iterator<Item = &Value> {
+        self.objects.values().filter_map(|o| {
+            if o["stream"].is_object() {
+                Some(&o["stream"]["dict"])
+            } else {
+                o["value"].is_object().then_some(&o["value"])
+            }
+        })
+    }
+}
+
+/// PDF/X-1a:2001 (ISO 15930-1:2001), checked here clause by clause with qpdf and poppler
+/// rather than with Bindery's own reader: a PDF 1.3 file without cross-reference or object
+/// streams, not encrypted, with an identifier; the document information naming the version
+/// and conformance, `Trapped`, a title and dates; a `GTS_PDFX` output intent naming its
+/// printing condition; a trim box on every page, inside its media box; every font embedded;
+/// colour only in the device's gray or CMYK (no RGB, no ICC, no Lab), images included; nothing
+/// transparent; no JavaScript, JBIG2 or JPEG 2000.
+#[test]
+fn an_interior_for_ingramspark_is_pdf_x_1a_by_a_check_of_the_standard() {
+    if !need::pdf_tools() {
+        return;
+    }
+    let dir = out_dir().join("illustrated");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let (report, pdf, _) = made(
+        &illustrated(&dir),
+        "pdfx",
+        &["--meta", "printer=ingramspark"],
+    );
+    let bytes = std::fs::read(&pdf).expect("the interior");
+    assert!(bytes.starts_with(b"%PDF-1.3"), "a PDF 1.3 header");
+    let q = QpdfJson::of(&pdf);
+    assert_eq!(q.version, "1.3");
+    let trailer = q.trailer();
+    assert!(trailer["/Encrypt"].is_null(), "not encrypted");
+    assert!(trailer["/ID"].is_array(), "a file identifier");
+    assert_ne!(
+        trailer["/Type"], "/XRef",
+        "a cross-reference table, not a stream"
+    );
+    let info = q.dict(&trailer["/Info"]);
+    assert_eq!(info["/GTS_PDFXVersion"], "u:PDF/X-1:2001", "{info}");
+    assert_eq!(info["/GTS_PDFXConformance"], "u:PDF/X-1a:2001");
+    assert!(["/False", "/True"].contains(&info["/Trapped"].as_str().unwrap_or_default()));
+    for key in ["/Title", "/CreationDate", "/ModDate"] {
+        assert!(info[key].is_string(), "{key} in {info}");
+    }
+    let catalog = q.dict(&trailer["/Root"]);
+    let intents = catalog["/OutputIntents"]
+        .as_array()
+        .expect("output intents");
+    let intent = q.dict(&intents[0]);
+    assert_eq!(intent["/S"], "/GTS_PDFX");
+    assert!(intent["/OutputConditionIdentifier"].is_string(), "{intent}");
+    let mut pages = 0;
+    for dict in q.dicts() {
+        let kind = dict["/Type"].as_str().unwrap_or_default();
+        if kind == "/Page" {
+            pages += 1;
+            let media: Vec<f64> = serde_json::from_value(dict["/MediaBox"].clone()).expect("media");
+            let trim: Vec<f64> = serde_json::from_value(dict["/TrimBox"].clone())
+                .unwrap_or_else(|_| panic!("a trim box on every page: {dict}"));
+            assert!(
+                trim[0] >= media[0]
+                    && trim[1] >= media[1]
+                    && trim[2] <= media[2]
+                    && trim[3] <= media[3],
+                "the trim box inside the media box"
+            );
+        }
+        assert_ne!(kind, "/ObjStm", "no object streams");
+        for key in [
+            "/JS",
+            "/JavaScript",
+            "/SMask",
+            "/CA",
+            "/ca",
+            "/BM",
+            "/Encrypt",
+        ] {
+            assert!(dict[key].is_null(), "{key} in {dict}");
+        }
+        assert_ne!(dict["/S"], "/Transparency", "a transparency group");
+        let filters = dict["/Filter"].to_string();
+        assert!(
+            !filters.contains("JBIG2") && !filters.contains("JPX"),
+            "{filters}"
+        );
+        let space = dict["/ColorSpace"].to_string();
+        for forbidden in ["ICCBased", "DeviceRGB", "CalRGB", "CalGray", "Lab"] {
+            assert!(!space.contains(forbidden), "{forbidden}: {dict}");
+        }
+    }
+    assert_eq!(pages, report["pdf"]["pages"].as_u64().expect("pages"));
+    // No colour space anywhere in the file is an ICC profile or RGB, however it is referred to.
+    for (id, object) in &q.objects {
+        let text = object.to_string();
+        for forbidden in ["\"/ICCBased\"", "\"/DeviceRGB\"", "\"/CalRGB\"", "\"/Lab\""] {
+            assert!(!text.contains(forbidden), "{forbidden} in {id}");
+        }
+    }
+    // The pages' own painting: no RGB operator left in any content stream.
+    let qdf = dir.join("pdfx.qdf.pdf");
+    let status = Command::new("qpdf")
+        .args(["--qdf", "--object-streams=disable"])
+        .arg(&pdf)
+        .arg(&qdf)
+        .status()
+        .expect("qpdf --qdf");
+    assert!(status.success());
+    let uncompressed = String::from_utf8_lossy(&std::fs::read(&qdf).expect("qdf")).into_owned();
+    for line in uncompressed.lines() {
+        let op = line.split_whitespace().last().unwrap_or_default();
+        assert!(op != "rg" && op != "RG", "an RGB colour: {line}");
+    }
+    // poppler: every font embedded, every image gray, at its own size.
+    let fonts = run("pdffonts", &pdf);
+    for line in fonts.lines().skip(2) {
+        let columns: Vec<&str> = line.split_whitespace().collect();
+        let emb = columns[columns.len() - 5];
+        assert_eq!(emb, "yes", "a font not embedded: {line}");
+    }
+    let images = run_list("pdfimages", &pdf);
+    let listed: Vec<Vec<&str>> = images
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(listed.len() >= 12, "{images}");
+    for image in &listed {
+        assert_eq!(image[5], "gray", "{image:?}");
+        assert!(
+            [("600", "400"), ("300", "300")].contains(&(image[3], image[4])),
+            "{image:?}"
+        );
+    }
+    // The check reads the claim back: the interior passes; the cover, in colour, is advice.
+    let standard = rule(&report, "pdf_standard");
+    assert_eq!(
+        standard["found"],
+        "the interior PDF/X-1a:2001, the cover no PDF/X"
+    );
+    assert_eq!(standard["verdict"], "advice");
+}
+
+fn run(program: &str, pdf: &Path) -> String {
+    let out = Command::new(program).arg(pdf).output().expect(program);
+    assert!(out.status.success(), "{program}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn run_list(program: &str, pdf: &Path) -> String {
+    let out = Command::new(program)
+        .arg("-list")
+        .arg(pdf)
+        .output()
+        .expect(program);
+    assert!(out.status.success(), "{program}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
