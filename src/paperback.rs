@@ -335,6 +335,162 @@ impl fmt::Display for Binding {
     }
 }
 
+/// A print edition of a book. The ebook is always made; these as the author lists them.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Edition {
+    #[default]
+    Paperback,
+    /// Case laminate: its own trims, page limits and cover wrap.
+    Hardcover,
+    /// A paperback set in a larger body (16 pt or more), with its own pages and spine.
+    LargePrint,
+}
+
+impl Edition {
+    pub const ALL: [Edition; 3] = [Edition::Paperback, Edition::Hardcover, Edition::LargePrint];
+
+    /// The name a user types, and the API's (`large_print`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Edition::Paperback => "paperback",
+            Edition::Hardcover => "hardcover",
+            Edition::LargePrint => "large_print",
+        }
+    }
+
+    /// As a person reads it (`large print`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Edition::Paperback => "paperback",
+            Edition::Hardcover => "hardcover",
+            Edition::LargePrint => "large print",
+        }
+    }
+
+    pub fn binding(self) -> Binding {
+        match self {
+            Edition::Hardcover => Binding::Hardcover,
+            Edition::Paperback | Edition::LargePrint => Binding::Paperback,
+        }
+    }
+}
+
+impl fmt::Display for Edition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Edition {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let folded: String = s
+            .trim()
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect();
+        match folded.as_str() {
+            "paperback" | "softcover" | "tradepaperback" => Ok(Edition::Paperback),
+            "hardcover" | "hardback" | "caselaminate" => Ok(Edition::Hardcover),
+            "largeprint" => Ok(Edition::LargePrint),
+            _ => Err(format!(
+                "{:?} is not an edition Bindery prints: choose paperback, hardcover or large \
+                 print",
+                s.trim()
+            )),
+        }
+    }
+}
+
+/// The print editions a book is made in, in the order listed: `paperback, hardcover, large
+/// print`, or `none` for the ebooks alone. By default, the paperback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Editions(pub Vec<Edition>);
+
+impl Default for Editions {
+    fn default() -> Self {
+        Editions(vec![Edition::Paperback])
+    }
+}
+
+impl Editions {
+    pub fn contains(&self, edition: Edition) -> bool {
+        self.0.contains(&edition)
+    }
+}
+
+impl FromStr for Editions {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim().eq_ignore_ascii_case("none") {
+            return Ok(Editions(Vec::new()));
+        }
+        let mut editions = Vec::new();
+        for part in s.split([',', ';', '+']).flat_map(|p| p.split(" and ")) {
+            if part.trim().is_empty() {
+                continue;
+            }
+            let edition: Edition = part.parse()?;
+            if editions.contains(&edition) {
+                return Err(format!("{} is listed twice", edition.label()));
+            }
+            editions.push(edition);
+        }
+        if editions.is_empty() {
+            return Err("list the editions: paperback, hardcover, large print, or none".into());
+        }
+        Ok(Editions(editions))
+    }
+}
+
+/// The large-print edition's body size, in points: 16 at least (the large-print guidelines'
+/// floor; the default), 24 at most.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LargePrintSize(pub f64);
+
+// A size is a number a person wrote, never NaN.
+impl Eq for LargePrintSize {}
+
+impl LargePrintSize {
+    pub const LEAST: f64 = 16.0;
+    pub const MOST: f64 = 24.0;
+}
+
+impl Default for LargePrintSize {
+    fn default() -> Self {
+        LargePrintSize(Self::LEAST)
+    }
+}
+
+impl FromStr for LargePrintSize {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let points: f64 = s
+            .trim()
+            .trim_end_matches("pt")
+            .trim()
+            .parse()
+            .map_err(|_| format!("{:?} is not a size in points, such as 16 or 18pt", s.trim()))?;
+        if !(Self::LEAST..=Self::MOST).contains(&points) {
+            return Err(format!(
+                "{points} pt is not large print: give {} to {} points",
+                Self::LEAST,
+                Self::MOST
+            ));
+        }
+        Ok(LargePrintSize(points))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,5 +545,32 @@ mod tests {
         }
         let said = "blurb".parse::<Printer>().unwrap_err();
         assert!(said.contains("kdp, ingramspark, lulu"), "{said}");
+    }
+
+    #[test]
+    fn editions_are_listed_as_authors_write_them() {
+        use Edition::*;
+        for (given, editions) in [
+            ("paperback", vec![Paperback]),
+            (
+                "Paperback, Hardcover and Large Print",
+                vec![Paperback, Hardcover, LargePrint],
+            ),
+            ("hardback; large-print", vec![Hardcover, LargePrint]),
+            ("none", vec![]),
+        ] {
+            assert_eq!(given.parse::<Editions>(), Ok(Editions(editions)), "{given}");
+        }
+        let twice = "paperback, paperback".parse::<Editions>().unwrap_err();
+        assert!(twice.contains("twice"), "{twice}");
+        let unknown = "paperback, audiobook".parse::<Editions>().unwrap_err();
+        assert!(
+            unknown.contains("\"audiobook\"") && unknown.contains("large print"),
+            "{unknown}"
+        );
+        assert_eq!(Editions::default(), Editions(vec![Paperback]));
+        assert_eq!("18pt".parse::<LargePrintSize>(), Ok(LargePrintSize(18.0)));
+        let small = "12".parse::<LargePrintSize>().unwrap_err();
+        assert!(small.contains("16 to 24"), "{small}");
     }
 }

@@ -59,14 +59,21 @@ pub struct Report {
     /// fields, a default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metadata: Vec<MetadataSource>,
-    /// The print edition: what was made, or why it could not be (the ebooks publish anyway).
+    /// The print edition the ebooks' page list follows (the reference edition): what was
+    /// made, or why it could not be (the ebooks publish anyway).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub print: Option<PrintReport>,
+    /// Every print edition the book is made in, the reference edition first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub editions: Vec<PrintReport>,
 }
 
 /// What a person checks before sending the print edition to a printer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrintReport {
+    /// Which edition this is (the paperback in a report made before editions).
+    #[serde(default)]
+    pub edition: crate::paperback::Edition,
     /// The trim size as asked for (`6x9`, `a5`).
     pub trim: String,
     /// `white` or `cream`, which decides the spine's width.

@@ -8,6 +8,7 @@
 
 use super::id::{BookId, RevisionId, Tenant};
 use crate::ebook::xhtml::{Target, chapter_file_name};
+use crate::paperback::Edition;
 
 /// Every file of the book, of every revision.
 pub fn book_prefix(book: &BookId) -> String {
@@ -85,46 +86,56 @@ pub fn epub(revision: &RevisionId) -> String {
     format!("{}book.epub", revision_prefix(revision))
 }
 
-/// The print edition's interior, when typesetting it succeeded.
-pub fn pdf(revision: &RevisionId) -> String {
-    format!("{}print/book.pdf", revision_prefix(revision))
+/// Where a print edition's files are: `print/` for the paperback (where the one print edition
+/// was before editions), `print/hardcover/` and `print/large_print/` for the others.
+fn edition_prefix(revision: &RevisionId, edition: Edition) -> String {
+    match edition {
+        Edition::Paperback => format!("{}print/", revision_prefix(revision)),
+        other => format!("{}print/{}/", revision_prefix(revision), other.name()),
+    }
 }
 
-/// The print edition's cover: back, spine and front on one sheet.
-pub fn print_cover(revision: &RevisionId) -> String {
-    format!("{}print/cover.pdf", revision_prefix(revision))
+/// A print edition's interior, when typesetting it succeeded.
+pub fn pdf(revision: &RevisionId, edition: Edition) -> String {
+    format!("{}book.pdf", edition_prefix(revision, edition))
 }
 
-/// What the print step found (`pipeline::steps::print_book::Printed`, JSON): the print edition's
-/// size, or why it could not be made, and its warnings.
-pub fn print_report(revision: &RevisionId) -> String {
-    format!("{}print/report.json", revision_prefix(revision))
+/// A print edition's cover: back, spine and front on one sheet.
+pub fn print_cover(revision: &RevisionId, edition: Edition) -> String {
+    format!("{}cover.pdf", edition_prefix(revision, edition))
 }
 
-/// Where the print edition's pages begin (`ebook::Pagination`, JSON), which the ebooks mark.
+/// What the print steps found of an edition (`pipeline::steps::print_book::Printed`, JSON):
+/// its size, or why it could not be made, its warnings and its printer's check.
+pub fn print_report(revision: &RevisionId, edition: Edition) -> String {
+    format!("{}report.json", edition_prefix(revision, edition))
+}
+
+/// Where the reference edition's pages begin (`ebook::Pagination`, JSON), which the ebooks
+/// mark: one for the book, whichever edition it is.
 pub fn pagination(revision: &RevisionId) -> String {
     format!("{}print/pagination.json", revision_prefix(revision))
 }
 
-/// What the print edition is typeset from while it is being made, in pieces
-/// (`print::pieces`): removed once the interior is assembled, or the print edition given up.
-pub fn print_work_prefix(revision: &RevisionId) -> String {
-    format!("{}print/work/", revision_prefix(revision))
+/// What an edition is typeset from while it is being made, in pieces (`print::pieces`):
+/// removed once its interior is assembled, or the edition given up.
+pub fn print_work_prefix(revision: &RevisionId, edition: Edition) -> String {
+    format!("{}work/", edition_prefix(revision, edition))
 }
 
 /// How the book is cut into pieces (`print::Plan`, JSON).
-pub fn print_plan(revision: &RevisionId) -> String {
-    format!("{}plan.json", print_work_prefix(revision))
+pub fn print_plan(revision: &RevisionId, edition: Edition) -> String {
+    format!("{}plan.json", print_work_prefix(revision, edition))
 }
 
 /// The book's pages from its pieces' measures (`print::Layout`, JSON).
-pub fn print_layout(revision: &RevisionId) -> String {
-    format!("{}layout.json", print_work_prefix(revision))
+pub fn print_layout(revision: &RevisionId, edition: Edition) -> String {
+    format!("{}layout.json", print_work_prefix(revision, edition))
 }
 
 /// Piece `k` of the interior, set for print: its seed page, then its own.
-pub fn print_piece(revision: &RevisionId, k: usize) -> String {
-    format!("{}piece-{k:04}.pdf", print_work_prefix(revision))
+pub fn print_piece(revision: &RevisionId, edition: Edition, k: usize) -> String {
+    format!("{}piece-{k:04}.pdf", print_work_prefix(revision, edition))
 }
 
 /// A file of revision `revision`'s preview in a look (`pipeline::preview`): `title.png`,

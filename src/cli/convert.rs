@@ -13,8 +13,9 @@ use crate::config::Config;
 use crate::convert::Options;
 use crate::document::keys::{self, Given, Named};
 use crate::manuscript::Format;
+use crate::paperback::Edition;
 use crate::pipeline::in_memory::{self, ConvertError};
-use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, PrintOptions, Trim};
+use crate::print::{self, Paper, PrintCover, PrintEdition, PrintError, Trim};
 use crate::report::{PrinterCheck, RuleCheck, Verdict};
 use crate::style::house::House;
 use crate::style::{Style, StyleName};
@@ -301,7 +302,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let mut converted = match converted {
+    let converted = match converted {
         Ok(c) => c,
         Err(ConvertError::Input(e)) => return Err(Failure::Input(e.to_string())),
         Err(ConvertError::Internal(e)) => return Err(Failure::Other(e)),
@@ -320,49 +321,114 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
         }
     }
 
-    // The ebook is written whatever becomes of the print edition.
-    let print = match (&args.pdf, &converted.print) {
-        (Some(path), Some(edition)) => Some((path, printed(edition)?)),
-        _ => None,
-    };
-    if let Some((path, edition)) = &print {
-        write_atomically(path, &edition.pdf)?;
-    }
-    let cover = match (&args.print_cover, &print) {
-        (Some(path), Some((_, edition))) => {
-            let front = converted.book.cover.as_ref().map(|c| c.file_name.as_str());
-            let cover = print::cover(
-                &converted.book.metadata,
-                front,
-                &converted.resources,
-                edition.pages,
-                &PrintOptions::of(&converted.book.metadata),
-            )
-            .map_err(|e| Failure::Other(anyhow::anyhow!("no print cover: {}", said(&e))))?;
-            write_atomically(path, &cover.pdf)?;
-            Some((path, cover))
+    // The ebook is written whatever becomes of the print editions.
+    let mut editions: Vec<Written> = Vec::new();
+    if let Some(pdf_path) = &args.pdf {
+        if converted.print.is_empty() {
+            return Err(Failure::Input(
+                "no print edition: the book lists none (editions=none); list one, or leave \
+                 --pdf out"
+                    .to_owned(),
+            ));
         }
-        _ => None,
-    };
-
-    let printer_check = match &print {
-        Some((_, edition)) => print::preflight(
-            edition,
-            cover.as_ref().map(|(_, c)| c),
-            &PrintOptions::of(&converted.book.metadata),
-        )
-        .map_err(Failure::Other)?,
-        None => None,
-    };
+        let reference = converted.book.metadata.reference_edition();
+        // The reference edition first: its files are the ones `--pdf` and `--print-cover` name.
+        let mut made: Vec<&in_memory::MadeEdition> = converted.print.iter().collect();
+        made.sort_by_key(|m| m.edition != reference);
+        for made in made {
+            let first = made.edition == reference;
+            let typeset = printed(&made.made)?;
+            let pdf = beside(pdf_path, made.edition, first);
+            write_atomically(&pdf, &typeset.pdf)?;
+            let cover = match &args.print_cover {
+                Some(cover_path) => {
+                    let front = converted.book.cover.as_ref().map(|c| c.file_name.as_str());
+                    let cover = print::cover(
+                        &converted.book.metadata,
+                        front,
+                        &converted.resources,
+                        typeset.pages,
+                        &made.options,
+                    )
+                    .map_err(|e| Failure::Other(anyhow::anyhow!("no print cover: {}", said(&e))))?;
+                    let path = beside(cover_path, made.edition, first);
+                    write_atomically(&path, &cover.pdf)?;
+                    Some((path, cover))
+                }
+                None => None,
+            };
+            let check = print::preflight(typeset, cover.as_ref().map(|(_, c)| c), &made.options)
+                .map_err(Failure::Other)?;
+            editions.push(Written {
+                edition: made.edition,
+                pdf,
+                typeset,
+                cover,
+                check,
+            });
+        }
+    }
     // As the service's report has them: a failed rule is a warning of the print edition's.
-    for warning in printer_check.iter().flat_map(print::failed_rules) {
-        converted.report.warn(warning.at("print edition"));
+    let mut warnings = Vec::new();
+    for written in &editions {
+        let at = in_memory::where_printed(&converted.book.metadata, written.edition);
+        for warning in written.check.iter().flat_map(print::failed_rules) {
+            warnings.push(warning.at(at.clone()));
+        }
+    }
+    let mut report = converted.report.clone();
+    for warning in warnings {
+        report.warn(warning);
     }
 
     if args.json {
-        let pdf = print.as_ref().map(|(path, e)| {
-            serde_json::json!({
-                "output": path,
+        let described: Vec<serde_json::Value> = editions.iter().map(Written::json).collect();
+        let first = described.first();
+        let out = serde_json::json!({
+            "output": output,
+            "bytes": converted.epub.len(),
+            "title": converted.book.metadata.title,
+            "language": converted.book.metadata.language,
+            "identifier": converted.book.metadata.identifier,
+            "report": report,
+            "pdf": first.map(|e| e["pdf"].clone()),
+            "print_cover": first.map(|e| e["print_cover"].clone()),
+            "printer_check": first.map(|e| e["printer_check"].clone()),
+            "editions": described,
+        });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(anyhow::Error::from)?
+        );
+    } else if !args.quiet {
+        print_report(
+            &output,
+            &converted,
+            &report,
+            &editions,
+            args.print_cover.is_some(),
+            started.elapsed().as_millis(),
+        );
+    }
+    Ok(())
+}
+
+/// A print edition as `convert` wrote it: its interior, its cover and its printer's check.
+struct Written<'a> {
+    edition: Edition,
+    pdf: PathBuf,
+    typeset: &'a PrintEdition,
+    cover: Option<(PathBuf, PrintCover)>,
+    check: Option<PrinterCheck>,
+}
+
+impl Written<'_> {
+    fn json(&self) -> serde_json::Value {
+        let e = self.typeset;
+        serde_json::json!({
+            "edition": self.edition,
+            "pdf": {
+                "output": self.pdf,
                 "bytes": e.pdf.len(),
                 "pages": e.pages,
                 "trim": e.trim,
@@ -374,44 +440,78 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
                 "folios": e.folios,
                 "pieces": e.pieces,
                 "warnings": e.warnings,
-            })
-        });
-        let print_cover = cover.as_ref().map(|(path, c)| {
-            serde_json::json!({
+            },
+            "print_cover": self.cover.as_ref().map(|(path, c)| serde_json::json!({
                 "output": path,
                 "bytes": c.pdf.len(),
                 "width_inches": c.width,
                 "height_inches": c.height,
                 "spine_inches": c.spine,
                 "warnings": c.warnings,
-            })
-        });
-        let out = serde_json::json!({
-            "output": output,
-            "bytes": converted.epub.len(),
-            "title": converted.book.metadata.title,
-            "language": converted.book.metadata.language,
-            "identifier": converted.book.metadata.identifier,
-            "report": converted.report,
-            "pdf": pdf,
-            "print_cover": print_cover,
-            "printer_check": printer_check,
-        });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out).map_err(anyhow::Error::from)?
-        );
-    } else if !args.quiet {
-        print_report(
-            &output,
-            &converted,
-            print.as_ref().map(|(p, e)| (p.as_path(), *e)),
-            cover.as_ref().map(|(p, c)| (p.as_path(), c)),
-            printer_check.as_ref(),
-            started.elapsed().as_millis(),
+            })),
+            "printer_check": self.check,
+        })
+    }
+}
+
+/// Where an edition is written: the reference edition (the one the EPUB's page list follows)
+/// at `path` itself, the others beside it under their edition's name (`book.pdf`,
+/// `book-hardcover.pdf`, `book-large-print.pdf`).
+fn beside(path: &Path, edition: Edition, reference: bool) -> PathBuf {
+    if reference {
+        return path.to_owned();
+    }
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "book".into(), |s| s.to_string_lossy().into_owned());
+    let extension = path
+        .extension()
+        .map_or_else(|| "pdf".into(), |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!(
+        "{stem}-{}.{extension}",
+        edition.name().replace('_', "-")
+    ))
+}
+
+/// The printer's check of one edition: how many rules it passed, and each that did not.
+fn print_check(out: &mut impl Write, check: &PrinterCheck, with_cover: bool) {
+    let broken: Vec<&RuleCheck> = check
+        .rules
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .collect();
+    let failed = broken.iter().filter(|r| r.verdict == Verdict::Fail).count();
+    let _ = writeln!(
+        out,
+        "Checked against {}'s {}: {}{}",
+        check.name,
+        count(check.rules.len() as u64, "rule"),
+        if check.passed {
+            "passed".to_owned()
+        } else {
+            format!("{failed} failed")
+        },
+        if with_cover {
+            "."
+        } else {
+            " (the cover's rules too with --print-cover)."
+        }
+    );
+    for rule in broken {
+        let mark = if rule.verdict == Verdict::Fail {
+            "failed"
+        } else {
+            "advice"
+        };
+        let _ = writeln!(
+            out,
+            "  - [{mark}] {}: {}; wanted {}. {}",
+            rule.label,
+            rule.found,
+            rule.wanted,
+            rule.advice.as_deref().unwrap_or_default()
         );
     }
-    Ok(())
 }
 
 /// The print edition, or why there is none: the author's (exit 65) when the book is too
@@ -437,12 +537,12 @@ fn said(e: &PrintError) -> String {
 fn print_report(
     output: &Path,
     c: &in_memory::Converted,
-    print: Option<(&Path, &PrintEdition)>,
-    cover: Option<(&Path, &PrintCover)>,
-    printer_check: Option<&PrinterCheck>,
+    report: &crate::report::Report,
+    editions: &[Written<'_>],
+    with_covers: bool,
     millis: u128,
 ) {
-    let s = &c.report.statistics;
+    let s = &report.statistics;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
@@ -454,14 +554,21 @@ fn print_report(
         count(s.words, "word"),
         count(s.images, "image"),
         count(s.notes, "note"),
-        c.report.format,
+        report.format,
     );
-    if let Some((path, e)) = print {
+    let several = editions.len() > 1;
+    for written in editions {
+        let e = written.typeset;
         let (width, height) = e.trim.inches();
+        let name = if several {
+            format!("{} edition", written.edition.label())
+        } else {
+            "print edition".to_owned()
+        };
         let _ = writeln!(
             out,
-            "Wrote {} ({} KiB) in {} ms: print edition, {} (typeset in {}), trim {} ({width:.2}×{height:.2} in{}), gutter {} in, {} paper.",
-            path.display(),
+            "Wrote {} ({} KiB) in {} ms: {name}, {} (typeset in {}), trim {} ({width:.2}×{height:.2} in{}), gutter {} in, {} paper.",
+            written.pdf.display(),
             e.pdf.len().div_ceil(1024),
             e.layout_time.as_millis(),
             count(u64::from(e.pages), "page"),
@@ -471,62 +578,32 @@ fn print_report(
             e.gutter,
             e.paper,
         );
-    }
-    if let Some((path, cover)) = cover {
-        let _ = writeln!(
-            out,
-            "Wrote {} ({} KiB): print cover, {:.3}×{:.3} in with bleed, spine {:.3} in.",
-            path.display(),
-            cover.pdf.len().div_ceil(1024),
-            cover.width,
-            cover.height,
-            cover.spine,
-        );
-        for w in &cover.warnings {
-            let _ = writeln!(out, "  - [{}] {} (print cover)", w.code, w.message);
-        }
-    }
-    if let Some(check) = printer_check {
-        let broken: Vec<&RuleCheck> = check
-            .rules
-            .iter()
-            .filter(|r| r.verdict != Verdict::Pass)
-            .collect();
-        let failed = broken.iter().filter(|r| r.verdict == Verdict::Fail).count();
-        let _ = writeln!(
-            out,
-            "Checked against {}'s {}: {}{}",
-            check.name,
-            count(check.rules.len() as u64, "rule"),
-            if check.passed {
-                "passed".to_owned()
-            } else {
-                format!("{failed} failed")
-            },
-            if cover.is_none() {
-                " (the cover's rules too with --print-cover)."
-            } else {
-                "."
-            }
-        );
-        for rule in broken {
-            let mark = if rule.verdict == Verdict::Fail {
-                "failed"
-            } else {
-                "advice"
-            };
+        if let Some((path, cover)) = &written.cover {
             let _ = writeln!(
                 out,
-                "  - [{mark}] {}: {}; wanted {}. {}",
-                rule.label,
-                rule.found,
-                rule.wanted,
-                rule.advice.as_deref().unwrap_or_default()
+                "Wrote {} ({} KiB): {} cover, {:.3}×{:.3} in with {}, spine {:.3} in.",
+                path.display(),
+                cover.pdf.len().div_ceil(1024),
+                written.edition.label(),
+                cover.width,
+                cover.height,
+                if written.edition == Edition::Hardcover {
+                    "the wrap"
+                } else {
+                    "bleed"
+                },
+                cover.spine,
             );
+            for w in &cover.warnings {
+                let _ = writeln!(out, "  - [{}] {} (print cover)", w.code, w.message);
+            }
+        }
+        if let Some(check) = &written.check {
+            print_check(&mut out, check, with_covers);
         }
     }
     // The print edition's warnings are in the book's report already, marked "print edition".
-    let warnings = &c.report.warnings;
+    let warnings = &report.warnings;
     if warnings.is_empty() {
         let _ = writeln!(out, "No warnings.");
     } else {

@@ -31,6 +31,13 @@ pub enum Field {
     PrintIsbn,
     Price,
     Printer,
+    Editions,
+    HardcoverIsbn,
+    HardcoverTrim,
+    LargePrintIsbn,
+    LargePrintTrim,
+    LargePrintSize,
+    ReferenceEdition,
     Style,
 }
 
@@ -192,6 +199,60 @@ pub const FIELDS: &[Declared] = &[
          `ingramspark`, `lulu`, or `none` (the default) for no check.",
     )
     .example("kdp"),
+    key(
+        Field::Editions,
+        "editions",
+        &["print_editions"],
+        "The print editions made, built together from the one manuscript: `paperback` (the \
+         default), `hardcover`, `large print`, listed with commas, or `none` for the ebooks \
+         alone. The paperback takes `trim`, `paper`, `print_isbn` and `price`; the others \
+         take their own keys below.",
+    )
+    .example("paperback, hardcover, large print"),
+    key(
+        Field::HardcoverIsbn,
+        "hardcover_isbn",
+        &[],
+        "The hardcover's own ISBN (each edition has its own).",
+    ),
+    key(
+        Field::HardcoverTrim,
+        "hardcover_trim",
+        &[],
+        "The hardcover's trim size (else the paperback's): `5.5x8.5`, `6x9` or `royal`, the \
+         trims case-laminate printers bind.",
+    )
+    .example("6x9"),
+    key(
+        Field::LargePrintIsbn,
+        "large_print_isbn",
+        &[],
+        "The large-print edition's own ISBN.",
+    ),
+    key(
+        Field::LargePrintTrim,
+        "large_print_trim",
+        &[],
+        "The large-print edition's trim size (else the paperback's).",
+    )
+    .example("6x9"),
+    key(
+        Field::LargePrintSize,
+        "large_print_size",
+        &[],
+        "The large-print edition's body size in points: 16 (the default) to 24. It is set in \
+         the book's own style at that size.",
+    )
+    .example("18"),
+    key(
+        Field::ReferenceEdition,
+        "reference_edition",
+        &["page_list_edition"],
+        "The print edition whose pages the EPUB's page list and the reader's page numbers \
+         follow (`pageBreakSource`): `paperback`, `hardcover` or `large print`; by default the \
+         first edition listed.",
+    )
+    .example("paperback"),
     key(
         Field::Style,
         "style",

@@ -70,6 +70,20 @@ pub struct Metadata {
     /// The printer whose rules the print edition is checked against (`kdp`), as found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub printer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardcover_isbn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardcover_trim: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_print_isbn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_print_trim: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_print_size: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_edition: Option<String>,
     /// The style the book asks for (`classic`), as found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub style: Option<String>,

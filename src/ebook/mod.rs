@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::document::Document;
 use crate::document::positions::{PageStart, mark_pages};
+use crate::paperback::Edition;
 
 pub use metadata::BookMetadata;
 
@@ -55,6 +56,9 @@ pub struct PrintEdition {
     pub trim: String,
     /// The print edition's own ISBN, when it has one (a paperback's ISBN is not the ebook's).
     pub isbn: Option<String>,
+    /// Which edition it is (`hardcover`), when the book is printed in more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edition: Option<String>,
 }
 
 /// Where a print edition's pages begin, and which edition it is: what the print step stores
@@ -66,11 +70,18 @@ pub struct Pagination {
 }
 
 impl PrintEdition {
-    /// The print edition `metadata` describes: its trim, and its own ISBN.
-    pub fn of(metadata: &BookMetadata) -> PrintEdition {
+    /// `metadata`'s print edition `edition`: its trim, its own ISBN, and its name when the
+    /// book has more than one.
+    pub fn of(metadata: &BookMetadata, edition: Edition) -> PrintEdition {
+        let trim = metadata.trim_of(edition);
+        let isbn = match edition {
+            Edition::Paperback => metadata.print_isbn.clone(),
+            _ => metadata.isbn_of(edition).cloned(),
+        };
         PrintEdition {
-            trim: metadata.trim.label().to_owned(),
-            isbn: metadata.print_isbn.clone(),
+            trim: trim.label().to_owned(),
+            isbn,
+            edition: (metadata.editions.0.len() > 1).then(|| edition.label().to_owned()),
         }
     }
 }

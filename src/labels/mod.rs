@@ -86,6 +86,11 @@ keys! {
     CopyrightYear = "copyright_year",
     FirstPublished = "first_published",
     TypesetWithBindery = "typeset_with_bindery",
+    /// The editions, as the copyright page names each one's ISBN: `ISBN … (paperback)`.
+    EditionPaperback = "edition_paperback",
+    EditionHardcover = "edition_hardcover",
+    EditionLargePrint = "edition_large_print",
+    EditionEbook = "edition_ebook",
     SkipToContents = "skip_to_contents",
     SkipToText = "skip_to_text",
     SkipToPages = "skip_to_pages",

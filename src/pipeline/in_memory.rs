@@ -13,6 +13,7 @@ use crate::convert::{
 use crate::ebook::xhtml::{self, Target};
 use crate::ebook::{Book, PrintEdition};
 use crate::manuscript::{InputError, Limits};
+use crate::paperback::Edition;
 use crate::print::{self, PrintError, PrintOptions};
 use crate::report::{Report, StepTiming};
 
@@ -34,9 +35,26 @@ pub struct Converted {
     /// The images' bytes by image id, and the cover's, for a writer run after these (the
     /// print cover).
     pub resources: Resources,
-    /// The print edition, when asked for: typeset, or why it could not be.
-    pub print: Option<Result<print::PrintEdition, PrintError>>,
+    /// The print editions, when asked for, in the order the book lists them: each typeset, or
+    /// why it could not be. The ebooks mark the reference edition's pages.
+    pub print: Vec<MadeEdition>,
     pub report: Report,
+}
+
+/// One print edition of the book, made or refused.
+#[derive(Debug)]
+pub struct MadeEdition {
+    pub edition: Edition,
+    pub options: PrintOptions,
+    pub made: Result<print::PrintEdition, PrintError>,
+}
+
+impl Converted {
+    /// The edition the ebooks' page list follows, when it was asked for.
+    pub fn reference(&self) -> Option<&MadeEdition> {
+        let wanted = self.book.metadata.reference_edition();
+        self.print.iter().find(|e| e.edition == wanted)
+    }
 }
 
 /// What to make beside the EPUB.
@@ -105,26 +123,42 @@ pub fn convert(
 
     // The print edition before the chapters are written: the ebooks mark where its pages
     // begin. It is an extra: when it cannot be made, the ebooks are made without it.
-    let print = print.then(|| {
+    let mut made = Vec::new();
+    if print {
         let t = Instant::now();
-        progress(PACKAGE_PDF, 0, 1);
-        let options = PrintOptions::of(&book.metadata);
-        let edition = print::typeset(
-            &book.document,
-            &resources,
-            &book.metadata,
-            &options,
-            &book.style,
-        );
-        if let Ok(edition) = &edition {
-            book.mark_print_pages(PrintEdition::of(&book.metadata), &edition.page_starts);
-            for warning in &edition.warnings {
-                report.warn(warning.clone().at("print edition"));
+        let editions = book.metadata.editions.0.clone();
+        let reference = book.metadata.reference_edition();
+        for (k, edition) in editions.iter().enumerate() {
+            progress(PACKAGE_PDF, k, editions.len());
+            let options = PrintOptions::of_edition(&book.metadata, *edition);
+            let style = print::edition_style(&book.style, &book.metadata, *edition);
+            let typeset =
+                print::typeset(&book.document, &resources, &book.metadata, &options, &style);
+            if let Ok(typeset) = &typeset {
+                let at = where_printed(&book.metadata, *edition);
+                for warning in &typeset.warnings {
+                    report.warn(warning.clone().at(at.clone()));
+                }
             }
+            made.push(MadeEdition {
+                edition: *edition,
+                options,
+                made: typeset,
+            });
+        }
+        if let Some(Ok(typeset)) = made
+            .iter()
+            .find(|m| m.edition == reference)
+            .map(|m| &m.made)
+        {
+            book.mark_print_pages(
+                PrintEdition::of(&book.metadata, reference),
+                &typeset.page_starts,
+            );
         }
         timed(PACKAGE_PDF, t);
-        edition
-    });
+    }
+    let print = made;
 
     let t = Instant::now();
     let n = book.document.chapters.len();
@@ -193,4 +227,14 @@ pub enum ConvertError {
     /// Bindery failed; not the author's fault.
     #[error("internal error: {0:#}")]
     Internal(anyhow::Error),
+}
+
+/// Where a print edition's warning is, in the report: `print edition`, or, for a book of more
+/// than one, `hardcover edition`.
+pub fn where_printed(metadata: &crate::ebook::BookMetadata, edition: Edition) -> String {
+    if metadata.editions.0.len() > 1 {
+        format!("{} edition", edition.label())
+    } else {
+        "print edition".to_owned()
+    }
 }

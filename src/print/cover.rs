@@ -17,12 +17,12 @@ use typst::layout::PagedDocument;
 
 use crate::ebook::BookMetadata;
 use crate::ebook::metadata::bounds::shortened;
+use crate::paperback::Edition;
 use crate::report::Warning;
 
 use super::barcode::Barcode;
 use super::fonts::{BookFonts, FontNeeds};
 use super::strings::literal;
-use super::trim::BLEED_INCHES;
 use super::world::{BookWorld, IMAGES};
 use super::{PrintError, PrintOptions};
 
@@ -138,15 +138,14 @@ pub fn spine_text(pages: u32, options: &PrintOptions) -> bool {
     pages >= options.rules().spine_text.min_pages
 }
 
-/// The sheet's width, height and spine in inches for a book of `pages` pages.
+/// The sheet's width, height and spine in inches for a book of `pages` pages: back, spine and
+/// front, and beyond them on every outer edge the bleed of a paperback's cover, or the wrap
+/// round a hardcover's boards.
 pub fn cover_size(pages: u32, options: &PrintOptions) -> (f64, f64, f64) {
     let (w, h) = options.trim.inches();
     let spine = options.rules().spine_width(pages, options.paper);
-    (
-        2.0 * w + spine + 2.0 * BLEED_INCHES,
-        h + 2.0 * BLEED_INCHES,
-        spine,
-    )
+    let margin = options.rules().cover_margin(options.binding());
+    (2.0 * w + spine + 2.0 * margin, h + 2.0 * margin, spine)
 }
 
 /// Typesets the cover of a book of `pages` pages; `front` is the id in `resources` of the
@@ -160,7 +159,8 @@ pub fn cover(
 ) -> Result<PrintCover, PrintError> {
     let (width, height, spine) = cover_size(pages, options);
     let (trim_w, _) = options.trim.inches();
-    let b = BLEED_INCHES;
+    // The sheet beyond the trim: bleed, or a hardcover's wrap.
+    let b = options.rules().cover_margin(options.binding());
     let title = literal(&metadata.title);
     let authors = literal(&metadata.authors.join(", "));
     // Where the back's panel and the front's (bleed included) begin on the sheet.
@@ -182,11 +182,15 @@ pub fn cover(
     let (_, trim_h) = options.trim.inches();
     // The edition's ISBN as a barcode, in the back's bottom corner by the spine, where the
     // printers leave it room; the blurb ends above it.
+    // The price is the paperback's: another edition's barcode carries none.
+    let price = metadata
+        .price
+        .0
+        .as_deref()
+        .filter(|_| options.edition == Edition::Paperback);
     let barcode = metadata
-        .print_isbn
-        .as_ref()
-        .or(metadata.isbn.as_ref())
-        .and_then(|isbn| Barcode::of_isbn(isbn, metadata.price.0.as_deref()));
+        .isbn_of(options.edition)
+        .and_then(|isbn| Barcode::of_isbn(isbn, price));
     let barcode_room = barcode.as_ref().map_or(0.0, |barcode| {
         let (w, h) = barcode.size_mm();
         let (w, h) = (w / 25.4, h / 25.4);
@@ -203,7 +207,7 @@ pub fn cover(
         );
         h + BARCODE_EDGE_INCHES
     });
-    if barcode.is_none() && !metadata.price.is_none() {
+    if barcode.is_none() && price.is_some() {
         warnings.push(Warning::new(
             "print_price_without_isbn",
             "The book has a price for its barcode but no ISBN, so the print cover has no \

@@ -46,7 +46,7 @@ use typst_pdf::{PdfOptions, Timestamp};
 use crate::document::Document;
 use crate::document::positions::PageStart;
 use crate::ebook::BookMetadata;
-use crate::paperback::Printer;
+use crate::paperback::{Binding, Edition, Printer};
 use crate::report::Warning;
 
 pub use cover::{PrintCover, cover, cover_size};
@@ -75,17 +75,31 @@ pub struct PrintOptions {
     /// The printer the edition is made for: its inside margins, spine and bookmarks follow
     /// that printer's rules (KDP's when none is named).
     pub printer: Printer,
+    /// Which of the book's print editions this is.
+    pub edition: Edition,
 }
 
 impl PrintOptions {
-    /// What the book's metadata asks for (`trim`, `bleed`, `paper`).
+    /// What the book's metadata asks for its reference edition (the one the ebooks' page
+    /// list follows).
     pub fn of(metadata: &BookMetadata) -> PrintOptions {
+        PrintOptions::of_edition(metadata, metadata.reference_edition())
+    }
+
+    /// What the book's metadata asks for `edition`: its own trim, else the paperback's; the
+    /// book's paper, bleed and printer.
+    pub fn of_edition(metadata: &BookMetadata, edition: Edition) -> PrintOptions {
         PrintOptions {
-            trim: metadata.trim,
+            trim: metadata.trim_of(edition),
             bleed: metadata.bleed,
             paper: metadata.paper,
             printer: metadata.printer,
+            edition,
         }
+    }
+
+    pub fn binding(&self) -> Binding {
+        self.edition.binding()
     }
 
     /// Whether the pages bleed past the spine edge as well as the outside ones: when they
@@ -135,6 +149,20 @@ pub struct PrintEdition {
     pub layout_time: Duration,
     /// How many pieces it was typeset in.
     pub pieces: u32,
+}
+
+/// The style `edition` is set in: the book's own, its body at the large-print size for the
+/// large-print edition.
+pub fn edition_style(
+    style: &crate::style::Style,
+    metadata: &BookMetadata,
+    edition: Edition,
+) -> crate::style::Style {
+    let mut style = style.clone();
+    if edition == Edition::LargePrint {
+        style.body.size = Some(crate::style::Points(metadata.large_print_size.0));
+    }
+    style
 }
 
 /// Inches added to the printer's least inside margin.

@@ -2,7 +2,7 @@
 //! its interior and cover read back from their PDFs (`printers::PdfFacts`), with the margins
 //! it was laid out with, which no PDF states.
 
-use crate::paperback::{Binding, Printer};
+use crate::paperback::Printer;
 use crate::printers::{self, Facts, PdfFacts, check::Cover};
 use crate::report::{PrinterCheck, Verdict, Warning};
 
@@ -29,7 +29,7 @@ pub fn preflight(
         None => None,
     };
     let facts = Facts {
-        binding: Binding::Paperback,
+        binding: options.binding(),
         trim: edition.trim,
         paper: edition.paper,
         bleed: edition.bleed,

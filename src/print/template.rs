@@ -13,6 +13,7 @@ use crate::ebook::BookMetadata;
 use crate::ebook::metadata::bounds::shortened;
 use crate::labels::Key;
 use crate::language::Direction;
+use crate::paperback::Edition;
 use crate::style::Style;
 
 use super::markup::{Emitter, Literal, Room, typst_language};
@@ -486,8 +487,20 @@ fn front_matter(m: &BookMetadata) -> String {
         _ if !m.authors.is_empty() => lines.push(format!("© {}", authors(m))),
         _ => {}
     }
-    // The paperback's own ISBN where it has one: a printed book carries its edition's.
-    if let Some(isbn) = m.print_isbn.as_ref().or(m.isbn.as_ref()) {
+    // Every edition's ISBN, named as publishers print them ("ISBN 978… (hardcover)"); a book
+    // of one ISBN prints it bare, as the paperback's or, lacking one, the ebook's.
+    let isbns = m.isbns();
+    if isbns.len() > 1 {
+        for (edition, isbn) in isbns {
+            let name = match edition {
+                Some(Edition::Paperback) => Key::EditionPaperback,
+                Some(Edition::Hardcover) => Key::EditionHardcover,
+                Some(Edition::LargePrint) => Key::EditionLargePrint,
+                None => Key::EditionEbook,
+            };
+            lines.push(format!("ISBN {isbn} ({})", labels.get(name)));
+        }
+    } else if let Some(isbn) = m.print_isbn.as_ref().or(m.isbn.as_ref()) {
         lines.push(format!("ISBN {isbn}"));
     }
     if let Some(publisher) = &m.publisher {

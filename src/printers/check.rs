@@ -293,7 +293,27 @@ impl Checks<'_> {
             source: &table.source,
             note: table.note.as_ref(),
         });
+        self.cover_size(facts, cover);
+        let hardcover = facts.binding == Binding::Hardcover;
         match &self.rules.spine_width {
+            Some(_) if hardcover => {
+                let table = self.rules.hardcover_cover();
+                self.push(Rule {
+                    rule: "spine_width",
+                    label: "Spine width",
+                    ok: false,
+                    level: Level::Should,
+                    found: format!("{:.3} in", cover.spine),
+                    wanted: "the width the printer's cover calculator gives a hardcover".to_owned(),
+                    advice: format!(
+                        "This printer publishes no formula for a hardcover's spine: compare \
+                         {:.3} in with its cover calculator's for {pages} pages.",
+                        cover.spine
+                    ),
+                    source: &table.source,
+                    note: table.note.as_ref(),
+                });
+            }
             Some(table) => {
                 let wanted = self.rules.spine_width(pages, facts.paper);
                 self.push(Rule {
@@ -327,6 +347,40 @@ impl Checks<'_> {
                 note: None,
             }),
         }
+    }
+
+    /// The cover sheet's size: back, spine and front, and the bleed or wrap beyond them.
+    fn cover_size(&mut self, facts: &Facts, cover: &Cover) {
+        let (w, h) = facts.trim.inches();
+        let margin = self.rules.cover_margin(facts.binding);
+        let (want_w, want_h) = (2.0 * w + cover.spine + 2.0 * margin, h + 2.0 * margin);
+        let (found_w, found_h) = cover.pdf.media;
+        let (beyond, source, note) = match facts.binding {
+            Binding::Paperback => (
+                "bleed",
+                &self.rules.bleed.source,
+                self.rules.bleed.note.as_ref(),
+            ),
+            Binding::Hardcover => {
+                let table = self.rules.hardcover_cover();
+                ("wrap", &table.source, table.note.as_ref())
+            }
+        };
+        self.push(Rule {
+            rule: "cover_size",
+            label: "Cover size",
+            ok: (found_w - want_w).abs() < TOLERANCE && (found_h - want_h).abs() < TOLERANCE,
+            level: Level::Must,
+            found: format!("{found_w:.3} × {found_h:.3} in"),
+            wanted: format!(
+                "{want_w:.3} × {want_h:.3} in: two {w:.3} in panels, the {:.3} in spine and \
+                 {margin:.3} in of {beyond} on each outer edge",
+                cover.spine
+            ),
+            advice: "Make the cover again from this edition's page count.".to_owned(),
+            source,
+            note,
+        });
     }
 
     fn images(&mut self, facts: &Facts) {

@@ -37,6 +37,9 @@ pub struct Rules {
     pub spine_width: Option<SpineWidth>,
     pub images: Images,
     pub pdf: Pdf,
+    /// Absent where the printer publishes no figures for a case-laminate cover.
+    #[serde(default)]
+    pub hardcover_cover: Option<HardcoverCover>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -137,6 +140,19 @@ pub struct SpineWidth {
     /// Inches the spine has whatever its pages.
     #[serde(default)]
     pub plus: f64,
+}
+
+/// A case-laminate cover: printed larger than the book, and wrapped round its boards.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HardcoverCover {
+    pub source: String,
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Inches beyond the trim on each outer edge.
+    pub wrap: f64,
+    /// Inches between the spine and the panels' safe areas.
+    pub hinge: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -256,6 +272,23 @@ impl Rules {
             Paper::Cream => formula.cream,
         };
         f64::from(pages) * per_page + formula.plus
+    }
+
+    /// The case-laminate cover's figures: the printer's, or KDP's where it publishes none.
+    pub fn hardcover_cover(&self) -> &HardcoverCover {
+        self.hardcover_cover
+            .as_ref()
+            .or(KDP.hardcover_cover.as_ref())
+            .expect("KDP publishes its hardcover cover's wrap")
+    }
+
+    /// Inches the cover sheet reaches beyond the trim on each outer edge: the bleed of a
+    /// paperback's, the wrap of a hardcover's.
+    pub fn cover_margin(&self, binding: Binding) -> f64 {
+        match binding {
+            Binding::Paperback => self.bleed.inches,
+            Binding::Hardcover => self.hardcover_cover().wrap,
+        }
     }
 
     /// The trims the printer binds as `binding`.

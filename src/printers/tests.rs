@@ -4,6 +4,7 @@ use crate::report::Verdict;
 /// A 6×9 paperback on white paper, laid out as Bindery lays it out for KDP, with `pages`.
 fn kdp_book(pages: u32) -> Facts {
     let (w, h) = Trim::In6x9.inches();
+    let spine = rules(Printer::Kdp).spine_width(pages, Paper::White);
     Facts {
         binding: Binding::Paperback,
         trim: Trim::In6x9,
@@ -18,9 +19,13 @@ fn kdp_book(pages: u32) -> Facts {
             ..PdfFacts::default()
         },
         cover: Some(check::Cover {
-            spine: rules(Printer::Kdp).spine_width(pages, Paper::White),
+            spine,
             spine_text: pages >= 80,
-            pdf: PdfFacts::default(),
+            pdf: PdfFacts {
+                pages: 1,
+                media: (2.0 * w + spine + 0.25, h + 0.25),
+                ..PdfFacts::default()
+            },
         }),
     }
 }

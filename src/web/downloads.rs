@@ -11,10 +11,12 @@ use bytes::Bytes;
 use super::AppState;
 use super::error::ApiError;
 use crate::books::{self, BookRow, BookStatus, RevisionId, keys};
+use crate::paperback::Edition;
 
 /// A file of a ready book that is downloaded whole, as an attachment.
 pub(crate) struct Download {
-    pub key: fn(&RevisionId) -> String,
+    /// Where it is stored, for a print edition's files the edition's.
+    pub key: fn(&RevisionId, Edition) -> String,
     pub media_type: &'static str,
     /// What it is, in an error's words (`EPUB`, `print cover`).
     pub what: &'static str,
@@ -26,7 +28,7 @@ pub(crate) struct Download {
 
 impl Download {
     pub const EPUB: Download = Download {
-        key: keys::epub,
+        key: |revision, _| keys::epub(revision),
         media_type: "application/epub+zip",
         what: "EPUB",
         suffix: ".epub",
@@ -40,7 +42,7 @@ impl Download {
         printed: true,
     };
     pub const STORE_COVER: Download = Download {
-        key: keys::store_cover,
+        key: |revision, _| keys::store_cover(revision),
         media_type: "image/jpeg",
         what: "store cover",
         suffix: "-cover.jpg",
@@ -54,13 +56,70 @@ impl Download {
         printed: true,
     };
 
-    /// The `Content-Disposition` of `book`'s file.
-    pub fn disposition(&self, book: &books::BookRow) -> String {
+    /// The `Content-Disposition` of `book`'s file, of `edition` when it is not the book's own
+    /// print edition (`…-hardcover.pdf`).
+    pub fn disposition(&self, book: &books::BookRow, edition: Option<Edition>) -> String {
+        let edition = match edition {
+            Some(e) if self.printed => format!("-{}", e.name().replace('_', "-")),
+            _ => String::new(),
+        };
         format!(
-            "attachment; filename=\"{}{}\"",
+            "attachment; filename=\"{}{edition}{}\"",
             book.download_name(),
             self.suffix
         )
+    }
+}
+
+/// Which print edition a download asks for (`?edition=hardcover`); without it, the book's own,
+/// the one its ebooks' page list follows.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EditionQuery {
+    pub edition: Option<Edition>,
+}
+
+/// The edition `asked` of a book whose report is `report`: the one asked for, when the book
+/// was made in it, else its reference edition; or why there is none of it.
+fn edition_in(report: Option<&str>, asked: Option<Edition>) -> Result<Edition, ApiError> {
+    let report: Option<crate::report::Report> = report.and_then(|r| serde_json::from_str(r).ok());
+    let reference = report
+        .as_ref()
+        .and_then(|r| r.print.as_ref())
+        .map(|p| p.edition)
+        .unwrap_or_default();
+    let Some(asked) = asked.filter(|a| *a != reference) else {
+        return Ok(reference);
+    };
+    let made = report
+        .iter()
+        .flat_map(|r| r.editions.iter())
+        .find(|p| p.edition == asked);
+    match made {
+        Some(p) if p.failure.is_none() && p.pages.is_some() => Ok(asked),
+        Some(p) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_print_edition",
+            format!(
+                "The book has no {} edition: {}",
+                asked.label(),
+                crate::report::sentence(
+                    &p.failure
+                        .as_ref()
+                        .map(|f| f.message.clone())
+                        .unwrap_or_default()
+                )
+            ),
+        )),
+        None => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_print_edition",
+            format!(
+                "The book is not made in a {} edition: list it in its editions (editions=…) \
+                 and make a new revision.",
+                asked.label()
+            ),
+        )),
     }
 }
 
@@ -69,6 +128,7 @@ pub(crate) async fn fetch(
     state: &AppState,
     book: &BookRow,
     file: &Download,
+    edition: Option<Edition>,
 ) -> Result<Bytes, ApiError> {
     let what = file.what;
     if book.status != BookStatus::Ready {
@@ -81,12 +141,13 @@ pub(crate) async fn fetch(
             ),
         ));
     }
-    if file.printed && book.pdf_bytes.is_none() {
+    if file.printed && book.pdf_bytes.is_none() && edition.is_none() {
         return Err(no_print_edition(book));
     }
+    let edition = edition_in(book.report.as_deref(), edition)?;
     state
         .blobs
-        .get_opt(&(file.key)(&book.current()))
+        .get_opt(&(file.key)(&book.current(), edition))
         .await?
         .ok_or_else(|| {
             ApiError::not_found(
@@ -126,9 +187,10 @@ pub(crate) async fn fetch_revision(
             format!("Revision {} has no print edition.", revision.id.number),
         ));
     }
+    let edition = edition_in(revision.report.as_deref(), None)?;
     state
         .blobs
-        .get_opt(&(file.key)(&revision.id))
+        .get_opt(&(file.key)(&revision.id, edition))
         .await?
         .ok_or_else(|| {
             ApiError::not_found(
@@ -201,11 +263,16 @@ pub(crate) fn revision_attachment(
         .body(bytes)
 }
 
-/// `bytes`, `file` of `book`, as an attachment.
-pub(crate) fn attachment(book: &BookRow, file: &Download, bytes: Bytes) -> HttpResponse {
+/// `bytes`, `file` of `book` (of `edition`, when one was asked for), as an attachment.
+pub(crate) fn attachment(
+    book: &BookRow,
+    file: &Download,
+    edition: Option<Edition>,
+    bytes: Bytes,
+) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(file.media_type)
-        .insert_header((header::CONTENT_DISPOSITION, file.disposition(book)))
+        .insert_header((header::CONTENT_DISPOSITION, file.disposition(book, edition)))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .body(bytes)
 }

@@ -10,9 +10,10 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, get, web};
 use super::AppState;
 use super::caller::Caller;
 use super::conditional::{self, Answer};
-use super::downloads::{self, Download};
+use super::downloads::{self, Download, EditionQuery};
 use super::error::ApiError;
 use super::fault::Fault;
+use super::query::Query;
 use crate::books::{self, BookId, keys};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -132,7 +133,7 @@ async fn epub(
     caller: Result<Caller, ApiError>,
     id: web::Path<String>,
 ) -> HttpResponse {
-    download(&req, &state, caller, &id, &Download::EPUB).await
+    download(&req, &state, caller, &id, &Download::EPUB, Query::none()).await
 }
 
 #[get("/books/{id}/pdf")]
@@ -141,8 +142,9 @@ async fn pdf(
     state: web::Data<AppState>,
     caller: Result<Caller, ApiError>,
     id: web::Path<String>,
+    query: Query<EditionQuery>,
 ) -> HttpResponse {
-    download(&req, &state, caller, &id, &Download::PDF).await
+    download(&req, &state, caller, &id, &Download::PDF, query).await
 }
 
 #[get("/books/{id}/print-cover.pdf")]
@@ -151,8 +153,9 @@ async fn print_cover(
     state: web::Data<AppState>,
     caller: Result<Caller, ApiError>,
     id: web::Path<String>,
+    query: Query<EditionQuery>,
 ) -> HttpResponse {
-    download(&req, &state, caller, &id, &Download::PRINT_COVER).await
+    download(&req, &state, caller, &id, &Download::PRINT_COVER, query).await
 }
 
 #[get("/books/{id}/store-cover.jpg")]
@@ -162,7 +165,15 @@ async fn store_cover(
     caller: Result<Caller, ApiError>,
     id: web::Path<String>,
 ) -> HttpResponse {
-    download(&req, &state, caller, &id, &Download::STORE_COVER).await
+    download(
+        &req,
+        &state,
+        caller,
+        &id,
+        &Download::STORE_COVER,
+        Query::none(),
+    )
+    .await
 }
 
 /// `file` of the caller's book `id`, as [`downloads`] rules for the API too; a browser reads
@@ -174,13 +185,20 @@ async fn download(
     caller: Result<Caller, ApiError>,
     id: &str,
     file: &Download,
+    query: Query<EditionQuery>,
 ) -> HttpResponse {
     let book = match own_book(req, state, caller, id).await {
         Ok(book) => book,
         Err(response) => return response,
     };
-    match downloads::fetch(state, &book, file).await {
-        Ok(bytes) => downloads::attachment(&book, file, bytes),
+    let fetched = match query.parsed() {
+        Ok(EditionQuery { edition }) => downloads::fetch(state, &book, file, edition)
+            .await
+            .map(|bytes| (bytes, edition)),
+        Err(e) => Err(e),
+    };
+    match fetched {
+        Ok((bytes, edition)) => downloads::attachment(&book, file, edition, bytes),
         Err(e) if e.fault().is_some() => e.error_response(),
         Err(e) => HttpResponse::build(e.status_code())
             .content_type("text/plain; charset=utf-8")

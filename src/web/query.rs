@@ -16,6 +16,13 @@ use super::error::ApiError;
 
 pub struct Query<T>(Result<T, ApiError>);
 
+impl<T: Default> Query<T> {
+    /// No parameters: what a handler that takes none passes on.
+    pub fn none() -> Self {
+        Query(Ok(T::default()))
+    }
+}
+
 impl<T> Query<T> {
     /// The parameters, or the 400 naming the one at fault.
     pub fn parsed(self) -> Result<T, ApiError> {

@@ -18,6 +18,7 @@ mod configuration;
 mod convert;
 mod crash;
 mod deploy;
+mod editions;
 mod fairness;
 mod faults;
 mod first_admin;

@@ -38,6 +38,13 @@ fn value_of(key: &str) -> &'static str {
         "print_isbn" => "9780140449136",
         "price" => "USD 14.99",
         "printer" => "kdp",
+        "editions" => "paperback, hardcover, large print",
+        "hardcover_isbn" => "9781402894626",
+        "hardcover_trim" => "6x9",
+        "large_print_isbn" => "9781853260414",
+        "large_print_trim" => "royal",
+        "large_print_size" => "18",
+        "reference_edition" => "hardcover",
         "style" => "classic",
         other => panic!("the test has no value for the key {other}: add one"),
     }
@@ -191,7 +198,8 @@ fn every_key_and_spelling_means_the_same_through_every_way_in() {
                 None => {
                     assert_eq!(what["report title"], "The Same Book", "{label}: {what:#?}");
                     assert_eq!(what["report authors"], "Ann One; Bob Two", "{label}");
-                    assert_eq!(what["print trim"], "\"5x8\"", "{label}");
+                    // The book's own print edition is its reference edition: the hardcover.
+                    assert_eq!(what["print trim"], "\"6x9\"", "{label}");
                     first = Some((label, what));
                 }
                 Some((first_label, expected)) => {

@@ -121,6 +121,7 @@ fn paged_novel() -> (Book, convert::Resources, Vec<Expected>) {
         PrintEdition {
             trim: "5 × 8 in".into(),
             isbn: Some("978-0-306-40615-7".into()),
+            edition: None,
         },
         &starts,
     );

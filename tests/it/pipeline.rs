@@ -84,14 +84,17 @@ async fn assert_matches_reference(store: &Store, book: &BookRow) {
     // The interior, typeset in pieces by whichever workers took them, in whatever order,
     // equals the one laid out in memory.
     let edition = expected
-        .print
-        .as_ref()
+        .reference()
         .expect("a print edition asked for")
+        .made
         .as_ref()
         .unwrap_or_else(|e| panic!("no reference print edition: {e}"));
     let pdf = store
         .blobs
-        .get(&keys::pdf(&book.current()))
+        .get(&keys::pdf(
+            &book.current(),
+            bindery::paperback::Edition::Paperback,
+        ))
         .await
         .expect("pdf");
     assert!(

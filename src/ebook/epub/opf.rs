@@ -215,7 +215,11 @@ fn page_break_source(book: &Book, print: &crate::ebook::PrintEdition) -> String 
         t if t.is_empty() => "Untitled".to_owned(),
         t => t,
     };
-    format!("{title}, print edition, {} trim", collapse(&print.trim))
+    let edition = match &print.edition {
+        Some(name) => format!("{name} edition"),
+        None => "print edition".to_owned(),
+    };
+    format!("{title}, {edition}, {} trim", collapse(&print.trim))
 }
 
 /// `group-position` must be a number; "Book Two" is not.

@@ -338,6 +338,7 @@ fn paged_book(isbn: Option<&str>) -> (Book, BTreeMap<String, Vec<u8>>) {
         crate::ebook::PrintEdition {
             trim: "5 × 8 in".into(),
             isbn: isbn.map(str::to_owned),
+            edition: None,
         },
         &pages,
     );
@@ -429,6 +430,7 @@ fn a_book_without_print_pages_has_no_page_list_and_claims_none() {
         crate::ebook::PrintEdition {
             trim: "6 × 9 in".into(),
             isbn: None,
+            edition: None,
         },
         &[],
     );

@@ -75,6 +75,13 @@ impl Bound {
             | Field::PrintIsbn
             | Field::Price
             | Field::Printer
+            | Field::Editions
+            | Field::HardcoverIsbn
+            | Field::HardcoverTrim
+            | Field::LargePrintIsbn
+            | Field::LargePrintTrim
+            | Field::LargePrintSize
+            | Field::ReferenceEdition
             | Field::Style => Bound::Text(MAX_PARSED_CHARS),
         }
     }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::document::Metadata;
 use crate::document::keys::{self, Field, Named};
 use crate::manuscript::InputError;
-use crate::paperback::{Paper, Price, Printer, Trim};
+use crate::paperback::{Edition, Editions, LargePrintSize, Paper, Price, Printer, Trim};
 use crate::report::Warning;
 use crate::style::StyleName;
 use bounds::Bound;
@@ -66,6 +66,23 @@ pub struct BookMetadata {
     /// The printer whose rules the print edition is checked against.
     #[serde(default, skip_serializing_if = "Printer::is_none")]
     pub printer: Printer,
+    /// The print editions made (the paperback alone, by default).
+    #[serde(default)]
+    pub editions: Editions,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardcover_isbn: Option<String>,
+    /// Else the paperback's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardcover_trim: Option<Trim>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_print_isbn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_print_trim: Option<Trim>,
+    #[serde(default)]
+    pub large_print_size: LargePrintSize,
+    /// The edition the ebooks' page list follows; else the first listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_edition: Option<Edition>,
     /// Why no print edition is made: the manuscript asked for a trim, paper or bleed Bindery
     /// does not know. Printing at the default instead would make a book the author did not
     /// ask for; the ebooks are made all the same.
@@ -86,6 +103,54 @@ fn default_style() -> StyleName {
 }
 
 impl BookMetadata {
+    /// The print edition the ebooks' page list follows: the one named, else the first made
+    /// (the paperback for a book that lists none).
+    pub fn reference_edition(&self) -> Edition {
+        self.reference_edition
+            .or_else(|| self.editions.0.first().copied())
+            .unwrap_or_default()
+    }
+
+    /// `edition`'s trim: its own, else the paperback's.
+    pub fn trim_of(&self, edition: Edition) -> Trim {
+        match edition {
+            Edition::Paperback => self.trim,
+            Edition::Hardcover => self.hardcover_trim.unwrap_or(self.trim),
+            Edition::LargePrint => self.large_print_trim.unwrap_or(self.trim),
+        }
+    }
+
+    /// `edition`'s ISBN: its own; for the paperback, the ebook's where it has none of its own,
+    /// as Bindery printed it before editions.
+    pub fn isbn_of(&self, edition: Edition) -> Option<&String> {
+        match edition {
+            Edition::Paperback => self.print_isbn.as_ref().or(self.isbn.as_ref()),
+            Edition::Hardcover => self.hardcover_isbn.as_ref(),
+            Edition::LargePrint => self.large_print_isbn.as_ref(),
+        }
+    }
+
+    /// Every ISBN the book has, with the edition it belongs to, as a copyright page lists
+    /// them: the print editions made, in order, then the ebook.
+    pub fn isbns(&self) -> Vec<(Option<Edition>, &String)> {
+        let mut isbns: Vec<(Option<Edition>, &String)> = self
+            .editions
+            .0
+            .iter()
+            .filter_map(|e| {
+                let own = match e {
+                    Edition::Paperback => self.print_isbn.as_ref(),
+                    _ => self.isbn_of(*e),
+                };
+                own.map(|isbn| (Some(*e), isbn))
+            })
+            .collect();
+        if let Some(isbn) = &self.isbn {
+            isbns.push((None, isbn));
+        }
+        isbns
+    }
+
     /// The words Bindery writes into this book: its language's, with its own replacements.
     pub fn labels(&self) -> Labels<'_> {
         Labels::new(&self.language, &self.labels)
@@ -263,7 +328,7 @@ pub fn resolve(
 
     let mut print_settings_refused = None;
     let mut print = Chosen {
-        warnings,
+        warnings: &mut *warnings,
         refused: &mut print_settings_refused,
     };
     let trim = print.value(m.trim.as_deref(), Field::Trim, user(Field::Trim))?;
@@ -274,30 +339,135 @@ pub fn resolve(
     let price: Price = print.value(m.price.as_deref(), Field::Price, user(Field::Price))?;
     let printer: Printer =
         print.value(m.printer.as_deref(), Field::Printer, user(Field::Printer))?;
-    let print_isbn = match m
-        .print_isbn
+    let print_isbn = edition_isbn(
+        m.print_isbn.as_deref(),
+        Field::PrintIsbn,
+        user(Field::PrintIsbn),
+        warnings,
+    )?;
+    let hardcover_isbn = edition_isbn(
+        m.hardcover_isbn.as_deref(),
+        Field::HardcoverIsbn,
+        user(Field::HardcoverIsbn),
+        warnings,
+    )?;
+    let large_print_isbn = edition_isbn(
+        m.large_print_isbn.as_deref(),
+        Field::LargePrintIsbn,
+        user(Field::LargePrintIsbn),
+        warnings,
+    )?;
+    let mut print = Chosen {
+        warnings,
+        refused: &mut print_settings_refused,
+    };
+    let editions: Editions = print.value(
+        m.editions.as_deref(),
+        Field::Editions,
+        user(Field::Editions),
+    )?;
+    let mut optional_trim =
+        |found: &Option<String>, field: Field| -> Result<Option<Trim>, InputError> {
+            match found.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+                None => Ok(None),
+                Some(value) => print.value(Some(value), field, user(field)).map(Some),
+            }
+        };
+    let hardcover_trim = optional_trim(&m.hardcover_trim, Field::HardcoverTrim)?;
+    let large_print_trim = optional_trim(&m.large_print_trim, Field::LargePrintTrim)?;
+    let large_print_size: LargePrintSize = print.value(
+        m.large_print_size.as_deref(),
+        Field::LargePrintSize,
+        user(Field::LargePrintSize),
+    )?;
+    let reference_edition = match m
+        .reference_edition
         .as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty())
     {
         None => None,
-        Some(id) => match parse_isbn(id) {
-            Some(valid) => Some(valid),
-            None if user(Field::PrintIsbn) => {
-                return Err(invalid("print_isbn", id, isbn_problem(id)));
-            }
-            None => {
-                warnings.push(Warning::new(
-                    "isbn_invalid",
-                    format!(
-                        "The print edition's ISBN {:?} is not a valid ISBN and was not used.",
-                        bounds::excerpt(id)
-                    ),
-                ));
-                None
-            }
-        },
+        Some(value) => Some(print.value::<Edition>(
+            Some(value),
+            Field::ReferenceEdition,
+            user(Field::ReferenceEdition),
+        )?),
     };
+    // A setting for an edition that is not made is a slip to name, not a value to drop.
+    let given_for = [
+        (
+            Field::HardcoverIsbn,
+            m.hardcover_isbn.is_some(),
+            Edition::Hardcover,
+        ),
+        (
+            Field::HardcoverTrim,
+            m.hardcover_trim.is_some(),
+            Edition::Hardcover,
+        ),
+        (
+            Field::LargePrintIsbn,
+            m.large_print_isbn.is_some(),
+            Edition::LargePrint,
+        ),
+        (
+            Field::LargePrintTrim,
+            m.large_print_trim.is_some(),
+            Edition::LargePrint,
+        ),
+        (
+            Field::LargePrintSize,
+            m.large_print_size.is_some(),
+            Edition::LargePrint,
+        ),
+        (
+            Field::ReferenceEdition,
+            reference_edition.is_some(),
+            reference_edition.unwrap_or(Edition::Paperback),
+        ),
+    ];
+    for (field, given, edition) in given_for {
+        if given && !editions.contains(edition) {
+            let listed: Vec<&str> = editions
+                .0
+                .iter()
+                .map(|e| e.label())
+                .chain([edition.label()])
+                .collect();
+            return Err(invalid(
+                field.name(),
+                edition.name(),
+                format!(
+                    "the book is not made in {}, which editions does not list: list it \
+                     (editions={}) or leave {} out",
+                    edition.label(),
+                    listed.join(", "),
+                    field.name()
+                ),
+            ));
+        }
+    }
+    // Each edition has its own ISBN: one given twice would name two books.
+    let isbns = [
+        ("isbn", isbn.as_ref()),
+        ("print_isbn", print_isbn.as_ref()),
+        ("hardcover_isbn", hardcover_isbn.as_ref()),
+        ("large_print_isbn", large_print_isbn.as_ref()),
+    ];
+    for (k, (key, value)) in isbns.iter().enumerate() {
+        let Some(value) = value else { continue };
+        // The paperback prints the ebook's ISBN when it has none of its own, as before.
+        if let Some((other, _)) = isbns[k + 1..]
+            .iter()
+            .find(|(other, v)| *v == Some(value) && !(*key == "isbn" && *other == "print_isbn"))
+        {
+            return Err(invalid(
+                other,
+                value,
+                format!("it is also the {key}: each edition has an ISBN of its own"),
+            ));
+        }
+    }
 
     let style = match m.style.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         None => default_style(),
@@ -361,6 +531,13 @@ pub fn resolve(
         print_isbn,
         price,
         printer,
+        editions,
+        hardcover_isbn,
+        hardcover_trim,
+        large_print_isbn,
+        large_print_trim,
+        large_print_size,
+        reference_edition,
         print_settings_refused,
         title,
         subtitle: text(&m.subtitle),
@@ -441,6 +618,34 @@ impl Chosen<'_> {
                 ));
                 Ok(T::default())
             }
+        }
+    }
+}
+
+/// An edition's ISBN under `field`: checked, in its 13 digits; a wrong one is refused when the
+/// person gave it, and left out with a warning when the manuscript did.
+fn edition_isbn(
+    found: Option<&str>,
+    field: Field,
+    user: bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<Option<String>, InputError> {
+    let Some(id) = found.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    match parse_isbn(id) {
+        Some(valid) => Ok(Some(valid)),
+        None if user => Err(invalid(field.name(), id, isbn_problem(id))),
+        None => {
+            warnings.push(Warning::new(
+                "isbn_invalid",
+                format!(
+                    "The {} {:?} is not a valid ISBN and was not used.",
+                    field.name(),
+                    bounds::excerpt(id)
+                ),
+            ));
+            Ok(None)
         }
     }
 }
@@ -676,6 +881,13 @@ fn apply(m: &mut Metadata, named: Named, value: &str) {
         Field::PrintIsbn => m.print_isbn = some(),
         Field::Price => m.price = some(),
         Field::Printer => m.printer = some(),
+        Field::Editions => m.editions = some(),
+        Field::HardcoverIsbn => m.hardcover_isbn = some(),
+        Field::HardcoverTrim => m.hardcover_trim = some(),
+        Field::LargePrintIsbn => m.large_print_isbn = some(),
+        Field::LargePrintTrim => m.large_print_trim = some(),
+        Field::LargePrintSize => m.large_print_size = some(),
+        Field::ReferenceEdition => m.reference_edition = some(),
         Field::Style => m.style = some(),
     }
 }

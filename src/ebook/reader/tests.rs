@@ -52,6 +52,13 @@ fn metadata(title: &str) -> BookMetadata {
         print_isbn: None,
         price: Default::default(),
         printer: Default::default(),
+        editions: Default::default(),
+        hardcover_isbn: None,
+        hardcover_trim: None,
+        large_print_isbn: None,
+        large_print_trim: None,
+        large_print_size: Default::default(),
+        reference_edition: None,
         print_settings_refused: None,
         labels: Default::default(),
         style: "bindery".to_owned().try_into().unwrap(),
@@ -593,6 +600,7 @@ fn paged_site() -> BTreeMap<String, Vec<u8>> {
         crate::ebook::PrintEdition {
             trim: "6 × 9 in".into(),
             isbn: None,
+            edition: None,
         },
         &[
             page("11", 0, 0, 0),

@@ -534,6 +534,7 @@ fn page_markers_stand_before_the_heading_they_open_and_alone_where_their_block_i
         crate::ebook::PrintEdition {
             trim: "A5".into(),
             isbn: None,
+            edition: None,
         },
         &[
             page("1", 0, 0),

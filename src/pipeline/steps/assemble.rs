@@ -6,11 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use super::failure::gone;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
-use super::print_edition::{PrintEdition, chapters_job, died, give_up, give_up_for, pieces};
+use super::print_edition::{PrintEdition, after, died, give_up, give_up_for, pieces};
 use super::stored::revision_row;
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, Outcome};
+use crate::paperback::Edition;
 use crate::services::Services;
 
 /// The join of the pieces set for print.
@@ -18,17 +19,20 @@ use crate::services::Services;
 pub struct Assemble {
     #[serde(flatten)]
     pub revision: RevisionId,
+    /// The paperback in a job an older release enqueued.
+    #[serde(default)]
+    pub edition: Edition,
     pub chapters: usize,
 }
 
 impl Assemble {
-    /// The print edition is whole: its pieces go, and the ebooks come next.
+    /// The edition is whole: its pieces go, and the next edition or the ebooks come next.
     async fn done(&self, cx: &Cx, printed: &Printed) -> anyhow::Result<Outcome> {
         cx.app()
             .blobs
-            .delete_prefix(&keys::print_work_prefix(&self.revision))
+            .delete_prefix(&keys::print_work_prefix(&self.revision, self.edition))
             .await?;
-        cx.then(chapters_job(&self.revision, self.chapters));
+        cx.then(after(cx, &self.revision, self.chapters, self.edition).await?);
         Ok(Outcome::done_with(PrintEdition::Typeset {
             pages: printed.report.pages,
             pdf_bytes: printed.pdf_bytes,
@@ -53,7 +57,7 @@ impl Job for Assemble {
         // Assembled already, by a run killed before it could commit.
         if let Some(stored) = app
             .blobs
-            .get_opt(&keys::print_report(&self.revision))
+            .get_opt(&keys::print_report(&self.revision, self.edition))
             .await?
         {
             let printed: Printed = serde_json::from_slice(&stored)?;
@@ -62,7 +66,15 @@ impl Job for Assemble {
         let pieces = match pieces(cx).await? {
             Ok(pieces) => pieces,
             Err((code, message)) => {
-                return give_up_for(cx, &self.revision, self.chapters, &code, message).await;
+                return give_up_for(
+                    cx,
+                    &self.revision,
+                    self.chapters,
+                    self.edition,
+                    &code,
+                    message,
+                )
+                .await;
             }
         };
         let mut infos = Vec::with_capacity(pieces.len());
@@ -75,30 +87,39 @@ impl Job for Assemble {
         cx.progress(50, "assembling the print edition").await?;
         let request = Request::Assemble {
             revision: self.revision.clone(),
+            edition: self.edition,
             pieces: infos,
         };
         let printed = match print_book::run(&app.config, &request, whole_book).await? {
             Answer::Assembled(printed) => *printed,
             Answer::Refused { code, message } => {
-                return give_up_for(cx, &self.revision, self.chapters, &code, message).await;
+                return give_up_for(
+                    cx,
+                    &self.revision,
+                    self.chapters,
+                    self.edition,
+                    &code,
+                    message,
+                )
+                .await;
             }
             other => anyhow::bail!("assembling answered {other:?}"),
         };
         if printed.report.failure.is_some() {
-            return give_up(cx, &self.revision, self.chapters, &printed).await;
+            return give_up(cx, &self.revision, self.chapters, self.edition, &printed).await;
         }
         app.blobs
             .put_if_absent(
-                &keys::print_report(&self.revision),
+                &keys::print_report(&self.revision, self.edition),
                 serde_json::to_vec(&printed)?,
             )
             .await?;
         let report = &printed.report;
-        tracing::info!(for_author = true, pages = report.pages, trim = %report.trim, bytes = printed.pdf_bytes, "print edition typeset");
+        tracing::info!(for_author = true, edition = %self.edition, pages = report.pages, trim = %report.trim, bytes = printed.pdf_bytes, "print edition typeset");
         self.done(cx, &printed).await
     }
 
     async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
-        died(cx, &self.revision, Some(self.chapters)).await
+        died(cx, &self.revision, Some(self.chapters), self.edition).await
     }
 }

@@ -7,6 +7,7 @@ use super::print_book::{self, Answer, Request};
 use super::{Cx, QUEUE};
 use crate::books::RevisionId;
 use crate::jobs::{Job, Outcome};
+use crate::paperback::Edition;
 use crate::services::Services;
 
 /// Measures piece `piece` with `gutter`, in measuring round `round`.
@@ -14,6 +15,9 @@ use crate::services::Services;
 pub struct MeasurePiece {
     #[serde(flatten)]
     pub revision: RevisionId,
+    /// The paperback in a job an older release enqueued.
+    #[serde(default)]
+    pub edition: Edition,
     pub piece: usize,
     pub gutter: f64,
     pub round: u32,
@@ -31,10 +35,11 @@ impl Job for MeasurePiece {
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let request = Request::Measure {
             revision: self.revision.clone(),
+            edition: self.edition,
             piece: self.piece,
             gutter: self.gutter,
         };
-        run_piece(cx, &self.revision, self.piece, &request).await
+        run_piece(cx, &self.revision, self.edition, self.piece, &request).await
     }
 }
 
@@ -42,11 +47,12 @@ impl Job for MeasurePiece {
 pub(super) async fn run_piece(
     cx: &Cx,
     revision: &RevisionId,
+    edition: Edition,
     piece: usize,
     request: &Request,
 ) -> anyhow::Result<Outcome> {
     let app = cx.app();
-    let work = || piece_work(&app.blobs, revision, piece);
+    let work = || piece_work(&app.blobs, revision, edition, piece);
     let answer = print_book::run(&app.config, request, work).await?;
     Ok(Outcome::done_with(Piece { piece, answer }))
 }
@@ -64,12 +70,13 @@ pub struct Piece {
 pub(super) async fn piece_work(
     blobs: &crate::storage::BlobStore,
     revision: &RevisionId,
+    edition: Edition,
     piece: usize,
 ) -> String {
     if piece == 0 {
         return "the front matter".to_owned();
     }
-    let chapters = match print_book::plan(blobs, revision).await {
+    let chapters = match print_book::plan(blobs, revision, edition).await {
         Ok(plan) => plan.chapters(piece),
         Err(_) => return format!("piece {piece} of the print edition"),
     };

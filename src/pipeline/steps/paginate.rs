@@ -13,6 +13,7 @@ use super::stored::revision_row;
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, NewJob, Outcome};
+use crate::paperback::Edition;
 use crate::print::{self, Paginated};
 use crate::services::Services;
 
@@ -21,6 +22,9 @@ use crate::services::Services;
 pub struct Paginate {
     #[serde(flatten)]
     pub revision: RevisionId,
+    /// The paperback in a job an older release enqueued.
+    #[serde(default)]
+    pub edition: Edition,
     pub chapters: usize,
     pub round: u32,
 }
@@ -42,7 +46,15 @@ impl Job for Paginate {
         let pieces = match pieces(cx).await? {
             Ok(pieces) => pieces,
             Err((code, message)) => {
-                return give_up_for(cx, &self.revision, self.chapters, &code, message).await;
+                return give_up_for(
+                    cx,
+                    &self.revision,
+                    self.chapters,
+                    self.edition,
+                    &code,
+                    message,
+                )
+                .await;
             }
         };
         let mut measured = Vec::with_capacity(pieces.len());
@@ -52,14 +64,24 @@ impl Job for Paginate {
                 other => anyhow::bail!("a measure answered {other:?}"),
             }
         }
-        let plan = print_book::plan(&app.blobs, &self.revision).await?;
+        let plan = print_book::plan(&app.blobs, &self.revision, self.edition).await?;
         let round = self.round;
         let paginated = tokio::task::spawn_blocking(move || {
             print::pieces::paginate(&plan, &measured, round).map(|p| (p, plan.pieces()))
         })
         .await?;
         match paginated {
-            Err(e) => give_up_for(cx, &self.revision, self.chapters, e.code(), e.to_string()).await,
+            Err(e) => {
+                give_up_for(
+                    cx,
+                    &self.revision,
+                    self.chapters,
+                    self.edition,
+                    e.code(),
+                    e.to_string(),
+                )
+                .await
+            }
             Ok((Paginated::Again { gutter }, pieces)) => {
                 tracing::info!(
                     gutter,
@@ -67,7 +89,7 @@ impl Job for Paginate {
                     "measuring the print edition again for its gutter"
                 );
                 cx.fan_out(
-                    measures(&self.revision, pieces, gutter, self.round + 1),
+                    measures(&self.revision, self.edition, pieces, gutter, self.round + 1),
                     NewJob::of(&Paginate {
                         round: self.round + 1,
                         ..self.clone()
@@ -79,7 +101,7 @@ impl Job for Paginate {
                 let pages = layout.pages;
                 app.blobs
                     .put_if_absent(
-                        &keys::print_layout(&self.revision),
+                        &keys::print_layout(&self.revision, self.edition),
                         serde_json::to_vec(&layout)?,
                     )
                     .await?;
@@ -88,6 +110,7 @@ impl Job for Paginate {
                         .map(|piece| {
                             NewJob::of(&SetPiece {
                                 revision: self.revision.clone(),
+                                edition: self.edition,
                                 piece,
                             })
                             .cost(print::pieces::PIECE_COST)
@@ -95,6 +118,7 @@ impl Job for Paginate {
                         .collect(),
                     NewJob::of(&super::assemble::Assemble {
                         revision: self.revision.clone(),
+                        edition: self.edition,
                         chapters: self.chapters,
                     }),
                 );
@@ -104,7 +128,7 @@ impl Job for Paginate {
     }
 
     async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
-        died(cx, &self.revision, Some(self.chapters)).await
+        died(cx, &self.revision, Some(self.chapters), self.edition).await
     }
 }
 

@@ -72,6 +72,8 @@ impl Job for Parse {
         cx.then(NewJob::of(&Typeset {
             revision: self.revision.clone(),
             chapters: Some(chapters),
+            // The first the book lists, as `package_pdf` reads it.
+            edition: None,
         }));
         cx.progress(100, "parsed").await?;
         tracing::info!(for_author = true, chapters, "manuscript read");

@@ -21,6 +21,7 @@ use crate::books::{RevisionId, keys};
 use crate::config::Config;
 use crate::ebook::{Book, BookMetadata, Pagination};
 use crate::manuscript::InputError;
+use crate::paperback::Edition;
 use crate::pipeline::child::{Child, Ran};
 use crate::print::{self, Layout, Measured, Plan, PrintOptions, SetInfo};
 use crate::report::{PrintFailure, PrintReport, Warning};
@@ -38,21 +39,30 @@ const CHILD: Child = Child {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Request {
-    /// Lay piece `piece` out bare, with `gutter` (`print::pieces::measure`).
+    /// Lay piece `piece` of `edition` out bare, with `gutter` (`print::pieces::measure`).
     Measure {
         revision: RevisionId,
+        #[serde(default)]
+        edition: Edition,
         piece: usize,
         gutter: f64,
     },
-    /// Set piece `piece` for print, as the stored layout says, and store its PDF.
-    Set { revision: RevisionId, piece: usize },
+    /// Set piece `piece` of `edition` for print, as the stored layout says, and store its PDF.
+    Set {
+        revision: RevisionId,
+        #[serde(default)]
+        edition: Edition,
+        piece: usize,
+    },
     /// The whole print edition in this one child, as releases before the pieces made it: for a
     /// book whose pipeline an older release began (its join waits on this step alone).
     Whole { revision: RevisionId },
-    /// Assemble the stored pieces into the interior, and make the cover and the pagination;
-    /// `pieces` is what setting each piece learnt, in piece order.
+    /// Assemble the stored pieces of `edition` into its interior, and make its cover and
+    /// pagination; `pieces` is what setting each piece learnt, in piece order.
     Assemble {
         revision: RevisionId,
+        #[serde(default)]
+        edition: Edition,
         pieces: Vec<SetInfo>,
     },
 }
@@ -95,15 +105,21 @@ pub struct Printed {
 }
 
 impl Printed {
-    /// No print edition, for `code`'s reason: what `metadata` asked for, and the failure.
-    pub fn refused(metadata: &BookMetadata, code: &str, message: String) -> Printed {
+    /// No print edition `edition`, for `code`'s reason: what `metadata` asked for, and the
+    /// failure.
+    pub fn refused(
+        metadata: &BookMetadata,
+        edition: Edition,
+        code: &str,
+        message: String,
+    ) -> Printed {
         Printed {
             report: PrintReport {
                 failure: Some(PrintFailure {
                     code: code.to_owned(),
                     message,
                 }),
-                ..asked(metadata)
+                ..asked(metadata, edition)
             },
             warnings: Vec::new(),
             pdf_bytes: None,
@@ -111,10 +127,11 @@ impl Printed {
     }
 }
 
-/// What the book asked for, before anything is typeset.
-pub fn asked(metadata: &BookMetadata) -> PrintReport {
-    let options = PrintOptions::of(metadata);
+/// What the book asked for of `edition`, before anything is typeset.
+pub fn asked(metadata: &BookMetadata, edition: Edition) -> PrintReport {
+    let options = PrintOptions::of_edition(metadata, edition);
     PrintReport {
+        edition,
         trim: options.trim.name().to_owned(),
         paper: options.paper.name().to_owned(),
         bleed: options.bleed,
@@ -174,37 +191,44 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
     match request {
         Request::Measure {
             revision,
+            edition,
             piece,
             gutter,
         } => {
             let (stored, plan) = (
                 stored::parsed(blobs, &revision).await?,
-                plan(blobs, &revision).await?,
+                plan(blobs, &revision, edition).await?,
             );
             let resources = images(blobs, &revision, &stored, plan.chapters(piece)).await?;
-            let options = PrintOptions::of(&stored.metadata);
-            let input = print_book(&stored, &resources, &options);
+            let options = PrintOptions::of_edition(&stored.metadata, edition);
+            let style = print::edition_style(&stored.style, &stored.metadata, edition);
+            let input = print_book(&stored, &resources, &options, &style);
             Ok(match print::pieces::measure(input, &plan, piece, gutter) {
                 Ok(measured) => Answer::Measured(Box::new(measured)),
                 Err(e) => refused(&e),
             })
         }
-        Request::Set { revision, piece } => {
+        Request::Set {
+            revision,
+            edition,
+            piece,
+        } => {
             let (stored, plan) = (
                 stored::parsed(blobs, &revision).await?,
-                plan(blobs, &revision).await?,
+                plan(blobs, &revision, edition).await?,
             );
             let layout: Layout =
-                serde_json::from_slice(&blobs.get(&keys::print_layout(&revision)).await?)
+                serde_json::from_slice(&blobs.get(&keys::print_layout(&revision, edition)).await?)
                     .context("reading the print edition's layout")?;
             let resources = images(blobs, &revision, &stored, plan.chapters(piece)).await?;
-            let options = PrintOptions::of(&stored.metadata);
-            let input = print_book(&stored, &resources, &options);
+            let options = PrintOptions::of_edition(&stored.metadata, edition);
+            let style = print::edition_style(&stored.style, &stored.metadata, edition);
+            let input = print_book(&stored, &resources, &options, &style);
             Ok(
                 match print::pieces::set(input, &plan, &layout, piece, None) {
                     Ok(set) => {
                         blobs
-                            .put_if_absent(&keys::print_piece(&revision, piece), set.pdf)
+                            .put_if_absent(&keys::print_piece(&revision, edition, piece), set.pdf)
                             .await?;
                         Answer::Set(set.info)
                     }
@@ -213,7 +237,11 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
             )
         }
         Request::Whole { revision } => whole(blobs, &revision).await,
-        Request::Assemble { revision, pieces } => assemble(blobs, &revision, pieces).await,
+        Request::Assemble {
+            revision,
+            edition,
+            pieces,
+        } => assemble(blobs, &revision, edition, pieces).await,
     }
 }
 
@@ -242,18 +270,23 @@ fn print_book<'a>(
     stored: &'a Book,
     resources: &'a BTreeMap<String, Vec<u8>>,
     options: &'a PrintOptions,
+    style: &'a crate::style::Style,
 ) -> print::Book<'a> {
     print::Book {
         document: &stored.document,
         resources,
         metadata: &stored.metadata,
         options,
-        style: &stored.style,
+        style,
     }
 }
 
-pub(super) async fn plan(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Plan> {
-    serde_json::from_slice(&blobs.get(&keys::print_plan(revision)).await?)
+pub(super) async fn plan(
+    blobs: &BlobStore,
+    revision: &RevisionId,
+    edition: Edition,
+) -> anyhow::Result<Plan> {
+    serde_json::from_slice(&blobs.get(&keys::print_plan(revision, edition)).await?)
         .context("reading the print edition's plan")
 }
 
@@ -293,14 +326,15 @@ async fn whole(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Answe
         );
     }
     let options = PrintOptions::of(&stored.metadata);
+    let style = print::edition_style(&stored.style, &stored.metadata, options.edition);
     match print::typeset(
         &stored.document,
         &resources,
         &stored.metadata,
         &options,
-        &stored.style,
+        &style,
     ) {
-        Ok(edition) => finish(blobs, revision, &stored, &resources, edition).await,
+        Ok(edition) => finish(blobs, revision, &stored, &resources, &options, edition).await,
         Err(e) => Ok(refused(&e)),
     }
 }
@@ -310,18 +344,26 @@ async fn whole(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Answe
 async fn assemble(
     blobs: &BlobStore,
     revision: &RevisionId,
+    edition: Edition,
     infos: Vec<SetInfo>,
 ) -> anyhow::Result<Answer> {
     let stored = stored::parsed(blobs, revision).await?;
-    let plan = plan(blobs, revision).await?;
-    let layout: Layout = serde_json::from_slice(&blobs.get(&keys::print_layout(revision)).await?)
-        .context("reading the print edition's layout")?;
+    let plan = plan(blobs, revision, edition).await?;
+    let layout: Layout =
+        serde_json::from_slice(&blobs.get(&keys::print_layout(revision, edition)).await?)
+            .context("reading the print edition's layout")?;
     let mut pdfs = Vec::with_capacity(plan.pieces());
     for k in 0..plan.pieces() {
-        pdfs.push(blobs.get(&keys::print_piece(revision, k)).await?.to_vec());
+        pdfs.push(
+            blobs
+                .get(&keys::print_piece(revision, edition, k))
+                .await?
+                .to_vec(),
+        );
     }
     let metadata = &stored.metadata;
-    let options = PrintOptions::of(metadata);
+    let options = PrintOptions::of_edition(metadata, edition);
+    let style = print::edition_style(&stored.style, metadata, edition);
     let front = stored.cover.as_ref().map(|c| c.file_name.clone());
     let mut resources = BTreeMap::new();
     if let Some(name) = &front {
@@ -330,13 +372,13 @@ async fn assemble(
             blobs.get(&keys::resource(revision, name)).await?.to_vec(),
         );
     }
-    let input = print_book(&stored, &resources, &options);
-    let edition = match print::assemble(input, &plan, &layout, &pdfs, infos) {
-        Ok(edition) => edition,
+    let input = print_book(&stored, &resources, &options, &style);
+    let typeset = match print::assemble(input, &plan, &layout, &pdfs, infos) {
+        Ok(typeset) => typeset,
         Err(e) => return Ok(refused(&e)),
     };
     drop(pdfs);
-    finish(blobs, revision, &stored, &resources, edition).await
+    finish(blobs, revision, &stored, &resources, &options, typeset).await
 }
 
 /// Stores the interior, its cover and the pagination (last: its presence says the print
@@ -346,10 +388,12 @@ async fn finish(
     revision: &RevisionId,
     stored: &Book,
     resources: &BTreeMap<String, Vec<u8>>,
+    options: &PrintOptions,
     edition: print::PrintEdition,
 ) -> anyhow::Result<Answer> {
     let metadata = &stored.metadata;
-    let options = PrintOptions::of(metadata);
+    let options = *options;
+    let at = options.edition;
     let front = stored.cover.as_ref().map(|c| c.file_name.as_str());
     let cover = match print::cover(metadata, front, resources, edition.pages, &options) {
         Ok(cover) => cover,
@@ -364,22 +408,25 @@ async fn finish(
     let printer_check = print::preflight(&edition, Some(&cover), &options)
         .context("reading the print edition back for its printer's check")?;
     let pagination = Pagination {
-        edition: crate::ebook::PrintEdition::of(metadata),
+        edition: crate::ebook::PrintEdition::of(metadata, options.edition),
         pages: edition.page_starts,
     };
     let pdf_bytes = edition.pdf.len() as u64;
     blobs
-        .put_if_absent(&keys::pdf(revision), edition.pdf)
+        .put_if_absent(&keys::pdf(revision, at), edition.pdf)
         .await?;
     blobs
-        .put_if_absent(&keys::print_cover(revision), cover.pdf)
+        .put_if_absent(&keys::print_cover(revision, at), cover.pdf)
         .await?;
-    blobs
-        .put_if_absent(
-            &keys::pagination(revision),
-            serde_json::to_vec(&pagination)?,
-        )
-        .await?;
+    // The ebooks mark one edition's pages: the reference edition's.
+    if at == metadata.reference_edition() {
+        blobs
+            .put_if_absent(
+                &keys::pagination(revision),
+                serde_json::to_vec(&pagination)?,
+            )
+            .await?;
+    }
     let mut warnings = edition.warnings;
     warnings.extend(cover.warnings);
     warnings.extend(printer_check.iter().flat_map(print::failed_rules));
@@ -389,7 +436,7 @@ async fn finish(
             gutter_inches: Some(edition.gutter),
             spine_inches: Some(cover.spine),
             printer_check,
-            ..asked(metadata)
+            ..asked(metadata, at)
         },
         warnings,
         pdf_bytes: Some(pdf_bytes),

@@ -12,8 +12,12 @@ use super::package_covers::PackageCovers;
 use super::print_book::{Answer, Printed};
 use super::stored::{self, revision_row};
 use crate::books::{RevisionId, STEP_FAILED, keys};
+use crate::ebook::BookMetadata;
 use crate::jobs::{ChildOutcome, Job, NewJob, Outcome};
+use crate::paperback::Edition;
 use crate::print;
+
+use super::typeset::Typeset;
 
 /// What `package_pdf` made of the print edition, its job's result: planned in pieces, or
 /// turned off. The print report itself, with the warnings, is stored beside the book
@@ -34,9 +38,10 @@ pub enum PrintEdition {
     },
 }
 
-/// The measures of every piece, in round `round`.
+/// The measures of every piece of `edition`, in round `round`.
 pub(super) fn measures(
     revision: &RevisionId,
+    edition: Edition,
     pieces: usize,
     gutter: f64,
     round: u32,
@@ -45,6 +50,7 @@ pub(super) fn measures(
         .map(|piece| {
             NewJob::of(&MeasurePiece {
                 revision: revision.clone(),
+                edition,
                 piece,
                 gutter,
                 round,
@@ -54,6 +60,49 @@ pub(super) fn measures(
         .collect()
 }
 
+/// The print editions of a book in the order they are made: the reference edition (whose
+/// pages the ebooks mark) first, then the others as the book lists them.
+pub fn in_order(metadata: &BookMetadata) -> Vec<Edition> {
+    let reference = metadata.reference_edition();
+    let mut editions: Vec<Edition> = metadata.editions.0.clone();
+    editions.sort_by_key(|e| *e != reference);
+    editions
+}
+
+/// What comes after `edition` is made or given up: the next edition the book lists, else the
+/// ebooks.
+pub(super) fn next(
+    revision: &RevisionId,
+    chapters: usize,
+    metadata: &BookMetadata,
+    edition: Edition,
+) -> NewJob {
+    let order = in_order(metadata);
+    let following = order
+        .iter()
+        .position(|e| *e == edition)
+        .and_then(|k| order.get(k + 1));
+    match following {
+        Some(next) => NewJob::of(&Typeset {
+            revision: revision.clone(),
+            chapters: Some(chapters),
+            edition: Some(*next),
+        }),
+        None => chapters_job(revision, chapters),
+    }
+}
+
+/// [`next`], from the book's stored metadata.
+pub(super) async fn after(
+    cx: &Cx,
+    revision: &RevisionId,
+    chapters: usize,
+    edition: Edition,
+) -> anyhow::Result<NewJob> {
+    let stored = stored::parsed(&cx.app().blobs, revision).await?;
+    Ok(next(revision, chapters, &stored.metadata, edition))
+}
+
 pub(super) fn chapters_job(revision: &RevisionId, chapters: usize) -> NewJob {
     NewJob::of(&Chapters {
         revision: revision.clone(),
@@ -61,12 +110,13 @@ pub(super) fn chapters_job(revision: &RevisionId, chapters: usize) -> NewJob {
     })
 }
 
-/// The print edition cannot be made: its report says why, its work is removed, and the book
-/// goes on to its ebooks.
+/// Print edition `edition` cannot be made: its report says why, its work is removed, and the
+/// book goes on to its next edition or its ebooks.
 pub(super) async fn give_up(
     cx: &Cx,
     revision: &RevisionId,
     chapters: usize,
+    edition: Edition,
     printed: &Printed,
 ) -> anyhow::Result<Outcome> {
     let app = cx.app();
@@ -76,15 +126,19 @@ pub(super) async fn give_up(
         for_author = true,
         code,
         reason,
+        %edition,
         "no print edition; the ebooks publish without it"
     );
     app.blobs
-        .put_if_absent(&keys::print_report(revision), serde_json::to_vec(printed)?)
+        .put_if_absent(
+            &keys::print_report(revision, edition),
+            serde_json::to_vec(printed)?,
+        )
         .await?;
     app.blobs
-        .delete_prefix(&keys::print_work_prefix(revision))
+        .delete_prefix(&keys::print_work_prefix(revision, edition))
         .await?;
-    cx.then(chapters_job(revision, chapters));
+    cx.then(after(cx, revision, chapters, edition).await?);
     Ok(Outcome::done_with(GivenUp {
         given_up: code.to_owned(),
     }))
@@ -102,21 +156,24 @@ pub(super) async fn give_up_for(
     cx: &Cx,
     revision: &RevisionId,
     chapters: usize,
+    edition: Edition,
     code: &str,
     message: String,
 ) -> anyhow::Result<Outcome> {
     let stored = stored::parsed(&cx.app().blobs, revision).await?;
-    let printed = Printed::refused(&stored.metadata, code, message);
-    give_up(cx, revision, chapters, &printed).await
+    let printed = Printed::refused(&stored.metadata, edition, code, message);
+    give_up(cx, revision, chapters, edition, &printed).await
 }
 
-/// A stage of the print edition kept failing: the print edition is given up, as a refusal
-/// would give it up, and the book goes on without it. Nothing committed this stage's end, so
-/// `chapters` is enqueued here, once (its key), rather than with a completion.
+/// A stage of print edition `edition` kept failing: it is given up, as a refusal would give it
+/// up, and the book goes on without it. Nothing committed this stage's end, so what comes next
+/// (the next edition, or `chapters`) is enqueued here, once (its key), rather than with a
+/// completion.
 pub(super) async fn died(
     cx: &Cx,
     revision: &RevisionId,
     chapters: Option<usize>,
+    edition: Edition,
 ) -> anyhow::Result<()> {
     let app = cx.app();
     let Some(chapters) = chapters else {
@@ -129,6 +186,7 @@ pub(super) async fn died(
     let stored = stored::parsed(&app.blobs, revision).await?;
     let printed = Printed::refused(
         &stored.metadata,
+        edition,
         STEP_FAILED,
         format!(
             "Typesetting the print edition kept failing. {}",
@@ -136,16 +194,22 @@ pub(super) async fn died(
         ),
     );
     app.blobs
-        .put_if_absent(&keys::print_report(revision), serde_json::to_vec(&printed)?)
-        .await?;
-    app.queue
-        .enqueue(
-            chapters_job(revision, chapters)
-                .workflow(revision.workflow())
-                .unique_key(format!("{}:{}", Chapters::NAME, revision.workflow())),
+        .put_if_absent(
+            &keys::print_report(revision, edition),
+            serde_json::to_vec(&printed)?,
         )
+        .await?;
+    let following = next(revision, chapters, &stored.metadata, edition);
+    // The same keys whichever stage died: one next edition, one `chapters`.
+    let key = if following.kind == Chapters::NAME {
+        format!("{}:{}", Chapters::NAME, revision.workflow())
+    } else {
+        format!("{}:{}:{edition}", following.kind, revision.workflow())
+    };
+    app.queue
+        .enqueue(following.workflow(revision.workflow()).unique_key(key))
         .await
-        .context("going on to the ebooks")?;
+        .context("going on to the next edition or the ebooks")?;
     Ok(())
 }
 

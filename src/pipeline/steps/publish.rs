@@ -10,11 +10,13 @@ use super::failure::{RETRY_ADVICE, fail_for_good};
 use super::package_epub::PackageEpub;
 use super::packaging::Packaged;
 use super::print_book::{self, Printed};
+use super::print_edition::in_order;
 use super::render_chapter::{RenderChapter, Rendered};
 use super::stored::model;
 use super::{Cx, QUEUE, STEPS, makes_the_print_edition};
 use crate::books::{self, RevisionId, STEP_FAILED, keys};
 use crate::jobs::{Job, JobState, Outcome};
+use crate::pipeline::in_memory::where_printed;
 use crate::report::{Report, StepTiming, Warning};
 use crate::services::Services;
 
@@ -80,30 +82,38 @@ impl Job for Publish {
                 _ => None,
             })
             .unwrap_or(0);
-        // The print edition: what it is, or why there is none (its steps store the report).
-        let pdf_bytes = match app
-            .blobs
-            .get_opt(&keys::print_report(&self.revision))
-            .await?
-        {
-            Some(bytes) => {
-                let found: Printed =
-                    serde_json::from_slice(&bytes).context("reading the print report")?;
-                for warning in found.warnings {
-                    report.warn(warning.at("print edition"));
+        // The print editions: what each is, or why there is none (their steps store the
+        // reports). The book's own print edition, in the report and its row, is the reference
+        // edition, whose pages the ebooks mark.
+        let reference = book.metadata.reference_edition();
+        let mut pdf_bytes = None;
+        for edition in in_order(&book.metadata) {
+            let printed = match app
+                .blobs
+                .get_opt(&keys::print_report(&self.revision, edition))
+                .await?
+            {
+                Some(bytes) => {
+                    let found: Printed =
+                        serde_json::from_slice(&bytes).context("reading the print report")?;
+                    let at = where_printed(&book.metadata, edition);
+                    for warning in found.warnings {
+                        report.warn(warning.at(at.clone()));
+                    }
+                    if edition == reference {
+                        pdf_bytes = found.pdf_bytes.map(|b| b as i64);
+                    }
+                    found.report
                 }
-                report.print = Some(found.report);
-                found.pdf_bytes.map(|b| b as i64)
-            }
-            // The step kept failing, or print editions are off (`PRINT_EDITION`), or the book
-            // began before they were made.
-            None => {
-                if let Some(job) = workflow
-                    .jobs
-                    .iter()
-                    .find(|j| makes_the_print_edition(&j.kind) && j.state != JobState::Completed)
-                {
-                    report.print = Some(crate::report::PrintReport {
+                // The step kept failing, or print editions are off (`PRINT_EDITION`), or the
+                // book began before they were made.
+                None => {
+                    let Some(job) = workflow.jobs.iter().find(|j| {
+                        makes_the_print_edition(&j.kind) && j.state != JobState::Completed
+                    }) else {
+                        continue;
+                    };
+                    crate::report::PrintReport {
                         failure: Some(crate::report::PrintFailure {
                             code: STEP_FAILED.into(),
                             message: format!(
@@ -111,12 +121,15 @@ impl Job for Publish {
                                 job.state
                             ),
                         }),
-                        ..print_book::asked(&book.metadata)
-                    });
+                        ..print_book::asked(&book.metadata, edition)
+                    }
                 }
-                None
+            };
+            if edition == reference {
+                report.print = Some(printed.clone());
             }
-        };
+            report.editions.push(printed);
+        }
         // Before the book is ready, so a catalog that lists it always finds its entry.
         app.blobs
             .put_if_absent(

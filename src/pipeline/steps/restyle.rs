@@ -123,6 +123,8 @@ impl Job for Restyle {
         cx.then(NewJob::of(&Typeset {
             revision: self.revision.clone(),
             chapters: Some(chapters),
+            // The first the book lists, as `package_pdf` reads it.
+            edition: None,
         }));
         cx.progress(100, "restyled").await?;
         tracing::info!(

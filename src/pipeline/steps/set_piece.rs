@@ -8,6 +8,7 @@ use super::print_book::Request;
 use super::{Cx, QUEUE};
 use crate::books::RevisionId;
 use crate::jobs::{Job, Outcome};
+use crate::paperback::Edition;
 use crate::services::Services;
 
 /// Sets piece `piece` as the stored layout says.
@@ -15,6 +16,9 @@ use crate::services::Services;
 pub struct SetPiece {
     #[serde(flatten)]
     pub revision: RevisionId,
+    /// The paperback in a job an older release enqueued.
+    #[serde(default)]
+    pub edition: Edition,
     pub piece: usize,
 }
 
@@ -30,8 +34,9 @@ impl Job for SetPiece {
     async fn run(self, cx: &Cx) -> anyhow::Result<Outcome> {
         let request = Request::Set {
             revision: self.revision.clone(),
+            edition: self.edition,
             piece: self.piece,
         };
-        run_piece(cx, &self.revision, self.piece, &request).await
+        run_piece(cx, &self.revision, self.edition, self.piece, &request).await
     }
 }

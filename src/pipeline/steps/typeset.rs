@@ -19,11 +19,12 @@ use serde::{Deserialize, Serialize};
 use super::failure::gone;
 use super::package_covers::PackageCovers;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
-use super::print_edition::{PrintEdition, chapters_job, died, give_up, measures};
+use super::print_edition::{PrintEdition, chapters_job, died, give_up, in_order, measures};
 use super::stored::{self, revision_row};
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, NewJob, Outcome};
+use crate::paperback::Edition;
 use crate::print::{self, PrintOptions};
 use crate::services::Services;
 
@@ -38,6 +39,11 @@ pub struct Typeset {
     /// here, as it was then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chapters: Option<usize>,
+    /// The edition planned; none for the first (and in a job an older release enqueued). The
+    /// book's editions are made one after another, the reference edition first
+    /// (`print_edition::in_order`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edition: Option<Edition>,
 }
 
 impl Job for Typeset {
@@ -64,44 +70,59 @@ impl Job for Typeset {
                 print_edition: false,
             }));
         }
-        cx.progress(5, "planning the print edition").await?;
         let stored = stored::parsed(&app.blobs, &self.revision).await?;
+        let order = in_order(&stored.metadata);
+        let Some(edition) = self.edition.or(order.first().copied()) else {
+            // The book asks for no print edition (`editions=none`): the ebooks alone.
+            cx.then(chapters_job(&self.revision, chapters));
+            return Ok(Outcome::done_with(PrintEdition::Off {
+                print_edition: false,
+            }));
+        };
+        let first = order.first() == Some(&edition);
+        cx.progress(5, &format!("planning the {} edition", edition.label()))
+            .await?;
         let planned = tokio::task::spawn_blocking(move || {
-            let options = PrintOptions::of(&stored.metadata);
+            let options = PrintOptions::of_edition(&stored.metadata, edition);
+            let style = print::edition_style(&stored.style, &stored.metadata, edition);
             let resources = Default::default();
             let plan = print::pieces::plan(print::Book {
                 document: &stored.document,
                 resources: &resources,
                 metadata: &stored.metadata,
                 options: &options,
-                style: &stored.style,
+                style: &style,
             });
-            (plan, stored.metadata)
+            (plan, stored)
         })
         .await?;
         let plan = match planned {
             (Ok(plan), _) => plan,
-            (Err(e), metadata) => {
-                let printed = Printed::refused(&metadata, e.code(), e.to_string());
-                return give_up(cx, &self.revision, chapters, &printed).await;
+            (Err(e), stored) => {
+                let printed = Printed::refused(&stored.metadata, edition, e.code(), e.to_string());
+                return give_up(cx, &self.revision, chapters, edition, &printed).await;
             }
         };
         app.blobs
             .put_if_absent(
-                &keys::print_plan(&self.revision),
+                &keys::print_plan(&self.revision, edition),
                 serde_json::to_vec(&plan)?,
             )
             .await?;
-        tracing::info!(pieces = plan.pieces(), "print edition planned");
+        tracing::info!(pieces = plan.pieces(), %edition, "print edition planned");
         let pieces = plan.pieces();
-        let mut children = measures(&self.revision, pieces, plan.gutter, 1);
-        children.push(NewJob::of(&PackageCovers {
-            revision: self.revision.clone(),
-        }));
+        let mut children = measures(&self.revision, edition, pieces, plan.gutter, 1);
+        // The stores' covers need no print edition: drawn once, beside the first's measures.
+        if first {
+            children.push(NewJob::of(&PackageCovers {
+                revision: self.revision.clone(),
+            }));
+        }
         cx.fan_out(
             children,
             NewJob::of(&super::paginate::Paginate {
                 revision: self.revision.clone(),
+                edition,
                 chapters,
                 round: 1,
             }),
@@ -110,7 +131,13 @@ impl Job for Typeset {
     }
 
     async fn on_dead(self, cx: &Cx, _error: &anyhow::Error) -> anyhow::Result<()> {
-        died(cx, &self.revision, self.chapters).await
+        died(
+            cx,
+            &self.revision,
+            self.chapters,
+            self.edition.unwrap_or_default(),
+        )
+        .await
     }
 }
 
@@ -130,12 +157,16 @@ async fn whole(cx: &Cx, revision: &RevisionId) -> anyhow::Result<Outcome> {
         Answer::Assembled(printed) => *printed,
         Answer::Refused { code, message } => {
             let stored = stored::parsed(&app.blobs, revision).await?;
-            Printed::refused(&stored.metadata, &code, message)
+            let reference = stored.metadata.reference_edition();
+            Printed::refused(&stored.metadata, reference, &code, message)
         }
         other => anyhow::bail!("the print child answered {other:?} to a whole book"),
     };
     app.blobs
-        .put_if_absent(&keys::print_report(revision), serde_json::to_vec(&printed)?)
+        .put_if_absent(
+            &keys::print_report(revision, printed.report.edition),
+            serde_json::to_vec(&printed)?,
+        )
         .await?;
     match printed.report.failure {
         None => Ok(Outcome::done_with(PrintEdition::Typeset {

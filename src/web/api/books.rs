@@ -14,11 +14,12 @@ use crate::books::{
     RevisionId, Submitted, Tenant, keys,
 };
 use crate::jobs::WaitTarget;
+use crate::paperback::Edition;
 use crate::pipeline::steps;
 use crate::web::book_events;
 use crate::web::book_view::{own_book, view};
 use crate::web::caller::Caller;
-use crate::web::downloads::{self, Download};
+use crate::web::downloads::{self, Download, EditionQuery};
 use crate::web::error::{ApiError, ErrorBody};
 use crate::web::error_responses::{
     BadRequest, CsrfFailed, Internal, NotFound, RateLimited, Unauthorized, Unavailable,
@@ -463,7 +464,7 @@ pub async fn epub(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    file_of(&state, &book, &Download::EPUB).await
+    file_of(&state, &book, &Download::EPUB, None).await
 }
 
 /// Download the print edition
@@ -474,7 +475,12 @@ pub async fn epub(
 #[utoipa::path(
     operation_id = "download_pdf",
     tag = "books",
-    params(("id" = String, Path, description = "The book's id.")),
+    params(
+        ("id" = String, Path, description = "The book's id."),
+        ("edition" = Option<String>, Query, description = "`paperback`, `hardcover` or \
+            `large_print`: that edition's interior; without it, the book's own (the reference \
+            edition, whose pages the EPUB's page list follows)."),
+    ),
     responses(
         (status = 200, description = "The interior PDF, as an attachment.",
             body = inline(PdfFile), content_type = "application/pdf", headers(
@@ -494,9 +500,11 @@ pub async fn pdf(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    query: Query<EditionQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    file_of(&state, &book, &Download::PDF).await
+    let edition = query.parsed()?.edition;
+    file_of(&state, &book, &Download::PDF, edition).await
 }
 
 /// Download the print cover
@@ -506,7 +514,12 @@ pub async fn pdf(
 #[utoipa::path(
     operation_id = "download_print_cover",
     tag = "books",
-    params(("id" = String, Path, description = "The book's id.")),
+    params(
+        ("id" = String, Path, description = "The book's id."),
+        ("edition" = Option<String>, Query, description = "`paperback`, `hardcover` or \
+            `large_print`: that edition's cover; without it, the book's own (the reference \
+            edition)."),
+    ),
     responses(
         (status = 200, description = "The cover PDF, as an attachment.",
             body = inline(PdfFile), content_type = "application/pdf", headers(
@@ -527,9 +540,11 @@ pub async fn print_cover(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<String>,
+    query: Query<EditionQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    file_of(&state, &book, &Download::PRINT_COVER).await
+    let edition = query.parsed()?.edition;
+    file_of(&state, &book, &Download::PRINT_COVER, edition).await
 }
 
 /// Download the store cover
@@ -560,7 +575,7 @@ pub async fn store_cover(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let book = own_book(&state, &caller.tenant(), &id).await?;
-    file_of(&state, &book, &Download::STORE_COVER).await
+    file_of(&state, &book, &Download::STORE_COVER, None).await
 }
 
 /// The caller's `file` of `book`, or why there is none ([`downloads`]).
@@ -568,9 +583,10 @@ async fn file_of(
     state: &AppState,
     book: &BookRow,
     file: &Download,
+    edition: Option<Edition>,
 ) -> Result<HttpResponse, ApiError> {
-    let bytes = downloads::fetch(state, book, file).await?;
-    Ok(downloads::attachment(book, file, bytes))
+    let bytes = downloads::fetch(state, book, file, edition).await?;
+    Ok(downloads::attachment(book, file, edition, bytes))
 }
 
 /// Delete a book

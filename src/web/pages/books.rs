@@ -238,20 +238,84 @@ fn deleted_query(title: &str) -> String {
         .finish()
 }
 
+/// A book's print editions, each with what it came to, its files and its printer's check.
+fn editions_section(id: &str, editions: &[crate::report::PrintReport]) -> Markup {
+    html! {
+        section.editions #print-editions aria-labelledby="print-editions-title" {
+            h3 #print-editions-title { "Print editions" }
+            @for edition in editions {
+                @let name = edition.edition.name();
+                @let label = capitalised(edition.edition.label());
+                section.edition data-edition=(name) aria-labelledby={ "edition-" (name) } {
+                    h4 #{ "edition-" (name) } { (label) }
+                    @if let Some(failure) = &edition.failure {
+                        p { "None: " (sentence(&failure.message)) }
+                    } @else {
+                        p {
+                            @if let Some(pages) = edition.pages { (pages) " pages, " }
+                            "trim " (edition.trim) ", " (edition.paper) " paper"
+                            @if edition.bleed { ", bleed" }
+                            @if let Some(gutter) = edition.gutter_inches { ", gutter " (format!("{gutter:.3}")) " in" }
+                            @if let Some(spine) = edition.spine_inches { ", spine " (format!("{spine:.3}")) " in" }
+                        }
+                        p.actions {
+                            a.button.secondary href={ "/books/" (id) "/pdf?edition=" (name) } download {
+                                (label) " interior (PDF)"
+                            }
+                            a.button.secondary href={ "/books/" (id) "/print-cover.pdf?edition=" (name) } download {
+                                (label) " cover (PDF)"
+                            }
+                        }
+                        @if let Some(check) = &edition.printer_check {
+                            (printer_check(check, edition.edition, true))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `paperback` as a heading has it: `Paperback`.
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// The print edition checked against its printer's rules: each rule, what the edition has,
 /// what the printer asks for, and what to change; the rule names link to the printer's page.
-fn printer_check(check: &PrinterCheck) -> Markup {
+fn printer_check(check: &PrinterCheck, edition: crate::paperback::Edition, nested: bool) -> Markup {
     let failed = check
         .rules
         .iter()
         .filter(|r| r.verdict == Verdict::Fail)
         .count();
+    let title = format!("printer-check-{}-title", edition.name());
     html! {
-        section.printer-check #printer-check aria-labelledby="printer-check-title" data-passed=(check.passed) {
-            h3 #printer-check-title {
-                "Checked against " (check.name) ": "
+        section.printer-check id={ "printer-check-" (edition.name()) } aria-labelledby=(title) data-passed=(check.passed) {
+            @let heading = html! {
+                // Each edition's check is a landmark of its own: its name says whose it is.
+                @if nested { (capitalised(edition.label())) ", checked against " } @else { "Checked against " }
+                (check.name) ": "
                 @if check.passed { "every rule passed" } @else { (failed) " of " (check.rules.len()) " rules failed" }
+            };
+            // Under the report's heading alone, or under its edition's.
+            @if nested { h5 id=(title) { (heading) } } @else { h3 id=(title) { (heading) } }
+            // A check that passed folds its rules away; one that did not shows them.
+            details open[!check.passed] {
+                summary { "The " (check.rules.len()) " rules, each with " (check.name) "'s page" }
+                (rules_table(check))
             }
+        }
+    }
+}
+
+/// Each rule of a printer's check: its result, what the edition has and what the printer asks.
+fn rules_table(check: &PrinterCheck) -> Markup {
+    html! {
             div.table-wrap {
                 table {
                     thead {
@@ -278,7 +342,6 @@ fn printer_check(check: &PrinterCheck) -> Markup {
                     }
                 }
             }
-        }
     }
 }
 
@@ -502,8 +565,10 @@ async fn show(
                             }
                         }
                     }
-                    @if let Some(check) = report.print.as_ref().and_then(|p| p.printer_check.as_ref()) {
-                        (printer_check(check))
+                    @if report.editions.len() > 1 {
+                        (editions_section(book.id.as_ref(), &report.editions))
+                    } @else if let Some(check) = report.print.as_ref().and_then(|p| p.printer_check.as_ref()) {
+                        (printer_check(check, report.print.as_ref().map_or(crate::paperback::Edition::Paperback, |p| p.edition), false))
                     }
                     @if report.warnings.is_empty() {
                         p { "No warnings." }
