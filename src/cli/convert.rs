@@ -371,7 +371,7 @@ fn convert_file(config: &Config, args: &ConvertArgs) -> Result<(), Failure> {
     // As the service's report has them: a failed rule is a warning of the print edition's.
     let mut warnings = Vec::new();
     for written in &editions {
-        let at = in_memory::where_printed(&converted.book.metadata, written.edition);
+        let at = print::where_printed(&converted.book.metadata, written.edition);
         for warning in written.check.iter().flat_map(print::failed_rules) {
             warnings.push(warning.at(at.clone()));
         }

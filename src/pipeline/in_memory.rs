@@ -135,7 +135,7 @@ pub fn convert(
             let typeset =
                 print::typeset(&book.document, &resources, &book.metadata, &options, &style);
             if let Ok(typeset) = &typeset {
-                let at = where_printed(&book.metadata, *edition);
+                let at = print::where_printed(&book.metadata, *edition);
                 for warning in &typeset.warnings {
                     report.warn(warning.clone().at(at.clone()));
                 }
@@ -227,14 +227,4 @@ pub enum ConvertError {
     /// Bindery failed; not the author's fault.
     #[error("internal error: {0:#}")]
     Internal(anyhow::Error),
-}
-
-/// Where a print edition's warning is, in the report: `print edition`, or, for a book of more
-/// than one, `hardcover edition`.
-pub fn where_printed(metadata: &crate::ebook::BookMetadata, edition: Edition) -> String {
-    if metadata.editions.0.len() > 1 {
-        format!("{} edition", edition.label())
-    } else {
-        "print edition".to_owned()
-    }
 }

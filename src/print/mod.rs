@@ -165,6 +165,16 @@ pub fn edition_style(
     style
 }
 
+/// Where a print edition's warning is, in the report: `print edition`, or, for a book of more
+/// than one, `hardcover edition`.
+pub fn where_printed(metadata: &BookMetadata, edition: Edition) -> String {
+    if metadata.editions.0.len() > 1 {
+        format!("{} edition", edition.label())
+    } else {
+        "print edition".to_owned()
+    }
+}
+
 /// Inches added to the printer's least inside margin.
 pub const GUTTER_COMFORT: f64 = 0.125;
 

@@ -111,6 +111,15 @@ impl BookMetadata {
             .unwrap_or_default()
     }
 
+    /// The print editions in the order they are made: the reference edition (whose pages the
+    /// ebooks mark) first, then the others as the book lists them.
+    pub fn in_making_order(&self) -> Vec<Edition> {
+        let reference = self.reference_edition();
+        let mut editions: Vec<Edition> = self.editions.0.clone();
+        editions.sort_by_key(|e| *e != reference);
+        editions
+    }
+
     /// `edition`'s trim: its own, else the paperback's.
     pub fn trim_of(&self, edition: Edition) -> Trim {
         match edition {

@@ -66,11 +66,11 @@ pub use package_reader::PackageReader;
 pub use paginate::Paginate;
 pub use parse::Parse;
 pub use plan_packaging::PlanPackaging;
+pub use print_edition::Typeset;
 pub use publish::Publish;
 pub use render_chapter::RenderChapter;
 pub use restyle::Restyle;
 pub use set_piece::SetPiece;
-pub use typeset::Typeset;
 pub use verify::Verify;
 
 /// Every pipeline job runs on this queue, so operators can pause conversions alone.

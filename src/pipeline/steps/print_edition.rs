@@ -17,8 +17,6 @@ use crate::jobs::{ChildOutcome, Job, NewJob, Outcome};
 use crate::paperback::Edition;
 use crate::print;
 
-use super::typeset::Typeset;
-
 /// What `package_pdf` made of the print edition, its job's result: planned in pieces, or
 /// turned off. The print report itself, with the warnings, is stored beside the book
 /// (`keys::print_report`, [`Printed`]) when the print edition is made or given up.
@@ -36,6 +34,26 @@ pub enum PrintEdition {
     Off {
         print_edition: bool,
     },
+}
+
+/// Plans a print edition and fans out the measures of its pieces (`typeset`, which runs it).
+/// Its job type keeps the name it was first stored under, `book.package_pdf`. Declared here,
+/// below the steps that go on to it, since every edition but the last goes on to the next
+/// one's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Typeset {
+    #[serde(flatten)]
+    pub revision: RevisionId,
+    /// The book's chapters, for `chapters` after the print edition. None in a job an older
+    /// release enqueued, whose own join waits on this step alone: that book is printed whole
+    /// here, as it was then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chapters: Option<usize>,
+    /// The edition planned; none for the first (and in a job an older release enqueued). The
+    /// book's editions are made one after another, the reference edition first
+    /// (`BookMetadata::in_making_order`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edition: Option<Edition>,
 }
 
 /// The measures of every piece of `edition`, in round `round`.
@@ -60,15 +78,6 @@ pub(super) fn measures(
         .collect()
 }
 
-/// The print editions of a book in the order they are made: the reference edition (whose
-/// pages the ebooks mark) first, then the others as the book lists them.
-pub fn in_order(metadata: &BookMetadata) -> Vec<Edition> {
-    let reference = metadata.reference_edition();
-    let mut editions: Vec<Edition> = metadata.editions.0.clone();
-    editions.sort_by_key(|e| *e != reference);
-    editions
-}
-
 /// What comes after `edition` is made or given up: the next edition the book lists, else the
 /// ebooks.
 pub(super) fn next(
@@ -77,7 +86,7 @@ pub(super) fn next(
     metadata: &BookMetadata,
     edition: Edition,
 ) -> NewJob {
-    let order = in_order(metadata);
+    let order = metadata.in_making_order();
     let following = order
         .iter()
         .position(|e| *e == edition)

@@ -10,13 +10,12 @@ use super::failure::{RETRY_ADVICE, fail_for_good};
 use super::package_epub::PackageEpub;
 use super::packaging::Packaged;
 use super::print_book::{self, Printed};
-use super::print_edition::in_order;
 use super::render_chapter::{RenderChapter, Rendered};
 use super::stored::model;
 use super::{Cx, QUEUE, STEPS, makes_the_print_edition};
 use crate::books::{self, RevisionId, STEP_FAILED, keys};
 use crate::jobs::{Job, JobState, Outcome};
-use crate::pipeline::in_memory::where_printed;
+use crate::print::where_printed;
 use crate::report::{Report, StepTiming, Warning};
 use crate::services::Services;
 
@@ -87,7 +86,7 @@ impl Job for Publish {
         // edition, whose pages the ebooks mark.
         let reference = book.metadata.reference_edition();
         let mut pdf_bytes = None;
-        for edition in in_order(&book.metadata) {
+        for edition in book.metadata.in_making_order() {
             let printed = match app
                 .blobs
                 .get_opt(&keys::print_report(&self.revision, edition))

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::failure::{fail_for_good, gone, refuse};
+use super::print_edition::Typeset;
 use super::stored::{carry_style_files, house_styles, revision_row};
-use super::typeset::Typeset;
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, NewJob, Outcome};

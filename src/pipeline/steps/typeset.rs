@@ -14,37 +14,16 @@
 //! print report and goes on to `chapters`, which makes the ebooks without a page list; a stage
 //! that keeps failing does the same as it dies.
 
-use serde::{Deserialize, Serialize};
-
 use super::failure::gone;
 use super::package_covers::PackageCovers;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
-use super::print_edition::{PrintEdition, chapters_job, died, give_up, in_order, measures};
+use super::print_edition::{PrintEdition, Typeset, chapters_job, died, give_up, measures};
 use super::stored::{self, revision_row};
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, NewJob, Outcome};
-use crate::paperback::Edition;
 use crate::print::{self, PrintOptions};
 use crate::services::Services;
-
-/// Plans the print edition and fans out the measures of its pieces. Its job type keeps the
-/// name it was first stored under, `book.package_pdf`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Typeset {
-    #[serde(flatten)]
-    pub revision: RevisionId,
-    /// The book's chapters, for `chapters` after the print edition. None in a job an older
-    /// release enqueued, whose own join waits on this step alone: that book is printed whole
-    /// here, as it was then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chapters: Option<usize>,
-    /// The edition planned; none for the first (and in a job an older release enqueued). The
-    /// book's editions are made one after another, the reference edition first
-    /// (`print_edition::in_order`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edition: Option<Edition>,
-}
 
 impl Job for Typeset {
     const NAME: &'static str = "book.package_pdf";
@@ -71,7 +50,7 @@ impl Job for Typeset {
             }));
         }
         let stored = stored::parsed(&app.blobs, &self.revision).await?;
-        let order = in_order(&stored.metadata);
+        let order = stored.metadata.in_making_order();
         let Some(edition) = self.edition.or(order.first().copied()) else {
             // The book asks for no print edition (`editions=none`): the ebooks alone.
             cx.then(chapters_job(&self.revision, chapters));
