@@ -361,6 +361,19 @@ fn verdict_label(verdict: Verdict) -> &'static str {
     }
 }
 
+/// The editions the upload form offers, as `editions` takes them.
+const EDITION_CHOICES: [(&str, &str); 6] = [
+    ("paperback", "Paperback"),
+    ("paperback, hardcover", "Paperback and hardcover"),
+    ("paperback, large print", "Paperback and large print"),
+    (
+        "paperback, hardcover, large print",
+        "Paperback, hardcover and large print",
+    ),
+    ("hardcover", "Hardcover alone"),
+    ("none", "None: the ebooks alone"),
+];
+
 /// The print edition's settings, as the API and the front matter take them (the names are
 /// the keys' own, `document::keys`). Empty, the manuscript's settings hold, or the defaults.
 fn print_fields() -> Markup {
@@ -392,6 +405,23 @@ fn print_fields() -> Markup {
             label for="price" { "Price in the barcode" }
             input #price type="text" name=(Field::Price.name()) autocomplete="off" aria-describedby="price-hint";
             p.hint #price-hint { "Printed as the barcode's add-on: USD 14.99, CAD, GBP, AUD or NZD and an amount, or none. Leave empty for no add-on." }
+            label for="editions" { "Editions" }
+            select #editions name=(Field::Editions.name()) aria-describedby="editions-hint" {
+                option value="" selected { "As the manuscript says (else the paperback)" }
+                @for (value, label) in EDITION_CHOICES { option value=(value) { (label) } }
+            }
+            p.hint #editions-hint { "Every edition is made from the one manuscript, each with its own interior, cover and ISBN. The trim, paper and ISBN above are the paperback's." }
+            label for="hardcover_isbn" { "Hardcover ISBN" }
+            input #hardcover_isbn type="text" name=(Field::HardcoverIsbn.name()) autocomplete="off" inputmode="numeric";
+            label for="hardcover_trim" { "Hardcover trim" }
+            select #hardcover_trim name=(Field::HardcoverTrim.name()) {
+                option value="" selected { "The paperback's" }
+                @for trim in Trim::ALL { option value=(trim.name()) { (trim.label()) } }
+            }
+            label for="large_print_isbn" { "Large-print ISBN" }
+            input #large_print_isbn type="text" name=(Field::LargePrintIsbn.name()) autocomplete="off" inputmode="numeric";
+            label for="large_print_size" { "Large-print type size (points)" }
+            input #large_print_size type="number" min="16" max="24" step="1" name=(Field::LargePrintSize.name()) placeholder="16";
             label for="printer" { "Printer" }
             select #printer name=(Field::Printer.name()) aria-describedby="printer-hint" {
                 option value="" selected { "As the manuscript says (else none)" }
