@@ -17,7 +17,7 @@ use typst::layout::PagedDocument;
 
 use crate::ebook::BookMetadata;
 use crate::ebook::metadata::bounds::shortened;
-use crate::paperback::Edition;
+use crate::paperback::{Binding, Edition};
 use crate::report::Warning;
 
 use super::barcode::Barcode;
@@ -49,8 +49,8 @@ pub struct PrintCover {
 const BACK_SIDE_INCHES: f64 = 0.5;
 const BACK_TOP_INCHES: f64 = 0.75;
 const BACK_BOTTOM_INCHES: f64 = 0.5;
-/// The barcode's box from the trim's bottom edge and from the spine, and the space between it
-/// and the back's text above.
+/// The barcode's box from the trim's bottom edge and from the spine (a hardcover's from its
+/// hinge), and the space between it and the back's text above.
 const BARCODE_EDGE_INCHES: f64 = 0.25;
 const BARCODE_GAP_INCHES: f64 = 0.2;
 /// The back's text size, in points.
@@ -191,13 +191,18 @@ pub fn cover(
     let barcode = metadata
         .isbn_of(options.edition)
         .and_then(|isbn| Barcode::of_isbn(isbn, price));
+    // A hardcover's barcode keeps clear of the hinge, where the cover bends round the board.
+    let from_spine = match options.binding() {
+        Binding::Paperback => BARCODE_EDGE_INCHES,
+        Binding::Hardcover => BARCODE_EDGE_INCHES + options.rules().hardcover_cover().hinge,
+    };
     let barcode_room = barcode.as_ref().map_or(0.0, |barcode| {
         let (w, h) = barcode.size_mm();
         let (w, h) = (w / 25.4, h / 25.4);
         let x = if right_to_left {
-            back_x + BARCODE_EDGE_INCHES
+            back_x + from_spine
         } else {
-            back_x + trim_w - BARCODE_EDGE_INCHES - w
+            back_x + trim_w - from_spine - w
         };
         let _ = writeln!(
             source,
