@@ -404,39 +404,34 @@ pub fn resolve(
     };
     // A setting for an edition that is not made is a slip to name, not a value to drop.
     let given_for = [
-        (
-            Field::HardcoverIsbn,
-            m.hardcover_isbn.is_some(),
-            Edition::Hardcover,
-        ),
-        (
-            Field::HardcoverTrim,
-            m.hardcover_trim.is_some(),
-            Edition::Hardcover,
-        ),
+        (Field::HardcoverIsbn, &m.hardcover_isbn, Edition::Hardcover),
+        (Field::HardcoverTrim, &m.hardcover_trim, Edition::Hardcover),
         (
             Field::LargePrintIsbn,
-            m.large_print_isbn.is_some(),
+            &m.large_print_isbn,
             Edition::LargePrint,
         ),
         (
             Field::LargePrintTrim,
-            m.large_print_trim.is_some(),
+            &m.large_print_trim,
             Edition::LargePrint,
         ),
         (
             Field::LargePrintSize,
-            m.large_print_size.is_some(),
+            &m.large_print_size,
             Edition::LargePrint,
         ),
         (
             Field::ReferenceEdition,
-            reference_edition.is_some(),
+            &m.reference_edition,
             reference_edition.unwrap_or(Edition::Paperback),
         ),
     ];
     for (field, given, edition) in given_for {
-        if given && !editions.contains(edition) {
+        let Some(given) = given.as_deref().map(str::trim).filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        if !editions.contains(edition) {
             let listed: Vec<&str> = editions
                 .0
                 .iter()
@@ -445,7 +440,7 @@ pub fn resolve(
                 .collect();
             return Err(invalid(
                 field.name(),
-                edition.name(),
+                given,
                 format!(
                     "the book is not made in {}, which editions does not list: list it \
                      (editions={}) or leave {} out",
