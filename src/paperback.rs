@@ -237,6 +237,16 @@ impl FromStr for Price {
     }
 }
 
+/// `s` as names are compared: lower case, letters and digits only (`Amazon KDP` is `amazonkdp`,
+/// `large-print` is `largeprint`).
+fn folded(s: &str) -> String {
+    s.trim()
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect()
+}
+
 /// The printer an author sends the print edition to: the print edition is checked against its
 /// rules (`printers`). `none` (the default) checks against none.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -289,13 +299,7 @@ impl FromStr for Printer {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let folded: String = s
-            .trim()
-            .to_ascii_lowercase()
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect();
-        match folded.as_str() {
+        match folded(s).as_str() {
             "none" => Ok(Printer::None),
             "kdp" | "amazon" | "amazonkdp" | "kindledirectpublishing" => Ok(Printer::Kdp),
             "ingramspark" | "ingram" => Ok(Printer::IngramSpark),
@@ -388,13 +392,7 @@ impl FromStr for Edition {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let folded: String = s
-            .trim()
-            .to_ascii_lowercase()
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .collect();
-        match folded.as_str() {
+        match folded(s).as_str() {
             "paperback" | "softcover" | "tradepaperback" => Ok(Edition::Paperback),
             "hardcover" | "hardback" | "caselaminate" => Ok(Edition::Hardcover),
             "largeprint" => Ok(Edition::LargePrint),

@@ -23,6 +23,8 @@ use lopdf::content::{Content, Operation};
 use lopdf::xref::XrefType;
 use lopdf::{Dictionary, Document, Object, ObjectId, Stream, StringFormat};
 
+use crate::printers::pdf::page_resources;
+
 /// What the document information says of the standard.
 pub(crate) const VERSION: &str = "PDF/X-1:2001";
 pub(crate) const CONFORMANCE: &str = "PDF/X-1a:2001";
@@ -431,17 +433,6 @@ fn resource_names(doc: &Document, resources: &Dictionary, rgb: &[ObjectId]) -> V
                 .map(|(k, _)| k.clone())
                 .collect()
         })
-        .unwrap_or_default()
-}
-
-fn page_resources(doc: &Document, page: ObjectId) -> Dictionary {
-    let (own, inherited) = doc.get_page_resources(page).unwrap_or((None, Vec::new()));
-    if let Some(own) = own {
-        return own.clone();
-    }
-    inherited
-        .into_iter()
-        .find_map(|id| doc.get_dictionary(id).ok().cloned())
         .unwrap_or_default()
 }
 

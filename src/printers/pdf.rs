@@ -384,7 +384,7 @@ fn number(object: &Object) -> Option<f64> {
 }
 
 /// A page's resources, inherited from its tree where it has none of its own.
-fn page_resources(doc: &Document, page: ObjectId) -> Dictionary {
+pub(crate) fn page_resources(doc: &Document, page: ObjectId) -> Dictionary {
     let (own, inherited) = doc.get_page_resources(page).unwrap_or((None, Vec::new()));
     if let Some(own) = own {
         return own.clone();
