@@ -18,23 +18,28 @@ pub const BLEED_INCHES: f64 = 0.125;
 pub const MAX_PAGES: u32 = 828;
 
 /// What the author should know of a print edition's page count: fewer pages than the printer
-/// binds, or more than it binds on the paper chosen (where the printer's limit differs by
-/// paper, the other paper is the way out).
+/// binds in the edition's binding, or more than it binds on the paper chosen (where the
+/// printer's limit differs by paper, the other paper is the way out).
 pub(crate) fn page_count_warnings(pages: u32, options: &PrintOptions) -> Vec<Warning> {
     let rules = options.rules();
-    let Some(limit) = rules.page_limit(Binding::Paperback, options.paper) else {
+    let binding = options.binding();
+    let Some(limit) = rules.page_limit(binding, options.paper) else {
         return Vec::new();
     };
-    let printer = match options.printer {
-        Printer::None => "print-on-demand services".to_owned(),
-        named => named.label().to_owned(),
+    let (printer, binds) = match options.printer {
+        Printer::None => ("print-on-demand services".to_owned(), "bind"),
+        named => (named.label().to_owned(), "binds"),
+    };
+    let edition = match binding {
+        Binding::Paperback => "print edition".to_owned(),
+        Binding::Hardcover => "hardcover".to_owned(),
     };
     let mut warnings = Vec::new();
     if pages < limit.min {
         warnings.push(Warning::new(
             "print_too_short",
             format!(
-                "The print edition has {pages} pages; {printer} bind {} at least.",
+                "The {edition} has {pages} pages; {printer} {binds} {} at least.",
                 limit.min
             ),
         ));
@@ -45,7 +50,7 @@ pub(crate) fn page_count_warnings(pages: u32, options: &PrintOptions) -> Vec<War
             .filter(|p| *p != options.paper)
             .find(|p| {
                 rules
-                    .page_limit(Binding::Paperback, *p)
+                    .page_limit(binding, *p)
                     .is_some_and(|l| pages <= l.max)
             });
         let way_out = match other {
@@ -55,7 +60,7 @@ pub(crate) fn page_count_warnings(pages: u32, options: &PrintOptions) -> Vec<War
         warnings.push(Warning::new(
             "print_too_long_for_paper",
             format!(
-                "The print edition has {pages} pages on {} paper, which {printer} bind up to \
+                "The {edition} has {pages} pages on {} paper, which {printer} {binds} up to \
                  {} pages. {way_out}",
                 options.paper, limit.max
             ),
