@@ -165,6 +165,19 @@ pub fn edition_style(
     style
 }
 
+/// Whether editions `a` and `b` of a book have the same interior, page for page: the same trim,
+/// paper, bleed and printer, in the same style (neither is the large-print edition). A
+/// hardcover at the paperback's trim is; its binding changes only its cover and its checks.
+pub fn same_interior(metadata: &BookMetadata, a: Edition, b: Edition) -> bool {
+    let (x, y) = (
+        PrintOptions::of_edition(metadata, a),
+        PrintOptions::of_edition(metadata, b),
+    );
+    a != Edition::LargePrint
+        && b != Edition::LargePrint
+        && (x.trim, x.paper, x.bleed, x.printer) == (y.trim, y.paper, y.bleed, y.printer)
+}
+
 /// Where a print edition's warning is, in the report: `print edition`, or, for a book of more
 /// than one, `hardcover edition`.
 pub fn where_printed(metadata: &BookMetadata, edition: Edition) -> String {

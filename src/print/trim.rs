@@ -20,7 +20,7 @@ pub const MAX_PAGES: u32 = 828;
 /// What the author should know of a print edition's page count: fewer pages than the printer
 /// binds in the edition's binding, or more than it binds on the paper chosen (where the
 /// printer's limit differs by paper, the other paper is the way out).
-pub(crate) fn page_count_warnings(pages: u32, options: &PrintOptions) -> Vec<Warning> {
+pub fn page_count_warnings(pages: u32, options: &PrintOptions) -> Vec<Warning> {
     let rules = options.rules();
     let binding = options.binding();
     let Some(limit) = rules.page_limit(binding, options.paper) else {

@@ -216,8 +216,14 @@ fn one_manuscript_gives_three_editions_each_with_its_pages_spine_cover_and_isbn(
         );
         assert_eq!(barcode(&cover), isbn, "{edition}'s barcode");
     }
-    // Large print is its own book: 16 pt where the others are set at 11.
+    // Large print is its own book: 16 pt where the others are set at 11. The hardcover, at the
+    // paperback's trim, is the paperback's pages, not typeset again.
     assert_eq!(pages_of["paperback"], pages_of["hardcover"]);
+    assert!(
+        std::fs::read(dir.join("paperback.pdf")).expect("read")
+            == std::fs::read(dir.join("hardcover.pdf")).expect("read"),
+        "the hardcover's interior is the paperback's"
+    );
     assert!(
         pages_of["large_print"] as f64 > 1.4 * pages_of["paperback"] as f64,
         "{pages_of:?}"

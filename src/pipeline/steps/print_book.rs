@@ -57,6 +57,14 @@ pub enum Request {
     /// The whole print edition in this one child, as releases before the pieces made it: for a
     /// book whose pipeline an older release began (its join waits on this step alone).
     Whole { revision: RevisionId },
+    /// Make `edition` from the interior of `from`, made before it and set exactly alike (the
+    /// same trim, paper, bleed, printer and style: a hardcover at the paperback's trim): its own
+    /// cover and printer check on the same pages.
+    Reuse {
+        revision: RevisionId,
+        edition: Edition,
+        from: Edition,
+    },
     /// Assemble the stored pieces of `edition` into its interior, and make its cover and
     /// pagination; `pieces` is what setting each piece learnt, in piece order.
     Assemble {
@@ -73,6 +81,7 @@ impl Request {
             Request::Measure { revision, .. }
             | Request::Set { revision, .. }
             | Request::Whole { revision }
+            | Request::Reuse { revision, .. }
             | Request::Assemble { revision, .. } => revision,
         }
     }
@@ -237,6 +246,11 @@ async fn serve(blobs: &BlobStore, request: Request) -> anyhow::Result<Answer> {
             )
         }
         Request::Whole { revision } => whole(blobs, &revision).await,
+        Request::Reuse {
+            revision,
+            edition,
+            from,
+        } => reuse(blobs, &revision, edition, from).await,
         Request::Assemble {
             revision,
             edition,
@@ -337,6 +351,48 @@ async fn whole(blobs: &BlobStore, revision: &RevisionId) -> anyhow::Result<Answe
         Ok(edition) => finish(blobs, revision, &stored, &resources, &options, edition).await,
         Err(e) => Ok(refused(&e)),
     }
+}
+
+/// `edition` on the interior `from` was made with: its own cover and check.
+async fn reuse(
+    blobs: &BlobStore,
+    revision: &RevisionId,
+    edition: Edition,
+    from: Edition,
+) -> anyhow::Result<Answer> {
+    let stored = stored::parsed(blobs, revision).await?;
+    let made: Printed =
+        serde_json::from_slice(&blobs.get(&keys::print_report(revision, from)).await?)
+            .context("reading the print report of the edition reused")?;
+    let (Some(pages), Some(gutter)) = (made.report.pages, made.report.gutter_inches) else {
+        anyhow::bail!(
+            "the {} edition was not made, so there is nothing to reuse",
+            from.label()
+        );
+    };
+    let pdf = blobs.get(&keys::pdf(revision, from)).await?.to_vec();
+    let options = PrintOptions::of_edition(&stored.metadata, edition);
+    let typeset = print::PrintEdition {
+        pdf,
+        pages,
+        trim: options.trim,
+        bleed: options.bleed,
+        paper: options.paper,
+        gutter,
+        // The ebooks mark the reference edition's pages, which is never one reused.
+        page_starts: Vec::new(),
+        folios: Vec::new(),
+        warnings: print::trim::page_count_warnings(pages, &options),
+        passes: 0,
+        layout_time: std::time::Duration::ZERO,
+        pieces: 0,
+    };
+    let mut resources = BTreeMap::new();
+    if let Some(name) = stored.cover.as_ref().map(|c| c.file_name.clone()) {
+        let bytes = blobs.get(&keys::resource(revision, &name)).await?.to_vec();
+        resources.insert(name, bytes);
+    }
+    finish(blobs, revision, &stored, &resources, &options, typeset).await
 }
 
 /// The interior from its pieces, the cover, and the pagination: stored, and answered as the

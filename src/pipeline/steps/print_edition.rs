@@ -34,6 +34,10 @@ pub enum PrintEdition {
     Off {
         print_edition: bool,
     },
+    /// Made on the pages of an edition set exactly alike.
+    Reused {
+        reused: Edition,
+    },
 }
 
 /// Plans a print edition and fans out the measures of its pieces (`typeset`, which runs it).

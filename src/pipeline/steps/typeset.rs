@@ -17,11 +17,12 @@
 use super::failure::gone;
 use super::package_covers::PackageCovers;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
-use super::print_edition::{PrintEdition, Typeset, chapters_job, died, give_up, measures};
+use super::print_edition::{PrintEdition, Typeset, after, chapters_job, died, give_up, measures};
 use super::stored::{self, revision_row};
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
 use crate::jobs::{Job, NewJob, Outcome};
+use crate::paperback::Edition;
 use crate::print::{self, PrintOptions};
 use crate::services::Services;
 
@@ -59,6 +60,20 @@ impl Job for Typeset {
             }));
         };
         let first = order.first() == Some(&edition);
+        // An edition set exactly as one made before it has its pages already.
+        let earlier = order.iter().take_while(|e| **e != edition);
+        let twin = earlier
+            .copied()
+            .find(|e| print::same_interior(&stored.metadata, *e, edition));
+        if let Some(from) = twin
+            && app
+                .blobs
+                .get_opt(&keys::pdf(&self.revision, from))
+                .await?
+                .is_some()
+        {
+            return reuse(cx, &self.revision, chapters, edition, from).await;
+        }
         cx.progress(5, &format!("planning the {} edition", edition.label()))
             .await?;
         let planned = tokio::task::spawn_blocking(move || {
@@ -118,6 +133,56 @@ impl Job for Typeset {
         )
         .await
     }
+}
+
+/// `edition` made on the interior of `from`, an edition set exactly alike: its cover and
+/// check in the print child, its report stored, and on to the next.
+async fn reuse(
+    cx: &Cx,
+    revision: &RevisionId,
+    chapters: usize,
+    edition: Edition,
+    from: Edition,
+) -> anyhow::Result<Outcome> {
+    let app = cx.app();
+    if app
+        .blobs
+        .get_opt(&keys::print_report(revision, edition))
+        .await?
+        .is_none()
+    {
+        cx.progress(
+            50,
+            &format!(
+                "the {} edition on the {}'s pages",
+                edition.label(),
+                from.label()
+            ),
+        )
+        .await?;
+        let request = Request::Reuse {
+            revision: revision.clone(),
+            edition,
+            from,
+        };
+        let printed = match print_book::run(&app.config, &request, whole_book).await? {
+            Answer::Assembled(printed) => *printed,
+            Answer::Refused { code, message } => {
+                let stored = stored::parsed(&app.blobs, revision).await?;
+                Printed::refused(&stored.metadata, edition, &code, message)
+            }
+            other => anyhow::bail!("reusing an edition's pages answered {other:?}"),
+        };
+        app.blobs
+            .put_if_absent(
+                &keys::print_report(revision, edition),
+                serde_json::to_vec(&printed)?,
+            )
+            .await?;
+        tracing::info!(for_author = true, %edition, %from, pages = printed.report.pages, "print edition made on another's pages");
+    }
+    cx.then(after(cx, revision, chapters, edition).await?);
+    Ok(Outcome::done_with(PrintEdition::Reused { reused: from }))
 }
 
 /// A book an older release began: the whole print edition in one child, as then.
