@@ -372,21 +372,31 @@ fn delivered_exactly_once(postgres: bool) {
         "{shown:#}"
     );
 
-    // Operators see the job in its own queue.
-    let mut jobs = command(&server.data_dir());
-    if let Some(url) = &database {
-        jobs.env("DATABASE_URL", url);
-    }
-    let listed = jobs
-        .args(["jobs", "list", "--queue", "webhooks"])
-        .output()
-        .expect("bindery jobs list");
-    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
-    assert!(
-        listed
-            .lines()
-            .any(|l| l.contains("webhook.deliver") && l.contains("completed")),
-        "{listed}"
+    // Operators see the job in its own queue, completed. The delivery is recorded as the job
+    // runs and the job's completion commits after it (the worker batches completions), so the
+    // list is read until it shows it.
+    common::eventually(
+        "the delivery job completed",
+        Duration::from_secs(10),
+        || {
+            let mut jobs = command(&server.data_dir());
+            if let Some(url) = &database {
+                jobs.env("DATABASE_URL", url);
+            }
+            let listed = jobs
+                .args(["jobs", "list", "--queue", "webhooks"])
+                .output()
+                .expect("bindery jobs list");
+            let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+            if listed
+                .lines()
+                .any(|l| l.contains("webhook.deliver") && l.contains("completed"))
+            {
+                Ok(())
+            } else {
+                Err(listed)
+            }
+        },
     );
     // Its job completed with the delivery recorded, so nothing can send the event again.
     let requests_later = receiver.requests();
