@@ -365,6 +365,15 @@ impl Edition {
         }
     }
 
+    /// As a heading names it (`Large print`).
+    pub fn heading(self) -> &'static str {
+        match self {
+            Edition::Paperback => "Paperback",
+            Edition::Hardcover => "Hardcover",
+            Edition::LargePrint => "Large print",
+        }
+    }
+
     /// As a person reads it (`large print`).
     pub fn label(self) -> &'static str {
         match self {

@@ -376,11 +376,7 @@ fn matrix(operands: &[Object]) -> Option<Matrix> {
 }
 
 fn number(object: &Object) -> Option<f64> {
-    match object {
-        Object::Integer(i) => Some(*i as f64),
-        Object::Real(r) => Some(f64::from(*r)),
-        _ => None,
-    }
+    object.as_float().ok().map(f64::from)
 }
 
 /// A page's resources, inherited from its tree where it has none of its own.

@@ -245,7 +245,7 @@ fn editions_section(id: &str, editions: &[crate::report::PrintReport]) -> Markup
             h3 #print-editions-title { "Print editions" }
             @for edition in editions {
                 @let name = edition.edition.name();
-                @let label = capitalised(edition.edition.label());
+                @let label = edition.edition.heading();
                 section.edition data-edition=(name) aria-labelledby={ "edition-" (name) } {
                     h4 #{ "edition-" (name) } { (label) }
                     @if let Some(failure) = &edition.failure {
@@ -276,15 +276,6 @@ fn editions_section(id: &str, editions: &[crate::report::PrintReport]) -> Markup
     }
 }
 
-/// `paperback` as a heading has it: `Paperback`.
-fn capitalised(s: &str) -> String {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
-}
-
 /// The print edition checked against its printer's rules: each rule, what the edition has,
 /// what the printer asks for, and what to change; the rule names link to the printer's page.
 fn printer_check(check: &PrinterCheck, edition: crate::paperback::Edition, nested: bool) -> Markup {
@@ -298,7 +289,7 @@ fn printer_check(check: &PrinterCheck, edition: crate::paperback::Edition, neste
         section.printer-check id={ "printer-check-" (edition.name()) } aria-labelledby=(title) data-passed=(check.passed) {
             @let heading = html! {
                 // Each edition's check is a landmark of its own: its name says whose it is.
-                @if nested { (capitalised(edition.label())) ", checked against " } @else { "Checked against " }
+                @if nested { (edition.heading()) ", checked against " } @else { "Checked against " }
                 (check.name) ": "
                 @if check.passed { "every rule passed" } @else { (failed) " of " (check.rules.len()) " rules failed" }
             };
