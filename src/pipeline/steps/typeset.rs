@@ -17,10 +17,11 @@
 use super::failure::gone;
 use super::package_covers::PackageCovers;
 use super::print_book::{self, Answer, Printed, Request, whole_book};
-use super::print_edition::{PrintEdition, Typeset, after, chapters_job, died, give_up, measures};
+use super::print_edition::{PrintEdition, Typeset, chapters_job, died, give_up, measures, next};
 use super::stored::{self, revision_row};
 use super::{Cx, QUEUE};
 use crate::books::{RevisionId, keys};
+use crate::ebook::BookMetadata;
 use crate::jobs::{Job, NewJob, Outcome};
 use crate::paperback::Edition;
 use crate::print::{self, PrintOptions};
@@ -72,7 +73,15 @@ impl Job for Typeset {
                 .await?
                 .is_some()
         {
-            return reuse(cx, &self.revision, chapters, edition, from).await;
+            return reuse(
+                cx,
+                &self.revision,
+                &stored.metadata,
+                chapters,
+                edition,
+                from,
+            )
+            .await;
         }
         cx.progress(5, &format!("planning the {} edition", edition.label()))
             .await?;
@@ -140,6 +149,7 @@ impl Job for Typeset {
 async fn reuse(
     cx: &Cx,
     revision: &RevisionId,
+    metadata: &BookMetadata,
     chapters: usize,
     edition: Edition,
     from: Edition,
@@ -168,8 +178,7 @@ async fn reuse(
         let printed = match print_book::run(&app.config, &request, whole_book).await? {
             Answer::Assembled(printed) => *printed,
             Answer::Refused { code, message } => {
-                let stored = stored::parsed(&app.blobs, revision).await?;
-                Printed::refused(&stored.metadata, edition, &code, message)
+                Printed::refused(metadata, edition, &code, message)
             }
             other => anyhow::bail!("reusing an edition's pages answered {other:?}"),
         };
@@ -181,7 +190,7 @@ async fn reuse(
             .await?;
         tracing::info!(for_author = true, %edition, %from, pages = printed.report.pages, "print edition made on another's pages");
     }
-    cx.then(after(cx, revision, chapters, edition).await?);
+    cx.then(next(revision, chapters, metadata, edition));
     Ok(Outcome::done_with(PrintEdition::Reused { reused: from }))
 }
 
