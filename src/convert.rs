@@ -156,7 +156,8 @@ pub fn assemble(
     let Parsed {
         document,
         mut resources,
-        warnings,
+        mut warnings,
+        cover: carried,
     } = manuscript::parse(ingested, manuscript, limits)?;
     let mut report = Report {
         format: ingested.format.as_str().to_owned(),
@@ -180,9 +181,21 @@ pub fn assemble(
     };
     let metadata = metadata::resolve(&document.metadata, &inputs, &mut meta_warnings)?;
     report.metadata = metadata::sources(&document.metadata, &inputs, &metadata);
-    let (mut info, bytes) = match cover_upload {
-        Some((name, bytes)) => cover::prepare(name, bytes, limits)?,
-        None => cover::generate(&metadata),
+    let (mut info, bytes) = match (cover_upload, carried) {
+        (Some((name, bytes)), _) => cover::prepare(name, bytes, limits)?,
+        // The manuscript's own cover (an EPUB's) is a convenience: one that cannot be used
+        // is named and replaced, not a reason to fail the book.
+        (None, Some((name, bytes))) => match cover::prepare(&name, &bytes, limits) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                warnings.push(crate::report::Warning::new(
+                    "cover_unusable",
+                    format!("The manuscript's own cover ({name}) could not be used ({e}), so a cover was drawn instead. Upload a cover beside the manuscript to choose one."),
+                ));
+                cover::generate(&metadata)
+            }
+        },
+        (None, None) => cover::generate(&metadata),
     };
     // An image of the manuscript may already carry the cover's name.
     if resources.contains_key(&info.file_name) {

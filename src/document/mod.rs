@@ -447,4 +447,7 @@ pub struct Parsed {
     pub document: Document,
     pub resources: BTreeMap<String, Vec<u8>>,
     pub warnings: Vec<crate::report::Warning>,
+    /// The cover the manuscript carries (an EPUB's), by file name, used when none is
+    /// uploaded beside it.
+    pub cover: Option<(String, Vec<u8>)>,
 }

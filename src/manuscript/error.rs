@@ -43,6 +43,22 @@ pub enum InputError {
     )]
     NotDocx,
     #[error(
+        "The zip archive holds no web page (.html file). Upload the .html file itself, or the zip Google Docs makes with File › Download › Web page."
+    )]
+    NoPage,
+    #[error(
+        "The EPUB cannot be read: {detail}. Export it again from the program that made it, and upload the new file."
+    )]
+    BadEpub { detail: String },
+    #[error(
+        "The EPUB is locked with DRM ({scheme}), so its text cannot be read. Upload the manuscript it was made from, or the EPUB as it was before a store locked it."
+    )]
+    EpubDrm { scheme: String },
+    #[error(
+        "The file is not a readable OpenDocument text: {detail}. Open it in LibreOffice, save it as .odt, and upload it again."
+    )]
+    NotOdt { detail: String },
+    #[error(
         "The archive entry {entry} would inflate past {limit} bytes; the file looks like a zip bomb and was refused (MAX_INFLATED_SIZE). If it is a real manuscript, save it again from your editor with smaller images, or ask the operator to raise the limit."
     )]
     ZipBomb { entry: String, limit: u64 },
@@ -153,6 +169,10 @@ impl InputError {
             InputError::Encoding { .. } => "bad_encoding",
             InputError::CorruptZip { .. } => "corrupt_archive",
             InputError::NotDocx => "not_docx",
+            InputError::NoPage => "no_web_page",
+            InputError::BadEpub { .. } => "bad_epub",
+            InputError::EpubDrm { .. } => "epub_drm",
+            InputError::NotOdt { .. } => "not_odt",
             InputError::ZipBomb { .. } => "zip_bomb",
             InputError::TooManyEntries { .. } => "too_many_entries",
             InputError::UnsafePath { .. } => "unsafe_path",

@@ -4,8 +4,10 @@
 //! Everything here is pure (bytes in, model out) so the pipeline's jobs and `bindery convert`
 //! share it, and so a hostile file can only ever produce an [`InputError`].
 
+pub(crate) mod archive;
 mod docx;
 pub mod encoding;
+mod epub;
 mod error;
 #[doc(hidden)]
 mod html;
@@ -13,7 +15,11 @@ pub mod image;
 mod limits;
 pub(crate) mod markdown;
 pub mod naming;
+mod odt;
 mod text;
+pub(crate) mod tidy;
+mod web_page;
+pub(crate) mod xml;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +35,12 @@ pub enum Format {
     Markdown,
     Docx,
     Text,
+    /// OpenDocument text: a `.odt` zip, or the flat `.fodt` XML.
+    Odt,
+    /// An EPUB 2 or 3 ebook, read back into a manuscript.
+    Epub,
+    /// One HTML file, or a zip of a web page with its images.
+    Html,
 }
 
 impl Format {
@@ -37,7 +49,16 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Docx => "docx",
             Format::Text => "text",
+            Format::Odt => "odt",
+            Format::Epub => "epub",
+            Format::Html => "html",
         }
+    }
+
+    /// Whether the reader works from the upload's bytes (a zip, or markup that says its own
+    /// encoding) rather than from text decoded when it was ingested.
+    pub fn reads_bytes(self) -> bool {
+        !matches!(self, Format::Markdown | Format::Text)
     }
 
     pub fn parse(s: &str) -> Option<Format> {
@@ -45,6 +66,9 @@ impl Format {
             "markdown" | "md" => Some(Format::Markdown),
             "docx" | "word" => Some(Format::Docx),
             "text" | "txt" | "plain" => Some(Format::Text),
+            "odt" | "fodt" | "opendocument" => Some(Format::Odt),
+            "epub" => Some(Format::Epub),
+            "html" | "htm" | "xhtml" | "web" => Some(Format::Html),
             _ => None,
         }
     }
@@ -62,9 +86,16 @@ pub fn sniff(bytes: &[u8]) -> Result<Format, InputError> {
         });
     }
     if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
-        return Ok(Format::Docx);
+        return zip_format(bytes);
     }
     let (text, _) = encoding::decode(bytes)?;
+    let head = markup_start(&text);
+    if head.starts_with("<office:document") && text[..text.len().min(8192)].contains(ODT_MIME) {
+        return Ok(Format::Odt);
+    }
+    if starts_with_ignore_case(head, "<!doctype html") || starts_with_ignore_case(head, "<html") {
+        return Ok(Format::Html);
+    }
     Ok(if markdown::looks_like_markdown(&text) {
         Format::Markdown
     } else {
@@ -89,16 +120,72 @@ fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
         Some("a compressed archive")
     } else if bytes.len() > 60 && starts(b"PK\x03\x04") && bytes[30..].starts_with(b"mimetype") {
         let rest = &bytes[38..bytes.len().min(120)];
-        if rest.starts_with(b"application/epub+zip") {
-            Some("an EPUB, which is already an ebook")
-        } else if rest.starts_with(b"application/vnd.oasis.opendocument") {
-            Some("an OpenDocument file (save it as .docx)")
+        let odf = b"application/vnd.oasis.opendocument.";
+        if rest.starts_with(odf) && !rest[odf.len()..].starts_with(b"text") {
+            Some("an OpenDocument spreadsheet, presentation or drawing, not a text document")
         } else {
             None
         }
     } else {
         None
     }
+}
+
+const ODT_MIME: &str = "application/vnd.oasis.opendocument.text";
+
+/// Which zip-based manuscript an archive is, from what it holds: its `mimetype` entry
+/// (which EPUB and OpenDocument put first), or else the parts each format cannot do without.
+/// A zip that is none of them is taken as a damaged Word document, whose reader says so.
+fn zip_format(bytes: &[u8]) -> Result<Format, InputError> {
+    let Ok(archive) = archive::Archive::open(bytes, &Limits::default()) else {
+        return Ok(Format::Docx);
+    };
+    let has = |name: &str| archive.contains(name);
+    if has("mimetype") || has("META-INF/container.xml") {
+        // The mimetype's content is read from the local header, where both formats store
+        // it uncompressed; an archive with it elsewhere is judged by its parts below.
+        let declared = bytes
+            .get(38..bytes.len().min(120))
+            .filter(|_| bytes.get(30..38) == Some(b"mimetype"))
+            .unwrap_or_default();
+        if declared.starts_with(b"application/epub+zip") || has("META-INF/container.xml") {
+            return Ok(Format::Epub);
+        }
+        if declared.starts_with(ODT_MIME.as_bytes()) {
+            return Ok(Format::Odt);
+        }
+    }
+    if has("[Content_Types].xml") || has("word/document.xml") {
+        return Ok(Format::Docx);
+    }
+    if has("content.xml") && has("META-INF/manifest.xml") {
+        return Ok(Format::Odt);
+    }
+    let web = archive.names().iter().any(|name| {
+        let lower = name.to_ascii_lowercase();
+        lower.ends_with(".html") || lower.ends_with(".htm") || lower.ends_with(".xhtml")
+    });
+    Ok(if web { Format::Html } else { Format::Docx })
+}
+
+/// Where markup begins: past a byte-order mark, white space, an XML declaration and
+/// comments.
+fn markup_start(text: &str) -> &str {
+    let mut rest = text.trim_start_matches('\u{feff}').trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix("<?xml") {
+            rest = after.split_once("?>").map_or("", |(_, r)| r).trim_start();
+        } else if let Some(after) = rest.strip_prefix("<!--") {
+            rest = after.split_once("-->").map_or("", |(_, r)| r).trim_start();
+        } else {
+            return rest;
+        }
+    }
+}
+
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.len() >= prefix.len()
+        && text.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
 /// How to read a manuscript.
@@ -116,7 +203,8 @@ pub struct ReadOptions {
 #[derive(Debug, Clone)]
 pub struct Ingested {
     pub format: Format,
-    /// The decoded text of Markdown and plain text; `None` for DOCX (read from the upload).
+    /// The decoded text of Markdown and plain text; `None` for the formats read from the
+    /// upload's bytes ([`Format::reads_bytes`]).
     pub text: Option<String>,
     /// The encoding the text was decoded from (`UTF-8`, `UTF-16LE`, `windows-1252`…).
     pub encoding: Option<String>,
@@ -139,7 +227,7 @@ pub fn ingest(bytes: &[u8], options: &ReadOptions) -> Result<Ingested, InputErro
         (None, Some(name)) => naming::check(name, sniff(bytes), bytes)?,
         (None, None) => sniff(bytes)?,
     };
-    if format == Format::Docx {
+    if format.reads_bytes() {
         return Ok(Ingested {
             format,
             text: None,
@@ -163,6 +251,9 @@ pub fn ingest(bytes: &[u8], options: &ReadOptions) -> Result<Ingested, InputErro
 pub fn parse(ingested: &Ingested, original: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
     let mut parsed = match (ingested.format, &ingested.text) {
         (Format::Docx, _) => docx::read(original, limits)?,
+        (Format::Odt, _) => odt::read(original, limits)?,
+        (Format::Epub, _) => epub::read(original, limits)?,
+        (Format::Html, _) => web_page::read(original, limits)?,
         (Format::Markdown, Some(text)) => markdown::read(text, limits)?,
         (Format::Text, Some(text)) => text::read(text, limits)?,
         (_, None) => {
@@ -202,7 +293,10 @@ pub fn reading_cost(ingested: &Ingested, upload: &[u8]) -> u64 {
     const BASE: u64 = 8 * 1024 * 1024;
     let size = upload.len() as u64;
     let body = match (&ingested.text, ingested.format) {
-        (_, Format::Docx) => docx::declared_size(upload).saturating_mul(3),
+        (_, Format::Docx | Format::Odt | Format::Epub | Format::Html) => {
+            // A flat file (`.fodt`, `.html`) declares nothing: it is its own size.
+            archive::declared_size(upload).max(size).saturating_mul(3)
+        }
         (Some(text), _) => (text.len() as u64).saturating_mul(5),
         (None, _) => size.saturating_mul(5),
     };

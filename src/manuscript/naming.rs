@@ -24,6 +24,11 @@ pub enum Claim {
     Markdown,
     Text,
     Docx,
+    Odt,
+    Epub,
+    Html,
+    /// A `.zip`: Google Docs downloads a web page with its images as one.
+    Zip,
     /// A format Bindery does not read, named for the messages ("a PDF").
     Other(&'static str),
 }
@@ -40,11 +45,13 @@ impl Claim {
             "md" | "markdown" | "mdown" | "mkd" => Claim::Markdown,
             "txt" | "text" => Claim::Text,
             "docx" | "docm" | "dotx" => Claim::Docx,
+            "odt" | "fodt" | "ott" => Claim::Odt,
+            "epub" => Claim::Epub,
+            "html" | "htm" | "xhtml" => Claim::Html,
+            "zip" => Claim::Zip,
             "doc" => Claim::Other("a Word 97–2003 document (.doc)"),
             "pdf" => Claim::Other("a PDF"),
-            "odt" => Claim::Other("an OpenDocument text (.odt)"),
             "rtf" => Claim::Other("an RTF document"),
-            "epub" => Claim::Other("an EPUB"),
             _ => return None,
         })
     }
@@ -55,6 +62,9 @@ impl Claim {
         match self {
             Claim::Markdown | Claim::Text => matches!(format, Format::Markdown | Format::Text),
             Claim::Docx => format == Format::Docx,
+            Claim::Odt => format == Format::Odt,
+            Claim::Epub => format == Format::Epub,
+            Claim::Html | Claim::Zip => format == Format::Html,
             Claim::Other(_) => false,
         }
     }
@@ -65,6 +75,10 @@ impl Claim {
             Claim::Markdown => "a Markdown file",
             Claim::Text => "a plain-text file",
             Claim::Docx => "a Word document (.docx)",
+            Claim::Odt => "an OpenDocument text (.odt)",
+            Claim::Epub => "an EPUB",
+            Claim::Html => "a web page (.html)",
+            Claim::Zip => "a ZIP archive of a web page",
             Claim::Other(what) => what,
         }
     }
@@ -76,6 +90,9 @@ fn content(format: Format) -> &'static str {
         Format::Markdown => "Markdown text",
         Format::Text => "plain text",
         Format::Docx => "a Word document",
+        Format::Odt => "an OpenDocument text",
+        Format::Epub => "an EPUB",
+        Format::Html => "a web page (HTML)",
     }
 }
 
@@ -98,8 +115,10 @@ pub fn check(
     };
     match sniffed {
         Ok(format) if claim.admits(format) => Ok(format),
-        // A Word document under another name is still a Word document.
-        Ok(Format::Docx) => Ok(Format::Docx),
+        // A document under another name (a Word document named `.odt`, an EPUB named
+        // `.zip`) is still what it is: its bytes cannot be anything else.
+        Ok(format @ (Format::Docx | Format::Odt | Format::Epub)) => Ok(format),
+        Ok(Format::Html) if is_zip(bytes) => Ok(Format::Html),
         Ok(format) => {
             if is_web_page(bytes) {
                 return Err(mismatch(
@@ -114,6 +133,14 @@ pub fn check(
             "neither a ZIP archive (as every .docx is) nor text, so it is damaged or another kind of file",
             "Open it in Word or LibreOffice, save it as .docx, and upload the new file.",
         )),
+        Err(InputError::Encoding { .. })
+            if matches!(claim, Claim::Odt | Claim::Epub | Claim::Zip) =>
+        {
+            Err(mismatch(
+                "neither a ZIP archive (as every one is) nor text, so it is damaged or another kind of file",
+                "Export or download it again from the program that made it, and upload the new file.",
+            ))
+        }
         Err(e) => Err(e),
     }
 }
@@ -136,6 +163,10 @@ pub fn warning(file_name: &str, format: Format) -> Option<Warning> {
     ))
 }
 
+fn is_zip(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06")
+}
+
 /// An HTML page: what a browser saves when a download link led to a sign-in page.
 fn is_web_page(bytes: &[u8]) -> bool {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
@@ -156,13 +187,7 @@ mod tests {
         assert_eq!(Claim::of("book.md"), Some(Claim::Markdown));
         assert_eq!(Claim::of("book.final.txt"), Some(Claim::Text));
         assert_eq!(Claim::of("book.pdf"), Some(Claim::Other("a PDF")));
-        for none in [
-            "manuscript",
-            ".docx",
-            "book.html",
-            "book.",
-            "notes.docx.bak",
-        ] {
+        for none in ["manuscript", ".docx", "book.", "notes.docx.bak"] {
             assert_eq!(Claim::of(none), None, "{none}");
         }
     }

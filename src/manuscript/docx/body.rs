@@ -5,7 +5,6 @@
 //! of a field and not its instruction, the content of content controls, one branch of a
 //! markup-compatibility choice (so an image drawn both as DrawingML and VML appears once).
 
-use super::archive::Archive;
 use super::assemble::Item;
 use super::fields::{field_link, symbol};
 use super::images::Images;
@@ -15,8 +14,9 @@ use super::omml;
 use super::package::Rels;
 use super::styles::{self, Class, RunProps, Styles};
 use super::table::{Merge, RawCell, RawRow, build_table, first_row_look};
-use super::xml::{Ev, Ns, Tag, Xml};
 use crate::document::{Align, Block, Inline, LinkTarget, Table, inline_text};
+use crate::manuscript::archive::Archive;
+use crate::manuscript::xml::{Ev, Ns, Tag, Xml};
 use crate::manuscript::{InputError, Limits, Meter};
 use crate::report::Warning;
 

@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::archive::Archive;
 use crate::document::Image;
+use crate::manuscript::archive::Archive;
 use crate::manuscript::image::{is_known_unsupported, probe, upright};
 use crate::manuscript::{InputError, Limits};
 use crate::report::Warning;

@@ -1,12 +1,12 @@
 //! Word documents (DOCX): a zip of WordprocessingML parts, read with `zip` and `quick-xml`.
 //!
-//! The layers, bottom up: [`archive`] (a zip read defensively), [`xml`] (a guarded pull
+//! The layers, bottom up: [`Archive`] (a zip read defensively, shared with the other zip
+//! formats), [`xml`] (a guarded pull
 //! parser), [`package`] (relationships and core properties), [`styles`] and [`numbering`]
 //! (what paragraphs mean), [`body`] (the streaming reader of a story), [`inlines`] (runs to
-//! nested inlines), [`assemble`] (paragraphs to lists, quotations, captions) and [`tidy`]
-//! (document-wide clean-up).
+//! nested inlines), [`assemble`] (paragraphs to lists, quotations, captions); document-wide clean-up is
+//! [`super::tidy`].
 
-mod archive;
 mod assemble;
 mod body;
 mod fields;
@@ -17,18 +17,15 @@ mod omml;
 mod package;
 mod styles;
 mod table;
-mod tidy;
-mod xml;
 
 use super::{InputError, Limits};
 use crate::document::{Document, Metadata, Note, NoteKind, Parsed, chapters};
 use crate::report::Warning;
 
-use archive::Archive;
-pub use archive::declared_size;
+use super::archive::Archive;
+use super::xml::Xml;
 use body::Context;
 use package::Rels;
-use xml::Xml;
 
 pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
     let mut archive = Archive::open(bytes, limits)?;
@@ -79,11 +76,11 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
     }
 
     let mut blocks = assemble::assemble(items);
-    let title = tidy::title_paragraphs(&mut blocks);
-    tidy::page_breaks(&mut blocks);
+    let title = super::tidy::title_paragraphs(&mut blocks);
+    super::tidy::page_breaks(&mut blocks);
     let mut warnings = std::mem::take(&mut ctx.warnings);
-    let mut notes = tidy::order_notes(notes, &ctx.note_refs, &mut blocks, &mut warnings);
-    tidy::unused_anchors(&mut blocks, &mut notes);
+    let mut notes = super::tidy::order_notes(notes, &ctx.note_refs, &mut blocks, &mut warnings);
+    super::tidy::unused_anchors(&mut blocks, &mut notes);
 
     match (&metadata.title, title) {
         (None, Some(title)) => metadata.title = Some(title),
@@ -139,6 +136,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
         },
         resources: images.resources,
         warnings,
+        cover: None,
     })
 }
 

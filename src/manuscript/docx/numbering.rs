@@ -4,9 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::xml::{Ns, Xml};
 use crate::document::ListKind;
 use crate::manuscript::InputError;
+use crate::manuscript::xml::{Ns, Xml};
 
 const LEVELS: usize = 9;
 

@@ -20,9 +20,9 @@
 
 use std::collections::BTreeSet;
 
-use super::xml::{Ev, Ns, Tag, Xml};
 use crate::document::Math;
 use crate::manuscript::InputError;
+use crate::manuscript::xml::{Ev, Ns, Tag, Xml};
 use crate::math::{NAMESPACE, escape_into};
 
 /// One OMML element: its local name, whether it is in the math namespace, its `m:val`, and

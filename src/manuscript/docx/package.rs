@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
-use super::archive::Archive;
-use super::xml::{Ns, Xml};
 use crate::document::Metadata;
 use crate::manuscript::InputError;
+use crate::manuscript::archive::Archive;
+use crate::manuscript::xml::{Ns, Xml};
 
 /// One relationship of a part.
 #[derive(Debug, Clone)]

@@ -6,9 +6,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use super::xml::{Ns, Xml};
 use crate::document::Align;
 use crate::manuscript::InputError;
+use crate::manuscript::xml::{Ns, Xml};
 
 /// Run formatting Bindery keeps, as bits.
 pub mod fmt {
@@ -358,15 +358,15 @@ fn read_default_language(x: &mut Xml) -> Result<Option<String>, InputError> {
     let mut open = 1u32;
     while open > 0 {
         match x.next()? {
-            super::xml::Ev::Start(t) => {
+            crate::manuscript::xml::Ev::Start(t) => {
                 open += 1;
                 if t.is(Ns::W, "lang") && lang.is_none() {
                     lang = t.val().map(|v| v.into_owned());
                 }
             }
-            super::xml::Ev::End => open -= 1,
-            super::xml::Ev::Text(_) => {}
-            super::xml::Ev::Eof => return Err(x.error("unexpected end")),
+            crate::manuscript::xml::Ev::End => open -= 1,
+            crate::manuscript::xml::Ev::Text(_) => {}
+            crate::manuscript::xml::Ev::Eof => return Err(x.error("unexpected end")),
         }
     }
     Ok(lang)

@@ -2,8 +2,8 @@
 //! merge), and the table of the document model it becomes.
 
 use super::assemble::Item;
-use super::xml::Tag;
 use crate::document::{Cell, Inline, Row, Table};
+use crate::manuscript::xml::Tag;
 
 #[derive(Default)]
 pub(super) struct RawRow {

@@ -118,7 +118,7 @@ fn collect_alts(blocks: &mut [Block], alts: &mut Vec<String>) {
             alts.push(alt.clone());
         }
     }
-    super::tidy::visit_inlines(blocks, &mut |inlines: &mut Vec<Inline>| {
+    crate::manuscript::tidy::visit_inlines(blocks, &mut |inlines: &mut Vec<Inline>| {
         for i in inlines.iter() {
             if let Inline::Image { alt, .. } = i {
                 alts.push(alt.clone());
@@ -370,7 +370,7 @@ fn the_novel_has_its_chapters_italics_and_metadata() {
     assert_eq!(doc.metadata.language.as_deref(), Some("en-GB"));
     let mut italics = 0;
     let mut blocks: Vec<Block> = doc.chapters.iter().flat_map(|c| c.blocks.clone()).collect();
-    super::tidy::visit_inlines(&mut blocks, &mut |inlines: &mut Vec<Inline>| {
+    crate::manuscript::tidy::visit_inlines(&mut blocks, &mut |inlines: &mut Vec<Inline>| {
         italics += inlines
             .iter()
             .filter(|i| matches!(i, Inline::Emphasis(_)))
@@ -401,7 +401,7 @@ fn markdown_novel_emphasis() -> usize {
         .flat_map(|c| c.blocks.clone())
         .collect();
     let mut count = 0;
-    super::tidy::visit_inlines(&mut blocks, &mut |inlines: &mut Vec<Inline>| {
+    crate::manuscript::tidy::visit_inlines(&mut blocks, &mut |inlines: &mut Vec<Inline>| {
         count += inlines
             .iter()
             .filter(|i| matches!(i, Inline::Emphasis(_)))

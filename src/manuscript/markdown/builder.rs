@@ -109,6 +109,9 @@ pub(crate) enum InlineKind {
     Lang(String),
     /// Content removed with its element (`<script>`, `<svg>`…).
     Drop(&'static str),
+    /// Content a page repeats that the model holds otherwise (a note reference's number,
+    /// a page-break marker), removed without a word.
+    Omit,
     /// An element whose tag is dropped and whose content is kept.
     Transparent,
 }
@@ -550,7 +553,7 @@ impl<'r, 'l> Builder<'r, 'l> {
             }
             other => other,
         };
-        if matches!(kind, InlineKind::Drop(_)) {
+        if matches!(kind, InlineKind::Drop(_) | InlineKind::Omit) {
             leaf.drops += 1;
         }
         leaf.frames.push(InlineFrame {
@@ -612,7 +615,7 @@ impl<'r, 'l> Builder<'r, 'l> {
         let Some(frame) = leaf.frames.pop() else {
             return Ok(());
         };
-        if matches!(frame.kind, InlineKind::Drop(_)) {
+        if matches!(frame.kind, InlineKind::Drop(_) | InlineKind::Omit) {
             leaf.drops = leaf.drops.saturating_sub(1);
         }
         let children = frame.children;
@@ -660,6 +663,7 @@ impl<'r, 'l> Builder<'r, 'l> {
                     None => children,
                 }
             }
+            InlineKind::Omit => Vec::new(),
             InlineKind::Drop(name) => {
                 if !inline_text(&children).trim().is_empty() {
                     self.res.warn(

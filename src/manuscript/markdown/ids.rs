@@ -11,7 +11,7 @@ use super::resources::{LOCAL_MARK, percent_decode};
 /// Gives every heading an id (its own `{#id}` or a pandoc-style slug), then makes every
 /// internal link point at an existing id or removes the link (keeping its text), and turns
 /// references to missing notes back into their text.
-pub(super) fn resolve(blocks: &mut [Block], notes: &mut [Note], warnings: &mut Vec<Warning>) {
+pub(crate) fn resolve(blocks: &mut [Block], notes: &mut [Note], warnings: &mut Vec<Warning>) {
     let mut ids = HashSet::new();
     // Explicit ids first: a slug must not take an id the author chose.
     walk_blocks(blocks, &mut |b| {
@@ -67,7 +67,7 @@ pub(super) fn resolve(blocks: &mut [Block], notes: &mut [Note], warnings: &mut V
 
 /// pandoc's `auto_identifiers`: lower case, only letters, digits, `_`, `-` and `.`, words
 /// joined by `-`, nothing before the first letter; `section` if nothing is left.
-pub(super) fn slug(text: &str) -> String {
+pub(crate) fn slug(text: &str) -> String {
     let kept: String = text
         .chars()
         .filter(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.') || c.is_whitespace())

@@ -5,7 +5,7 @@
 //! see `html.rs`). After the tree is built, headings get ids and links are checked against
 //! them, so a link either works in the book or is removed with its text kept.
 
-pub(super) mod builder;
+pub(crate) mod builder;
 pub(crate) mod front_matter;
 mod ids;
 mod math;
@@ -17,8 +17,9 @@ use super::{InputError, Limits, html};
 use crate::document::{Align, Block, Document, Inline, ListKind, Metadata, Parsed, chapters};
 use crate::report::Warning;
 use builder::{BlockKind, Builder, Flattened, InlineKind, LeafKind};
+pub(crate) use ids::{resolve as resolve_ids, slug};
 use math::Maths;
-use resources::Resources;
+pub(crate) use resources::{Resources, join_path, percent_decode, resolve};
 
 /// Whether text uses Markdown syntax enough to be read as Markdown rather than plain text.
 ///
@@ -153,6 +154,7 @@ pub fn read(text: &str, limits: &Limits) -> Result<Parsed, InputError> {
         },
         resources: res.bytes,
         warnings,
+        cover: None,
     })
 }
 

@@ -11,7 +11,7 @@ use crate::report::Warning;
 /// Marks an internal target that came from a link to a local file (`notes.md#x`): it is
 /// kept only if the fragment names a heading of this document. A NUL character never
 /// survives parsing into a real URL, so the mark cannot collide with an author's id.
-pub(super) const LOCAL_MARK: char = '\0';
+pub(crate) const LOCAL_MARK: char = '\0';
 
 /// Images and warnings gathered while reading, shared by the Markdown and HTML paths.
 pub(crate) struct Resources<'l> {
@@ -21,8 +21,14 @@ pub(crate) struct Resources<'l> {
     pub warnings: Vec<Warning>,
     /// What the model holds so far, against the book's limits.
     pub meter: Meter,
-    /// The same `data:` URI used twice is one image.
+    /// The same `data:` URI (or file) used twice is one image.
     seen: HashMap<String, String>,
+    /// The files a web page or an EPUB carries beside its text, by lower-cased path inside
+    /// the archive; empty for Markdown, whose images must be embedded.
+    files: HashMap<String, Vec<u8>>,
+    /// The directory of the page being read, inside the archive (`OEBPS/text/`), which its
+    /// relative addresses start from.
+    pub base: String,
 }
 
 impl<'l> Resources<'l> {
@@ -34,7 +40,24 @@ impl<'l> Resources<'l> {
             warnings: Vec::new(),
             meter: Meter::new(limits),
             seen: HashMap::new(),
+            files: HashMap::new(),
+            base: String::new(),
         }
+    }
+
+    /// Resources for a page whose images are files beside it (see [`Resources::files`]).
+    pub fn with_files(limits: &'l Limits, files: HashMap<String, Vec<u8>>) -> Self {
+        Resources {
+            files,
+            ..Resources::new(limits)
+        }
+    }
+
+    /// The archive path a relative address of the current page names: `../images/a.png`
+    /// from `OEBPS/text/` is `oebps/images/a.png` (lower-cased, as [`Resources::files`] is
+    /// keyed). `None` for an address with a scheme or one that climbs out of the archive.
+    pub fn resolve(&self, url: &str) -> Option<String> {
+        resolve(&self.base, url)
     }
 
     pub fn warn(&mut self, code: &str, message: String) {
@@ -102,7 +125,19 @@ impl<'l> Resources<'l> {
                 }
             });
         }
+        if let Some(path) = self.resolve(url)
+            && let Some(bytes) = self.files.get(&path).cloned()
+        {
+            return self.file_image(url, &path, bytes, &shown);
+        }
         let short: String = url.chars().take(120).collect();
+        if !self.files.is_empty() && scheme(url).is_none() {
+            self.warn(
+                "image_missing",
+                format!("The image{shown} points to {short:?}, which the file does not contain; its description was kept as text."),
+            );
+            return Ok(None);
+        }
         match scheme(url).as_deref() {
             Some("http" | "https") => self.warn(
                 "image_remote",
@@ -145,8 +180,47 @@ impl<'l> Resources<'l> {
                 detail: "its base64 data is damaged".into(),
             })
         })?;
-        let info = image::probe(&name, &bytes, self.limits).map_err(DataError::Input)?;
-        let (info, bytes) = image::upright(&name, bytes, info).map_err(DataError::Input)?;
+        self.register(url, &name, bytes).map_err(DataError::Input)
+    }
+
+    /// An image a document carries inside itself (a flat OpenDocument's `office:binary-data`),
+    /// named for the warnings.
+    pub fn embedded_image(
+        &mut self,
+        name: &str,
+        bytes: Vec<u8>,
+        alt: &str,
+    ) -> Result<Option<String>, InputError> {
+        let shown = if alt.trim().is_empty() {
+            String::new()
+        } else {
+            format!(" “{}”", alt.trim())
+        };
+        let key = format!("embedded:{}", self.images.len());
+        self.file_image(&key, name, bytes, &shown)
+    }
+
+    /// An image the page's archive carries: kept unless it is a format no e-reader shows.
+    fn file_image(
+        &mut self,
+        url: &str,
+        path: &str,
+        bytes: Vec<u8>,
+        shown: &str,
+    ) -> Result<Option<String>, InputError> {
+        if let Some(format) = image::is_known_unsupported(&bytes) {
+            self.warn(
+                "image_unsupported",
+                format!("The image{shown} ({path}) is in {format} format, which e-readers cannot show; its description was kept as text."),
+            );
+            return Ok(None);
+        }
+        self.register(url, path, bytes).map(Some)
+    }
+
+    fn register(&mut self, url: &str, name: &str, bytes: Vec<u8>) -> Result<String, InputError> {
+        let info = image::probe(name, &bytes, self.limits)?;
+        let (info, bytes) = image::upright(name, bytes, info)?;
         let id = format!("image{}.{}", self.images.len() + 1, info.extension());
         self.images.push(Image {
             id: id.clone(),
@@ -158,6 +232,32 @@ impl<'l> Resources<'l> {
         self.seen.insert(url.to_owned(), id.clone());
         Ok(id)
     }
+}
+
+/// The lower-cased archive path `url` names from the directory `base` (see
+/// [`Resources::resolve`]).
+pub(crate) fn resolve(base: &str, url: &str) -> Option<String> {
+    if scheme(url).is_some() || url.starts_with('/') {
+        return None;
+    }
+    let path = url.split(['#', '?']).next().unwrap_or("");
+    join_path(base, &percent_decode(path)).map(|p| p.to_lowercase())
+}
+
+/// `relative` read from the directory `base` (which ends in `/`, or is empty), with `.` and
+/// `..` settled; `None` if it climbs above the archive's root.
+pub(crate) fn join_path(base: &str, relative: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 enum DataError {
@@ -176,7 +276,7 @@ fn scheme(url: &str) -> Option<String> {
 }
 
 /// `%20` in a fragment means a space in the id it names.
-pub(super) fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     if !s.contains('%') {
         return s.to_owned();
     }

@@ -156,8 +156,8 @@ async fn read_and_store(
     let revision = &request.revision;
     let manuscript = blobs.get(&keys::upload(revision)).await?;
     let text = match request.format {
-        Format::Docx => None,
-        Format::Markdown | Format::Text => Some(
+        format if format.reads_bytes() => None,
+        _ => Some(
             String::from_utf8(blobs.get(&keys::text(revision)).await?.to_vec())
                 .context("the decoded manuscript is not UTF-8")?,
         ),

@@ -1,11 +1,19 @@
-//! Raw HTML inside Markdown, reduced to what the document model (and so EPUB) allows.
+//! HTML reduced to what the document model (and so EPUB) allows: raw HTML inside Markdown,
+//! and whole pages (a web page, an EPUB's documents), which [`page`] reads further.
 //!
 //! HTML is never passed through: it is tokenized with `html5gum` (which decodes entities)
 //! and an allowlist of elements is mapped onto the same [`Builder`] that Markdown drives.
 //! Elements that execute or embed something (`script`, `iframe`, `svg`, forms…) are
 //! dropped with their content; any other unknown tag is dropped and its text kept.
 
+mod head;
+pub(crate) mod notes;
+mod page;
+
 use html5gum::{DefaultEmitter, StartTag, Token, Tokenizer};
+
+pub(crate) use head::Head;
+pub(crate) use page::{Looks, Page, START};
 
 use super::InputError;
 use super::markdown::builder::{BlockKind, Builder, InlineKind, LeafKind};
@@ -17,6 +25,7 @@ pub(super) fn block(html: &str, builder: &mut Builder) -> Result<(), InputError>
         block_mode: true,
         floor: builder.depth(),
         pre: None,
+        page: None,
     };
     builder.close_leaf()?;
     state.feed(html, builder)?;
@@ -38,20 +47,88 @@ pub(super) fn inline(html: &str, builder: &mut Builder) -> Result<(), InputError
         block_mode: false,
         floor: builder.depth(),
         pre: None,
+        page: None,
     };
     state.feed(html, builder)
 }
 
-struct State {
+/// What reading a book's pages made, its notes settled and its links checked.
+pub(crate) struct Pages {
+    pub blocks: Vec<Block>,
+    pub notes: Vec<crate::document::Note>,
+    pub images: Vec<crate::document::Image>,
+    pub resources: std::collections::BTreeMap<String, Vec<u8>>,
+    pub warnings: Vec<crate::report::Warning>,
+}
+
+/// Reads a book's pages with `read` (which calls [`page`] for each, and answers the kinds of
+/// the notes it found), then settles what needs the whole book: notes linked both ways, ids,
+/// links, and anchors nothing links to. `files` are the images beside the pages.
+pub(crate) fn pages(
+    limits: &super::Limits,
+    files: std::collections::HashMap<String, Vec<u8>>,
+    read: impl FnOnce(&mut Builder) -> Result<Vec<(String, crate::document::NoteKind)>, InputError>,
+) -> Result<Pages, InputError> {
+    let mut res = super::markdown::Resources::with_files(limits, files);
+    let mut builder = Builder::new(&mut res);
+    let kinds = read(&mut builder)?;
+    let flattened = builder.flattened;
+    let (mut blocks, mut notes) = builder.finish()?;
+    let mut warnings = std::mem::take(&mut res.warnings);
+    if let Some(flattened) = flattened {
+        warnings.push(crate::report::Warning::new(
+            "nesting_flattened",
+            format!(
+                "Lists and quotes nest {} levels deep; from level {} on they were flattened \
+                 into the level above, so that part keeps its text but loses its indentation.",
+                flattened.deepest, flattened.from_level
+            ),
+        ));
+    }
+    notes::settle(&mut blocks, &mut notes, &kinds);
+    super::markdown::resolve_ids(&mut blocks, &mut notes, &mut warnings);
+    super::tidy::unused_anchors(&mut blocks, &mut notes);
+    Ok(Pages {
+        blocks,
+        notes,
+        images: res.images,
+        resources: res.bytes,
+        warnings,
+    })
+}
+
+/// A whole page (one HTML or XHTML document): its body's blocks go onto the builder.
+pub(crate) fn page(html: &str, builder: &mut Builder, page: &mut Page) -> Result<(), InputError> {
+    let mut state = State {
+        block_mode: true,
+        floor: builder.depth(),
+        pre: None,
+        page: Some(page),
+    };
+    builder.close_leaf()?;
+    state.feed(html, builder)?;
+    if let Some(text) = state.pre.take() {
+        builder.add_block(code_block(text))?;
+    }
+    builder.close_leaf()?;
+    while builder.depth() > state.floor {
+        builder.close_block()?;
+    }
+    Ok(())
+}
+
+struct State<'p, 's> {
     /// Block tags build blocks (in an HTML block) or are transparent (inside a paragraph).
     block_mode: bool,
     /// The builder's depth when the HTML began: HTML never closes Markdown's containers.
     floor: usize,
     /// Text of an open `<pre>`.
     pre: Option<String>,
+    /// Set for a whole page.
+    page: Option<&'p mut Page<'s>>,
 }
 
-impl State {
+impl State<'_, '_> {
     fn feed(&mut self, html: &str, b: &mut Builder) -> Result<(), InputError> {
         let mut emitter = DefaultEmitter::default();
         // `<script>`, `<style>` and `<textarea>` hold raw text, not tags.
@@ -69,6 +146,11 @@ impl State {
     }
 
     fn text(&mut self, text: &str, b: &mut Builder) -> Result<(), InputError> {
+        if let Some(page) = self.page.as_deref_mut()
+            && page.text(text, b)?
+        {
+            return Ok(());
+        }
         if let Some(pre) = &mut self.pre {
             pre.push_str(text);
             return Ok(());
@@ -110,8 +192,32 @@ impl State {
             }
             return Ok(());
         }
+        if let Some(page) = self.page.as_deref_mut()
+            && page.start(&name, tag, b)?
+        {
+            return Ok(());
+        }
+        self.open(&name, tag, &attr, b)?;
+        if let (Some(page), Some(name)) = (self.page.as_deref_mut(), known(&name)) {
+            page.after_start(name, tag, b)?;
+        }
+        // XHTML closes an empty element in its start tag (`<a id="p1"/>`); HTML ignores the
+        // slash, which would leave it open to the end of the page.
+        if self.page.is_some() && tag.self_closing && !VOID.contains(&name.as_str()) {
+            self.end(&name, b)?;
+        }
+        Ok(())
+    }
+
+    fn open(
+        &mut self,
+        name: &str,
+        tag: &StartTag<()>,
+        attr: &dyn Fn(&str) -> Option<String>,
+        b: &mut Builder,
+    ) -> Result<(), InputError> {
         if b.dropping() {
-            if let Some(name) = known(&name)
+            if let Some(name) = known(name)
                 && !VOID.contains(&name)
                 && !tag.self_closing
             {
@@ -119,7 +225,7 @@ impl State {
             }
             return Ok(());
         }
-        let Some(name) = known(&name) else {
+        let Some(name) = known(name) else {
             // Unknown element: its tag goes, its text stays (end tags of unknown elements
             // close nothing).
             return Ok(());
@@ -139,10 +245,23 @@ impl State {
             if let Some(id) = attr("id").filter(|id| !id.is_empty())
                 && matches!(name, "a" | "span")
             {
+                let id = match self.page.as_deref() {
+                    Some(page) => page.id(&id),
+                    None => id,
+                };
                 b.inline(Inline::Anchor(id))?;
             }
             let kind = match kind {
                 InlineKind::Link(None) => match attr("href") {
+                    Some(href) if self.page.is_some() => {
+                        let href = Page::unwrap(&href);
+                        InlineKind::Link(
+                            match self.page.as_deref().and_then(|p| p.link(&href, b)) {
+                                Some(target) => Some(target),
+                                None => b.res.link_target(&href, false),
+                            },
+                        )
+                    }
                     Some(href) => InlineKind::Link(b.res.link_target(&href, false)),
                     None => InlineKind::Transparent,
                 },
@@ -168,7 +287,7 @@ impl State {
             }
             return Ok(());
         }
-        self.start_block(name, &attr, b)
+        self.start_block(name, attr, b)
     }
 
     fn start_block(
@@ -183,6 +302,10 @@ impl State {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                 let level = name.as_bytes()[1] - b'0';
                 let id = attr("id").filter(|id| !id.is_empty());
+                let id = match (self.page.as_deref(), id) {
+                    (Some(page), Some(id)) => Some(page.id(&id)),
+                    (_, id) => id,
+                };
                 b.open_leaf(LeafKind::Heading { level, id })
             }
             "blockquote" => b.open_block(BlockKind::Quote, html),
@@ -295,6 +418,11 @@ impl State {
 
     fn end(&mut self, name: &str, b: &mut Builder) -> Result<(), InputError> {
         let name = name.to_ascii_lowercase();
+        if let Some(page) = self.page.as_deref_mut()
+            && page.end(&name, b)?
+        {
+            return Ok(());
+        }
         if self.pre.is_some() {
             if name == "pre"
                 && let Some(text) = self.pre.take()
@@ -339,7 +467,7 @@ fn code_block(text: String) -> Block {
 }
 
 /// The element name as a `'static` string, if Bindery knows it.
-fn known(name: &str) -> Option<&'static str> {
+pub(crate) fn known(name: &str) -> Option<&'static str> {
     INLINE
         .iter()
         .chain(DROPPED)
@@ -349,7 +477,7 @@ fn known(name: &str) -> Option<&'static str> {
         .find(|k| *k == name)
 }
 
-const INLINE: &[&str] = &[
+pub(crate) const INLINE: &[&str] = &[
     "em", "i", "cite", "dfn", "var", "strong", "b", "u", "ins", "s", "del", "strike", "sup", "sub",
     "small", "code", "kbd", "samp", "tt", "a", "span", "abbr", "q", "mark", "font", "bdi", "bdo",
     "time", "label",
@@ -423,7 +551,7 @@ const BLOCK_CONTAINERS: &[&str] = &[
     "blockquote",
     "p",
 ];
-const VOID: &[&str] = &[
+pub(crate) const VOID: &[&str] = &[
     "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
     "track", "wbr",
 ];

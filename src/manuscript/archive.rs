@@ -14,6 +14,8 @@ pub struct Archive<'b> {
     zip: ZipArchive<Cursor<&'b [u8]>>,
     /// Lower-cased part name → entry index: OPC part names are case-insensitive.
     index: HashMap<String, usize>,
+    /// Entry names as the archive spells them, in its order.
+    names: Vec<String>,
     limits: Limits,
     /// Bytes inflated so far, over all entries.
     inflated: u64,
@@ -29,6 +31,7 @@ impl<'b> Archive<'b> {
             });
         }
         let mut index = HashMap::with_capacity(zip.len());
+        let mut names = Vec::with_capacity(zip.len());
         let mut declared_total: u64 = 0;
         for i in 0..zip.len() {
             let entry = zip.by_index_data(i).map_err(corrupt)?;
@@ -46,13 +49,20 @@ impl<'b> Archive<'b> {
                 });
             }
             index.entry(name.to_lowercase()).or_insert(i);
+            names.push(name);
         }
         Ok(Archive {
             zip,
             index,
+            names,
             limits: *limits,
             inflated: 0,
         })
+    }
+
+    /// Every entry's name, in the archive's order.
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -145,7 +155,7 @@ fn not_text(name: &str) -> InputError {
 }
 
 /// Whether an entry name could escape a directory it is extracted to. Bindery never writes
-/// entries to disk, but such a name has no business in a Word document.
+/// entries to disk, but such a name has no business in a manuscript.
 fn is_unsafe(name: &str) -> bool {
     let n = name.replace('\\', "/");
     let b = n.as_bytes();

@@ -1,5 +1,6 @@
-//! Whole-document clean-up once every part is read: the title page, page breaks that only
-//! precede a heading, bookmarks nothing links to, and notes in reading order.
+//! Clean-up passes over a whole document that the readers of word processors and web pages
+//! share: the title page, page breaks that only precede a heading, anchors nothing links to,
+//! and notes in reading order.
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,5 +1,7 @@
 //! A guarded pull parser over one XML part: namespace-resolved names (a part may spell the
-//! WordprocessingML namespace `w:`, `ns0:` or anything else), no DTDs, no entities beyond the
+//! WordprocessingML namespace `w:`, `ns0:` or anything else), no DTDs (an external one,
+//! without declarations of its own, is passed over where a format's files commonly name
+//! one, as EPUB 2's NCX does), no entities beyond the
 //! five predefined ones and character references, and a bound on nesting depth so a hostile
 //! part cannot exhaust the stack of the recursive readers above it.
 
@@ -14,7 +16,7 @@ use quick_xml::name::ResolveResult;
 use crate::manuscript::InputError;
 
 /// Deeper than any real document nests (a table in a text box in a table is about 20).
-const MAX_DEPTH: u32 = 256;
+pub const MAX_DEPTH: u32 = 256;
 
 /// The namespaces the reader understands; everything else is [`Ns::Other`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,26 @@ pub enum Ns {
     Package,
     /// Dublin Core and core properties.
     Meta,
+    /// OpenDocument's vocabularies.
+    Office,
+    Text,
+    Table,
+    Draw,
+    Style,
+    /// XSL formatting properties, as OpenDocument uses them (`fo:font-style`).
+    Fo,
+    Xlink,
+    /// OpenDocument's metadata (`meta:initial-creator`).
+    OdfMeta,
+    /// The EPUB package document and its container.
+    Opf,
+    Container,
+    /// EPUB 2's table of contents.
+    Ncx,
+    Xhtml,
+    /// EPUB's `epub:type`.
+    Ops,
+    MathMl,
     Other,
 }
 
@@ -59,6 +81,20 @@ fn classify(uri: &str) -> Ns {
         "http://schemas.openxmlformats.org/package/2006/metadata/core-properties"
         | "http://purl.org/dc/elements/1.1/"
         | "http://purl.org/dc/terms/" => Ns::Meta,
+        "urn:oasis:names:tc:opendocument:xmlns:office:1.0" => Ns::Office,
+        "urn:oasis:names:tc:opendocument:xmlns:text:1.0" => Ns::Text,
+        "urn:oasis:names:tc:opendocument:xmlns:table:1.0" => Ns::Table,
+        "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" => Ns::Draw,
+        "urn:oasis:names:tc:opendocument:xmlns:style:1.0" => Ns::Style,
+        "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" => Ns::Fo,
+        "http://www.w3.org/1999/xlink" => Ns::Xlink,
+        "urn:oasis:names:tc:opendocument:xmlns:meta:1.0" => Ns::OdfMeta,
+        "http://www.idpf.org/2007/opf" => Ns::Opf,
+        "urn:oasis:names:tc:opendocument:xmlns:container" => Ns::Container,
+        "http://www.daisy.org/z3986/2005/ncx/" => Ns::Ncx,
+        "http://www.w3.org/1999/xhtml" => Ns::Xhtml,
+        "http://www.idpf.org/2007/ops" => Ns::Ops,
+        "http://www.w3.org/1998/Math/MathML" => Ns::MathMl,
         _ => Ns::Other,
     }
 }
@@ -100,6 +136,24 @@ impl<'a> Tag<'a> {
             .and_then(|a| a.normalized_value(XmlVersion::Implicit1_0).ok())
     }
 
+    /// Every attribute by local name and value, namespace declarations left out.
+    pub fn attributes(&self) -> Vec<(String, String)> {
+        self.start
+            .attributes()
+            .flatten()
+            .filter_map(|a| {
+                let (local, prefix) = a.key.decompose();
+                if prefix.is_some_and(|p| p.into_inner() == "xmlns")
+                    || local.into_inner() == "xmlns"
+                {
+                    return None;
+                }
+                let value = a.normalized_value(XmlVersion::Implicit1_0).ok()?;
+                Some((local.into_inner().to_owned(), value.into_owned()))
+            })
+            .collect()
+    }
+
     /// `w:val`, the argument of most WordprocessingML properties.
     pub fn val(&self) -> Option<Cow<'_, str>> {
         self.attr("val")
@@ -115,6 +169,8 @@ pub struct Xml<'a> {
     reader: NsReader<&'a [u8]>,
     part: String,
     depth: u32,
+    /// Whether a DOCTYPE that only names an external DTD is passed over.
+    external_doctype: bool,
 }
 
 impl<'a> Xml<'a> {
@@ -127,7 +183,15 @@ impl<'a> Xml<'a> {
             reader,
             part: part.to_owned(),
             depth: 0,
+            external_doctype: false,
         }
+    }
+
+    /// A reader that passes over a DOCTYPE naming an external DTD (which it never fetches),
+    /// and still refuses one that declares anything itself (`[`…`]`, where entities live).
+    pub fn allowing_external_doctype(mut self) -> Self {
+        self.external_doctype = true;
+        self
     }
 
     pub fn error(&self, detail: impl Into<String>) -> InputError {
@@ -171,6 +235,11 @@ impl<'a> Xml<'a> {
                         Err(e) => return Err(self.error(e.to_string())),
                     };
                     Ev::Text(resolved)
+                }
+                Event::DocType(doctype)
+                    if self.external_doctype && !doctype.as_ref().contains('[') =>
+                {
+                    continue;
                 }
                 Event::DocType(_) => {
                     return Err(InputError::XmlDoctype {
