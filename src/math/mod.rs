@@ -1,4 +1,5 @@
-//! Mathematics as MathML: TeX converted to MathML (`tex`), the pass that makes a converter's
+//! Mathematics as MathML: TeX converted to MathML (`tex`, after the author's macros are
+//! expanded by `macros` and the constructs math-core lacks rewritten by `constructs`), the pass that makes a converter's
 //! output fit EPUB and the web reader (`clean`), and what both the Word-equation reader and
 //! the writers need of MathML (its namespace, escaping, its text).
 //!
@@ -10,6 +11,8 @@
 //! and Firefox render it natively (MathML Core).
 
 mod clean;
+mod constructs;
+mod macros;
 mod tex;
 
 pub use clean::{CLASSES, clean};

@@ -10,6 +10,8 @@
 use math_core::{LatexToMathML, MathCoreConfig, MathDisplay, PrettyPrint};
 
 use super::clean;
+use super::constructs::Equations;
+use super::macros::Macros;
 
 /// Deepest nesting of groups (`{`, `\left`, `\begin`) converted; real mathematics rarely
 /// passes 10.
@@ -35,12 +37,18 @@ pub enum TexError {
     /// math-core's message, with the character position it names.
     #[error("{0}")]
     Invalid(String),
+    /// A macro of the author's that cannot be expanded (a bomb, a missing argument).
+    #[error("{0}")]
+    Macro(String),
 }
 
-/// One book's converter: equation numbers (`\tag`, numbered environments) count through the
-/// book, and a new book starts again at 1.
+/// One book's converter: macros the author defines hold for the rest of the book, equation
+/// numbers (`\tag`, numbered environments) count through it, and labels are resolved across
+/// it; a new book starts again.
 pub struct TexConverter {
     inner: LatexToMathML,
+    macros: Macros,
+    equations: Equations,
 }
 
 impl Default for TexConverter {
@@ -62,19 +70,46 @@ impl TexConverter {
         };
         // The macros above are fixed and parse (a unit test converts both).
         let inner = LatexToMathML::new(config).unwrap_or_default();
-        TexConverter { inner }
+        TexConverter {
+            inner,
+            macros: Macros::default(),
+            equations: Equations::default(),
+        }
     }
 
     /// `tex` as one cleaned `<math>` element (see [`super::clean`]), its source kept as a
-    /// `<semantics>` annotation; `display` for a block equation.
-    pub fn convert(&mut self, tex: &str, display: bool) -> Result<String, TexError> {
+    /// `<semantics>` annotation; `display` for a block equation. `None` for an expression that
+    /// only defines macros, which shows nothing.
+    ///
+    /// The author's macros are expanded first (within a bound, so a macro bomb fails this
+    /// expression alone), then the constructs math-core lacks are rewritten, and the limits
+    /// are held against what math-core will read.
+    pub fn convert(&mut self, tex: &str, display: bool) -> Result<Option<String>, TexError> {
         if tex.trim().is_empty() {
             return Err(TexError::Empty);
         }
         if tex.len() > MAX_TEX_LEN {
             return Err(TexError::TooLong);
         }
-        if depth(tex) > MAX_DEPTH {
+        let rest = self
+            .macros
+            .take_definitions(tex)
+            .map_err(|e| TexError::Macro(e.to_string()))?;
+        if rest.trim().is_empty() {
+            return Ok(None);
+        }
+        let expanded = self
+            .macros
+            .expand(&rest)
+            .map_err(|e| TexError::Macro(e.to_string()))?;
+        let rewritten = self
+            .equations
+            .rewrite(&expanded, display)
+            .map_err(|e| TexError::Invalid(e.to_string()))?;
+        if rewritten.len() > MAX_TEX_LEN {
+            return Err(TexError::TooLong);
+        }
+        if depth(&rewritten) > MAX_DEPTH {
             return Err(TexError::TooDeep);
         }
         let mode = if display {
@@ -83,14 +118,15 @@ impl TexConverter {
             MathDisplay::Inline
         };
         let inner = &mut self.inner;
+        let source = rewritten.as_str();
         let result = std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("tex".into())
                 .stack_size(STACK)
                 .spawn_scoped(scope, || {
-                    inner.convert_with_global_state(tex, mode).map_err(|e| {
+                    inner.convert_with_global_state(source, mode).map_err(|e| {
                         let mut message = String::new();
-                        e.to_message(&mut message, tex);
+                        e.to_message(&mut message, source);
                         let message = message.trim_end_matches('.');
                         // "12: Unknown command …" → "at character 12: unknown command …"
                         TexError::Invalid(format!("at character {message}"))
@@ -104,7 +140,17 @@ impl TexConverter {
             Ok(Err(_)) => return Err(TexError::Invalid("the converter failed on it".into())),
             Err(e) => return Err(TexError::Invalid(format!("no thread to convert it: {e}"))),
         };
-        clean(&mathml).ok_or_else(|| TexError::Invalid("the converter wrote invalid MathML".into()))
+        let finished = self.equations.finish(&mathml, tex);
+        clean(&finished)
+            .map(Some)
+            .ok_or_else(|| TexError::Invalid("the converter wrote invalid MathML".into()))
+    }
+
+    /// Fills in references to labels that came later in the book than the reference
+    /// (`\eqref{key}` before `\label{key}`), once every expression has been converted. The
+    /// keys no expression defines are returned, and show as `??`.
+    pub fn resolve(&self, mathml: &str) -> (String, Vec<String>) {
+        self.equations.resolve_refs(mathml)
     }
 }
 
@@ -153,7 +199,7 @@ mod tests {
     fn an_expression_becomes_mathml_with_its_tex_kept() {
         let mathml = TexConverter::new()
             .convert(r"\frac{a}{b} < \sqrt{2}", false)
-            .expect("converts");
+            .expect("converts").expect("an equation");
         assert!(
             mathml.starts_with(r#"<math xmlns="http://www.w3.org/1998/Math/MathML""#),
             "{mathml}"
@@ -172,7 +218,7 @@ mod tests {
     fn an_ellipsis_is_one_character() {
         let mut c = TexConverter::new();
         for tex in [r"1, \ldots, n", r"1, \dots, n"] {
-            let mathml = c.convert(tex, false).expect("converts");
+            let mathml = c.convert(tex, false).expect("converts").expect("an equation");
             assert!(
                 super::super::text_content(&mathml).contains('…'),
                 "{mathml}"
@@ -182,7 +228,7 @@ mod tests {
 
     #[test]
     fn a_block_equation_is_displayed() {
-        let mathml = TexConverter::new().convert("x^2", true).expect("converts");
+        let mathml = TexConverter::new().convert("x^2", true).expect("converts").expect("an equation");
         assert!(mathml.contains(r#"display="block""#), "{mathml}");
     }
 
@@ -231,10 +277,10 @@ mod tests {
         let mut c = TexConverter::new();
         let first = c
             .convert(r"\begin{align} a &= b \end{align}", true)
-            .expect("converts");
+            .expect("converts").expect("an equation");
         let second = c
             .convert(r"\begin{align} c &= d \end{align}", true)
-            .expect("converts");
+            .expect("converts").expect("an equation");
         assert!(first.contains("(1)"), "{first}");
         assert!(second.contains("(2)"), "{second}");
         assert!(!second.contains(" style="), "{second}");

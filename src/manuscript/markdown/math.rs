@@ -182,7 +182,9 @@ impl Maths {
         }
         .trim();
         let mathml = match self.converter.convert(tex, display) {
-            Ok(mathml) => Some(mathml),
+            // Only macro definitions: they hold for the rest of the book and show nothing.
+            Ok(None) => return Inline::Text(String::new()),
+            Ok(Some(mathml)) => Some(mathml),
             Err(error) => {
                 let line = self.line_of(source, range.start);
                 self.warnings
@@ -195,6 +197,38 @@ impl Maths {
             tex: Some(tex.to_owned()),
             mathml,
         })
+    }
+
+    /// Once the book is read: references to equations labelled later in it are filled in,
+    /// and a reference to a label no equation has is reported.
+    pub fn resolve(&mut self, blocks: &mut [crate::document::Block], notes: &mut [crate::document::Note]) {
+        let mut missing: Vec<String> = Vec::new();
+        let converter = &self.converter;
+        let mut fix = |inlines: &mut Vec<Inline>| {
+            for inline in inlines.iter_mut() {
+                if let Inline::Math(Math {
+                    mathml: Some(mathml),
+                    ..
+                }) = inline
+                {
+                    let (resolved, unknown) = converter.resolve(mathml);
+                    *mathml = resolved;
+                    missing.extend(unknown);
+                }
+            }
+        };
+        crate::manuscript::tidy::visit_inlines(blocks, &mut fix);
+        for note in notes.iter_mut() {
+            crate::manuscript::tidy::visit_inlines(&mut note.blocks, &mut fix);
+        }
+        missing.sort();
+        missing.dedup();
+        for key in missing {
+            self.warnings.push(Warning::new(
+                "math_reference_missing",
+                format!("An equation refers to \\label{{{key}}}, which no equation of the book has; it shows as “??”. Add the label to the equation meant, or correct the reference."),
+            ));
+        }
     }
 
     fn line_of(&mut self, source: &str, offset: usize) -> usize {

@@ -138,6 +138,7 @@ pub fn read(text: &str, limits: &Limits) -> Result<Parsed, InputError> {
     }
     let flattened = builder.flattened;
     let (mut blocks, mut notes) = builder.finish()?;
+    maths.resolve(&mut blocks, &mut notes);
     let mut warnings = std::mem::take(&mut res.warnings);
     warnings.append(&mut maths.warnings);
     if let Some(flattened) = flattened {
