@@ -199,7 +199,8 @@ mod tests {
     fn an_expression_becomes_mathml_with_its_tex_kept() {
         let mathml = TexConverter::new()
             .convert(r"\frac{a}{b} < \sqrt{2}", false)
-            .expect("converts").expect("an equation");
+            .expect("converts")
+            .expect("an equation");
         assert!(
             mathml.starts_with(r#"<math xmlns="http://www.w3.org/1998/Math/MathML""#),
             "{mathml}"
@@ -218,7 +219,10 @@ mod tests {
     fn an_ellipsis_is_one_character() {
         let mut c = TexConverter::new();
         for tex in [r"1, \ldots, n", r"1, \dots, n"] {
-            let mathml = c.convert(tex, false).expect("converts").expect("an equation");
+            let mathml = c
+                .convert(tex, false)
+                .expect("converts")
+                .expect("an equation");
             assert!(
                 super::super::text_content(&mathml).contains('…'),
                 "{mathml}"
@@ -228,7 +232,10 @@ mod tests {
 
     #[test]
     fn a_block_equation_is_displayed() {
-        let mathml = TexConverter::new().convert("x^2", true).expect("converts").expect("an equation");
+        let mathml = TexConverter::new()
+            .convert("x^2", true)
+            .expect("converts")
+            .expect("an equation");
         assert!(mathml.contains(r#"display="block""#), "{mathml}");
     }
 
@@ -277,10 +284,12 @@ mod tests {
         let mut c = TexConverter::new();
         let first = c
             .convert(r"\begin{align} a &= b \end{align}", true)
-            .expect("converts").expect("an equation");
+            .expect("converts")
+            .expect("an equation");
         let second = c
             .convert(r"\begin{align} c &= d \end{align}", true)
-            .expect("converts").expect("an equation");
+            .expect("converts")
+            .expect("an equation");
         assert!(first.contains("(1)"), "{first}");
         assert!(second.contains("(2)"), "{second}");
         assert!(!second.contains(" style="), "{second}");

@@ -106,17 +106,15 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
     let mut seen_text = false;
     let read = html::pages(limits, files.clone(), |b| {
         let mut kinds = Vec::new();
-        for (item, prefix, text, scan) in &pages {
+        for (n, (item, prefix, text, scan)) in pages.iter().enumerate() {
             let path = item.path.to_lowercase();
-            if let Some(what) = generated(
-                item,
-                &path,
-                scan,
-                &package,
-                &navigation,
+            let place = Place {
                 seen_text,
-                cover_path.as_deref(),
-            ) {
+                // A guess never leaves out the last page that has text: the book is there.
+                more_text: pages[n + 1..].iter().any(|(_, _, _, s)| s.text),
+                cover: cover_path.as_deref(),
+            };
+            if let Some(what) = generated(item, &path, scan, &package, &navigation, &place) {
                 left_out.push(what);
                 continue;
             }
@@ -230,6 +228,9 @@ struct Scan {
     heading: Option<u8>,
     text: bool,
     images: Vec<String>,
+    /// Its words, and the first few hundred characters of its text, lower-cased.
+    words: usize,
+    sample: String,
 }
 
 impl Scan {
@@ -281,13 +282,14 @@ impl Scan {
                     }
                 }
                 Token::String(s) => {
-                    if in_body
-                        && skipping.is_none()
-                        && String::from_utf8_lossy(&s)
-                            .chars()
-                            .any(char::is_alphanumeric)
-                    {
-                        scan.text = true;
+                    if in_body && skipping.is_none() {
+                        let text = String::from_utf8_lossy(&s);
+                        scan.text |= text.chars().any(char::is_alphanumeric);
+                        scan.words += text.split_whitespace().count();
+                        if scan.sample.len() < 600 {
+                            scan.sample.push(' ');
+                            scan.sample.push_str(&text.to_lowercase());
+                        }
                     }
                 }
                 Token::Comment(_) | Token::Doctype(_) | Token::Error(_) => {}
@@ -297,15 +299,25 @@ impl Scan {
     }
 }
 
-/// Why a document is the tool's own, if it is.
+/// Where a document stands in the spine, for the guesses of [`generated`].
+struct Place<'a> {
+    /// Whether a page with text came before it.
+    seen_text: bool,
+    /// Whether a page with text comes after it.
+    more_text: bool,
+    /// The cover image's path.
+    cover: Option<&'a str>,
+}
+
+/// Why a document is the tool's own, if it is: what the book declares (its guide, its
+/// landmarks, the document's `epub:type`), or else a guess from what the page holds.
 fn generated(
     item: &package::Item,
     path: &str,
     scan: &Scan,
     package: &Package,
     navigation: &Navigation,
-    seen_text: bool,
-    cover: Option<&str>,
+    place: &Place,
 ) -> Option<&'static str> {
     if item.properties.iter().any(|p| p == "nav") {
         return Some("table of contents");
@@ -320,8 +332,33 @@ fn generated(
     if let Some(what) = declared.or_else(|| scan.types.iter().find_map(|t| named(t))) {
         return Some(what);
     }
+    // Before the text begins, a short page that names the book is its title page, and one
+    // that states its rights its copyright page (EPUB 2 tools mark neither).
+    if !place.more_text {
+        return None;
+    }
+    let seen_text = place.seen_text;
+    let sample = scan.sample.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !seen_text && scan.words < 80 {
+        let title = package.metadata.title.as_deref().map(|t| {
+            t.to_lowercase()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        if title.is_some_and(|t| !t.is_empty() && sample.contains(&t)) {
+            return Some("title page");
+        }
+    }
+    let rights = ["©", "copyright", "all rights reserved", "isbn"]
+        .iter()
+        .filter(|s| sample.contains(*s))
+        .count();
+    if !seen_text && scan.words < 250 && rights >= 2 {
+        return Some("copyright page");
+    }
     // A page with an image and no text, before the text begins or showing the cover.
-    let shows_cover = cover.is_some_and(|cover| {
+    let shows_cover = place.cover.is_some_and(|cover| {
         let file = cover.rsplit('/').next().unwrap_or(cover);
         scan.images
             .iter()

@@ -243,7 +243,7 @@ pub fn read(archive: &mut Archive, path: &str) -> Result<Package, InputError> {
                     "creator" => creators.push((id, value, at("role"))),
                     "language" if m.language.is_none() => m.language = Some(value),
                     "identifier" if m.identifier.is_none() || is_isbn(&value) => {
-                        m.identifier = Some(value.trim_start_matches("urn:isbn:").to_owned())
+                        m.identifier = Some(identifier(&value))
                     }
                     "publisher" if m.publisher.is_none() => m.publisher = Some(value),
                     "date" if m.date.is_none() => m.date = Some(value),
@@ -290,6 +290,25 @@ pub fn read(archive: &mut Archive, path: &str) -> Result<Package, InputError> {
         ));
     }
     Ok(package)
+}
+
+/// An identifier as the book's metadata takes it: an ISBN bare, a bare UUID (LibreOffice
+/// writes one) as the URN it is.
+fn identifier(value: &str) -> String {
+    let value = value.trim_start_matches("urn:isbn:");
+    let uuid = value.len() == 36
+        && value.chars().enumerate().all(|(i, c)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                c == '-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        });
+    if uuid {
+        format!("urn:uuid:{value}")
+    } else {
+        value.to_owned()
+    }
 }
 
 fn collapse(text: &str) -> String {

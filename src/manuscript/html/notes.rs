@@ -19,8 +19,35 @@ pub(crate) fn settle(blocks: &mut Vec<Block>, notes: &mut Vec<Note>, kinds: &[(S
             note.kind = *kind;
         }
     }
+    // A marked note still starts with its number linking back (libepubgen, many tools):
+    // the writers number and link notes themselves.
+    for note in notes.iter_mut() {
+        if let Some(first) = note.blocks.first_mut()
+            && starts_with_label(first)
+        {
+            *first = strip_label(std::mem::replace(first, Block::SceneBreak));
+        }
+    }
     backlinked(blocks, notes);
     unwrap_raised_refs(blocks, notes);
+}
+
+/// Whether a paragraph opens with a note's number as a link.
+fn starts_with_label(block: &Block) -> bool {
+    let Block::Paragraph { content, .. } = block else {
+        return false;
+    };
+    let label =
+        |i: &Inline| matches!(i, Inline::Link { content, .. } if is_label(&inline_text(content)));
+    content
+        .iter()
+        .find(|i| {
+            !matches!(i, Inline::Text(t) if t.trim().is_empty()) && !matches!(i, Inline::Anchor(_))
+        })
+        .is_some_and(|i| match i {
+            Inline::Superscript(inner) => inner.iter().any(label),
+            other => label(other),
+        })
 }
 
 /// Note references a document put in superscript, as bare references (the writers raise
@@ -146,7 +173,8 @@ fn backlinked(blocks: &mut Vec<Block>, notes: &mut Vec<Note>) {
     }
     // A note is its start paragraph and the paragraphs after it up to the next note's start
     // (a note of several paragraphs). After the last note of a run, the text is the book's
-    // again (Gutenberg puts notes at the end of each chapter), so that note is one paragraph.
+    // again (Gutenberg puts notes after the paragraph that calls them), unless the notes end
+    // the page.
     let starts_at: Vec<usize> = blocks
         .iter()
         .enumerate()
@@ -164,7 +192,12 @@ fn backlinked(blocks: &mut Vec<Block>, notes: &mut Vec<Note>) {
         end_of.insert(pair[0], end);
     }
     if let Some(&last) = starts_at.last() {
-        end_of.insert(last, last + 1);
+        // Notes at the very end of a page (Google Docs) take the paragraphs after them to
+        // the end; notes anywhere else end with their own paragraph.
+        let to_end = blocks[last + 1..]
+            .iter()
+            .all(|b| matches!(b, Block::Paragraph { .. }));
+        end_of.insert(last, if to_end { blocks.len() } else { last + 1 });
     }
     let mut out = Vec::with_capacity(blocks.len());
     let mut found = Vec::new();

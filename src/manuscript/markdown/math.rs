@@ -201,7 +201,11 @@ impl Maths {
 
     /// Once the book is read: references to equations labelled later in it are filled in,
     /// and a reference to a label no equation has is reported.
-    pub fn resolve(&mut self, blocks: &mut [crate::document::Block], notes: &mut [crate::document::Note]) {
+    pub fn resolve(
+        &mut self,
+        blocks: &mut [crate::document::Block],
+        notes: &mut [crate::document::Note],
+    ) {
         let mut missing: Vec<String> = Vec::new();
         let converter = &self.converter;
         let mut fix = |inlines: &mut Vec<Inline>| {

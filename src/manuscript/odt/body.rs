@@ -742,8 +742,9 @@ fn inline_math(x: &mut Xml) -> Result<Option<String>, InputError> {
                     open.push(String::new());
                 }
             }
+            // The indentation of a pretty-printed formula is not its text.
             Ev::Text(text) => {
-                if found {
+                if found && !text.trim().is_empty() {
                     crate::math::escape_into(&mut out, &text);
                 }
             }
