@@ -145,6 +145,10 @@ fn every_word_of_every_source_is_in_its_epub() {
     let _heavy = common::heavy();
     let books = converted_corpus();
     let failures = in_parallel(books, |(input, epub)| {
+        if other_format(input) {
+            // Measured against pandoc's reading, in order: the next test.
+            return None;
+        }
         let source = match input.extension().and_then(|e| e.to_str()) {
             Some("docx") => {
                 try_pandoc_words(input, "docx").unwrap_or_else(|_| raw_docx_words(input))
@@ -189,6 +193,279 @@ fn every_word_of_every_source_is_in_its_epub() {
         })
     });
     assert!(failures.is_empty(), "text lost:\n{}", failures.join("\n"));
+}
+
+/// Whether a manuscript is a file another tool wrote (OpenDocument, EPUB, a web page).
+fn other_format(input: &Path) -> bool {
+    matches!(
+        input.extension().and_then(|e| e.to_str()),
+        Some("odt" | "fodt" | "epub" | "html" | "zip")
+    )
+}
+
+/// Issue 47's measure for the formats other tools write: of the words pandoc reads from the
+/// file (`pandoc FILE -t plain`), at least 99.5 % appear in Bindery's EPUB, in order. The
+/// figure for each file is printed. A flat `.fodt` (which pandoc 2.17 cannot read) is held
+/// against pandoc's reading of the `.odt` LibreOffice saved beside it; a zipped web page
+/// against its page.
+#[test]
+fn other_formats_keep_what_pandoc_reads_in_order() {
+    if !common::need::pandoc() {
+        return;
+    }
+    let _heavy = common::heavy();
+    let books: Vec<&(PathBuf, PathBuf)> = converted_corpus()
+        .iter()
+        .filter(|(input, _)| other_format(input))
+        .collect();
+    assert!(books.len() >= 18, "only {} such fixtures", books.len());
+    let figures = Mutex::new(Vec::new());
+    let failures = in_parallel(&books, |(input, epub)| {
+        let source = source_words(input);
+        // Notes may be read where they stand or after the book (where pandoc's plain text
+        // puts the notes it recognised): the better of the two orders counts.
+        let (in_place, at_end) = reading_words(epub);
+        let (kept, lost) = [in_place, at_end]
+            .iter()
+            .map(|ours| kept_in_order(&source, ours))
+            .max_by_key(|(kept, _)| *kept)
+            .expect("two readings");
+        let share = if source.is_empty() {
+            1.0
+        } else {
+            kept as f64 / source.len() as f64
+        };
+        let line = format!(
+            "{:>7.2} %  {kept:>6} of {:>6} words  {}{}",
+            share * 100.0,
+            source.len(),
+            input.display(),
+            if lost.is_empty() {
+                String::new()
+            } else {
+                format!("  (not kept: {})", lost.join(" "))
+            }
+        );
+        figures.lock().expect("lock").push(line.clone());
+        (share < 0.995).then_some(line)
+    });
+    let mut figures = figures.into_inner().expect("lock");
+    figures.sort();
+    println!("words pandoc reads that Bindery's EPUB keeps, in order:\n{}", figures.join("\n"));
+    assert!(failures.is_empty(), "under 99.5 %:\n{}", failures.join("\n"));
+}
+
+/// pandoc's words of a file another tool wrote.
+fn source_words(input: &Path) -> Vec<String> {
+    match input.extension().and_then(|e| e.to_str()) {
+        Some("fodt") => pandoc_reading(&input.with_extension("odt"), "odt"),
+        Some("zip") => {
+            let mut zip = zip::ZipArchive::new(std::fs::File::open(input).expect("zip")).expect("zip");
+            let mut page = String::new();
+            for i in 0..zip.len() {
+                let mut entry = zip.by_index(i).expect("entry");
+                if entry.name().is_ok_and(|n| n.ends_with(".html")) {
+                    std::io::Read::read_to_string(&mut entry, &mut page).expect("page");
+                }
+            }
+            let tmp = tempfile::Builder::new().suffix(".html").tempfile().expect("tmp");
+            std::fs::write(tmp.path(), page).expect("write");
+            pandoc_reading(tmp.path(), "html")
+        }
+        Some(ext) => pandoc_reading(input, ext),
+        None => unreachable!("other formats have extensions"),
+    }
+}
+
+/// `pandoc FILE -t plain`, as words, with what differs between two faithful writers by
+/// design left out on both sides: mathematics (compared symbol by symbol in `math.rs`), the
+/// numbers or letters of ordered lists, note markers and a note's own number, and the notes'
+/// text following the book's (where pandoc's plain text puts it, and [`reading_words`] too).
+fn pandoc_reading(path: &Path, from: &str) -> Vec<String> {
+    let filter = tempfile::Builder::new().suffix(".lua").tempfile().expect("tmp");
+    std::fs::write(
+        filter.path(),
+        r#"
+local notes = {}
+function Math(el) return {} end
+function Note(el)
+  -- A note that opens with its own number linking back (libepubgen writes one): the number.
+  local first = el.content[1]
+  if first and (first.t == "Para" or first.t == "Plain") and #first.content > 0 then
+    local holder, lead = first, first.content[1]
+    if lead.t == "Span" and #lead.content > 0 then holder, lead = lead, lead.content[1] end
+    if lead.t == "Link" or lead.t == "Superscript" then table.remove(holder.content, 1) end
+  end
+  table.insert(notes, pandoc.Div(el.content))
+  return {}
+end
+function OrderedList(el) return pandoc.BulletList(el.content) end
+function Pandoc(doc)
+  for _, note in ipairs(notes) do table.insert(doc.blocks, note) end
+  return doc
+end
+"#,
+    )
+    .expect("write");
+    let out = Command::new("pandoc")
+        .args(["--wrap=none", "-t", "plain", "-f", from, "--lua-filter"])
+        .arg(filter.path())
+        .arg(path)
+        .output()
+        .expect("pandoc is not installed: run the suite through scripts/test");
+    assert!(
+        out.status.success(),
+        "pandoc failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    comparable_words(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Words for comparing two writers: [`common::words`] once sub- and superscript digits are
+/// plain (pandoc writes H~2~O as “H₂O”, an EPUB as `H<sub>2</sub>O`) and letters and
+/// digits apart (“2nd” and “2^(nd)” are both “nd”).
+fn comparable_words(text: &str) -> Vec<String> {
+    let plain: String = text
+        .chars()
+        .flat_map(|c| {
+            let digit = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉"
+                .chars()
+                .position(|d| d == c)
+                .map(|i| char::from(b'0' + (i % 10) as u8));
+            let split = c.is_ascii_digit();
+            let c = digit.unwrap_or(c);
+            if split || digit.is_some() {
+                vec![' ', c, ' ']
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    common::words(&plain)
+}
+
+/// How many of `source`'s words appear in `ours` in the same order: the length of their
+/// longest common subsequence, from a Myers diff (`similar`, which Bindery already builds).
+fn kept_in_order(source: &[String], ours: &[String]) -> (usize, Vec<String>) {
+    let mut kept = 0;
+    let mut lost = Vec::new();
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, source, ours) {
+        match op {
+            similar::DiffOp::Equal { len, .. } => kept += len,
+            similar::DiffOp::Delete {
+                old_index, old_len, ..
+            }
+            | similar::DiffOp::Replace {
+                old_index, old_len, ..
+            } => {
+                if lost.len() < 12 {
+                    lost.extend(source[old_index..old_index + old_len].iter().take(12).cloned());
+                }
+            }
+            similar::DiffOp::Insert { .. } => {}
+        }
+    }
+    (kept, lost)
+}
+
+/// The words a person reads in an EPUB, in reading order: each spine document's text, an
+/// image's description where the image is, and mathematics left out (as the source's pandoc
+/// reading leaves it out); twice, with the notes where they stand and with them after the
+/// book. Read here rather than by pandoc, whose EPUB reader drops images' descriptions and
+/// the cells of tables that span rows.
+fn reading_words(epub: &Path) -> (Vec<String>, Vec<String>) {
+    use std::io::Read;
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(epub).expect("epub")).expect("zip");
+    let mut read = |name: &str| {
+        let mut text = String::new();
+        zip.by_name(name)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .read_to_string(&mut text)
+            .expect("utf-8");
+        text
+    };
+    let opf = read("OEBPS/content.opf");
+    // Each piece starts right after `<item `, so a space goes before it to find the first
+    // attribute as every other.
+    let attr = |tag: &str, key: &str| {
+        format!(" {tag}")
+            .split(&format!(" {key}=\""))
+            .nth(1)
+            .and_then(|v| v.split('"').next())
+            .map(str::to_owned)
+    };
+    let hrefs: HashMap<String, String> = opf
+        .split("<item ")
+        .skip(1)
+        .filter_map(|tag| Some((attr(tag, "id")?, attr(tag, "href")?)))
+        .collect();
+    let mut in_place = Vec::new();
+    let mut words = Vec::new();
+    let mut notes = Vec::new();
+    for itemref in opf.split("<itemref ").skip(1) {
+        let Some(href) = attr(itemref, "idref").and_then(|id| hrefs.get(&id).cloned()) else {
+            continue;
+        };
+        let xhtml = read(&format!("OEBPS/{href}"));
+        let mut body = xhtml.split("<body").nth(1).unwrap_or("");
+        while let Some(start) = body.find("<aside") {
+            let text = comparable_words(&visible_text(&body[..start]));
+            in_place.extend(text.iter().cloned());
+            words.extend(text);
+            let end = body[start..].find("</aside>").map_or(body.len(), |e| start + e + 8);
+            let note = comparable_words(&visible_text(&body[start..end]));
+            in_place.extend(note.iter().cloned());
+            notes.extend(note);
+            body = &body[end..];
+        }
+        let text = comparable_words(&visible_text(body));
+        in_place.extend(text.iter().cloned());
+        words.extend(text);
+    }
+    words.extend(notes);
+    (in_place, words)
+}
+
+/// The text of XHTML as it reads: tags out, `<math>` out, an image's `alt` in its place,
+/// the predefined entities resolved.
+fn visible_text(xhtml: &str) -> String {
+    let mut out = String::new();
+    let mut rest = xhtml;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        rest = &rest[open..];
+        if rest.starts_with("<math") {
+            let end = rest.find("</math>").map_or(rest.len(), |e| e + "</math>".len());
+            rest = &rest[end..];
+            out.push(' ');
+            continue;
+        }
+        let end = rest.find('>').map_or(rest.len(), |e| e + 1);
+        let tag = &rest[..end];
+        // A note's marker and its link back are numbers, not the book's words.
+        if tag.starts_with("<a ") && (tag.contains("noteref") || tag.contains("doc-backlink")) {
+            let close = rest.find("</a>").map_or(rest.len(), |e| e + 4);
+            rest = &rest[close..];
+            continue;
+        }
+        if tag.starts_with("<img") {
+            if let Some(alt) = tag.split(" alt=\"").nth(1).and_then(|a| a.split('"').next()) {
+                out.push(' ');
+                out.push_str(alt);
+            }
+        }
+        // A tag may stand between words (`</p><p>`) or inside one (`H<sub>2</sub>O`).
+        if !matches!(tag.trim_start_matches("</").trim_start_matches('<').split([' ', '>', '/']).next(), Some("sub" | "sup" | "em" | "strong" | "span" | "a" | "i" | "b" | "small" | "u" | "s" | "code")) {
+            out.push(' ');
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
 }
 
 /// A line with each `\\(…\\)` and `\\[…\\]` closed on it written with dollars.
