@@ -25,8 +25,9 @@ const EXIT_BAD_INPUT: u8 = 65;
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The manuscript: Markdown, DOCX or plain text (the format is read from the content,
-    /// which must be what the file name says).
+    /// The manuscript: Markdown, DOCX, OpenDocument (.odt, .fodt), EPUB, HTML (a page, or a
+    /// .zip of one with its images) or plain text (the format is read from the content, which
+    /// must be what the file name says).
     pub manuscript: PathBuf,
     /// Where to write the EPUB [default: the manuscript's name with .epub, here].
     #[arg(short, long, value_name = "BOOK.epub")]
@@ -49,7 +50,7 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub style: Option<String>,
     /// Read the manuscript as this format instead of sniffing it.
-    #[arg(long, value_parser = ["markdown", "docx", "text"])]
+    #[arg(long, value_parser = ["markdown", "docx", "odt", "epub", "html", "text"])]
     pub format: Option<String>,
     /// Also write the offline web reader (a static site) into this directory.
     #[arg(long, value_name = "DIR")]

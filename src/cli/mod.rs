@@ -26,8 +26,8 @@ const EXIT_CONFIG: u8 = 2;
 #[command(
     name = "bindery",
     version,
-    about = "Turns manuscripts (Markdown, DOCX, plain text) into EPUB 3 books and offline web readers.",
-    long_about = "Turns manuscripts (Markdown, DOCX, plain text) into EPUB 3 books and offline web readers.\n\n\
+    about = "Turns manuscripts (Markdown, DOCX, OpenDocument, EPUB, HTML, plain text) into EPUB 3 books and offline web readers.",
+    long_about = "Turns manuscripts (Markdown, DOCX, OpenDocument, EPUB, HTML, plain text) into EPUB 3 books and offline web readers.\n\n\
         With no command, `bindery` runs `bindery serve`: the web server on $PORT plus a worker \
         process it supervises. Everything is configured through environment variables (or a \
         .env file); `bindery config` shows the effective settings.",

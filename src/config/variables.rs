@@ -228,11 +228,11 @@ variables! {
     /// half-written file).
     var BODY_IDLE_TIMEOUT: Duration = value("30s"), example "60s",
         parse values::duration, {field body_idle_timeout};
-    /// Most a DOCX may inflate to, in total and per entry (zip bomb guard; actual bytes are
-    /// counted, not the declared sizes).
+    /// Most a DOCX, OpenDocument, EPUB or zipped web page may inflate to, in total and per
+    /// entry (zip bomb guard; actual bytes are counted, not the declared sizes).
     var MAX_INFLATED_SIZE: u64 = value("512MiB"), example "256MiB",
         parse values::size, {shown |c| values::show_size(&c.limits.max_inflated_bytes)};
-    /// Most entries a DOCX archive may have.
+    /// Most entries such an archive (DOCX, OpenDocument, EPUB, zipped web page) may have.
     var MAX_ZIP_ENTRIES: usize = value("10000"), example "2000",
         parse values::count, {shown |c| c.limits.max_zip_entries.to_string()};
     /// Most pixels (width × height) any image may decode to.

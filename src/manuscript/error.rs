@@ -47,6 +47,10 @@ pub enum InputError {
     )]
     NoPage,
     #[error(
+        "The file is a ZIP archive, but it holds no manuscript Bindery reads: no Word document, OpenDocument text, EPUB or web page. Upload the manuscript itself."
+    )]
+    NoManuscriptInZip,
+    #[error(
         "The EPUB cannot be read: {detail}. Export it again from the program that made it, and upload the new file."
     )]
     BadEpub { detail: String },
@@ -170,6 +174,7 @@ impl InputError {
             InputError::CorruptZip { .. } => "corrupt_archive",
             InputError::NotDocx => "not_docx",
             InputError::NoPage => "no_web_page",
+            InputError::NoManuscriptInZip => "no_manuscript_in_zip",
             InputError::BadEpub { .. } => "bad_epub",
             InputError::EpubDrm { .. } => "epub_drm",
             InputError::NotOdt { .. } => "not_odt",

@@ -135,7 +135,8 @@ const ODT_MIME: &str = "application/vnd.oasis.opendocument.text";
 
 /// Which zip-based manuscript an archive is, from what it holds: its `mimetype` entry
 /// (which EPUB and OpenDocument put first), or else the parts each format cannot do without.
-/// A zip that is none of them is taken as a damaged Word document, whose reader says so.
+/// An archive that cannot be opened is left to the Word reader, which says what is wrong
+/// with it; one that holds none of them is [`InputError::NoManuscriptInZip`].
 fn zip_format(bytes: &[u8]) -> Result<Format, InputError> {
     let Ok(archive) = archive::Archive::open(bytes, &Limits::default()) else {
         return Ok(Format::Docx);
@@ -165,7 +166,11 @@ fn zip_format(bytes: &[u8]) -> Result<Format, InputError> {
         let lower = name.to_ascii_lowercase();
         lower.ends_with(".html") || lower.ends_with(".htm") || lower.ends_with(".xhtml")
     });
-    Ok(if web { Format::Html } else { Format::Docx })
+    if web {
+        Ok(Format::Html)
+    } else {
+        Err(InputError::NoManuscriptInZip)
+    }
 }
 
 /// Where markup begins: past a byte-order mark, white space, an XML declaration and
@@ -308,4 +313,101 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<(Ingested, Parsed), I
     let ingested = ingest(bytes, options)?;
     let parsed = parse(&ingested, bytes, &options.limits)?;
     Ok((ingested, parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(path: &str) -> Vec<u8> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        std::fs::read(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn the_content_says_which_of_the_formats_a_file_is() {
+        for (path, format) in [
+            ("docx/notes.docx", Format::Docx),
+            ("odt/notes.odt", Format::Odt),
+            ("odt/images.fodt", Format::Odt),
+            ("epub/features-pandoc.epub", Format::Epub),
+            ("epub/love-among-the-chickens.epub", Format::Epub),
+            ("html/features-pandoc.html", Format::Html),
+            ("html/gdocs-web-page.zip", Format::Html),
+            ("markdown/torture.md", Format::Markdown),
+        ] {
+            assert_eq!(sniff(&fixture(path)), Ok(format), "{path}");
+        }
+        assert_eq!(
+            sniff(b"<?xml version=\"1.0\"?>\n<!-- saved -->\n<!DOCTYPE html><html><body><p>Hi</p>"),
+            Ok(Format::Html)
+        );
+        // Markdown that opens with an HTML block is still Markdown.
+        assert_eq!(
+            sniff(b"<div align=\"center\">A</div>\n\n# Title\n\nText with *emphasis* and a [link](https://a.b)."),
+            Ok(Format::Markdown)
+        );
+    }
+
+    #[test]
+    fn a_zip_of_nothing_bindery_reads_and_an_opendocument_spreadsheet_are_named() {
+        let mut zip = std::io::Cursor::new(Vec::new());
+        {
+            use std::io::Write;
+            let mut w = zip::ZipWriter::new(&mut zip);
+            w.start_file("photo.png", zip::write::SimpleFileOptions::default())
+                .expect("entry");
+            w.write_all(b"not much").expect("write");
+            w.finish().expect("zip");
+        }
+        assert_eq!(sniff(zip.get_ref()), Err(InputError::NoManuscriptInZip));
+        let mut sheet = b"PK\x03\x04".to_vec();
+        sheet.extend([0; 26]);
+        sheet.extend(b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet");
+        sheet.extend([0; 40]);
+        let Err(InputError::Unsupported { detected }) = sniff(&sheet) else {
+            panic!("a spreadsheet was taken for a manuscript");
+        };
+        assert!(detected.contains("spreadsheet"), "{detected}");
+    }
+
+    #[test]
+    fn a_file_named_for_one_format_is_read_as_the_one_it_is() {
+        let docx = fixture("docx/notes.docx");
+        assert_eq!(
+            naming::check("notes.odt", sniff(&docx), &docx),
+            Ok(Format::Docx)
+        );
+        assert!(naming::warning("notes.odt", Format::Docx).is_some());
+        let odt = fixture("odt/notes.odt");
+        assert_eq!(
+            naming::check("notes.epub", sniff(&odt), &odt),
+            Ok(Format::Odt)
+        );
+        let page = fixture("html/gdocs-web-page.zip");
+        assert_eq!(
+            naming::check("page.zip", sniff(&page), &page),
+            Ok(Format::Html)
+        );
+        assert_eq!(naming::warning("page.zip", Format::Html), None);
+        assert_eq!(
+            naming::check("page.zip", Err(InputError::NoManuscriptInZip), b"PK"),
+            Err(InputError::NoPage)
+        );
+        assert_eq!(
+            naming::check("novel.docx", Err(InputError::NoManuscriptInZip), b"PK"),
+            Err(InputError::NotDocx)
+        );
+        // A web page where a Word document should be is still the sign-in page it was.
+        let signin =
+            b"<!DOCTYPE html><html><head><title>Sign in</title></head><body></body></html>";
+        assert!(matches!(
+            naming::check("novel.docx", sniff(signin), signin),
+            Err(InputError::FormatMismatch { .. })
+        ));
+        assert_eq!(
+            naming::check("novel.html", sniff(signin), signin),
+            Ok(Format::Html)
+        );
+    }
 }

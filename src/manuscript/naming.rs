@@ -133,6 +133,11 @@ pub fn check(
             "neither a ZIP archive (as every .docx is) nor text, so it is damaged or another kind of file",
             "Open it in Word or LibreOffice, save it as .docx, and upload the new file.",
         )),
+        // A zip of something else: what its name promised is missing.
+        Err(InputError::NoManuscriptInZip) if claim == Claim::Docx => Err(InputError::NotDocx),
+        Err(InputError::NoManuscriptInZip) if matches!(claim, Claim::Zip | Claim::Html) => {
+            Err(InputError::NoPage)
+        }
         Err(InputError::Encoding { .. })
             if matches!(claim, Claim::Odt | Claim::Epub | Claim::Zip) =>
         {

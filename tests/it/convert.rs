@@ -251,8 +251,15 @@ fn other_formats_keep_what_pandoc_reads_in_order() {
     });
     let mut figures = figures.into_inner().expect("lock");
     figures.sort();
-    println!("words pandoc reads that Bindery's EPUB keeps, in order:\n{}", figures.join("\n"));
-    assert!(failures.is_empty(), "under 99.5 %:\n{}", failures.join("\n"));
+    println!(
+        "words pandoc reads that Bindery's EPUB keeps, in order:\n{}",
+        figures.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "under 99.5 %:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// pandoc's words of a file another tool wrote.
@@ -260,7 +267,8 @@ fn source_words(input: &Path) -> Vec<String> {
     match input.extension().and_then(|e| e.to_str()) {
         Some("fodt") => pandoc_reading(&input.with_extension("odt"), "odt"),
         Some("zip") => {
-            let mut zip = zip::ZipArchive::new(std::fs::File::open(input).expect("zip")).expect("zip");
+            let mut zip =
+                zip::ZipArchive::new(std::fs::File::open(input).expect("zip")).expect("zip");
             let mut page = String::new();
             for i in 0..zip.len() {
                 let mut entry = zip.by_index(i).expect("entry");
@@ -268,7 +276,10 @@ fn source_words(input: &Path) -> Vec<String> {
                     std::io::Read::read_to_string(&mut entry, &mut page).expect("page");
                 }
             }
-            let tmp = tempfile::Builder::new().suffix(".html").tempfile().expect("tmp");
+            let tmp = tempfile::Builder::new()
+                .suffix(".html")
+                .tempfile()
+                .expect("tmp");
             std::fs::write(tmp.path(), page).expect("write");
             pandoc_reading(tmp.path(), "html")
         }
@@ -282,7 +293,10 @@ fn source_words(input: &Path) -> Vec<String> {
 /// numbers or letters of ordered lists, note markers and a note's own number, and the notes'
 /// text following the book's (where pandoc's plain text puts it, and [`reading_words`] too).
 fn pandoc_reading(path: &Path, from: &str) -> Vec<String> {
-    let filter = tempfile::Builder::new().suffix(".lua").tempfile().expect("tmp");
+    let filter = tempfile::Builder::new()
+        .suffix(".lua")
+        .tempfile()
+        .expect("tmp");
     std::fs::write(
         filter.path(),
         r#"
@@ -360,7 +374,12 @@ fn kept_in_order(source: &[String], ours: &[String]) -> (usize, Vec<String>) {
                 old_index, old_len, ..
             } => {
                 if lost.len() < 12 {
-                    lost.extend(source[old_index..old_index + old_len].iter().take(12).cloned());
+                    lost.extend(
+                        source[old_index..old_index + old_len]
+                            .iter()
+                            .take(12)
+                            .cloned(),
+                    );
                 }
             }
             similar::DiffOp::Insert { .. } => {}
@@ -413,7 +432,9 @@ fn reading_words(epub: &Path) -> (Vec<String>, Vec<String>) {
             let text = comparable_words(&visible_text(&body[..start]));
             in_place.extend(text.iter().cloned());
             words.extend(text);
-            let end = body[start..].find("</aside>").map_or(body.len(), |e| start + e + 8);
+            let end = body[start..]
+                .find("</aside>")
+                .map_or(body.len(), |e| start + e + 8);
             let note = comparable_words(&visible_text(&body[start..end]));
             in_place.extend(note.iter().cloned());
             notes.extend(note);
@@ -436,7 +457,9 @@ fn visible_text(xhtml: &str) -> String {
         out.push_str(&rest[..open]);
         rest = &rest[open..];
         if rest.starts_with("<math") {
-            let end = rest.find("</math>").map_or(rest.len(), |e| e + "</math>".len());
+            let end = rest
+                .find("</math>")
+                .map_or(rest.len(), |e| e + "</math>".len());
             rest = &rest[end..];
             out.push(' ');
             continue;
@@ -449,14 +472,36 @@ fn visible_text(xhtml: &str) -> String {
             rest = &rest[close..];
             continue;
         }
-        if tag.starts_with("<img") {
-            if let Some(alt) = tag.split(" alt=\"").nth(1).and_then(|a| a.split('"').next()) {
-                out.push(' ');
-                out.push_str(alt);
-            }
+        if tag.starts_with("<img")
+            && let Some(alt) = tag
+                .split(" alt=\"")
+                .nth(1)
+                .and_then(|a| a.split('"').next())
+        {
+            out.push(' ');
+            out.push_str(alt);
         }
         // A tag may stand between words (`</p><p>`) or inside one (`H<sub>2</sub>O`).
-        if !matches!(tag.trim_start_matches("</").trim_start_matches('<').split([' ', '>', '/']).next(), Some("sub" | "sup" | "em" | "strong" | "span" | "a" | "i" | "b" | "small" | "u" | "s" | "code")) {
+        if !matches!(
+            tag.trim_start_matches("</")
+                .trim_start_matches('<')
+                .split([' ', '>', '/'])
+                .next(),
+            Some(
+                "sub"
+                    | "sup"
+                    | "em"
+                    | "strong"
+                    | "span"
+                    | "a"
+                    | "i"
+                    | "b"
+                    | "small"
+                    | "u"
+                    | "s"
+                    | "code"
+            )
+        ) {
             out.push(' ');
         }
         rest = &rest[end..];

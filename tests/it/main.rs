@@ -22,6 +22,7 @@ mod editions;
 mod fairness;
 mod faults;
 mod first_admin;
+mod formats;
 mod hardening;
 mod house_styles;
 mod http;

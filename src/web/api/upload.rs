@@ -53,7 +53,8 @@ pub struct UploadForm;
 #[derive(ToSchema)]
 #[allow(dead_code)]
 struct OwnFields {
-    /// The manuscript: Markdown, DOCX or plain text (in any common encoding). Its format is
+    /// The manuscript: Markdown, DOCX, OpenDocument (`.odt`, `.fodt`), EPUB, HTML (one page,
+    /// or a `.zip` of a page with its images) or plain text (in any common encoding). Its format is
     /// read from its content, and it must be what its file name says: one that is not (a
     /// `.docx` that is plain text) is read as what it is with a `format_mismatch` warning in
     /// the report, or fails with the error `format_mismatch` when it cannot be read at all.
@@ -247,8 +248,11 @@ pub async fn read(
             "format" => {
                 let value = text(&mut field, &name, 64).await.map_err(too_long)?;
                 format = Some(Format::parse(&value).ok_or_else(|| {
-                    ApiError::bad_request("invalid_field", "format must be markdown, docx or text")
-                        .field("format")
+                    ApiError::bad_request(
+                        "invalid_field",
+                        "format must be markdown, docx, odt, epub, html or text",
+                    )
+                    .field("format")
                 })?);
             }
             "callback_url" => {

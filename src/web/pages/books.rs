@@ -66,7 +66,7 @@ async fn list(
             p.notice role="status" { "Deleted \u{201c}" (title) "\u{201d}, with all of its files." }
         }
         @if views.is_empty() {
-            p.empty { "No books yet. " a href="/books/new" { "Upload a manuscript" } " (Markdown, DOCX or plain text) and Bindery makes an EPUB and a web reader of it." }
+            p.empty { "No books yet. " a href="/books/new" { "Upload a manuscript" } " (Markdown, Word, OpenDocument, EPUB, a web page or plain text) and Bindery makes an EPUB and a web reader of it." }
         } @else {
             ul.books {
                 @for book in &views {
@@ -136,9 +136,9 @@ fn upload_form(state: &AppState, revision: Option<&BookId>, styles: &[Offered]) 
         form #upload.stack method="post" action=(action) data-then=[then] enctype="multipart/form-data" novalidate {
             label.drop for="manuscript" #drop {
                 span.drop-title { "Manuscript" }
-                span.drop-hint #manuscript-hint { "Drop a Markdown, DOCX or plain-text file here, or choose one. Up to " (limit) "." }
+                span.drop-hint #manuscript-hint { "Drop a manuscript here (Markdown, Word, OpenDocument, EPUB, a web page or plain text), or choose one. Up to " (limit) "." }
                 input #manuscript type="file" name="manuscript" required
-                    accept=".md,.markdown,.txt,.text,.docx,text/markdown,text/plain,application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+                    accept=".md,.markdown,.txt,.text,.docx,.odt,.fodt,.epub,.html,.htm,.xhtml,.zip,text/markdown,text/plain,text/html,application/vnd.openxmlformats-officedocument.wordprocessingml.document,application/vnd.oasis.opendocument.text,application/epub+zip,application/zip";
             }
             label for="cover" { "Cover image (optional)" }
             input #cover type="file" name="cover" accept="image/jpeg,image/png" aria-describedby="cover-hint";
