@@ -23,7 +23,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
     let head = Head::read(&html);
     let mut sheets = head.styles.clone();
     for href in &head.stylesheets {
-        if let Some(css) = super::markdown::resolve(&base, href)
+        if let Some(css) = super::markdown::resources::resolve(&base, href)
             .and_then(|p| files.get(&p))
             .and_then(|b| String::from_utf8(b.clone()).ok())
         {

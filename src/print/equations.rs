@@ -249,11 +249,40 @@ fn expression(node: &Node, out: &mut String) {
             out.push_str(&literal(close));
             out.push_str("])");
         }
+        "menclose" => enclosed(node, out),
         "none" | "mprescripts" | "annotation" | "annotation-xml" => out.push_str("[]"),
-        // math, mrow, mstyle, mpadded, merror, menclose, semantics, mtd and what else holds
-        // children: their content in a row.
+        // math, mrow, mstyle, mpadded, merror, semantics, mtd and what else holds children:
+        // their content in a row.
         _ => body(node, out),
     }
+}
+
+/// `menclose`: a frame (`\boxed`, Word's border box) or strokes through the content
+/// (`\cancel` and its kin, `\sout`); a notation Typst has no drawing for shows the content.
+fn enclosed(node: &Node, out: &mut String) {
+    let notation = node.attribute("notation").unwrap_or("longdiv");
+    let has = |n: &str| notation.split_whitespace().any(|x| x == n);
+    let up = has("updiagonalstrike");
+    let down = has("downdiagonalstrike");
+    let (open, close) = if up && down {
+        ("math.cancel(cross: true, ", ")")
+    } else if up {
+        ("math.cancel(", ")")
+    } else if down {
+        ("math.cancel(inverted: true, ", ")")
+    } else if has("horizontalstrike") {
+        ("strike(", ")")
+    } else if has("box") || has("roundedbox") || has("circle") {
+        (
+            "box(stroke: 0.5pt, inset: (x: 0.2em, y: 0.25em), baseline: 0.25em, ",
+            ")",
+        )
+    } else {
+        ("", "")
+    };
+    out.push_str(open);
+    body(node, out);
+    out.push_str(close);
 }
 
 /// A token's text as content, in `wrap` (a math style function) when given. One character is
@@ -494,6 +523,19 @@ mod tests {
             "</mrow>".repeat(MAX_DEPTH - 2)
         );
         assert!(equation(&fine, false).is_some());
+    }
+
+    #[test]
+    fn frames_and_strokes_are_drawn() {
+        let boxed = typst(r#"<math><menclose notation="box"><mi>x</mi></menclose></math>"#);
+        assert!(boxed.contains("box(stroke: 0.5pt"), "{boxed}");
+        let cancel = typst(
+            r#"<math><menclose notation="updiagonalstrike downdiagonalstrike"><mn>3</mn></menclose></math>"#,
+        );
+        assert!(cancel.contains("math.cancel(cross: true, "), "{cancel}");
+        let struck =
+            typst(r#"<math><menclose notation="horizontalstrike"><mi>y</mi></menclose></math>"#);
+        assert!(struck.contains("strike("), "{struck}");
     }
 
     #[test]

@@ -268,6 +268,82 @@ fn tex_that_cannot_be_converted_stays_code_with_a_warning_and_a_nesting_bomb_is_
     assert_eq!(equations(&epub).len(), 1);
 }
 
+/// TeX as people write it (`markdown/tex-as-written.md`): macros defined in the manuscript,
+/// the constructs math-core lacks, labels and references across the book, each as MathML
+/// holding its symbols; and the macro bomb fails its own expression alone, quickly.
+#[test]
+fn tex_as_people_write_it_becomes_mathml_and_a_macro_bomb_fails_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let started = std::time::Instant::now();
+    let (epub, warnings) = converted(&corpus().join("markdown/tex-as-written.md"), dir.path());
+    let took = started.elapsed();
+    let failed: Vec<&str> = warnings
+        .iter()
+        .filter(|w| w["code"] == "math_not_converted")
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    assert_eq!(failed.len(), 1, "only the bomb: {failed:#?}");
+    assert!(
+        failed[0].contains("\\a") && failed[0].contains("expands"),
+        "{failed:?}"
+    );
+    // The whole book, bomb included, in a debug build on a loaded machine.
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    let shown: Vec<String> = equations(&epub).iter().map(|m| shown_text(m)).collect();
+    let all = shown.join(" | ");
+    let has = |what: &str, symbols: &[&str]| {
+        assert!(
+            shown.iter().any(|s| {
+                let s: String = s.split_whitespace().collect();
+                symbols.iter().all(|x| s.contains(x))
+            }),
+            "{what}: no equation shows {symbols:?} in {all}"
+        );
+    };
+    has("\\newcommand with an argument", &["𝐯", "ℝ"]);
+    has("an optional argument's default", &["‖", "2"]);
+    has("an optional argument given", &["∞"]);
+    has("\\def with two parameters", &["⟨", "a", "b", "⟩"]);
+    has("\\DeclareMathOperator", &["Tr", "A"]);
+    has("\\DeclareMathOperator*", &["arg", "max"]);
+    has("\\operatorname", &["rank", "M"]);
+    has("\\text and \\mbox in cases", &["if", "otherwise", "never"]);
+    has("\\boxed", &["x=42"]);
+    has("\\substack", &["0≤i≤m", "P(i,j)"]);
+    has("\\tag", &["E=mc2", "(E1)"]);
+    has("\\ensuremath", &["α+β"]);
+    has("gather", &["x+y=z", "u=v"]);
+    has("multline", &["x4", "x3", "x2"]);
+    let mathml: String = equations(&epub).join("\n");
+    assert!(
+        mathml.contains(r#"<menclose notation="box">"#),
+        "\\boxed is a frame"
+    );
+    assert!(
+        mathml.contains("updiagonalstrike") && mathml.contains("downdiagonalstrike"),
+        "\\cancel, \\bcancel and \\xcancel strike"
+    );
+    // `\eqref{eq:sum}` before its equation, and after it, both show its number; the
+    // equation with `\tag{E1}` is referred to by it.
+    let numbers: Vec<&String> = shown
+        .iter()
+        .filter(|s| s.trim().starts_with('(') || s.trim() == "E1")
+        .collect();
+    assert!(
+        shown.iter().filter(|s| s.trim() == "(1)").count() >= 2,
+        "\\eqref{{eq:sum}} before and after the align: {numbers:?}"
+    );
+    assert!(
+        shown.iter().any(|s| s.trim() == "(E1)") && shown.iter().any(|s| s.trim() == "E1"),
+        "\\eqref and \\ref to the tag: {numbers:?}"
+    );
+    assert!(!mathml.contains("@@@"), "no placeholder is left");
+    // Definitions show nothing: no equation is empty.
+    assert!(shown.iter().all(|s| !s.trim().is_empty()), "{all}");
+    // The equation after the bomb is converted all the same.
+    has("after the bomb", &["y2"]);
+}
+
 /// The reader written for the Markdown fixture, served under the reader's policy
 /// (`tests/browser/serve.py`), in Chromium: `tests/browser/reader-math.mjs`.
 #[test]

@@ -270,9 +270,22 @@ impl Writer<'_> {
                 self.arg(n.child("lim"));
                 self.close(tag);
             }
-            // A box groups; a border box's frame (`menclose`) is not in MathML Core, so
-            // both show their content.
-            "box" | "borderBox" => self.arg(n.child("e")),
+            // A box only groups.
+            "box" => self.arg(n.child("e")),
+            // A border box is a frame, whole or in part, or strokes through its content:
+            // `menclose` says which (MathML Core browsers show the content; EPUB 3 readers
+            // with MathML 3 and the print edition draw it).
+            "borderBox" => {
+                let notation = border_notation(n);
+                if notation.is_empty() {
+                    self.arg(n.child("e"));
+                } else {
+                    self.out
+                        .push_str(&format!("<menclose notation=\"{notation}\">"));
+                    self.arg(n.child("e"));
+                    self.close("menclose");
+                }
+            }
             "phant" => {
                 if n.flag("phantPr", "show") {
                     self.arg(n.child("e"));
@@ -508,6 +521,39 @@ impl Writer<'_> {
             }
         }
     }
+}
+
+/// The `menclose` notation of a border box (ECMA-376 §22.1.2.12): its four sides unless some
+/// are hidden, and the strokes it asks for.
+fn border_notation(n: &Node) -> String {
+    let mut notation = Vec::new();
+    let sides = [
+        ("hideTop", "top"),
+        ("hideBot", "bottom"),
+        ("hideLeft", "left"),
+        ("hideRight", "right"),
+    ];
+    let shown: Vec<&str> = sides
+        .iter()
+        .filter(|(hide, _)| !n.flag("borderBoxPr", hide))
+        .map(|(_, side)| *side)
+        .collect();
+    if shown.len() == 4 {
+        notation.push("box");
+    } else {
+        notation.extend(shown);
+    }
+    for (strike, name) in [
+        ("strikeH", "horizontalstrike"),
+        ("strikeV", "verticalstrike"),
+        ("strikeBLTR", "updiagonalstrike"),
+        ("strikeTLBR", "downdiagonalstrike"),
+    ] {
+        if n.flag("borderBoxPr", strike) {
+            notation.push(name);
+        }
+    }
+    notation.join(" ")
 }
 
 fn run_text(n: &Node) -> String {
@@ -878,7 +924,18 @@ mod tests {
             "{all}"
         );
         assert!(all.contains("<mo>\u{2061}</mo>"), "{all}");
-        assert!(!all.contains("menclose"), "{all}");
+        assert!(
+            all.contains("<menclose notation=\"box\"><mrow><mi>a</mi></mrow></menclose>"),
+            "{all}"
+        );
+        let partial = one(&format!(
+            "<m:oMath><m:borderBox><m:borderBoxPr><m:hideTop/><m:hideBot m:val=\"1\"/><m:strikeBLTR/></m:borderBoxPr><m:e>{}</m:e></m:borderBox></m:oMath>",
+            r("x")
+        ));
+        assert!(
+            partial.contains("<menclose notation=\"left right updiagonalstrike\">"),
+            "{partial}"
+        );
     }
 
     #[test]

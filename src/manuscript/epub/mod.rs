@@ -127,7 +127,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
             let mut hrefs: Vec<String> = head
                 .stylesheets
                 .iter()
-                .filter_map(|h| super::markdown::resolve(&base, h))
+                .filter_map(|h| super::markdown::resources::resolve(&base, h))
                 .collect();
             hrefs.extend(head.styles.iter().cloned());
             let looks = sheets_cache.entry(hrefs.clone()).or_insert_with(|| {

@@ -5,7 +5,7 @@
 use html5gum::{DefaultEmitter, Token, Tokenizer};
 
 use crate::manuscript::InputError;
-use crate::manuscript::markdown::resolve;
+use crate::manuscript::markdown::resources::resolve;
 use crate::manuscript::xml::{Ev, Ns, Xml};
 
 #[derive(Debug, Default)]

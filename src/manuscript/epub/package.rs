@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::document::Metadata;
 use crate::manuscript::InputError;
 use crate::manuscript::archive::Archive;
-use crate::manuscript::markdown::join_path;
+use crate::manuscript::markdown::resources::{join_path, percent_decode};
 use crate::manuscript::xml::{Ns, Xml};
 
 #[derive(Debug, Clone)]
@@ -165,7 +165,7 @@ pub fn read(archive: &mut Archive, path: &str) -> Result<Package, InputError> {
                 let (Some(id), Some(href)) = (at("id"), at("href")) else {
                     continue;
                 };
-                let href = crate::manuscript::markdown::percent_decode(&href);
+                let href = percent_decode(&href);
                 let Some(path) = join_path(&base, &href) else {
                     continue;
                 };
@@ -193,9 +193,7 @@ pub fn read(archive: &mut Archive, path: &str) -> Result<Package, InputError> {
             (Ns::Opf, "reference") => {
                 if let (Some(kind), Some(href)) = (at("type"), at("href")) {
                     let href = href.split('#').next().unwrap_or("").to_owned();
-                    if let Some(path) =
-                        join_path(&base, &crate::manuscript::markdown::percent_decode(&href))
-                    {
+                    if let Some(path) = join_path(&base, &percent_decode(&href)) {
                         package
                             .guide
                             .push((kind.to_ascii_lowercase(), path.to_lowercase()));

@@ -69,7 +69,7 @@ pub(crate) fn pages(
     files: std::collections::HashMap<String, Vec<u8>>,
     read: impl FnOnce(&mut Builder) -> Result<Vec<(String, crate::document::NoteKind)>, InputError>,
 ) -> Result<Pages, InputError> {
-    let mut res = super::markdown::Resources::with_files(limits, files);
+    let mut res = super::markdown::resources::Resources::with_files(limits, files);
     let mut builder = Builder::new(&mut res);
     let kinds = read(&mut builder)?;
     let flattened = builder.flattened;
@@ -86,7 +86,7 @@ pub(crate) fn pages(
         ));
     }
     notes::settle(&mut blocks, &mut notes, &kinds);
-    super::markdown::resolve_ids(&mut blocks, &mut notes, &mut warnings);
+    super::markdown::ids::resolve(&mut blocks, &mut notes, &mut warnings);
     super::tidy::unused_anchors(&mut blocks, &mut notes);
     Ok(Pages {
         blocks,

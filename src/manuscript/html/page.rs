@@ -80,14 +80,14 @@ impl<'s> Page<'s> {
     pub fn link(&self, href: &str, b: &Builder) -> Option<LinkTarget> {
         let href = href.trim();
         if let Some(fragment) = href.strip_prefix('#') {
-            let fragment = crate::manuscript::markdown::percent_decode(fragment);
+            let fragment = crate::manuscript::markdown::resources::percent_decode(fragment);
             return (!fragment.is_empty()).then(|| LinkTarget::Internal(self.id(&fragment)));
         }
         let path = b.res.resolve(href)?;
         let prefix = self.documents.get(&path)?;
         let fragment = href
             .split_once('#')
-            .map(|(_, f)| crate::manuscript::markdown::percent_decode(f))
+            .map(|(_, f)| crate::manuscript::markdown::resources::percent_decode(f))
             .filter(|f| !f.is_empty())
             .unwrap_or_else(|| START.to_owned());
         Some(LinkTarget::Internal(format!("{prefix}{fragment}")))
@@ -544,6 +544,9 @@ impl Looks {
                 }
             }
         }
+        // A page's own styles are dozens of rules; past these bounds a stylesheet is not one
+        // a person wrote, and matching it against every element would be the cost of the read.
+        rules.truncate(MAX_RULES);
         rules.sort_by_key(|(specificity, order, _, _)| (*specificity, *order));
         Looks {
             rules: rules
@@ -563,6 +566,8 @@ impl Looks {
             let key = (name.to_owned(), class.to_owned());
             if let Some(look) = self.cache.borrow().get(&key) {
                 *look
+            } else if self.cache.borrow().len() >= MAX_CLASS_LISTS {
+                Look::default()
             } else {
                 let element = Element { name, class };
                 let mut look = Look::default();
@@ -601,6 +606,11 @@ impl Look {
         self.hidden |= other.hidden;
     }
 }
+
+/// The most rules of a page's stylesheets that are kept (the ones that set what the model
+/// keeps), and the most distinct class lists matched against them.
+const MAX_RULES: usize = 1_000;
+const MAX_CLASS_LISTS: usize = 4_000;
 
 /// An element as selectors see it: its name and classes, without parents or siblings (a
 /// rule that needs them does not match).

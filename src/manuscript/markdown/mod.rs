@@ -7,9 +7,9 @@
 
 pub(crate) mod builder;
 pub(crate) mod front_matter;
-mod ids;
+pub(crate) mod ids;
 mod math;
-mod resources;
+pub(crate) mod resources;
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
 
@@ -17,9 +17,8 @@ use super::{InputError, Limits, html};
 use crate::document::{Align, Block, Document, Inline, ListKind, Metadata, Parsed, chapters};
 use crate::report::Warning;
 use builder::{BlockKind, Builder, Flattened, InlineKind, LeafKind};
-pub(crate) use ids::{resolve as resolve_ids, slug};
 use math::Maths;
-pub(crate) use resources::{Resources, join_path, percent_decode, resolve};
+use resources::Resources;
 
 /// Whether text uses Markdown syntax enough to be read as Markdown rather than plain text.
 ///

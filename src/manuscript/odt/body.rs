@@ -360,12 +360,14 @@ impl<'s, 'o> Reader<'s, 'o> {
     /// which is the heading's slug once ids are settled.
     fn link(&self, href: &str, b: &mut Builder) -> Option<LinkTarget> {
         if let Some(fragment) = href.strip_prefix('#') {
-            let fragment = crate::manuscript::markdown::percent_decode(fragment);
+            let fragment = crate::manuscript::markdown::resources::percent_decode(fragment);
             if let Some((text, kind)) = fragment.rsplit_once('|') {
                 return match kind {
-                    "outline" => Some(LinkTarget::Internal(crate::manuscript::markdown::slug(
-                        text.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.'),
-                    ))),
+                    "outline" => Some(LinkTarget::Internal(
+                        crate::manuscript::markdown::ids::slug(
+                            text.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.'),
+                        ),
+                    )),
                     _ => Some(LinkTarget::Internal(text.to_owned())),
                 };
             }

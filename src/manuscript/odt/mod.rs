@@ -12,8 +12,8 @@ mod styles;
 use std::collections::HashMap;
 
 use super::archive::Archive;
-use super::markdown::Resources;
 use super::markdown::builder::Builder;
+use super::markdown::resources::Resources;
 use super::xml::{Ns, Xml};
 use super::{InputError, Limits, encoding, tidy};
 use crate::document::{Block, Document, Inline, Metadata, Parsed, chapters};
@@ -192,7 +192,7 @@ fn body(
     displayed(&mut blocks);
     let title = tidy::title_paragraphs(&mut blocks);
     tidy::page_breaks(&mut blocks);
-    super::markdown::resolve_ids(&mut blocks, &mut notes, &mut warnings);
+    super::markdown::ids::resolve(&mut blocks, &mut notes, &mut warnings);
     tidy::unused_anchors(&mut blocks, &mut notes);
     match (&metadata.title, title) {
         (None, Some(title)) => metadata.title = Some(title),
