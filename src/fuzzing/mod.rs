@@ -87,6 +87,21 @@ pub fn zip_parts(data: &[u8]) -> Vec<u8> {
     zip.finish().map(|c| c.into_inner()).unwrap_or_default()
 }
 
+/// OpenDocument as when the user names the format: a zip, or the flat XML of a `.fodt`.
+pub fn odt(data: &[u8]) -> Result<(), InputError> {
+    read_as(data, Some(Format::Odt), fuzz_limits())
+}
+
+/// An EPUB: its container, package, navigation and pages.
+pub fn epub(data: &[u8]) -> Result<(), InputError> {
+    read_as(data, Some(Format::Epub), fuzz_limits())
+}
+
+/// A web page, alone or zipped with its pictures and stylesheets.
+pub fn html(data: &[u8]) -> Result<(), InputError> {
+    read_as(data, Some(Format::Html), fuzz_limits())
+}
+
 /// Markdown, front matter included, through decoding as uploads are.
 pub fn markdown(data: &[u8]) -> Result<(), InputError> {
     read_as(data, Some(Format::Markdown), fuzz_limits())
@@ -128,9 +143,12 @@ pub fn image(data: &[u8]) -> Result<(), InputError> {
 pub type Entry = fn(&[u8]) -> Result<(), InputError>;
 
 /// Every target with its entry point, for the replay test and anything that loops over them.
-pub const TARGETS: [(&str, Entry); 6] = [
+pub const TARGETS: [(&str, Entry); 9] = [
     ("docx", docx),
     ("docx_parts", docx_parts),
+    ("odt", odt),
+    ("epub", epub),
+    ("html", html),
     ("markdown", markdown),
     ("front_matter", front_matter),
     ("text", text),

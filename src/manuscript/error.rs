@@ -35,7 +35,7 @@ pub enum InputError {
     )]
     Encoding { detail: String },
     #[error(
-        "The Word document is damaged ({detail}). Open it in Word or LibreOffice, save it again as .docx, and upload the new file."
+        "The file is a damaged ZIP archive ({detail}), as a Word document, OpenDocument, EPUB or zipped web page is when it was not saved or downloaded whole. Open it in the program that made it, save or export it again, and upload the new file."
     )]
     CorruptZip { detail: String },
     #[error(

@@ -938,6 +938,53 @@ mod tests {
         );
     }
 
+    /// The cases issue 47 found Word's equations losing: scripts inside scripts, pre-scripts
+    /// on a scripted base, a group character above, and an accent over a group.
+    #[test]
+    fn nested_scripts_pre_scripts_group_characters_and_accents_on_groups() {
+        let nested = one(&format!(
+            "<m:oMath><m:sSubSup><m:e>{x}</m:e><m:sub><m:sSub><m:e>{i}</m:e><m:sub>{j}</m:sub></m:sSub></m:sub><m:sup><m:sSup><m:e>{k}</m:e><m:sup>{two}</m:sup></m:sSup></m:sup></m:sSubSup></m:oMath>",
+            x = r("x"),
+            i = r("i"),
+            j = r("j"),
+            k = r("k"),
+            two = r("2")
+        ));
+        assert!(
+            nested.contains("<msubsup><mrow><mi>x</mi></mrow><mrow><msub><mrow><mi>i</mi></mrow><mrow><mi>j</mi></mrow></msub></mrow><mrow><msup><mrow><mi>k</mi></mrow><mrow><mn>2</mn></mrow></msup></mrow></msubsup>"),
+            "{nested}"
+        );
+        let pre = one(&format!(
+            "<m:oMath><m:sPre><m:sub>{a}</m:sub><m:sup>{b}</m:sup><m:e><m:sSup><m:e>{x}</m:e><m:sup>{n}</m:sup></m:sSup></m:e></m:sPre></m:oMath>",
+            a = r("a"),
+            b = r("b"),
+            x = r("X"),
+            n = r("n")
+        ));
+        assert!(
+            pre.contains("<mmultiscripts><mrow><msup><mrow><mi>X</mi></mrow><mrow><mi>n</mi></mrow></msup></mrow><mprescripts></mprescripts><mrow><mi>a</mi></mrow><mrow><mi>b</mi></mrow></mmultiscripts>"),
+            "{pre}"
+        );
+        let brace = one(&format!(
+            "<m:oMath><m:groupChr><m:groupChrPr><m:chr m:val=\"⏞\"/><m:pos m:val=\"top\"/></m:groupChrPr><m:e>{a}{plus}{b}</m:e></m:groupChr></m:oMath>",
+            a = r("a"),
+            plus = r("+"),
+            b = r("b")
+        ));
+        assert!(
+            brace.contains("<mover><mrow><mi>a</mi><mo>+</mo><mi>b</mi></mrow><mo stretchy=\"true\">\u{23DE}</mo></mover>"),
+            "{brace}"
+        );
+        let vector = one(&format!(
+            "<m:oMath><m:acc><m:accPr><m:chr m:val=\"⃗\"/></m:accPr><m:e>{ab}</m:e></m:acc></m:oMath>",
+            ab = r("AB")
+        ));
+        assert!(
+            vector.contains("<mover accent=\"true\"><mrow><mi>A</mi><mi>B</mi></mrow><mo stretchy=\"true\">\u{2192}</mo></mover>"),
+            "{vector}"
+        );
+    }
+
     #[test]
     fn scripts_and_styles_become_mathematical_alphanumerics() {
         let ds = one(

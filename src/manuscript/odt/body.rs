@@ -36,6 +36,23 @@ pub struct Reader<'s, 'o> {
     /// Set when the paragraph being read draws a horizontal rule (Word's, as LibreOffice
     /// keeps it: a thin rectangle as wide as the text).
     rule: bool,
+    /// What each style name came to, up its chain: a book of thousands of paragraphs uses a
+    /// few dozen styles.
+    paragraph_styles: HashMap<String, ParagraphStyle>,
+    text_styles: HashMap<String, TextStyle>,
+}
+
+#[derive(Clone, Copy)]
+struct ParagraphStyle {
+    role: Option<Role>,
+    breaks_page: bool,
+    look: Look,
+}
+
+#[derive(Clone, Copy)]
+struct TextStyle {
+    code: bool,
+    look: Look,
 }
 
 /// Marks the paragraph before it as a caption, for [`super::captions`] to move into the
@@ -78,7 +95,34 @@ impl<'s, 'o> Reader<'s, 'o> {
             started: false,
             captions: 0,
             rule: false,
+            paragraph_styles: HashMap::new(),
+            text_styles: HashMap::new(),
         }
+    }
+
+    fn paragraph_style(&mut self, name: &str) -> ParagraphStyle {
+        if let Some(style) = self.paragraph_styles.get(name) {
+            return *style;
+        }
+        let style = ParagraphStyle {
+            role: self.styles.role(name),
+            breaks_page: self.styles.breaks_page(name),
+            look: self.styles.paragraph_look(name),
+        };
+        self.paragraph_styles.insert(name.to_owned(), style);
+        style
+    }
+
+    fn text_style(&mut self, name: &str) -> TextStyle {
+        if let Some(style) = self.text_styles.get(name) {
+            return *style;
+        }
+        let style = TextStyle {
+            code: self.styles.is_code(name),
+            look: self.styles.text_look(name),
+        };
+        self.text_styles.insert(name.to_owned(), style);
+        style
     }
 
     /// The blocks of the element whose start was just read, through its end.
@@ -136,13 +180,17 @@ impl<'s, 'o> Reader<'s, 'o> {
             .attr("style-name")
             .map(|s| s.into_owned())
             .unwrap_or_default();
-        let role = self.styles.role(&style);
+        let ParagraphStyle {
+            role,
+            breaks_page,
+            look,
+        } = self.paragraph_style(&style);
         let heading = tag.name() == "h";
         let outline = tag
             .attr("outline-level")
             .and_then(|l| l.parse::<u8>().ok())
             .filter(|l| (1..=6).contains(l));
-        if self.styles.breaks_page(&style) && self.started {
+        if breaks_page && self.started {
             run.end(b)?;
             b.add_block(Block::PageBreak)?;
         }
@@ -200,7 +248,6 @@ impl<'s, 'o> Reader<'s, 'o> {
             _ => LeafKind::Paragraph,
         };
         b.open_leaf(leaf)?;
-        let look = self.styles.paragraph_look(&style);
         // A heading's or a caption's style draws it bold or italic as such; only what its
         // spans add is the text's own emphasis.
         let plain =
@@ -269,12 +316,12 @@ impl<'s, 'o> Reader<'s, 'o> {
                     .attr("style-name")
                     .map(|s| s.into_owned())
                     .unwrap_or_default();
-                if self.styles.is_code(&style) {
+                let TextStyle { code, look } = self.text_style(&style);
+                if code {
                     b.open_inline(InlineKind::Code, None)?;
                     self.inlines(x, b, outer)?;
                     return b.close_inline();
                 }
-                let look = self.styles.text_look(&style);
                 let added = look.beyond(outer);
                 if added.hidden {
                     return x.skip();

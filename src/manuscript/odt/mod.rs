@@ -249,9 +249,9 @@ fn read_meta(text: &str, part: &str, metadata: &mut Metadata) -> Result<(), Inpu
             super::xml::Ev::Eof => break,
             _ => continue,
         };
+        // The properties come before the text (in a flat document), which is left unread.
         if tag.is(Ns::Office, "body") {
-            x.skip()?;
-            continue;
+            break;
         }
         let field = match (tag.ns, tag.name()) {
             (Ns::Meta, name @ ("title" | "description" | "subject" | "language" | "creator")) => {

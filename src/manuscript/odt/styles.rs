@@ -98,12 +98,12 @@ impl Styles {
         loop {
             match x.next()? {
                 Ev::Start(tag) => {
-                    let owner = self.start(&tag, open.iter().rev().flatten().next());
-                    // Whole bodies are skipped: styles are never inside the text.
+                    // Styles come before the text, which is most of the part: it is left
+                    // unread (a flat document's body is the whole book).
                     if tag.is(Ns::Office, "body") {
-                        x.skip()?;
-                        continue;
+                        break;
                     }
+                    let owner = self.start(&tag, open.iter().rev().flatten().next());
                     open.push(owner);
                 }
                 Ev::End => {
