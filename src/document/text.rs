@@ -59,11 +59,24 @@ impl Words {
 
     fn add(&mut self, text: &str) {
         for token in text.split_whitespace() {
-            if token.chars().any(is_unspaced) {
+            // Below U+0800 (one and two bytes of UTF-8: Latin, Greek, Cyrillic, Hebrew,
+            // Arabic…) every script spaces its words: a token is one word, read without
+            // decoding it. Words are counted as a book is read and again when it is made, so
+            // this is most of the time it takes.
+            if token.bytes().all(|b| b < 0xE0) {
+                self.words += 1;
+                continue;
+            }
+            let (mut unspaced, mut ideographs) = (false, false);
+            for c in token.chars().filter(|&c| u32::from(c) >= 0x0E00) {
+                unspaced |= is_unspaced(c);
+                ideographs |= is_ideograph(c);
+            }
+            if unspaced {
                 self.words += unspaced_words(token);
                 continue;
             }
-            if !token.chars().any(is_ideograph) {
+            if !ideographs {
                 self.words += 1;
                 continue;
             }
