@@ -393,6 +393,9 @@ impl State<'_, '_> {
                 Ok(())
             }
             "hr" => b.add_block(Block::SceneBreak),
+            // A figure's caption comes after its picture, closed by then; a table's may come
+            // first, and then stays a paragraph before the table.
+            "figcaption" => b.open_leaf(LeafKind::Caption),
             _ => match attr("lang").filter(|l| !l.is_empty()) {
                 // A sectioning element (div, section, figure…) with a language.
                 Some(lang) if BLOCK_CONTAINERS.contains(&name) => {
@@ -435,7 +438,7 @@ impl State<'_, '_> {
             return Ok(());
         }
         match name.as_str() {
-            "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "dt" => b.close_leaf(),
+            "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "dt" | "figcaption" => b.close_leaf(),
             "thead" => {
                 b.close_leaf()?;
                 b.close_html_block("tr", self.floor)?;

@@ -86,6 +86,9 @@ pub(crate) enum LeafKind {
         id: Option<String>,
     },
     Term,
+    /// HTML's `<figcaption>` (and a table's `<caption>`): the caption of the figure or table
+    /// just before it, or else a paragraph.
+    Caption,
 }
 
 /// An inline container.
@@ -451,6 +454,24 @@ impl<'r, 'l> Builder<'r, 'l> {
                     return Ok(());
                 }
                 paragraph(content)
+            }
+            LeafKind::Caption => {
+                if content.is_empty() {
+                    return Ok(());
+                }
+                let len = self.stack.len();
+                let blocks = &mut self.stack[len.saturating_sub(1)].blocks;
+                match blocks.last_mut() {
+                    Some(Block::Figure { caption, .. }) if caption.is_empty() => {
+                        *caption = content;
+                        return Ok(());
+                    }
+                    Some(Block::Table(table)) if table.caption.is_empty() => {
+                        table.caption = content;
+                        return Ok(());
+                    }
+                    _ => paragraph(content),
+                }
             }
             LeafKind::Heading { level, id } => {
                 if inline_text(&content).trim().is_empty() && !has_image(&content) {
