@@ -1,5 +1,6 @@
 //! Reading manuscripts: sniffing the format from the bytes, enforcing limits, and turning
-//! Markdown, DOCX or plain text into the one [`Document`](crate::document::Document) model.
+//! Markdown, DOCX, OpenDocument, EPUB, HTML or plain text into the one
+//! [`Document`](crate::document::Document) model.
 //!
 //! Everything here is pure (bytes in, model out) so the pipeline's jobs and `bindery convert`
 //! share it, and so a hostile file can only ever produce an [`InputError`].
