@@ -122,7 +122,7 @@ pub async fn preview(
     }
     let revision = book.current();
     let base = format!("/books/{}/preview/{look}/", book.id);
-    let mut view = PreviewView {
+    let view = PreviewView {
         style: name.to_string(),
         title: style.title,
         description: style.description,
@@ -130,21 +130,9 @@ pub async fn preview(
         pages: None,
         reader: None,
     };
-    if let Some(bytes) = state
-        .blobs
-        .get_opt(&keys::preview(&revision, &look, MADE))
-        .await?
-    {
-        let made: Made = serde_json::from_slice(&bytes)
-            .map_err(|e| anyhow::anyhow!("reading a preview's record: {e}"))?;
-        view.status = PreviewStatus::Ready;
-        view.pages = Some(PreviewPages {
-            title: format!("{base}title.png"),
-            opening: made.opening.then(|| format!("{base}opening.png")),
-            scene: made.scene.then(|| format!("{base}scene.png")),
-        });
-        view.reader = Some(format!("{base}reader.html"));
-        return Ok(HttpResponse::Ok().json(view));
+    let made = keys::preview(&revision, &look, MADE);
+    if let Some(bytes) = state.blobs.get_opt(&made).await? {
+        return ready(view, &base, &bytes);
     }
     let enqueued = state
         .queue
@@ -157,6 +145,11 @@ pub async fn preview(
             // Asked for again: one that ran out of attempts tries once more.
             JobState::Dead => {
                 state.queue.retry(enqueued.id).await?;
+            }
+            // Made between the look for it above and now: a job completes only once its
+            // preview is stored.
+            JobState::Completed if let Some(bytes) = state.blobs.get_opt(&made).await? => {
+                return ready(view, &base, &bytes);
             }
             JobState::Discarded | JobState::Cancelled | JobState::Completed => {
                 return Err(ApiError::from(anyhow::anyhow!(
@@ -172,4 +165,18 @@ pub async fn preview(
     Ok(HttpResponse::Accepted()
         .insert_header((header::RETRY_AFTER, "1"))
         .json(view))
+}
+
+/// The answer for a preview that is made: `bytes` are its record.
+fn ready(mut view: PreviewView, base: &str, bytes: &[u8]) -> Result<HttpResponse, ApiError> {
+    let made: Made = serde_json::from_slice(bytes)
+        .map_err(|e| anyhow::anyhow!("reading a preview's record: {e}"))?;
+    view.status = PreviewStatus::Ready;
+    view.pages = Some(PreviewPages {
+        title: format!("{base}title.png"),
+        opening: made.opening.then(|| format!("{base}opening.png")),
+        scene: made.scene.then(|| format!("{base}scene.png")),
+    });
+    view.reader = Some(format!("{base}reader.html"));
+    Ok(HttpResponse::Ok().json(view))
 }
