@@ -14,6 +14,7 @@ mod error;
 mod html;
 pub mod image;
 mod limits;
+mod look;
 pub(crate) mod markdown;
 pub mod naming;
 mod odt;

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::document::{Block, Inline, LinkTarget, Note, inline_text};
+use crate::document::{Block, Inline, LinkTarget, Metadata, Note, inline_text};
 use crate::report::Warning;
 
 /// Calls `f` on every inline list in `blocks`, outermost first, including nested wrappers.
@@ -86,6 +86,23 @@ pub fn title_paragraphs(blocks: &mut Vec<Block>) -> Option<String> {
         }
     }
     None
+}
+
+/// The title a document's Title paragraphs give, held against its properties' (which win,
+/// with a warning when they differ).
+pub fn title_from_paragraphs(
+    metadata: &mut Metadata,
+    title: Option<String>,
+    warnings: &mut Vec<Warning>,
+) {
+    match (&metadata.title, title) {
+        (None, Some(title)) => metadata.title = Some(title),
+        (Some(properties), Some(title)) if properties.trim() != title => warnings.push(Warning::new(
+            "title_differs",
+            format!("The document's properties give the title “{properties}”, but its Title paragraph says “{title}”; the properties were used. Change File › Properties › Title to choose."),
+        )),
+        _ => {}
+    }
 }
 
 /// Page breaks right before a heading (the heading starts a new page or chapter anyway),

@@ -677,41 +677,7 @@ mod tests {
     use super::*;
     use math_core::{LatexToMathML, MathCoreConfig, MathDisplay, PrettyPrint};
 
-    /// Bindery's `ELEMENTS`: what its `clean` lets through.
-    const ELEMENTS: &[&str] = &[
-        "math",
-        "semantics",
-        "annotation",
-        "mrow",
-        "mi",
-        "mn",
-        "mo",
-        "mtext",
-        "mspace",
-        "ms",
-        "mfrac",
-        "msqrt",
-        "mroot",
-        "mstyle",
-        "merror",
-        "mpadded",
-        "mphantom",
-        "mfenced",
-        "menclose",
-        "msub",
-        "msup",
-        "msubsup",
-        "munder",
-        "mover",
-        "munderover",
-        "mmultiscripts",
-        "mprescripts",
-        "none",
-        "mtable",
-        "mtr",
-        "mlabeledtr",
-        "mtd",
-    ];
+    use crate::math::ELEMENTS;
 
     /// One book: math-core as Bindery configures it, and its equations.
     struct Book {

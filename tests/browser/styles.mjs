@@ -141,7 +141,10 @@ run(async () => {
     check(checked === 'classic', `after choosing Classic the book page checks ${checked}`);
 
     step('a house style too pale is refused on the styles page, naming its line');
-    await page.goto(url('/styles'));
+    // The styles page reloads itself once the previews it waits for are made (styles.js),
+    // which would wipe a form being filled in: the forms are used on a page that waits for
+    // nothing.
+    await stylesPageAtRest(page);
     const source = await readFile(path.join(house, 'noir.toml'), 'utf8');
     const files = ['NotoSerif-Regular.ttf', 'NotoSerif-Italic.ttf', 'leaf.svg'].map((f) => path.join(house, f));
     const form = page.locator('form[data-url="/api/v1/styles"]');
@@ -161,6 +164,7 @@ run(async () => {
     if (seen >= 0) problems.splice(seen, 1);
 
     step('the house style added with its fonts and ornament, listed and previewed');
+    await stylesPageAtRest(page);
     await form.locator('input[name=style]').setInputFiles(path.join(house, 'noir.toml'));
     await form.locator('input[name=files]').setInputFiles(files);
     await Promise.all([
@@ -197,3 +201,15 @@ run(async () => {
   check(problems.length === 0, problems.join('\n'));
   console.log('OK');
 });
+
+/** Opens the styles page until it waits for no preview (and so will not reload itself). */
+async function stylesPageAtRest(page) {
+  const deadline = Date.now() + 120000;
+  for (;;) {
+    await page.goto(url('/styles'));
+    if (await page.locator('[data-pending]').count() === 0) return;
+    if (Date.now() > deadline) check(false, 'the styles page still waits for previews after 2 minutes');
+    // The previews are being made by the worker; look again in a moment.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}

@@ -82,14 +82,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
     let mut notes = super::tidy::order_notes(notes, &ctx.note_refs, &mut blocks, &mut warnings);
     super::tidy::unused_anchors(&mut blocks, &mut notes);
 
-    match (&metadata.title, title) {
-        (None, Some(title)) => metadata.title = Some(title),
-        (Some(core), Some(title)) if core.trim() != title => warnings.push(Warning::new(
-            "title_differs",
-            format!("The document's properties give the title “{core}”, but its Title paragraph says “{title}”; the properties were used. Change File › Properties › Title to choose."),
-        )),
-        _ => {}
-    }
+    super::tidy::title_from_paragraphs(&mut metadata, title, &mut warnings);
     if metadata.subtitle.is_none() {
         metadata.subtitle = ctx.subtitle.take();
     }

@@ -245,11 +245,7 @@ impl Scan {
             match token {
                 Token::StartTag(tag) => {
                     let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                    let attr = |key: &str| {
-                        tag.attributes
-                            .get(key.as_bytes())
-                            .map(|v| String::from_utf8_lossy(v).to_string())
-                    };
+                    let attr = |key: &str| html::attribute(&tag, key);
                     match name.as_str() {
                         "body" => in_body = true,
                         "script" | "style" | "title" => skipping = Some(name.clone()),

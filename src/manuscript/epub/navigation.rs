@@ -41,11 +41,7 @@ impl Navigation {
             match token {
                 Token::StartTag(tag) => {
                     let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                    let attr = |key: &str| {
-                        tag.attributes
-                            .get(key.as_bytes())
-                            .map(|v| String::from_utf8_lossy(v).trim().to_owned())
-                    };
+                    let attr = |key: &str| crate::manuscript::html::attribute(&tag, key);
                     if name == "nav" {
                         depth += 1;
                         if depth == 1 {

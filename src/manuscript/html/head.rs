@@ -31,12 +31,7 @@ impl Head {
             match token {
                 Token::StartTag(tag) => {
                     let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                    let attr = |key: &str| {
-                        tag.attributes
-                            .get(key.as_bytes())
-                            .map(|v| String::from_utf8_lossy(v).trim().to_owned())
-                            .filter(|v| !v.is_empty())
-                    };
+                    let attr = |key: &str| super::attribute(&tag, key).filter(|v| !v.is_empty());
                     match name.as_str() {
                         "html" => head.language = attr("lang").or_else(|| attr("xml:lang")),
                         "title" => open = Some("title"),

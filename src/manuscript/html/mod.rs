@@ -21,23 +21,7 @@ use crate::document::{Block, Inline, ListKind};
 
 /// An HTML block (a run of lines starting with a tag): block structure and text.
 pub(super) fn block(html: &str, builder: &mut Builder) -> Result<(), InputError> {
-    let mut state = State {
-        block_mode: true,
-        floor: builder.depth(),
-        pre: None,
-        page: None,
-    };
-    builder.close_leaf()?;
-    state.feed(html, builder)?;
-    if let Some(text) = state.pre.take() {
-        builder.add_block(code_block(text))?;
-    }
-    // An HTML block's own elements end with it, closed or not.
-    builder.close_leaf()?;
-    while builder.depth() > state.floor {
-        builder.close_block()?;
-    }
-    Ok(())
+    blocks(html, builder, None)
 }
 
 /// One inline HTML tag (or comment) inside Markdown text; its content arrives as Markdown
@@ -99,11 +83,16 @@ pub(crate) fn pages(
 
 /// A whole page (one HTML or XHTML document): its body's blocks go onto the builder.
 pub(crate) fn page(html: &str, builder: &mut Builder, page: &mut Page) -> Result<(), InputError> {
+    blocks(html, builder, Some(page))
+}
+
+/// HTML read as blocks, which end with it, closed or not.
+fn blocks(html: &str, builder: &mut Builder, page: Option<&mut Page>) -> Result<(), InputError> {
     let mut state = State {
         block_mode: true,
         floor: builder.depth(),
         pre: None,
-        page: Some(page),
+        page,
     };
     builder.close_leaf()?;
     state.feed(html, builder)?;
@@ -180,11 +169,7 @@ impl State<'_, '_> {
 
     fn start(&mut self, tag: &StartTag<()>, b: &mut Builder) -> Result<(), InputError> {
         let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-        let attr = |key: &str| {
-            tag.attributes
-                .get(key.as_bytes())
-                .map(|v| String::from_utf8_lossy(v).trim().to_owned())
-        };
+        let attr = |key: &str| attribute(tag, key);
         if let Some(pre) = &mut self.pre {
             // Tags inside <pre> are markup of the code's text, not text.
             if name == "br" {
@@ -467,6 +452,13 @@ fn code_block(text: String) -> Block {
         language: None,
         text,
     }
+}
+
+/// A tag's attribute, its value trimmed.
+pub(crate) fn attribute(tag: &StartTag<()>, key: &str) -> Option<String> {
+    tag.attributes
+        .get(key.as_bytes())
+        .map(|v| String::from_utf8_lossy(v).trim().to_owned())
 }
 
 /// The element name as a `'static` string, if Bindery knows it.

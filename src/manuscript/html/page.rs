@@ -11,6 +11,7 @@ use simplecss::{AttributeOperator, DeclarationTokenizer, PseudoClass, StyleSheet
 use super::super::InputError;
 use super::super::markdown::builder::{BlockKind, Builder, InlineKind};
 use crate::document::{Inline, LinkTarget, Math, NoteKind};
+use crate::manuscript::look::Look;
 
 /// A page's settings, from its reader (the web page or the EPUB).
 pub(crate) struct Page<'s> {
@@ -117,11 +118,7 @@ impl<'s> Page<'s> {
         tag: &StartTag<()>,
         b: &mut Builder,
     ) -> Result<bool, InputError> {
-        let attr = |key: &str| {
-            tag.attributes
-                .get(key.as_bytes())
-                .map(|v| String::from_utf8_lossy(v).trim().to_owned())
-        };
+        let attr = |key: &str| super::attribute(tag, key);
         if let Some(math) = &mut self.math {
             if name == "math" {
                 math.depth += 1;
@@ -272,11 +269,7 @@ impl<'s> Page<'s> {
         tag: &StartTag<()>,
         b: &mut Builder,
     ) -> Result<(), InputError> {
-        let attr = |key: &str| {
-            tag.attributes
-                .get(key.as_bytes())
-                .map(|v| String::from_utf8_lossy(v).trim().to_owned())
-        };
+        let attr = |key: &str| super::attribute(tag, key);
         let holds_text = super::INLINE.contains(&name)
             || matches!(
                 name,
@@ -288,10 +281,8 @@ impl<'s> Page<'s> {
         let look = self
             .css
             .of(name, attr("class").as_deref(), attr("style").as_deref());
-        for kind in look.kinds() {
-            // Inside the element's own frame (or its paragraph), so they close with it.
-            b.open_inline(kind, Some(LOOK))?;
-        }
+        // Inside the element's own frame (or its paragraph), so they close with it.
+        look.open(b, Some(LOOK))?;
         Ok(())
     }
 
@@ -439,77 +430,34 @@ fn tex_annotation(xml: &str) -> Option<String> {
     }
 }
 
-/// What a page's stylesheets say about the text an element holds, for the few properties
-/// the model keeps.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Look {
-    italic: Option<bool>,
-    bold: Option<bool>,
-    underline: Option<bool>,
-    strike: Option<bool>,
-    small_caps: Option<bool>,
-    superscript: Option<bool>,
-    subscript: Option<bool>,
-    hidden: bool,
-}
-
-impl Look {
-    fn apply(&mut self, name: &str, value: &str) {
-        let value = value.trim().to_ascii_lowercase();
-        match name {
-            "font-style" => self.italic = Some(matches!(value.as_str(), "italic" | "oblique")),
-            "font-weight" => {
-                self.bold = Some(match value.as_str() {
-                    "bold" | "bolder" => true,
-                    v => v.parse::<u32>().is_ok_and(|w| w >= 600),
-                });
-            }
-            "text-decoration" | "text-decoration-line" => {
-                self.underline = Some(value.contains("underline"));
-                self.strike = Some(value.contains("line-through"));
-            }
-            "font-variant" | "font-variant-caps" => {
-                self.small_caps = Some(value.contains("small-caps"));
-            }
-            "vertical-align" => {
-                self.superscript = Some(value == "super");
-                self.subscript = Some(value == "sub");
-            }
-            "display" => self.hidden = value == "none",
-            "visibility" => self.hidden = value == "hidden",
-            _ => {}
+/// A CSS declaration's part in a [`Look`].
+fn apply(look: &mut Look, name: &str, value: &str) {
+    let value = value.trim().to_ascii_lowercase();
+    match name {
+        "font-style" => look.italic = Some(matches!(value.as_str(), "italic" | "oblique")),
+        "font-weight" => {
+            look.bold = Some(match value.as_str() {
+                "bold" | "bolder" => true,
+                v => v.parse::<u32>().is_ok_and(|w| w >= 600),
+            });
         }
-    }
-
-    fn is_empty(&self) -> bool {
-        *self == Look::default()
-    }
-
-    fn kinds(&self) -> Vec<InlineKind> {
-        let mut kinds = Vec::new();
-        let on = |v: Option<bool>| v == Some(true);
-        if on(self.italic) {
-            kinds.push(InlineKind::Emphasis);
+        "text-decoration" | "text-decoration-line" => {
+            look.underline = Some(value.contains("underline"));
+            look.strike = Some(value.contains("line-through"));
         }
-        if on(self.bold) {
-            kinds.push(InlineKind::Strong);
+        "font-variant" | "font-variant-caps" => {
+            look.small_caps = Some(value.contains("small-caps"));
         }
-        if on(self.underline) {
-            kinds.push(InlineKind::Underline);
+        "vertical-align" => {
+            look.raised = match value.as_str() {
+                "super" => Some(true),
+                "sub" => Some(false),
+                _ => None,
+            };
         }
-        if on(self.strike) {
-            kinds.push(InlineKind::Strikethrough);
-        }
-        if on(self.small_caps) {
-            kinds.push(InlineKind::SmallCaps);
-        }
-        if on(self.superscript) {
-            kinds.push(InlineKind::Superscript);
-        }
-        if on(self.subscript) {
-            kinds.push(InlineKind::Subscript);
-        }
-        kinds
+        "display" => look.hidden = value == "none",
+        "visibility" => look.hidden = value == "hidden",
+        _ => {}
     }
 }
 
@@ -529,7 +477,7 @@ impl Looks {
             for rule in StyleSheet::parse(sheet).rules {
                 let mut look = Look::default();
                 for d in &rule.declarations {
-                    look.apply(d.name, d.value);
+                    apply(&mut look, d.name, d.value);
                 }
                 if !look.is_empty() {
                     // Selectors borrow their sheet: they are kept as text and parsed again
@@ -573,7 +521,7 @@ impl Looks {
                 let mut look = Look::default();
                 for (selector, rule) in &self.rules {
                     if simplecss::Selector::parse(selector).is_some_and(|s| s.matches(&element)) {
-                        look.merge(rule);
+                        look.over(rule);
                     }
                 }
                 self.cache.borrow_mut().insert(key, look);
@@ -582,28 +530,10 @@ impl Looks {
         };
         if let Some(style) = style {
             for d in DeclarationTokenizer::from(style) {
-                look.apply(d.name, d.value);
+                apply(&mut look, d.name, d.value);
             }
         }
         look
-    }
-}
-
-impl Look {
-    fn merge(&mut self, other: &Look) {
-        macro_rules! take {
-            ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f; } )* };
-        }
-        take!(
-            italic,
-            bold,
-            underline,
-            strike,
-            small_caps,
-            superscript,
-            subscript
-        );
-        self.hidden |= other.hidden;
     }
 }
 

@@ -9,9 +9,10 @@
 
 use std::collections::HashMap;
 
-use super::styles::{Look, Role, Styles};
+use super::styles::{Role, Styles};
 use crate::document::{Block, Inline, LinkTarget, ListKind, Note, NoteKind, inline_text};
 use crate::manuscript::InputError;
+use crate::manuscript::look::Look;
 use crate::manuscript::markdown::builder::{BlockKind, Builder, InlineKind, LeafKind};
 use crate::manuscript::xml::{Ev, Ns, Tag, Xml};
 
@@ -255,7 +256,7 @@ impl<'s, 'o> Reader<'s, 'o> {
         let (opened, outer) = if plain {
             (0, Look::default())
         } else {
-            (open_look(b, &look.beyond(&Look::default()))?, look)
+            (look.beyond(&Look::default()).open(b, None)?, look)
         };
         self.inlines(x, b, &outer)?;
         for _ in 0..opened {
@@ -326,20 +327,9 @@ impl<'s, 'o> Reader<'s, 'o> {
                 if added.hidden {
                     return x.skip();
                 }
-                let opened = open_look(b, &added)?;
+                let opened = added.open(b, None)?;
                 let mut inner = *outer;
-                for (mine, theirs) in [
-                    (&mut inner.italic, added.italic),
-                    (&mut inner.bold, added.bold),
-                    (&mut inner.underline, added.underline),
-                    (&mut inner.strike, added.strike),
-                    (&mut inner.small_caps, added.small_caps),
-                    (&mut inner.raised, added.raised),
-                ] {
-                    if theirs.is_some() {
-                        *mine = theirs;
-                    }
-                }
+                inner.over(&added);
                 self.inlines(x, b, &inner)?;
                 for _ in 0..opened {
                     b.close_inline()?;
@@ -707,37 +697,6 @@ fn inches(length: &str) -> Option<f64> {
         "pc" => number / 6.0,
         _ => return None,
     })
-}
-
-/// Frames for what a look adds; returns how many were opened.
-fn open_look(b: &mut Builder, look: &Look) -> Result<usize, InputError> {
-    let mut kinds = Vec::new();
-    let on = |v: Option<bool>| v == Some(true);
-    if on(look.italic) {
-        kinds.push(InlineKind::Emphasis);
-    }
-    if on(look.bold) {
-        kinds.push(InlineKind::Strong);
-    }
-    if on(look.underline) {
-        kinds.push(InlineKind::Underline);
-    }
-    if on(look.strike) {
-        kinds.push(InlineKind::Strikethrough);
-    }
-    if on(look.small_caps) {
-        kinds.push(InlineKind::SmallCaps);
-    }
-    match look.raised {
-        Some(true) => kinds.push(InlineKind::Superscript),
-        Some(false) => kinds.push(InlineKind::Subscript),
-        None => {}
-    }
-    let opened = kinds.len();
-    for kind in kinds {
-        b.open_inline(kind, None)?;
-    }
-    Ok(opened)
 }
 
 /// ODF collapses white space in text as HTML does (spaces it keeps are `text:s`).

@@ -194,14 +194,7 @@ fn body(
     tidy::page_breaks(&mut blocks);
     super::markdown::ids::resolve(&mut blocks, &mut notes, &mut warnings);
     tidy::unused_anchors(&mut blocks, &mut notes);
-    match (&metadata.title, title) {
-        (None, Some(title)) => metadata.title = Some(title),
-        (Some(properties), Some(title)) if properties.trim() != title => warnings.push(Warning::new(
-            "title_differs",
-            format!("The document's properties give the title “{properties}”, but its Title paragraph says “{title}”; the properties were used. Change File › Properties › Title to choose."),
-        )),
-        _ => {}
-    }
+    tidy::title_from_paragraphs(&mut metadata, title, &mut warnings);
     if metadata.subtitle.is_none() {
         metadata.subtitle = subtitle;
     }

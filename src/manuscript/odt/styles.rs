@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use crate::document::ListKind;
 use crate::manuscript::InputError;
+use crate::manuscript::look::Look;
 use crate::manuscript::xml::{Ev, Ns, Tag, Xml};
 
 /// A paragraph style's part in the book.
@@ -26,47 +27,6 @@ pub enum Role {
     /// LibreOffice's horizontal line: a scene break.
     Rule,
     Heading(u8),
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Look {
-    pub italic: Option<bool>,
-    pub bold: Option<bool>,
-    pub underline: Option<bool>,
-    pub strike: Option<bool>,
-    pub small_caps: Option<bool>,
-    /// Raised (`true`) or lowered (`false`).
-    pub raised: Option<bool>,
-    pub hidden: bool,
-}
-
-impl Look {
-    fn merge_under(&mut self, parent: &Look) {
-        macro_rules! inherit {
-            ($($f:ident),*) => { $( if self.$f.is_none() { self.$f = parent.$f; } )* };
-        }
-        inherit!(italic, bold, underline, strike, small_caps, raised);
-        self.hidden |= parent.hidden;
-    }
-
-    /// What this look adds to text already looking like `outer`.
-    pub fn beyond(&self, outer: &Look) -> Look {
-        let on = |mine: Option<bool>, theirs: Option<bool>| {
-            (mine == Some(true) && theirs != Some(true)).then_some(true)
-        };
-        Look {
-            italic: on(self.italic, outer.italic),
-            bold: on(self.bold, outer.bold),
-            underline: on(self.underline, outer.underline),
-            strike: on(self.strike, outer.strike),
-            small_caps: on(self.small_caps, outer.small_caps),
-            raised: match (self.raised, outer.raised) {
-                (Some(r), None) => Some(r),
-                _ => None,
-            },
-            hidden: self.hidden && !outer.hidden,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -336,9 +296,10 @@ enum Owner {
 }
 
 fn merged(chain: &[(&str, &Style)]) -> Look {
+    // The chain runs nearest first: the furthest ancestor is laid down first.
     let mut look = Look::default();
-    for (_, style) in chain {
-        look.merge_under(&style.look);
+    for (_, style) in chain.iter().rev() {
+        look.over(&style.look);
     }
     look
 }
