@@ -206,9 +206,17 @@ run(async () => {
 async function stylesPageAtRest(page) {
   const deadline = Date.now() + 120000;
   for (;;) {
-    await page.goto(url('/styles'));
-    if (await page.locator('[data-pending]').count() === 0) return;
     if (Date.now() > deadline) check(false, 'the styles page still waits for previews after 2 minutes');
+    try {
+      await page.goto(url('/styles'));
+    } catch (error) {
+      // The page being left reloaded itself at that moment (the book page once its book is
+      // made, the styles page once its previews are): let that load finish, and go again.
+      if (!/ERR_ABORTED|interrupted by another navigation/.test(String(error))) throw error;
+      await page.waitForLoadState('load');
+      continue;
+    }
+    if (await page.locator('[data-pending]').count() === 0) return;
     // The previews are being made by the worker; look again in a moment.
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
