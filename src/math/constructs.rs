@@ -609,15 +609,7 @@ fn replace_annotation(mathml: &str, original: &str) -> String {
 
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
+    super::escape_into(&mut out, text);
     out
 }
 
