@@ -60,12 +60,19 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
         .map(|(item, prefix)| (item.path.to_lowercase(), prefix.clone()))
         .collect();
 
-    let mut files = HashMap::new();
+    // Pictures go to the pages' resources; stylesheets stay here, read as each page asks.
+    let (mut files, mut stylesheets) = (HashMap::new(), HashMap::new());
     for item in package.items.values() {
-        if (item.media_type.starts_with("image/") || item.media_type == "text/css")
+        let picture = item.media_type.starts_with("image/");
+        if (picture || item.media_type == "text/css")
             && let Some(bytes) = archive.read(&item.path)?
         {
-            files.insert(item.path.to_lowercase(), bytes);
+            let kept = if picture {
+                &mut files
+            } else {
+                &mut stylesheets
+            };
+            kept.insert(item.path.to_lowercase(), bytes);
         }
     }
     let cover = package.cover().and_then(|item| {
@@ -104,7 +111,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
     let mut left_out: Vec<&'static str> = Vec::new();
     let mut sheets_cache: HashMap<Vec<String>, Looks> = HashMap::new();
     let mut seen_text = false;
-    let read = html::pages(limits, files.clone(), |b| {
+    let read = html::pages(limits, files, |b| {
         let mut kinds = Vec::new();
         for (n, (item, prefix, text, scan)) in pages.iter().enumerate() {
             let path = item.path.to_lowercase();
@@ -133,7 +140,7 @@ pub fn read(bytes: &[u8], limits: &Limits) -> Result<Parsed, InputError> {
             let looks = sheets_cache.entry(hrefs.clone()).or_insert_with(|| {
                 let sheets: Vec<String> = hrefs
                     .iter()
-                    .map(|h| match files.get(h) {
+                    .map(|h| match stylesheets.get(h) {
                         Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
                         // An inline `<style>`'s own text.
                         None => h.clone(),

@@ -33,6 +33,8 @@ pub(crate) struct Page<'s> {
     capture: Option<Capture>,
     pub maths: usize,
     pub maths_dropped: usize,
+    /// The look of the element whose start tag [`Page::start`] last read.
+    look: Look,
 }
 
 struct MathCapture {
@@ -67,6 +69,7 @@ impl<'s> Page<'s> {
             capture: None,
             maths: 0,
             maths_dropped: 0,
+            look: Look::default(),
         }
     }
 
@@ -118,6 +121,8 @@ impl<'s> Page<'s> {
         tag: &StartTag<()>,
         b: &mut Builder,
     ) -> Result<bool, InputError> {
+        // Set again below for an element whose look `after_start` will open.
+        self.look = Look::default();
         let attr = |key: &str| super::attribute(tag, key);
         if let Some(math) = &mut self.math {
             if name == "math" {
@@ -168,6 +173,8 @@ impl<'s> Page<'s> {
             .css
             .of(name, attr("class").as_deref(), attr("style").as_deref());
 
+        // Kept for `after_start`, which opens its frames once the element is open.
+        self.look = look;
         if look.hidden
             || attr("hidden").is_some()
             || types.contains(&"pagebreak")
@@ -269,7 +276,7 @@ impl<'s> Page<'s> {
         tag: &StartTag<()>,
         b: &mut Builder,
     ) -> Result<(), InputError> {
-        let attr = |key: &str| super::attribute(tag, key);
+        let look = std::mem::take(&mut self.look);
         let holds_text = super::INLINE.contains(&name)
             || matches!(
                 name,
@@ -278,9 +285,6 @@ impl<'s> Page<'s> {
         if b.dropping() || tag.self_closing || !holds_text {
             return Ok(());
         }
-        let look = self
-            .css
-            .of(name, attr("class").as_deref(), attr("style").as_deref());
         // Inside the element's own frame (or its paragraph), so they close with it.
         look.open(b, Some(LOOK))?;
         Ok(())
