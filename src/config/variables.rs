@@ -284,6 +284,11 @@ variables! {
     secret BINDERY_ADMIN_TOKEN: Secret<String> = unset,
         example "9f2c6d1e0b7a4c3f8e5d2a1b6c9f0e3d7a4b1c8e5f2d9a6b3c0e7f4a1d8b5c2e",
         parse admin_token, {field admin_token};
+    /// Let people sign in with a password (argon2id, with an optional TOTP code), besides
+    /// passkeys and single sign-on. `false` keeps passwords off the sign-in and invitation pages
+    /// and refuses them; passwords already set are kept for when they are allowed again.
+    var ACCOUNT_PASSWORDS: bool = value("true"), example "false",
+        parse values::boolean, {field account_passwords};
     /// Let webhooks reach loopback, private, link-local and other non-public addresses (off by
     /// default, so a callback URL cannot probe the host's network).
     var WEBHOOK_ALLOW_PRIVATE: bool = value("false"), example "true",

@@ -28,6 +28,7 @@ pub enum Nav {
     Upload,
     Styles,
     Admin,
+    People,
     /// A page under `/admin`.
     AdminPart,
 }
@@ -39,7 +40,8 @@ impl Nav {
             (Nav::Books, "/books")
             | (Nav::Upload, "/books/new")
             | (Nav::Styles, "/styles")
-            | (Nav::Admin, "/admin") => Some("page"),
+            | (Nav::Admin, "/admin")
+            | (Nav::People, "/people") => Some("page"),
             (Nav::Book, "/books") | (Nav::AdminPart, "/admin") => Some("true"),
             _ => None,
         }
@@ -93,13 +95,16 @@ pub(super) fn layout_in(
                             (link("/books", "Books"))
                             (link("/books/new", "Upload"))
                             (link("/styles", "Styles"))
+                            @if session.tenant.admin || session.person.as_ref().is_some_and(|p| p.role.manages_people()) {
+                                (link("/people", "People"))
+                            }
                             @if session.tenant.admin {
                                 (link("/admin", "Admin"))
                             }
                         }
                         form.signout method="post" action="/signout" {
                             input type="hidden" name=(super::session::CSRF_FIELD) value=(session.csrf);
-                            span.who { (session.tenant.name) }
+                            a.who href="/account" { (session.person.as_ref().map_or(session.tenant.name.as_str(), |p| p.name.as_str())) }
                             button type="submit" { "Sign out" }
                         }
                     }

@@ -57,6 +57,12 @@ pub fn signin_cookie(req: &HttpRequest, value: String) -> Cookie<'static> {
     cookie(req, SIGNIN_COOKIE, value, time::Duration::hours(1))
 }
 
+/// A cookie naming a ceremony in progress (`accounts::ceremonies`), for as long as it lasts.
+pub fn ceremony_cookie(req: &HttpRequest, name: &'static str, value: String) -> Cookie<'static> {
+    let lifetime = i64::try_from(crate::accounts::ceremonies::LIFETIME.as_secs()).unwrap_or(600);
+    cookie(req, name, value, time::Duration::seconds(lifetime))
+}
+
 /// A cookie that tells the browser to forget `name`.
 pub fn removal(req: &HttpRequest, name: &'static str) -> Cookie<'static> {
     cookie(req, name, String::new(), time::Duration::ZERO)

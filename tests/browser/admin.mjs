@@ -40,8 +40,9 @@ async function main() {
 
     step('sign in with an admin token; the Admin link appears');
     await page.goto(url('/signin'));
+    await page.click('#token-signin summary');
     await page.fill('#token', token);
-    await Promise.all([page.waitForURL(/\/books$/), page.click('main button[type=submit]')]);
+    await Promise.all([page.waitForURL(/\/books$/), page.click('#token-signin button[type=submit]')]);
     await Promise.all([page.waitForURL(/\/admin$/), page.click('nav a[href="/admin"]')]);
 
     step('the overview lists queues, the worker and the schedules');

@@ -63,7 +63,14 @@ async function shoot(page, name) {
 async function signInWithKeyboard(page) {
   await page.goto(url('/'));
   check(new URL(page.url()).pathname === '/signin', `/ did not lead to sign-in: ${page.url()}`);
-  // The token field has focus on arrival: type and press Enter, no mouse.
+  // The address field has focus on arrival; the token's form is a few tabs on, folded: open it
+  // with Enter, then type and press Enter, no mouse.
+  await page.waitForFunction(() => document.activeElement?.id === 'email');
+  for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.matches('#token-signin summary'))); i++) {
+    await page.keyboard.press('Tab');
+  }
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Tab');
   await page.waitForFunction(() => document.activeElement?.id === 'token');
   await page.keyboard.type('bdy_mistyped');
   // The answer is a new page: wait for it, not for the one already loaded.
@@ -72,7 +79,7 @@ async function signInWithKeyboard(page) {
     page.keyboard.press('Enter'),
   ]);
   await page.waitForLoadState('load');
-  const error = await page.locator('[role=alert]').innerText();
+  const error = await page.locator('#token-error[role=alert]').innerText();
   check(/not valid/.test(error), `a wrong token did not say so: ${error}`);
   // Keys typed before the new page has put the focus in its field would be lost.
   await page.waitForFunction(() => document.activeElement?.id === 'token');

@@ -106,8 +106,9 @@ async function goToPage(page, where, label, shot, { tap = false } = {}) {
 
 async function signIn(page) {
   await page.goto(url('/signin'));
+  await page.click('#token-signin summary');
   await page.fill('#token', env.BINDERY_TOKEN);
-  await Promise.all([page.waitForURL(/\/books$/), page.click('main button[type=submit]')]);
+  await Promise.all([page.waitForURL(/\/books$/), page.click('#token-signin button[type=submit]')]);
 }
 
 /** Uploads through the form and returns the new book's id, on its page. */

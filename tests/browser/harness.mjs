@@ -32,8 +32,9 @@ export function launch() {
 /** Signs the page's context in with `token` through the sign-in form at `origin`, as a person would. */
 export async function signIn(page, origin, token) {
   await page.goto(new URL('/signin', origin).href);
+  await page.click('#token-signin summary');
   await page.fill('#token', token);
-  await Promise.all([page.waitForURL(/\/books$/), page.click('main button[type=submit]')]);
+  await Promise.all([page.waitForURL(/\/books$/), page.click('#token-signin button[type=submit]')]);
 }
 
 /** Waits until a reader's service worker controls the page (reloading once if the first load beat it). */

@@ -36,8 +36,9 @@ async function main() {
 
     step('sign in with the first admin token; Admin, then Tokens');
     await page.goto(url('/signin'));
+    await page.click('#token-signin summary');
     await page.fill('#token', token);
-    await Promise.all([page.waitForURL(/\/books$/), page.click('main button[type=submit]')]);
+    await Promise.all([page.waitForURL(/\/books$/), page.click('#token-signin button[type=submit]')]);
     await Promise.all([page.waitForURL(/\/admin$/), page.click('nav a[href="/admin"]')]);
     await Promise.all([page.waitForURL(/\/admin\/tokens$/), page.click('.subnav a[href="/admin/tokens"]')]);
     check((await page.locator('#first-admin-hint').count()) === 1, 'no hint to rotate the first admin away');

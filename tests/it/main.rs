@@ -4,6 +4,8 @@
 
 mod common;
 
+mod accounts;
+mod accounts_browser;
 mod ace;
 mod admin;
 mod amplification;

@@ -424,6 +424,13 @@ fn age(ms: i64) -> String {
     .to_string()
 }
 
+/// A time stored as unix milliseconds, as the pages show times.
+pub(super) fn readable_ms(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}
+
 pub(super) fn readable(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())

@@ -4,10 +4,14 @@
 //! token, so there is one implementation of every action. Their frame, errors and visitors are
 //! `web::frame`, which the file handlers' pages share.
 
+mod account;
 mod admin;
 mod admin_tokens;
 mod books;
 mod house_styles;
+mod invitations;
+mod passkeys;
+mod people;
 mod signin;
 mod styles;
 
@@ -15,6 +19,10 @@ use actix_web::web;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     signin::routes(cfg);
+    passkeys::routes(cfg);
+    invitations::routes(cfg);
+    account::routes(cfg);
+    people::routes(cfg);
     books::routes(cfg);
     styles::routes(cfg);
     house_styles::routes(cfg);

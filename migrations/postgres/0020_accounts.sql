@@ -1,0 +1,89 @@
+-- People and their credentials (src/accounts/). Expand only: the previous release reads none of
+-- these tables, and its sessions (made with a token) keep working through `sessions`,
+-- which it reads and writes as before.
+--
+-- accounts: a person in a tenant. id is a UUID, also the WebAuthn user handle. email_key is the
+-- address lowercased, unique across the installation, so one address is one person. role:
+-- 'admin' (the whole installation), 'owner' (the tenant, its people and invitations) or
+-- 'author' (the tenant's books). password_hash is an argon2id PHC string, NULL without a
+-- password; totp_secret the base32 secret of a confirmed second factor, and totp_step the
+-- time step of the last code accepted, so that a code works once. A disabled account
+-- keeps its row, so its address is not taken by someone else by accident.
+CREATE TABLE accounts (
+    id            TEXT    PRIMARY KEY,
+    tenant        TEXT    NOT NULL,
+    name          TEXT    NOT NULL,
+    email         TEXT    NOT NULL,
+    email_key     TEXT    NOT NULL UNIQUE,
+    role          TEXT    NOT NULL CHECK (role IN ('admin', 'owner', 'author')),
+    password_hash TEXT,
+    totp_secret   TEXT,
+    totp_step     BIGINT,
+    created_at    BIGINT NOT NULL,
+    disabled_at   BIGINT
+);
+CREATE INDEX accounts_tenant ON accounts (tenant);
+
+-- passkeys: WebAuthn credentials, several per account. id is the credential id (base64url),
+-- passkey the library's credential record (JSON: public key, counter, flags).
+CREATE TABLE passkeys (
+    id           TEXT    PRIMARY KEY,
+    account_id   TEXT    NOT NULL REFERENCES accounts (id),
+    name         TEXT    NOT NULL,
+    passkey      TEXT    NOT NULL,
+    created_at   BIGINT NOT NULL,
+    last_used_at BIGINT
+);
+CREATE INDEX passkeys_account ON passkeys (account_id);
+
+-- invitations: a link that makes an account of `role` in `tenant`. Only the SHA-256 of the
+-- link's secret is kept; id is a short public name to list and revoke it by. uses counts the
+-- accounts made with it, at most max_uses.
+CREATE TABLE invitations (
+    id         TEXT    PRIMARY KEY,
+    hash       TEXT    NOT NULL UNIQUE,
+    tenant     TEXT    NOT NULL,
+    role       TEXT    NOT NULL CHECK (role IN ('admin', 'owner', 'author')),
+    email      TEXT,
+    note       TEXT    NOT NULL DEFAULT '',
+    created_by TEXT    NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    max_uses   BIGINT NOT NULL,
+    uses       BIGINT NOT NULL DEFAULT 0,
+    revoked_at BIGINT
+);
+CREATE INDEX invitations_tenant ON invitations (tenant, created_at);
+
+-- ceremonies: what a sign-in or a registration in several requests remembers between them (a
+-- WebAuthn challenge, a password accepted but awaiting its TOTP code, an OpenID Connect
+-- request's state, nonce and PKCE verifier), by the SHA-256 of a random cookie value. Used
+-- once, and gone when expired.
+CREATE TABLE ceremonies (
+    hash       TEXT    PRIMARY KEY,
+    kind       TEXT    NOT NULL,
+    state      TEXT    NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX ceremonies_expires_at ON ceremonies (expires_at);
+
+-- sign_in_failures: wrong passwords (and TOTP codes) counted per fixed window, by key:
+-- 'email:ADDRESS' whether or not such an account exists, and 'address:IP'.
+CREATE TABLE sign_in_failures (
+    key          TEXT    PRIMARY KEY,
+    window_start BIGINT NOT NULL,
+    failures     BIGINT NOT NULL
+);
+
+-- API tokens made on an account's page belong to it, and end with it.
+ALTER TABLE tokens ADD COLUMN account_id TEXT REFERENCES accounts (id);
+
+-- A session now acts for a token (as before) or for an account: token_name becomes optional.
+-- `credential` says what it was made with ('token', 'password', 'passkey:ID', 'oidc'), so
+-- removing that credential ends it.
+ALTER TABLE sessions ALTER COLUMN token_name DROP NOT NULL;
+ALTER TABLE sessions ADD COLUMN account_id TEXT REFERENCES accounts (id);
+ALTER TABLE sessions ADD COLUMN credential TEXT NOT NULL DEFAULT 'token';
+ALTER TABLE sessions ADD CONSTRAINT sessions_one_holder
+    CHECK ((token_name IS NULL) <> (account_id IS NULL));
+CREATE INDEX sessions_account ON sessions (account_id);
