@@ -99,6 +99,7 @@ pub mod storage;
 pub mod style;
 pub mod supervisor;
 pub mod svg;
+pub mod tenants;
 #[cfg(test)]
 mod test_support;
 pub mod tokens;

@@ -6,9 +6,9 @@
 //! nothing but cost), and requests are matched by looking the hash up, so comparing tokens
 //! leaks no timing.
 //!
-//! Each token row also holds its tenant's webhook signing secret (`whsec_` and 32 random bytes
-//! in hex). That one is kept in clear, because Bindery signs with it; it can be read again (by
-//! the tenant through the API, by an operator with `bindery token secret`) and is never logged.
+//! Each token row also holds a webhook signing secret (`whsec_` and 32 random bytes in hex),
+//! made with it: the tenant's own row (`tenants`) takes it over on first use, so a tenant's
+//! receivers keep the secret they had before tenants had rows.
 
 use anyhow::Context;
 use serde::Serialize;
@@ -210,129 +210,6 @@ pub async fn live(
         .await?
     });
     Ok(found.into_iter().collect())
-}
-
-/// The secret `tenant`'s webhooks are signed with, or `None` if no token has that tenant.
-pub async fn webhook_secret(db: &Database, tenant: &str) -> anyhow::Result<Option<Secret<String>>> {
-    Ok(webhook_secrets(db, tenant).await?.map(|s| s.current))
-}
-
-/// What a tenant's webhooks are signed with: the current secret and, for a while after a
-/// rotation, the one before it.
-pub struct SigningSecrets {
-    pub current: Secret<String>,
-    /// The previous secret and until when (unix milliseconds) it signs too.
-    pub previous: Option<(Secret<String>, i64)>,
-}
-
-impl SigningSecrets {
-    /// Every secret a delivery is signed with, current first.
-    pub fn all(&self) -> Vec<&str> {
-        std::iter::once(self.current.expose().as_str())
-            .chain(self.previous.iter().map(|(s, _)| s.expose().as_str()))
-            .collect()
-    }
-}
-
-/// `tenant`'s signing secrets, or `None` if no token has that tenant. A token made before
-/// webhooks existed gets its secret here, on first use; the conditional write makes concurrent
-/// first uses agree on one.
-#[tracing::instrument(skip(db), level = "debug")]
-pub async fn webhook_secrets(
-    db: &Database,
-    tenant: &str,
-) -> anyhow::Result<Option<SigningSecrets>> {
-    match stored_webhook_secrets(db, tenant).await? {
-        None => return Ok(None),
-        Some(Ok(secrets)) => return Ok(Some(secrets)),
-        Some(Err(NoSecretYet)) => {}
-    }
-    let fresh = generate_webhook_secret();
-    on_pool!(db, |pool, d| {
-        sqlx::query(sql!(
-            d,
-            "UPDATE tokens SET webhook_secret = $2 WHERE tenant = $1 AND webhook_secret IS NULL"
-        ))
-        .bind(tenant)
-        .bind(fresh.expose())
-        .execute(pool)
-        .await?;
-    });
-    Ok(stored_webhook_secrets(db, tenant)
-        .await?
-        .and_then(Result::ok))
-}
-
-/// A token from before webhooks, which has no secret yet.
-struct NoSecretYet;
-
-/// The tenant's secrets as stored, in one read of one row: `None` without a token for
-/// `tenant`. Today a tenant has one token (its name); the oldest would decide should that
-/// change.
-async fn stored_webhook_secrets(
-    db: &Database,
-    tenant: &str,
-) -> anyhow::Result<Option<Result<SigningSecrets, NoSecretYet>>> {
-    type Row = (Option<String>, Option<String>, Option<i64>);
-    let found: Option<Row> = on_pool!(db, |pool, d| {
-        sqlx::query_as(sql!(
-            d,
-            "SELECT webhook_secret,
-                    CASE WHEN previous_webhook_secret_until > {now}
-                         THEN previous_webhook_secret END,
-                    CASE WHEN previous_webhook_secret_until > {now}
-                         THEN previous_webhook_secret_until END
-             FROM tokens WHERE tenant = $1
-             ORDER BY created_at, name LIMIT 1"
-        ))
-        .bind(tenant)
-        .fetch_optional(pool)
-        .await?
-    });
-    Ok(found.map(|(current, previous, until)| {
-        let current = current.ok_or(NoSecretYet)?;
-        Ok(SigningSecrets {
-            current: Secret::new(current),
-            previous: previous
-                .zip(until)
-                .map(|(s, until)| (Secret::new(s), until)),
-        })
-    }))
-}
-
-/// Gives `tenant` a new webhook secret. The old one keeps signing alongside it for `overlap`
-/// (none when zero), so receivers can move to the new one without refusing an event. `None`
-/// without a token for `tenant`.
-pub async fn rotate_webhook_secret(
-    db: &Database,
-    tenant: &str,
-    overlap: std::time::Duration,
-) -> anyhow::Result<Option<SigningSecrets>> {
-    // A token from before webhooks gets its first secret, which then becomes the previous one.
-    if webhook_secret(db, tenant).await?.is_none() {
-        return Ok(None);
-    }
-    let fresh = generate_webhook_secret();
-    let overlap_ms = i64::try_from(overlap.as_millis()).unwrap_or(i64::MAX / 2);
-    on_pool!(db, |pool, d| {
-        sqlx::query(sql!(
-            d,
-            "UPDATE tokens SET previous_webhook_secret = webhook_secret,
-                    previous_webhook_secret_until = {now} + $3, webhook_secret = $2
-             WHERE tenant = $1"
-        ))
-        .bind(tenant)
-        .bind(fresh.expose())
-        .bind(overlap_ms)
-        .execute(pool)
-        .await?;
-    });
-    tracing::info!(
-        tenant,
-        overlap_s = overlap.as_secs(),
-        "webhook secret rotated"
-    );
-    webhook_secrets(db, tenant).await
 }
 
 /// The tenant of the token named `name`, revoked or not.
@@ -541,8 +418,9 @@ pub async fn info(db: &Database, name: &str) -> anyhow::Result<Option<TokenInfo>
     }))
 }
 
-/// A new webhook signing secret, made like a token.
-fn generate_webhook_secret() -> Secret<String> {
+/// A new webhook signing secret, made like a token. A token row still gets one, which its
+/// tenant's row takes over on first use (`tenants`), as the previous release read it there.
+pub(crate) fn generate_webhook_secret() -> Secret<String> {
     let mut secret = [0u8; SECRET_BYTES];
     rand::fill(&mut secret);
     Secret::new(format!("{WEBHOOK_SECRET_PREFIX}{}", hex::encode(secret)))

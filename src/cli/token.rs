@@ -56,7 +56,7 @@ async fn execute(db: &Database, command: TokenCommand) -> anyhow::Result<ExitCod
                     "bindery: token {name} created; it is shown only this once, so store it now"
                 );
                 // Readable again later, so it is not part of the one-line stdout contract.
-                if let Some(secret) = tokens::webhook_secret(db, &name).await? {
+                if let Some(secret) = crate::tenants::webhook_secret(db, &name).await? {
                     eprintln!(
                         "bindery: webhooks to {name} are signed with {} (`bindery token secret {name}` prints it again)",
                         secret.expose()
@@ -82,9 +82,9 @@ async fn execute(db: &Database, command: TokenCommand) -> anyhow::Result<ExitCod
             let overlap = std::time::Duration::from_secs(u64::from(overlap_hours) * 3600);
             let secrets = match tokens::tenant_of(db, &name).await? {
                 Some(tenant) if rotate => {
-                    tokens::rotate_webhook_secret(db, &tenant, overlap).await?
+                    crate::tenants::rotate_webhook_secret(db, &tenant, overlap).await?
                 }
-                Some(tenant) => tokens::webhook_secrets(db, &tenant).await?,
+                Some(tenant) => crate::tenants::webhook_secrets(db, &tenant).await?,
                 None => None,
             };
             match secrets {

@@ -12,7 +12,6 @@ use super::deliveries::{self, DeliveryRow};
 use super::sender::{Answer, Sender};
 use crate::jobs::{Job, JobContext, Outcome};
 use crate::services::Services;
-use crate::tokens;
 
 /// Delivers one recorded event. The payload names the delivery; its URL and body are read from
 /// the delivery's row, fixed when the event happened.
@@ -51,9 +50,9 @@ impl Job for Deliver {
             // A re-run after the receiver already took it (the worker stopped before committing).
             return Ok(Outcome::done_with(delivered(&row, status)));
         }
-        let Some(secrets) = tokens::webhook_secrets(&app.db, &row.tenant).await? else {
+        let Some(secrets) = crate::tenants::webhook_secrets(&app.db, &row.tenant).await? else {
             return Ok(Outcome::Discard(format!(
-                "tenant {:?} has no token, so there is no secret to sign its webhooks with",
+                "tenant {:?} has neither a token nor an account, so there is no secret to sign its webhooks with",
                 row.tenant
             )));
         };

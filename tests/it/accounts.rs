@@ -188,6 +188,19 @@ fn invitation_password_sign_in_and_upload(postgres: bool) {
         .expect("GET as Ann");
     assert_eq!(hers.status(), StatusCode::OK);
 
+    // Her imprint, made by the invitation alone, signs its webhooks with a secret of its own.
+    let secret: serde_json::Value = http()
+        .get(server.url("/api/v1/webhook-secret"))
+        .header(COOKIE, &ann)
+        .send()
+        .expect("GET the webhook secret")
+        .json()
+        .expect("JSON");
+    assert!(
+        secret["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")),
+        "{secret}"
+    );
+
     // Signed out, she signs in again with her password, in any letter case of her address.
     let again = sign_in(&server, "Ann@Example.com", PASSWORD);
     assert_eq!(again.status(), StatusCode::SEE_OTHER);

@@ -7,7 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::storage::rfc3339;
-use crate::tokens::{self, SigningSecrets};
+use crate::tenants::{self, SigningSecrets};
 use crate::web::AppState;
 use crate::web::caller::Caller;
 use crate::web::error::{ApiError, ErrorBody};
@@ -44,8 +44,8 @@ struct SecretView<'a> {
         (status = 200, description = "The secret (never cached).", body = SecretView,
             headers(("Cache-Control" = String, description = "`no-store`"))),
         (status = 401, response = Unauthorized),
-        (status = 404, description = "The tenant has no token row left to keep the secret in \
-            (`not_found`): its tokens were removed while the request ran.", body = ErrorBody),
+        (status = 404, description = "The tenant has neither a token nor an account left \
+            (`not_found`): they were removed while the request ran.", body = ErrorBody),
         (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
@@ -55,7 +55,7 @@ pub async fn show_secret(
     state: web::Data<AppState>,
     caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let secrets = tokens::webhook_secrets(&state.db, &caller.0.tenant)
+    let secrets = tenants::webhook_secrets(&state.db, &caller.0.tenant)
         .await?
         .ok_or_else(no_token_row)?;
     Ok(view(&secrets))
@@ -90,8 +90,8 @@ struct RotateQuery {
             a whole number (`invalid_parameter`).", body = ErrorBody),
         (status = 401, response = Unauthorized),
         (status = 403, response = CsrfFailed),
-        (status = 404, description = "The tenant has no token row left to keep the secret in \
-            (`not_found`): its tokens were removed while the request ran.", body = ErrorBody),
+        (status = 404, description = "The tenant has neither a token nor an account left \
+            (`not_found`): they were removed while the request ran.", body = ErrorBody),
         (status = 500, response = Internal),
         (status = 503, response = Unavailable),
     )
@@ -112,14 +112,17 @@ pub async fn rotate_secret(
         .field("overlap_hours"));
     }
     let overlap = std::time::Duration::from_secs(u64::from(hours) * 3600);
-    let secrets = tokens::rotate_webhook_secret(&state.db, &caller.0.tenant, overlap)
+    let secrets = tenants::rotate_webhook_secret(&state.db, &caller.0.tenant, overlap)
         .await?
         .ok_or_else(no_token_row)?;
     Ok(view(&secrets))
 }
 
 fn no_token_row() -> ApiError {
-    ApiError::not_found("webhook_secret", "This tenant has no token row.")
+    ApiError::not_found(
+        "webhook_secret",
+        "This tenant has neither a token nor an account.",
+    )
 }
 
 fn view(secrets: &SigningSecrets) -> HttpResponse {
