@@ -75,6 +75,8 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
                 tokio::runtime::Handle::current(),
                 config.max_streams_per_token,
             ),
+            sign_on: crate::accounts::single_sign_on::Provider::from_config(config)?
+                .map(std::sync::Arc::new),
         },
     )?;
     tracing::info!(

@@ -270,6 +270,8 @@ pub enum FirstCredential<'a> {
         name: &'a str,
         passkey: &'a webauthn_rs::prelude::Passkey,
     },
+    /// A single sign-on identity (`ISSUER SUBJECT`).
+    SignOn(&'a str),
 }
 
 /// Why accepting an invitation made no account.
@@ -315,9 +317,10 @@ pub async fn accept(
             Ok(_) => Refusal::UsedUp.into(),
         });
     }
-    let password = match credential {
-        FirstCredential::Password(hash) => Some(hash),
-        FirstCredential::Passkey { .. } => None,
+    let (password, sign_on) = match credential {
+        FirstCredential::Password(hash) => (Some(hash), None),
+        FirstCredential::Passkey { .. } => (None, None),
+        FirstCredential::SignOn(key) => (None, Some(key)),
     };
     super::insert(
         &mut tx,
@@ -326,6 +329,7 @@ pub async fn accept(
         invitation.role,
         details,
         password,
+        sign_on,
     )
     .await??;
     if let FirstCredential::Passkey { name, passkey } = credential {

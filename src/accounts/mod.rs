@@ -19,6 +19,7 @@ pub mod invitations;
 pub mod passkeys;
 pub mod passwords;
 pub mod role;
+pub mod single_sign_on;
 pub mod throttle;
 pub mod totp;
 
@@ -156,6 +157,43 @@ pub async fn by_email_any(db: &Database, email: &str) -> anyhow::Result<Option<A
     }))
 }
 
+/// The live account that signs in with single sign-on identity `key` (`ISSUER SUBJECT`).
+pub async fn by_sign_on(db: &Database, key: &str) -> anyhow::Result<Option<Account>> {
+    Ok(on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            concat!(
+                "SELECT ",
+                account_columns!(),
+                " FROM accounts WHERE oidc_subject = $1 AND disabled_at IS NULL"
+            )
+        ))
+        .bind(key)
+        .fetch_optional(pool)
+        .await?
+    }))
+}
+
+/// Lets account `id` sign in with single sign-on identity `key` from now on, unless it has one
+/// already (an account keeps the identity it first signed in with). Returns whether it is now
+/// that account's.
+pub async fn link_sign_on(db: &Database, id: &str, key: &str) -> anyhow::Result<bool> {
+    let changed = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE accounts SET oidc_subject = $2
+             WHERE id = $1 AND oidc_subject IS NULL
+               AND NOT EXISTS (SELECT 1 FROM accounts other WHERE other.oidc_subject = $2)"
+        ))
+        .bind(id)
+        .bind(key)
+        .execute(pool)
+        .await?
+        .rows_affected()
+    });
+    Ok(changed == 1)
+}
+
 /// The accounts of `tenant`, or of every tenant for `None`, oldest first.
 pub async fn list(db: &Database, tenant: Option<&str>) -> anyhow::Result<Vec<Account>> {
     Ok(on_pool!(db, |pool, d| {
@@ -188,12 +226,14 @@ pub(crate) async fn insert(
     role: Role,
     details: &Details,
     password_hash: Option<&str>,
+    sign_on: Option<&str>,
 ) -> anyhow::Result<Result<(), DetailsError>> {
     let inserted = on_tx!(tx, |conn, d| {
         sqlx::query(sql!(
             d,
-            "INSERT INTO accounts (id, tenant, name, email, email_key, role, password_hash, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, {now})
+            "INSERT INTO accounts
+                (id, tenant, name, email, email_key, role, password_hash, oidc_subject, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, {now})
              ON CONFLICT (email_key) DO NOTHING"
         ))
         .bind(id)
@@ -203,6 +243,7 @@ pub(crate) async fn insert(
         .bind(email_key(&details.email))
         .bind(role.as_str())
         .bind(password_hash)
+        .bind(sign_on)
         .execute(&mut *conn)
         .await
         .context("storing a new account")?

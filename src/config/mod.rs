@@ -111,6 +111,7 @@ impl Config {
     ) -> Result<Loaded, ConfigError> {
         let env = Env::new(vars);
         let settings = Settings::read(&env)?;
+        single_sign_on_complete(&settings)?;
 
         let host_platform = crate::config::platform::Host::detect(|name| env.is_set(name));
         // App Service keeps only its /home share across restarts, and mounts it in a custom
@@ -291,3 +292,31 @@ fn unknown_variable_warning(name: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Single sign-on needs its issuer, client id and secret together: one set without the others
+/// is a half-done setup, which would otherwise show a button that cannot work.
+fn single_sign_on_complete(settings: &Settings) -> Result<(), ConfigError> {
+    let set = [
+        (
+            &variables::OIDC_ISSUER_URL.variable,
+            settings.oidc_issuer_url.is_some(),
+        ),
+        (
+            &variables::OIDC_CLIENT_ID.variable,
+            settings.oidc_client_id.is_some(),
+        ),
+        (
+            &variables::OIDC_CLIENT_SECRET.variable,
+            settings.oidc_client_secret.is_some(),
+        ),
+    ];
+    if set.iter().all(|(_, s)| *s) || set.iter().all(|(_, s)| !*s) {
+        return Ok(());
+    }
+    let (missing, _) = set.iter().find(|(_, s)| !*s).expect("one is unset");
+    Err(ConfigError::new(
+        missing,
+        "",
+        "is unset, while another OIDC_ variable is set: single sign-on needs OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET together",
+    ))
+}

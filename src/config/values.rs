@@ -148,6 +148,32 @@ impl super::variable::Show for LogFormat {
     }
 }
 
+/// Who a first single sign-on may be: the account that already has the provider's verified
+/// address, or only someone who opened an invitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignUp {
+    Email,
+    Invitation,
+}
+
+pub fn sign_up(value: &str) -> Parsed<SignUp> {
+    match value.to_ascii_lowercase().as_str() {
+        "email" => Ok(SignUp::Email),
+        "invitation" => Ok(SignUp::Invitation),
+        _ => Err("is not a sign-up rule: use `email` or `invitation`".to_owned()),
+    }
+}
+
+impl super::variable::Show for SignUp {
+    fn show(&self) -> String {
+        match self {
+            SignUp::Email => "email",
+            SignUp::Invitation => "invitation",
+        }
+        .to_owned()
+    }
+}
+
 /// `N` requests per `period`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimit {

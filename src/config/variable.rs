@@ -121,6 +121,13 @@ impl Show for std::time::Duration {
     }
 }
 
+/// A URL shows without its password, as every URL Bindery prints.
+impl Show for url::Url {
+    fn show(&self) -> String {
+        super::secret::redact_url(self)
+    }
+}
+
 impl Show for std::path::PathBuf {
     fn show(&self) -> String {
         self.display().to_string()

@@ -16,7 +16,7 @@ use std::time::Duration;
 use url::Url;
 
 use super::Failpoint;
-use super::values::{self, LogFormat, RateLimit};
+use super::values::{self, LogFormat, RateLimit, SignUp};
 use super::variable::variables;
 use super::{BlobUrl, DatabaseUrl, Secret, azure, blob, database};
 
@@ -289,6 +289,23 @@ variables! {
     /// and refuses them; passwords already set are kept for when they are allowed again.
     var ACCOUNT_PASSWORDS: bool = value("true"), example "false",
         parse values::boolean, {field account_passwords};
+    /// Single sign-on: the OpenID Connect provider's issuer, exactly as its discovery document
+    /// (`ISSUER/.well-known/openid-configuration`) names it. With OIDC_CLIENT_ID and
+    /// OIDC_CLIENT_SECRET, the sign-in page offers it; register `$APP_URL/signin/sso/callback`
+    /// with the provider as the redirect URI.
+    var OIDC_ISSUER_URL: Url = unset, example "https://accounts.example.com",
+        parse values::http_url, {field oidc_issuer_url};
+    /// The client id Bindery has at the OpenID Connect provider.
+    var OIDC_CLIENT_ID: String = unset, example "bindery",
+        parse values::text, {field oidc_client_id};
+    /// The client secret Bindery has at the OpenID Connect provider.
+    secret OIDC_CLIENT_SECRET: Secret<String> = unset, example "kY3…",
+        parse oidc_client_secret, {field oidc_client_secret};
+    /// Who a first single sign-on lets in: `email`, the account whose address the provider says
+    /// it has verified; `invitation`, only someone who opens an invitation and chooses single
+    /// sign-on there (an account then signs in with the provider it was made with).
+    var OIDC_SIGN_UP: SignUp = value("email"), example "invitation",
+        parse values::sign_up, {field oidc_sign_up};
     /// Let webhooks reach loopback, private, link-local and other non-public addresses (off by
     /// default, so a callback URL cannot probe the host's network).
     var WEBHOOK_ALLOW_PRIVATE: bool = value("false"), example "true",
@@ -375,6 +392,13 @@ fn job_lease(value: &str) -> Result<Duration, String> {
         return Err("is too short: use at least 1s".to_owned());
     }
     Ok(lease)
+}
+
+fn oidc_client_secret(value: &str) -> Result<Secret<String>, String> {
+    if value.trim().is_empty() {
+        return Err("is empty: set the client secret the provider gave Bindery".to_owned());
+    }
+    Ok(Secret::new(value.to_owned()))
 }
 
 fn metrics_token(value: &str) -> Result<Secret<String>, String> {

@@ -71,6 +71,8 @@ pub struct AppState {
     pub book_watch: book_watch::BookWatch,
     /// The open event streams: their cap per token, and their end when their token's comes.
     pub streams: streams::Streams,
+    /// The single sign-on provider, when `OIDC_ISSUER_URL` and its client are set.
+    pub sign_on: Option<Arc<crate::accounts::single_sign_on::Provider>>,
 }
 
 /// A bound, not yet running, web server.

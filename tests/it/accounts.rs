@@ -197,7 +197,9 @@ fn invitation_password_sign_in_and_upload(postgres: bool) {
         .json()
         .expect("JSON");
     assert!(
-        secret["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")),
+        secret["secret"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("whsec_")),
         "{secret}"
     );
 

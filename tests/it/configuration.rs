@@ -64,6 +64,20 @@ fn a_port_that_is_not_a_number_is_refused() {
 }
 
 #[test]
+fn single_sign_on_half_set_up_is_refused_naming_what_is_missing() {
+    let line = assert_refused(
+        &["serve"],
+        &[
+            ("OIDC_ISSUER_URL", "https://accounts.example.com"),
+            ("OIDC_CLIENT_ID", "bindery"),
+        ],
+        "OIDC_CLIENT_SECRET",
+    );
+    assert!(line.contains("together"), "{line}");
+    assert_refused(&["serve"], &[("OIDC_SIGN_UP", "anyone")], "OIDC_SIGN_UP");
+}
+
+#[test]
 fn an_unknown_database_scheme_is_refused() {
     assert_refused(
         &["serve"],

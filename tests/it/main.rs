@@ -46,6 +46,7 @@ mod reader_browser;
 mod revisions;
 mod s3;
 mod shutdown;
+mod single_sign_on;
 mod styles;
 mod supervision;
 mod tokens_cli;

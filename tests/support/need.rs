@@ -128,6 +128,19 @@ pub fn browser() -> bool {
     })
 }
 
+/// node and `tests/browser`'s oidc-provider, the OpenID provider the single sign-on tests start.
+pub fn oidc_provider() -> bool {
+    need("the test OpenID provider", || {
+        let module =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/node_modules/oidc-provider");
+        if module.is_dir() {
+            missing_program("node", &["--version"])
+        } else {
+            Some("tests/browser has no node_modules/oidc-provider (npm ci)".to_owned())
+        }
+    })
+}
+
 /// DAISY Ace (`tests/ace`'s node_modules) and the Chromium it drives.
 pub fn ace() -> bool {
     need("DAISY Ace", || {

@@ -94,6 +94,13 @@ fn form_page(
                 button #new-account-passkey type="button" { "Make my account with a passkey" }
                 p.error #passkey-error role="alert" hidden {}
             }
+            @if state.sign_on.is_some() {
+                fieldset {
+                    legend { "Or with single sign-on" }
+                    p.hint { "Your name and address then come from your organisation's account." }
+                    a.button #new-account-sso href=(format!("/invitations/{}/sso", req.match_info().query("secret"))) { "Make my account with single sign-on" }
+                }
+            }
             @if state.config.account_passwords {
                 fieldset {
                     legend { "Or with a password" }

@@ -13,6 +13,7 @@ mod invitations;
 mod passkeys;
 mod people;
 mod signin;
+mod single_sign_on;
 mod styles;
 
 use actix_web::web;
@@ -20,6 +21,7 @@ use actix_web::web;
 pub fn routes(cfg: &mut web::ServiceConfig) {
     signin::routes(cfg);
     passkeys::routes(cfg);
+    single_sign_on::routes(cfg);
     invitations::routes(cfg);
     account::routes(cfg);
     people::routes(cfg);

@@ -114,6 +114,15 @@ fn signin_page(
             }
             p.error #passkey-error role="alert" hidden {}
         }
+        @if state.sign_on.is_some() {
+            section aria-labelledby="sso-title" {
+                h2 #sso-title { "With single sign-on" }
+                p { a.button #sso-signin href=(match next {
+                    Some(next) => format!("/signin/sso?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()),
+                    None => "/signin/sso".to_owned(),
+                }) { "Sign in with your organisation's account" } }
+            }
+        }
         @if passwords {
             section aria-labelledby="password-title" {
                 h2 #password-title { "With your email and password" }
