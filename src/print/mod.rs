@@ -20,6 +20,7 @@ mod equations;
 mod error;
 mod fonts;
 mod glyphs;
+mod line;
 mod markup;
 mod pages;
 mod pdfx;
@@ -56,6 +57,7 @@ pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
 
 pub use fonts::FontNeeds;
 pub use glyphs::Glyphs;
+pub use line::{SetLine, set_line};
 pub use pages::roman;
 pub use pieces::{Bare, Book, Layout, Measured, Paginated, Plan, SetInfo, SetPiece};
 pub use preflight::{failed_rules, preflight};
