@@ -65,6 +65,7 @@ macro_rules! on_tx {
     };
 }
 
+pub mod advance_copies;
 pub mod books;
 pub mod catalog;
 pub mod cli;
