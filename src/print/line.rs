@@ -2,10 +2,11 @@
 //! finished interior's page without typesetting the book again (an advance reader copy's line
 //! on the copyright page, `advance_copies::stamp`).
 //!
-//! It is set as the book is: by Typst, in the faces the print edition sets the language in
-//! (the bundled ones, the operator's, and the system's for the scripts the text holds), the
-//! text entering the source only as a string literal. Its colours are the device's gray, which
-//! any interior may hold, a PDF/X-1a one included. The same text gives the same bytes.
+//! It is set as the book is: by Typst, in the faces the print edition's default style sets the
+//! language in (the bundled ones, the operator's, and the system's for the scripts the text
+//! holds), the text entering the source only as a string literal. Its colours are the device's
+//! gray, which any interior may hold, a PDF/X-1a one included. The same text gives the same
+//! bytes.
 
 use std::collections::BTreeMap;
 

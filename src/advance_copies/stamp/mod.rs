@@ -11,14 +11,15 @@
 //! - the web reader changes in one file, [`READER_PAGE`] (its contents page, which ends with
 //!   the copyright notice): one line is added, the paragraph the reader's service worker
 //!   leaves out of that page's digest, so a personal copy still saves whole offline;
-//! - the PDF is the original bytes followed by an incremental update: the line, set alone by
-//!   Typst in the book's faces (`print::set_line`) and drawn as a form on the copyright page
-//!   (the interior's destination `print::COPYRIGHT_DESTINATION`), with a new cross-reference
-//!   section.
+//! - the PDF is the original bytes followed by an incremental update: the line, set alone
+//!   by Typst in the print edition's faces (`print::set_line`) and drawn as a form on the
+//!   copyright page (the interior's destination `print::COPYRIGHT_DESTINATION`), with a new
+//!   cross-reference section.
 //!
-//! The files must be Bindery's own, made since the copyright page was marked (its section's
-//! `id`, the PDF's destination); anything else is refused with a [`StampError`] that says why,
-//! and so is a file already stamped.
+//! The files must be Bindery's own: the ebooks made since their copyright section has its
+//! `id`, the interior made by any version (one made before its copyright page was named has
+//! it fourth, as the template has always laid out the front matter). Anything else is refused
+//! with a [`StampError`] that says why, and so is a file already stamped.
 
 mod epub;
 mod page;

@@ -2,7 +2,7 @@
 //! interior kept, then the new objects, a cross-reference section of the same kind as the
 //! interior's last and a trailer pointing back to it.
 //!
-//! The line is set alone by Typst (`print::set_line`: the book's faces, any script, the
+//! The line is set alone by Typst (`print::set_line`: the print edition's faces, any script, the
 //! device's gray) and its page becomes a form, drawn at the top of the copyright page's trim
 //! box, centred. The copyright page is the interior's destination
 //! `print::COPYRIGHT_DESTINATION`; an interior made before it was named has its copyright page
