@@ -66,6 +66,7 @@ macro_rules! on_tx {
 }
 
 pub mod accounts;
+pub mod advance_copies;
 pub mod books;
 pub mod catalog;
 pub mod cli;

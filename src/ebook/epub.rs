@@ -22,6 +22,12 @@ use crate::style::fonts::Face;
 
 /// Where the package's content lives inside the zip.
 const ROOT: &str = "OEBPS";
+/// The package document's path in the zip (`META-INF/container.xml` names it).
+pub const PACKAGE_DOCUMENT: &str = "OEBPS/content.opf";
+/// The copyright page's path in the zip; its section is [`COPYRIGHT_ID`].
+pub const COPYRIGHT_PAGE: &str = "OEBPS/copyright.xhtml";
+
+pub use pages::{COPYRIGHT_ID, copyright_lines};
 
 /// Builds the EPUB. `chapters[i]` is [`super::xhtml::render_chapter`]`(book, i, Epub).body`;
 /// `resources` holds image bytes by image id, and the cover under its file name.
@@ -47,7 +53,7 @@ pub fn package(
             true,
         ),
         (
-            format!("{ROOT}/content.opf"),
+            PACKAGE_DOCUMENT.to_owned(),
             opf::package_document(book, &manifest, !pages.is_empty()).into_bytes(),
             true,
         ),
@@ -83,7 +89,7 @@ pub fn package(
         true,
     ));
     files.push((
-        format!("{ROOT}/copyright.xhtml"),
+        COPYRIGHT_PAGE.to_owned(),
         pages::copyright_page(book).into_bytes(),
         true,
     ));
@@ -285,22 +291,30 @@ fn used_images(book: &Book) -> BTreeMap<String, bool> {
 /// so the same book always gives the same bytes.
 fn zip(files: &[(String, Vec<u8>, bool)]) -> anyhow::Result<Vec<u8>> {
     let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
-    let base = SimpleFileOptions::default()
-        .last_modified_time(DateTime::default())
-        .unix_permissions(0o644)
-        .large_file(false);
-    let stored = base.compression_method(CompressionMethod::Stored);
-    let deflated = base
-        .compression_method(CompressionMethod::Deflated)
-        .compression_level(Some(9));
-    zip.start_file("mimetype", stored)?;
+    zip.start_file("mimetype", entry_options(false))?;
     zip.write_all(b"application/epub+zip")?;
     for (path, bytes, compress) in files {
-        zip.start_file(path.as_str(), if *compress { deflated } else { stored })
+        zip.start_file(path.as_str(), entry_options(*compress))
             .with_context(|| format!("adding {path} to the EPUB"))?;
         zip.write_all(bytes)?;
     }
     Ok(zip.finish()?.into_inner())
+}
+
+/// How every entry of the package is written, deflated (`compress`) or stored: the same fixed
+/// timestamp and permissions and no extra fields, so that an entry written again (an advance
+/// reader copy's pages, `advance_copies::stamp`) is written as the book's own were.
+pub fn entry_options(compress: bool) -> SimpleFileOptions {
+    let base = SimpleFileOptions::default()
+        .last_modified_time(DateTime::default())
+        .unix_permissions(0o644)
+        .large_file(false);
+    if compress {
+        base.compression_method(CompressionMethod::Deflated)
+            .compression_level(Some(9))
+    } else {
+        base.compression_method(CompressionMethod::Stored)
+    }
 }
 
 #[cfg(test)]

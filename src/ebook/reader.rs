@@ -2,6 +2,10 @@
 //! size, remembered position), with a Web App Manifest and a service worker so that after
 //! one visit it reads offline and installs to a home screen.
 //!
+//! The contents page ends with the copyright notice the EPUB's copyright page gives, the one
+//! place a server may add a line for one visitor ([`STAMPED_PAGE`]), which the service worker
+//! allows for as it checks each file against its build.
+//!
 //! A book that marks its print edition's pages shows each folio in the margin where the page
 //! begins, and `pages.html` lists them, with a "go to page" field on it and on the contents.
 //!
@@ -21,6 +25,8 @@ use super::Book;
 use super::xhtml::{Target, chapter_file_name};
 use icons::IconSource;
 use pages::Site;
+
+pub use offline::{STAMP_ID, STAMPED_PAGE};
 
 const READER_CSS: &str = include_str!("reader/reader.css");
 const READER_JS: &str = include_str!("reader/reader.js");

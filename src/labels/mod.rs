@@ -1,7 +1,8 @@
 //! Every fixed word Bindery writes into a book, in the book's language: the EPUB's
 //! navigation, landmarks and copyright page, the names of untitled chapters, the print
-//! edition's contents and copyright page, and the web reader's controls (its pages and the
-//! messages of `reader.js`, which the pages hand it as data).
+//! edition's contents and copyright page, the web reader's controls (its pages and the
+//! messages of `reader.js`, which the pages hand it as data), and the line that makes a copy
+//! an advance reader copy for one person.
 //!
 //! The table is one file per language under `translations/`, `key = value` lines (the format
 //! of Typst's own translation files). English (`en.txt`) is the reference: every other file
@@ -13,7 +14,7 @@
 //! `bibliography` in typst-library 0.14's `translations/*.txt`, whose `page` is sometimes the
 //! abbreviation `page_short` holds here, © Typst contributors,
 //! Apache-2.0, <https://github.com/typst/typst>). Typst has no words for the rest (landmarks,
-//! cover, notes, divisions, the copyright page, the reader's controls): those were translated
+//! cover, notes, divisions, the copyright page, the reader's controls, the advance copy's line): those were translated
 //! for Bindery, kept short and in the register reading systems use. pandoc's translation
 //! files are GPL and were not used.
 //!
@@ -91,6 +92,9 @@ keys! {
     EditionHardcover = "edition_hardcover",
     EditionLargePrint = "edition_large_print",
     EditionEbook = "edition_ebook",
+    /// What an advance reader copy says of itself on every edition's copyright page
+    /// (`advance_copies::stamp`): whom it was made for (`{reader}`), and that it is not for sale.
+    AdvanceCopy = "advance_copy",
     SkipToContents = "skip_to_contents",
     SkipToText = "skip_to_text",
     SkipToPages = "skip_to_pages",

@@ -6,7 +6,8 @@
 //! once: two objects are the same when their contents, and the objects they refer to, are.
 //! A piece of an odd page count is followed by a blank verso, so that the next opens on a
 //! recto. The book gets one page tree, an outline of its chapters, page labels that match the
-//! folios (roman front matter, then arabic), and, when the pages bleed, a trim box and a bleed
+//! folios (roman front matter, then arabic), its copyright page as a named destination
+//! ([`super::COPYRIGHT_DESTINATION`]), and, when the pages bleed, a trim box and a bleed
 //! box on every page: the trim against the spine (left on a recto, right on a verso, the other
 //! way round in a book bound on the right).
 
@@ -34,12 +35,22 @@ pub(crate) struct Bleed {
     pub at_spine: bool,
 }
 
-/// The book from `pieces` (each a PDF whose first page is the seed), with `folios` for the
-/// labels (one a physical page) and `bookmarks` for the outline.
+/// What the book's pages are called and where a reader goes.
+pub(crate) struct Marks<'a> {
+    /// For the page labels, one a physical page.
+    pub folios: &'a [String],
+    /// For the outline.
+    pub bookmarks: &'a [Bookmark],
+    /// The copyright page's physical page, from 1: the destination
+    /// [`super::COPYRIGHT_DESTINATION`].
+    pub copyright: Option<usize>,
+}
+
+/// The book from `pieces` (each a PDF whose first page is the seed), its pages marked by
+/// `marks`.
 pub(crate) fn assemble(
     pieces: &[Vec<u8>],
-    folios: &[String],
-    bookmarks: &[Bookmark],
+    marks: &Marks<'_>,
     bleed: Option<Bleed>,
     pdfx: Option<&PdfX>,
 ) -> anyhow::Result<Assembled> {
@@ -128,8 +139,11 @@ pub(crate) fn assemble(
     let mut catalog = Dictionary::new();
     catalog.set("Type", "Catalog");
     catalog.set("Pages", tree);
-    catalog.set("PageLabels", page_labels(folios));
-    if let Some(outline) = outline(&mut out, &mut next, &pages, bookmarks) {
+    catalog.set("PageLabels", page_labels(marks.folios));
+    if let Some(page) = marks.copyright.and_then(|p| pages.get(p.checked_sub(1)?)) {
+        catalog.set("Names", destinations(super::COPYRIGHT_DESTINATION, *page));
+    }
+    if let Some(outline) = outline(&mut out, &mut next, &pages, marks.bookmarks) {
         catalog.set("Outlines", outline);
         catalog.set("PageMode", "UseOutlines");
     }
@@ -459,6 +473,19 @@ fn page_labels(folios: &[String]) -> Dictionary {
         ])));
     }
     Dictionary::from_iter([("Nums", Object::Array(nums))])
+}
+
+/// A name tree of destinations holding one: `name`, the whole of `page`.
+fn destinations(name: &str, page: ObjectId) -> Dictionary {
+    let destination = Object::Array(vec![Object::Reference(page), Object::Name(b"Fit".to_vec())]);
+    let tree = Dictionary::from_iter([(
+        "Names",
+        Object::Array(vec![
+            Object::String(name.as_bytes().to_vec(), StringFormat::Literal),
+            destination,
+        ]),
+    )]);
+    Dictionary::from_iter([("Dests", Object::Dictionary(tree))])
 }
 
 /// The outline: one entry a bookmark, in order, each opening its page.

@@ -20,6 +20,7 @@ mod equations;
 mod error;
 mod fonts;
 mod glyphs;
+mod line;
 mod markup;
 mod pages;
 mod pdfx;
@@ -56,6 +57,7 @@ pub use trim::{MAX_PAGES, Paper, Trim, UnknownPaper, UnknownTrim};
 
 pub use fonts::FontNeeds;
 pub use glyphs::Glyphs;
+pub use line::{SetLine, set_line};
 pub use pages::roman;
 pub use pieces::{Bare, Book, Layout, Measured, Paginated, Plan, SetInfo, SetPiece};
 pub use preflight::{failed_rules, preflight};
@@ -187,6 +189,11 @@ pub fn where_printed(metadata: &BookMetadata, edition: Edition) -> String {
         "print edition".to_owned()
     }
 }
+
+/// The named destination (in the catalog's `/Names` `/Dests` tree) of the interior's copyright
+/// page, the title page's verso: where an advance reader copy's line is printed
+/// (`advance_copies::stamp`).
+pub const COPYRIGHT_DESTINATION: &str = "bindery-copyright";
 
 /// Inches added to the printer's least inside margin.
 pub const GUTTER_COMFORT: f64 = 0.125;
@@ -321,7 +328,12 @@ pub fn assemble(
         title: metadata.title.clone(),
         date: pdf_date(&metadata.modified),
     });
-    let assembled = assemble::assemble(pdfs, layout.folios(), &bookmarks, bleed, pdfx.as_ref())
+    let marks = assemble::Marks {
+        folios: layout.folios(),
+        bookmarks: &bookmarks,
+        copyright: layout.copyright,
+    };
+    let assembled = assemble::assemble(pdfs, &marks, bleed, pdfx.as_ref())
         .map_err(|e| PrintError::Pdf(format!("assembling the pieces: {e:#}")))?;
     if let Some(reason) = &assembled.pdfx_refused {
         tracing::warn!(%reason, "the interior could not be made PDF/X-1a");

@@ -12,7 +12,7 @@ use typst::utils::PicoStr;
 use crate::document::positions::TextPosition;
 
 use super::markup::Literal;
-use super::template::{CHAPTER_LABEL, CONTENTS_LABEL, PageData};
+use super::template::{CHAPTER_LABEL, CONTENTS_LABEL, COPYRIGHT_LABEL, PageData};
 use super::world::BookWorld;
 
 /// The pages of one pass, as plain data.
@@ -24,6 +24,10 @@ pub(crate) struct Survey {
     pub contents: Option<usize>,
     /// Physical pages with nothing printed on them.
     pub blank: BTreeSet<usize>,
+    /// The copyright page's physical page, in the piece that holds the front matter (a survey
+    /// stored before it was marked has none).
+    #[serde(default)]
+    pub copyright: Option<usize>,
 }
 
 fn label(name: &str) -> Label {
@@ -44,11 +48,15 @@ pub(crate) fn survey(document: &PagedDocument) -> Survey {
         }
     }
     chapters.sort_unstable();
-    let contents = introspector
-        .query(&Selector::Label(label(CONTENTS_LABEL)))
-        .first()
-        .and_then(|m| m.location())
-        .map(|location| introspector.page(location).get());
+    let page_of = |name: &str| {
+        introspector
+            .query(&Selector::Label(label(name)))
+            .first()
+            .and_then(|m| m.location())
+            .map(|location| introspector.page(location).get())
+    };
+    let contents = page_of(CONTENTS_LABEL);
+    let copyright = page_of(COPYRIGHT_LABEL);
     let blank = document
         .pages
         .iter()
@@ -61,6 +69,7 @@ pub(crate) fn survey(document: &PagedDocument) -> Survey {
         chapters,
         contents,
         blank,
+        copyright,
     }
 }
 
@@ -232,6 +241,7 @@ mod tests {
             chapters: vec![(0, 5), (1, 9), (2, 13)],
             contents: Some(7),
             blank: BTreeSet::from([2, 6, 8, 11]),
+            copyright: Some(4),
         };
         let data = page_data(&survey, &[1, 2], Some(1), &[]);
         assert_eq!(data.styles, "nnnnnnfnfhnhf");

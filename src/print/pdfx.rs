@@ -37,6 +37,18 @@ const CONDITION_INFO: &str = "U.S. Web Coated (SWOP)";
 /// document information the standard requires.
 pub(crate) fn make(doc: &mut Document, title: &str, date: &str) -> anyhow::Result<()> {
     refuse_transparency(doc)?;
+    in_device_gray(doc)?;
+    boxes(doc)?;
+    output_intent(doc, title, date)?;
+    doc.version = "1.3".to_owned();
+    doc.reference_table.cross_reference_type = XrefType::CrossReferenceTable;
+    doc.prune_objects();
+    Ok(())
+}
+
+/// `doc`'s colours in the device's gray, its images' and its content streams' (pages and
+/// forms) alike.
+pub(crate) fn in_device_gray(doc: &mut Document) -> anyhow::Result<()> {
     let gray_spaces = gray_colour_spaces(doc)?;
     convert_images(doc)?;
     convert_contents(doc, &gray_spaces)?;
@@ -45,11 +57,6 @@ pub(crate) fn make(doc: &mut Document, title: &str, date: &str) -> anyhow::Resul
     for object in doc.objects.values_mut() {
         to_device_gray(object, &gray_spaces);
     }
-    boxes(doc)?;
-    output_intent(doc, title, date)?;
-    doc.version = "1.3".to_owned();
-    doc.reference_table.cross_reference_type = XrefType::CrossReferenceTable;
-    doc.prune_objects();
     Ok(())
 }
 

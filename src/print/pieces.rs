@@ -136,6 +136,9 @@ pub struct Layout {
     /// The physical page each chapter opens on, by chapter index, and the contents'.
     pub(crate) openings: Vec<(usize, usize)>,
     pub(crate) contents: Option<usize>,
+    /// The copyright page's physical page (none in a layout stored before it was marked).
+    #[serde(default)]
+    pub(crate) copyright: Option<usize>,
     pub pages: usize,
     pub glyphs: Glyphs,
     /// Rounds of measuring it took.
@@ -361,6 +364,7 @@ pub fn paginate(plan: &Plan, measured: &[Measured], round: u32) -> Result<Pagina
         chapters: Vec::new(),
         contents: None,
         blank: BTreeSet::new(),
+        copyright: None,
     };
     for (k, m) in measured.iter().enumerate() {
         let first = survey.pages + 1;
@@ -371,6 +375,9 @@ pub fn paginate(plan: &Plan, measured: &[Measured], round: u32) -> Result<Pagina
             .extend(m.survey.chapters.iter().map(|(c, p)| (*c, p + offset)));
         if let Some(p) = m.survey.contents {
             survey.contents = Some(p + offset);
+        }
+        if let Some(p) = m.survey.copyright {
+            survey.copyright = Some(p + offset);
         }
         survey
             .blank
@@ -413,6 +420,7 @@ pub fn paginate(plan: &Plan, measured: &[Measured], round: u32) -> Result<Pagina
         pieces: placed,
         openings: survey.chapters.clone(),
         contents: survey.contents,
+        copyright: survey.copyright,
         pages: survey.pages,
         glyphs,
         rounds: round,

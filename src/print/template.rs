@@ -23,6 +23,9 @@ use super::trim::PageGeometry;
 /// Labels Typst carries from the source to the pages, read back after each pass.
 pub(crate) const CHAPTER_LABEL: &str = "bindery-chapter";
 pub(crate) const CONTENTS_LABEL: &str = "bindery-contents";
+/// Marks the copyright page (the title page's verso), which the interior names as a
+/// destination ([`super::COPYRIGHT_DESTINATION`]).
+pub(crate) const COPYRIGHT_LABEL: &str = "bindery-copyright";
 
 /// What one pass learnt of the pages, for the next to print.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -510,7 +513,10 @@ fn front_matter(m: &BookMetadata) -> String {
         lines.push(labels.fill(Key::FirstPublished, &[("date", date)]));
     }
     lines.push(labels.get(Key::TypesetWithBindery).to_owned());
-    out.push_str("#pagebreak()\n#v(1fr)\n#[\n#set text(size: 0.8em)\n#set par(justify: false, spacing: 0.9em)\n");
+    let _ = write!(
+        out,
+        "#pagebreak()\n#metadata(none)<{COPYRIGHT_LABEL}>\n#v(1fr)\n#[\n#set text(size: 0.8em)\n#set par(justify: false, spacing: 0.9em)\n"
+    );
     for line in lines {
         let _ = write!(out, "#{}\n\n", literal(&line));
     }

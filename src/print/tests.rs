@@ -16,6 +16,26 @@ fn every_block_and_inline_of_the_model_prints() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(edition.pdf.starts_with(b"%PDF-"));
     assert_eq!(edition.folios.len(), edition.pages as usize);
+    // The copyright page, the title page's verso (half title, blank, title, copyright), is
+    // named where the catalog lists destinations.
+    let pdf = lopdf::Document::load_mem(&edition.pdf).expect("the interior reads");
+    let names = pdf
+        .catalog()
+        .and_then(|c| c.get_deref(b"Names", &pdf))
+        .and_then(lopdf::Object::as_dict)
+        .and_then(|n| n.get_deref(b"Dests", &pdf))
+        .and_then(lopdf::Object::as_dict)
+        .and_then(|d| d.get(b"Names"))
+        .and_then(lopdf::Object::as_array)
+        .expect("a tree of destinations");
+    let name = names.first().and_then(|n| n.as_str().ok());
+    assert_eq!(name, Some(COPYRIGHT_DESTINATION.as_bytes()));
+    let page = names
+        .get(1)
+        .and_then(|d| d.as_array().ok())
+        .and_then(|d| d.first())
+        .and_then(|p| p.as_reference().ok());
+    assert_eq!(page, pdf.get_pages().get(&4).copied());
     // Front matter in roman, the body from 1.
     assert_eq!(edition.folios[0], "i");
     assert!(edition.folios.contains(&"1".to_owned()));

@@ -137,16 +137,29 @@ pub fn title_page(book: &Book) -> String {
     page(book, labels.get(Key::TitlePage), "frontmatter", &body)
 }
 
+/// The copyright section's `id`, on the EPUB's copyright page and the web reader's contents
+/// page alike: where an advance reader copy's line goes (`advance_copies::stamp`), at its end.
+pub const COPYRIGHT_ID: &str = "copyright";
+
 pub fn copyright_page(book: &Book) -> String {
-    let m = &book.metadata;
-    let labels = m.labels();
+    let labels = book.metadata.labels();
     let mut body = format!(
-        "<section epub:type=\"copyright-page\" class=\"copyright\" aria-label=\"{}\">\n",
+        "<section id=\"{COPYRIGHT_ID}\" epub:type=\"copyright-page\" class=\"copyright\" aria-label=\"{}\">\n",
         escaped_attr(labels.get(Key::Copyright))
     );
-    let mut para = |text: &str| {
-        let _ = writeln!(body, "<p>{}</p>", escaped(text));
-    };
+    for line in copyright_lines(book) {
+        let _ = writeln!(body, "<p>{}</p>", escaped(&line));
+    }
+    body.push_str("</section>\n");
+    page(book, labels.get(Key::Copyright), "frontmatter", &body)
+}
+
+/// What the ebooks' copyright page says, a paragraph a line, as plain text: the title and
+/// authors, the rights, the ISBN or identifier, the publisher and date, and Bindery.
+pub fn copyright_lines(book: &Book) -> Vec<String> {
+    let m = &book.metadata;
+    let labels = m.labels();
+    let mut lines = Vec::new();
     let mut title = book_title(book);
     if let Some(subtitle) = m
         .subtitle
@@ -158,19 +171,17 @@ pub fn copyright_page(book: &Book) -> String {
     }
     let names = join_names(book, &authors(book));
     if names.is_empty() {
-        para(&title);
+        lines.push(title);
     } else {
-        para(&labels.fill(Key::TitleBy, &[("title", &title), ("authors", &names)]));
+        lines.push(labels.fill(Key::TitleBy, &[("title", &title), ("authors", &names)]));
     }
     let rights = m.rights.as_deref().map(collapse).filter(|s| !s.is_empty());
-    para(
-        rights
-            .as_deref()
-            .unwrap_or(labels.get(Key::AllRightsReserved)),
-    );
+    lines.push(rights.unwrap_or_else(|| labels.get(Key::AllRightsReserved).to_owned()));
     match &m.isbn {
-        Some(isbn) => para(&format!("ISBN {isbn}")),
-        None => para(&labels.fill(Key::Identifier, &[("identifier", &collapse(&m.identifier))])),
+        Some(isbn) => lines.push(format!("ISBN {isbn}")),
+        None => {
+            lines.push(labels.fill(Key::Identifier, &[("identifier", &collapse(&m.identifier))]))
+        }
     }
     let publisher = m
         .publisher
@@ -179,13 +190,12 @@ pub fn copyright_page(book: &Book) -> String {
         .filter(|s| !s.is_empty());
     match (publisher, &m.date) {
         (Some(p), Some(d)) => {
-            para(&labels.fill(Key::PublishedByOn, &[("publisher", &p), ("date", d)]))
+            lines.push(labels.fill(Key::PublishedByOn, &[("publisher", &p), ("date", d)]))
         }
-        (Some(p), None) => para(&labels.fill(Key::PublishedBy, &[("publisher", &p)])),
-        (None, Some(d)) => para(&labels.fill(Key::PublishedOn, &[("date", d)])),
+        (Some(p), None) => lines.push(labels.fill(Key::PublishedBy, &[("publisher", &p)])),
+        (None, Some(d)) => lines.push(labels.fill(Key::PublishedOn, &[("date", d)])),
         (None, None) => {}
     }
-    para(labels.get(Key::MadeWithBindery));
-    body.push_str("</section>\n");
-    page(book, labels.get(Key::Copyright), "frontmatter", &body)
+    lines.push(labels.get(Key::MadeWithBindery).to_owned());
+    lines
 }

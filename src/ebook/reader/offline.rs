@@ -7,8 +7,19 @@ use sha2::{Digest, Sha256};
 use super::pages::LIGHT_BAR;
 use crate::ebook::BookMetadata;
 
-/// The service worker's code; `__VERSION__`, `__FILES__` and `__DIGESTS__` are filled in per build.
+/// The service worker's code; `__VERSION__`, `__FILES__` and `__DIGESTS__` are filled in per
+/// build, `__STAMPED__` and `__STAMP_ID__` with [`STAMPED_PAGE`] and [`STAMP_ID`].
 const SW_TEMPLATE: &str = include_str!("sw.js");
+
+/// The one file of the site a server may personalise as it serves it: the contents page, whose
+/// copyright section (`ebook::epub::COPYRIGHT_ID`) then ends with one line more, a paragraph
+/// with the id [`STAMP_ID`] (an advance reader copy's, `advance_copies::stamp`). The service
+/// worker checks that page's digest without that line, so a personal copy saves whole offline
+/// and a page of another build is still refused.
+pub const STAMPED_PAGE: &str = "index.html";
+/// The `id` of the one paragraph a server may add to [`STAMPED_PAGE`]: written on a line of
+/// its own, `<p id="advance-copy" …>…</p>`, with no line break inside.
+pub const STAMP_ID: &str = "advance-copy";
 
 /// Icon files and their pixel sizes, as the manifest lists them.
 pub const ICONS: [(&str, u32); 2] = [("icon-192.png", 192), ("icon-512.png", 512)];
@@ -104,7 +115,10 @@ pub fn service_worker(files: &[(String, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
         .map(|(path, bytes)| (path.clone(), hex::encode(Sha256::digest(bytes)).into()))
         .collect();
     let digests = serde_json::to_string_pretty(&digests)?;
+    // The constants first: the lists after them hold the site's file names.
     Ok(SW_TEMPLATE
+        .replace("__STAMPED__", STAMPED_PAGE)
+        .replace("__STAMP_ID__", STAMP_ID)
         .replace("__VERSION__", &version)
         .replace("__FILES__", &list)
         .replace("__DIGESTS__", &digests)

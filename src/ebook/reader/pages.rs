@@ -1,4 +1,5 @@
-//! The reader's HTML pages: the contents page and one page per chapter.
+//! The reader's HTML pages: the contents page (the title page, the contents and the copyright
+//! notice) and one page per chapter.
 //!
 //! Every page is HTML5 that a strict Content-Security-Policy accepts as it is: scripts and
 //! styles come only from `reader.js` and `reader.css`, no `style=` and no `on…=` attributes,
@@ -9,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::document::Division;
 use crate::ebook::Book;
+use crate::ebook::epub::{COPYRIGHT_ID, copyright_lines};
 use crate::ebook::xhtml::escape::{escaped, escaped_attr};
 use crate::ebook::xhtml::{PrintedPage, Target, chapter_file_name};
 use crate::labels::{Key, Labels};
@@ -250,7 +252,24 @@ impl Site<'_> {
             }
             html.push_str("</ol>\n</nav>\n");
         }
+        html.push_str(&self.copyright());
         html.push_str("</main>\n</body>\n</html>\n");
+        html
+    }
+
+    /// The copyright notice at the foot of the contents page: the EPUB's copyright page, in
+    /// a section with the same `id`, where an advance reader copy's line goes.
+    fn copyright(&self) -> String {
+        let mut html = format!(
+            "<section id=\"{id}\" class=\"copyright\" aria-labelledby=\"copyright-heading\">\n\
+             <h2 id=\"copyright-heading\">{heading}</h2>\n",
+            id = COPYRIGHT_ID,
+            heading = self.word(Key::Copyright),
+        );
+        for line in copyright_lines(self.book) {
+            html.push_str(&format!("<p>{}</p>\n", escaped(&line)));
+        }
+        html.push_str("</section>\n");
         html
     }
 
