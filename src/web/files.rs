@@ -14,6 +14,7 @@ use super::downloads::{self, Download, EditionQuery};
 use super::error::ApiError;
 use super::fault::Fault;
 use super::query::Query;
+use super::reader_site::{self, content_type};
 use crate::books::{self, BookId, keys};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -221,17 +222,9 @@ async fn reader_file(
     path: web::Path<(String, String)>,
 ) -> HttpResponse {
     let (id, file) = path.into_inner();
-    let file = if file.is_empty() {
-        "index.html".to_owned()
-    } else {
-        file
-    };
-    if file
-        .split('/')
-        .any(|part| part.is_empty() || part.starts_with('.'))
-    {
+    let Some(file) = reader_site::file_name(&file) else {
         return not_found(&req);
-    }
+    };
     let book = match ready_book(&req, &state, caller, &id).await {
         Ok(book) => book,
         Err(response) => return response,
@@ -245,16 +238,7 @@ async fn reader_file(
         Ok(None) => return not_found(&req),
         Err(e) => return storage_error(&e),
     };
-    Answer::new(&req, conditional::etag(&bytes))
-        // Revalidate every time: the service worker is what makes the reader fast and offline.
-        .header((header::CACHE_CONTROL, "private, no-cache"))
-        .header((
-            header::CONTENT_SECURITY_POLICY,
-            crate::ebook::reader::CONTENT_SECURITY_POLICY,
-        ))
-        .header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .header((header::REFERRER_POLICY, "no-referrer"))
-        .body(content_type(&file), bytes)
+    reader_site::answer(&req, &file, bytes)
 }
 
 /// The caller's ready book `id`, or the answer to give instead: sign in (a browser), an
@@ -315,25 +299,6 @@ fn challenge(req: &HttpRequest) -> HttpResponse {
         .body(
             "Sign in, or send an API token (Authorization: Bearer, or as the HTTP Basic password).",
         )
-}
-
-fn content_type(path: &str) -> &'static str {
-    match path.rsplit('.').next().unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "js" => "text/javascript; charset=utf-8",
-        "webmanifest" => "application/manifest+json",
-        "json" => "application/json",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        "ico" => "image/x-icon",
-        "ttf" => "font/ttf",
-        "otf" => "font/otf",
-        _ => "application/octet-stream",
-    }
 }
 
 /// 404: the app's Not found page for a person in a browser, a line of text for anything else.

@@ -5,6 +5,7 @@
 //! signals, because it must forward them to the worker child and escalate on a second one.
 
 mod admin;
+mod advance_copies;
 pub mod api;
 mod assets;
 mod body;
@@ -27,6 +28,7 @@ mod methods;
 mod metrics;
 mod pages;
 pub(crate) mod query;
+mod reader_site;
 mod request_id;
 mod request_log;
 pub mod session;
@@ -163,6 +165,7 @@ impl Application {
                 .configure(assets::routes)
                 .configure(pages::routes)
                 .configure(files::routes)
+                .configure(advance_copies::routes)
                 .configure(catalog::routes)
                 .configure(api::routes)
                 .configure(metrics::routes)

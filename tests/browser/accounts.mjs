@@ -1,8 +1,8 @@
 // Accounts with passkeys in the system's headless Chromium, with a virtual authenticator (the
 // DevTools protocol's WebAuthn domain: a platform authenticator that holds resident keys and
 // verifies its user): an invitation makes an account with a passkey, the person uploads a
-// manuscript, signs out, and signs in again with the passkey alone. The invitation, account
-// and People pages pass axe-core on a desktop and a phone.
+// manuscript, signs out, and signs in again with the passkey alone. The invitation, account,
+// People, advance-reader links and link pages pass axe-core on a desktop and a phone.
 //
 //   node accounts.mjs <base url: http://localhost:PORT> <invitation path> <manuscript> <screenshot dir>
 
@@ -77,6 +77,18 @@ async function main() {
       page.click('#upload button[type=submit]'),
     ]);
     const book = new URL(page.url()).pathname;
+
+    step('once the book is ready, its advance-reader links page and a link\'s page pass axe');
+    await page.locator('#advance-links').waitFor({ timeout: 120000 });
+    await page.click('#advance-links');
+    await page.fill('#reader', 'Jane Roe');
+    await Promise.all([page.waitForLoadState('load'), page.click('#new-link button[type=submit]')]);
+    const link = await page.inputValue('#link-url');
+    check(/\/arc\/arc_[0-9a-f]{64}$/.test(link), `the page shows the link ${link}`);
+    await accessible(page, 'links');
+    await page.goto(link);
+    check((await page.locator('#reader').innerText()) === 'Jane Roe', 'the link\'s page does not name its reader');
+    await accessible(page, 'advance-copy');
 
     step('the account page lists the passkey and passes axe');
     await page.goto(url('/account'));

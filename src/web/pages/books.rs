@@ -506,6 +506,8 @@ async fn show(
                 section.downloads aria-labelledby="downloads-title" {
                     h2 #downloads-title { "Your book" }
                     (book_actions(&book, false))
+                    p { a #advance-links href=(format!("/books/{}/links", book.id)) { "Send it to advance readers" }
+                        ": a personal link for each, with their name in their copies." }
                 }
                 section.design aria-labelledby="design-title" {
                     h2 #design-title { "Design" }

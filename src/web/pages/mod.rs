@@ -12,6 +12,7 @@ mod house_styles;
 mod invitations;
 mod passkeys;
 mod people;
+mod reader_links;
 mod signin;
 mod single_sign_on;
 mod styles;
@@ -25,6 +26,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     invitations::routes(cfg);
     account::routes(cfg);
     people::routes(cfg);
+    reader_links::routes(cfg);
     books::routes(cfg);
     styles::routes(cfg);
     house_styles::routes(cfg);
