@@ -71,6 +71,30 @@ fn failed(e: anyhow::Error) -> HttpResponse {
     PageError::from(e).error_response()
 }
 
+/// A copy that could not be stamped: a book made before its editions marked the copyright page
+/// is the author's to remake (said plainly, 409); anything else is a fault of the server's.
+fn stamp_failed(link: &Link, what: &str, e: &stamp::StampError) -> HttpResponse {
+    use stamp::StampError;
+    if matches!(
+        e,
+        StampError::NoCopyrightSection(_) | StampError::NoCopyrightPage(_)
+    ) {
+        tracing::warn!(link = %link.id, book.id = %link.book_id, what, "an advance copy of a book made before copies could be stamped");
+        let body = html! {
+            h1 { "This advance copy is not ready" }
+            p.error role="alert" #link-refused data-code="book_needs_remaking" {
+                "The book was made before Bindery could make personal copies of it. "
+                "Ask the author to make it again (a new revision or style), then use this link again."
+            }
+        };
+        return html_response(
+            StatusCode::CONFLICT,
+            layout("Advance copy", None, &[], body),
+        );
+    }
+    failed(anyhow::anyhow!("stamping link {}'s {what}: {e}", link.id))
+}
+
 /// The stamp for the link's reader, in the book's language.
 fn stamp_for(link: &Link, book: &BookRow) -> anyhow::Result<Stamp> {
     let report: Option<crate::report::Report> = book
@@ -157,13 +181,7 @@ async fn download(
     };
     let copy = match stamped(&original, &stamp) {
         Ok(copy) => copy,
-        Err(e) => {
-            return failed(anyhow::anyhow!(
-                "stamping link {}'s {}: {e}",
-                link.id,
-                file.what
-            ));
-        }
+        Err(e) => return stamp_failed(&link, file.what, &e),
     };
     // Counted once the copy is made, so a failure spends nothing.
     match links::download(&state.db, &link).await {
@@ -235,6 +253,6 @@ async fn reader_file(
     };
     match stamp::reader_page(&bytes, &stamp) {
         Ok(page) => reader_site::answer(&req, &file, page.into()),
-        Err(e) => failed(anyhow::anyhow!("stamping link {}'s reader: {e}", link.id)),
+        Err(e) => stamp_failed(&link, "reader", &e),
     }
 }

@@ -1,10 +1,12 @@
 // Accounts with passkeys in the system's headless Chromium, with a virtual authenticator (the
 // DevTools protocol's WebAuthn domain: a platform authenticator that holds resident keys and
 // verifies its user): an invitation makes an account with a passkey, the person uploads a
-// manuscript, signs out, and signs in again with the passkey alone. The invitation, account,
+// manuscript, signs out, and signs in again with the passkey alone; a second invitation does
+// the same with a password. The invitation, account,
 // People, advance-reader links and link pages pass axe-core on a desktop and a phone.
 //
-//   node accounts.mjs <base url: http://localhost:PORT> <invitation path> <manuscript> <screenshot dir>
+//   node accounts.mjs <base url: http://localhost:PORT> <invitation path> <manuscript> <screenshot dir> \
+//     <second invitation path>
 
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,9 +14,9 @@ import process from 'node:process';
 import { audit } from './axe.mjs';
 import { check, launch, run, step } from './harness.mjs';
 
-const [base, invitation, manuscript, shotDir] = process.argv.slice(2);
-if (!base || !invitation || !manuscript || !shotDir) {
-  console.error('usage: node accounts.mjs <base url> <invitation path> <manuscript> <screenshot dir>');
+const [base, invitation, manuscript, shotDir, secondInvitation] = process.argv.slice(2);
+if (!base || !invitation || !manuscript || !shotDir || !secondInvitation) {
+  console.error('usage: node accounts.mjs <base url> <invitation path> <manuscript> <screenshot dir> <second invitation path>');
   process.exit(2);
 }
 const url = (p) => new URL(p, base).href;
@@ -127,6 +129,24 @@ async function main() {
     const refusal = await page.locator('#passkey-error').innerText();
     check(/not known here/.test(refusal), `the refusal says: ${refusal}`);
     check(new URL(page.url()).pathname === '/signin', 'an unknown passkey signed in');
+
+    step('a second invitation makes an account with a password, which uploads and signs in again');
+    await page.goto(url(secondInvitation));
+    await page.fill('#name', 'Dora Vale');
+    await page.fill('#email', 'dora@example.com');
+    await page.fill('#password', 'violet kettle orbits paper');
+    await Promise.all([page.waitForURL(/\/books$/), page.click('#new-account button[type=submit]')]);
+    await page.goto(url('/books/new'));
+    await page.setInputFiles('#manuscript', manuscript);
+    await Promise.all([
+      page.waitForURL(/\/books\/[0-9a-f-]{36}$/, { timeout: 60000 }),
+      page.click('#upload button[type=submit]'),
+    ]);
+    await Promise.all([page.waitForURL(/\/signin$/), page.click('form.signout button')]);
+    await page.fill('#email', 'DORA@example.com');
+    await page.fill('#password', 'violet kettle orbits paper');
+    await Promise.all([page.waitForURL(/\/books$/), page.click('form[action="/signin/password"] button[type=submit]')]);
+    check((await page.locator('.books li, .books tr').count()) >= 1, 'her book is not listed after signing in again');
 
     // The refused sign-in's 401 is expected; nothing else may have failed.
     const unexpected = problems.filter((p) => !p.includes('status of 401'));

@@ -6,6 +6,7 @@ mod common;
 
 mod accounts;
 mod accounts_browser;
+mod accounts_matrix;
 mod ace;
 mod admin;
 mod advance_copies;

@@ -111,6 +111,39 @@ fn an_installation_of_the_previous_release_keeps_everything_and_takes_accounts()
         .text()
         .expect("body");
     assert!(books.contains("Before Accounts"), "{books}");
+    // A link to a book made before copies could be stamped says the book must be made again.
+    let csrf = books
+        .split("name=\"csrf-token\" content=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a CSRF token")
+        .to_owned();
+    let page = http()
+        .post(server.url(&format!("/books/{book}/links")))
+        .header(COOKIE, &account)
+        .form(&[
+            ("_csrf", csrf.as_str()),
+            ("reader", "Jane Roe"),
+            ("offer_epub", "on"),
+            ("days", "7"),
+            ("downloads", "1"),
+        ])
+        .send()
+        .expect("make a link")
+        .text()
+        .expect("body");
+    let link = page
+        .split("/arc/")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a link");
+    let old = http()
+        .get(server.url(&format!("/arc/{link}/epub")))
+        .send()
+        .expect("GET epub");
+    assert_eq!(old.status(), StatusCode::CONFLICT);
+    assert!(old.text().expect("body").contains("book_needs_remaking"));
+
     // Her token goes on working beside her account.
     let still = http()
         .get(server.url(&format!("/api/v1/books/{book}")))
