@@ -77,6 +77,7 @@ pub async fn run(config: &Config, with_worker: bool) -> anyhow::Result<ExitCode>
             ),
             sign_on: crate::accounts::single_sign_on::Provider::from_config(config)?
                 .map(std::sync::Arc::new),
+            mailer: crate::accounts::mail::Mailer::from_config(config)?.map(std::sync::Arc::new),
         },
     )?;
     tracing::info!(

@@ -73,6 +73,34 @@ const NAMES_LOCK: i64 = 0x6264_795f_6e61_6d65; // "bdy_name"
 /// case is refused: `Ann` and `ann` would look like one tenant and be two.
 #[tracing::instrument(skip(db))]
 pub async fn create(db: &Database, name: &str, admin: bool) -> Result<String, TokenError> {
+    insert(db, name, None, admin).await
+}
+
+/// The person a token made on an account's page belongs to: it acts for their tenant, with an
+/// admin's rights if they are one, and is revoked with their account.
+pub struct Holder<'a> {
+    pub account: &'a str,
+    pub tenant: &'a str,
+}
+
+/// Creates a token named `name` for an account (see [`Holder`]); returns the token, shown this
+/// once. Names are one namespace with the tenants' tokens: a name is never two tokens.
+#[tracing::instrument(skip(db, holder))]
+pub async fn create_for(
+    db: &Database,
+    name: &str,
+    holder: &Holder<'_>,
+    admin: bool,
+) -> Result<String, TokenError> {
+    insert(db, name, Some(holder), admin).await
+}
+
+async fn insert(
+    db: &Database,
+    name: &str,
+    holder: Option<&Holder<'_>>,
+    admin: bool,
+) -> Result<String, TokenError> {
     if !valid_name(name) {
         return Err(TokenError::BadName(name.to_owned()));
     }
@@ -90,8 +118,8 @@ pub async fn create(db: &Database, name: &str, admin: bool) -> Result<String, To
         }
         sqlx::query(sql!(
             d,
-            "INSERT INTO tokens (name, tenant, hash, admin, created_at, webhook_secret)
-             SELECT $1, $1, $2, $3, {now}, $4
+            "INSERT INTO tokens (name, tenant, hash, admin, created_at, webhook_secret, account_id)
+             SELECT $1, COALESCE($5, $1), $2, $3, {now}, $4, $6
              WHERE NOT EXISTS (SELECT 1 FROM tokens WHERE lower(name) = lower($1))
              ON CONFLICT (name) DO NOTHING"
         ))
@@ -99,6 +127,8 @@ pub async fn create(db: &Database, name: &str, admin: bool) -> Result<String, To
         .bind(&hash)
         .bind(admin)
         .bind(webhook_secret.expose())
+        .bind(holder.map(|h| h.tenant))
+        .bind(holder.map(|h| h.account))
         .execute(&mut *conn)
         .await
         .map_err(|e| anyhow::Error::new(e).context("storing a new token"))?
@@ -174,6 +204,37 @@ pub async fn list(db: &Database) -> anyhow::Result<Vec<TokenInfo>> {
         .fetch_all(pool)
         .await?
     }))
+}
+
+/// The tokens made on account `account`'s page, revoked ones included, oldest first.
+pub async fn of_account(db: &Database, account: &str) -> anyhow::Result<Vec<TokenInfo>> {
+    Ok(on_pool!(db, |pool, d| {
+        sqlx::query_as(sql!(
+            d,
+            "SELECT name, admin, created_at, last_used_at, revoked_at
+             FROM tokens WHERE account_id = $1 ORDER BY created_at, name"
+        ))
+        .bind(account)
+        .fetch_all(pool)
+        .await?
+    }))
+}
+
+/// Revokes account `account`'s token `name`; `false` when it has no such token.
+pub async fn revoke_own(db: &Database, account: &str, name: &str) -> anyhow::Result<bool> {
+    let changed = on_pool!(db, |pool, d| {
+        sqlx::query(sql!(
+            d,
+            "UPDATE tokens SET revoked_at = COALESCE(revoked_at, {now})
+             WHERE name = $1 AND account_id = $2"
+        ))
+        .bind(name)
+        .bind(account)
+        .execute(pool)
+        .await?
+        .rows_affected()
+    });
+    Ok(changed > 0)
 }
 
 /// Revokes the token named `name`: it stops authenticating at once. Returns whether such a

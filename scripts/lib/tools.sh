@@ -40,6 +40,14 @@ install_openapi_validator() {
   fi
 }
 
+# aiosmtpd, a real SMTP server on loopback for the invitations' mail (tests/it/accounts.rs).
+install_aiosmtpd() {
+  if ! [ "$(python3 -m pip show aiosmtpd 2>/dev/null | sed -n 's/^Version: //p')" = '1.4.6' ]; then
+    printf 'installing aiosmtpd 1.4.6 from PyPI\n' >&2
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore aiosmtpd==1.4.6
+  fi
+}
+
 install_honcho() {
   if ! [ "$(python3 -m pip show honcho 2>/dev/null | sed -n 's/^Version: //p')" = '2.0.0' ]; then
     printf 'installing honcho 2.0.0 from PyPI\n' >&2

@@ -16,6 +16,7 @@
 
 pub mod ceremonies;
 pub mod invitations;
+pub mod mail;
 pub mod passkeys;
 pub mod passwords;
 pub mod role;

@@ -306,6 +306,15 @@ variables! {
     /// sign-on there (an account then signs in with the provider it was made with).
     var OIDC_SIGN_UP: SignUp = value("email"), example "invitation",
         parse values::sign_up, {field oidc_sign_up};
+    /// Mail server for invitations, optional: `smtps://USER:PASSWORD@HOST` (TLS from the start,
+    /// port 465), `smtp://USER:PASSWORD@HOST:587?tls=required` (STARTTLS), or `smtp://HOST:PORT`
+    /// (plain, for a relay on the same network). Set, the People page can mail an invitation's
+    /// link; unset, the link is copied and sent by hand, as always.
+    secret SMTP_URL: Secret<String> = unset, example "smtps://books%40example.com:app-password@smtp.example.com",
+        parse smtp_url, {field smtp_url};
+    /// Who invitations are mailed from, as a mailbox: `Bindery <books@example.com>`.
+    var SMTP_FROM: String = value("Bindery <bindery@localhost>"), example "River Press <books@riverpress.example>",
+        parse smtp_from, {field smtp_from};
     /// Let webhooks reach loopback, private, link-local and other non-public addresses (off by
     /// default, so a callback URL cannot probe the host's network).
     var WEBHOOK_ALLOW_PRIVATE: bool = value("false"), example "true",
@@ -392,6 +401,26 @@ fn job_lease(value: &str) -> Result<Duration, String> {
         return Err("is too short: use at least 1s".to_owned());
     }
     Ok(lease)
+}
+
+fn smtp_url(value: &str) -> Result<Secret<String>, String> {
+    match url::Url::parse(value) {
+        Ok(url) if matches!(url.scheme(), "smtp" | "smtps") && url.host_str().is_some() => {
+            Ok(Secret::new(value.to_owned()))
+        }
+        _ => Err(
+            "is not an SMTP address: use smtps://USER:PASSWORD@HOST or smtp://HOST:PORT".to_owned(),
+        ),
+    }
+}
+
+fn smtp_from(value: &str) -> Result<String, String> {
+    value
+        .parse::<lettre::message::Mailbox>()
+        .map(|_| value.to_owned())
+        .map_err(|_| {
+            "is not a mailbox: use `Name <address@example.com>` or `address@example.com`".to_owned()
+        })
 }
 
 fn oidc_client_secret(value: &str) -> Result<Secret<String>, String> {

@@ -122,6 +122,19 @@ pub(super) fn html_response(status: StatusCode, markup: Markup) -> HttpResponse 
         .body(markup.into_string())
 }
 
+/// Where this site's addresses start, for links it gives out (an invitation's, an advance
+/// copy's) and what a provider must see (a passkey's origin, single sign-on's callback):
+/// `APP_URL` when set, else the scheme and host the browser used, through the platform's proxy.
+pub(crate) fn origin(req: &HttpRequest, state: &AppState) -> String {
+    match &state.config.public_url {
+        Some(url) => url.as_str().trim_end_matches('/').to_owned(),
+        None => {
+            let info = req.connection_info();
+            format!("{}://{}", info.scheme(), info.host())
+        }
+    }
+}
+
 /// Whether `next` is a path on this site, so a sign-in link cannot send anyone elsewhere.
 pub(super) fn local_path(next: &str) -> bool {
     next.starts_with('/') && !next.starts_with("//") && !next.starts_with("/\\")

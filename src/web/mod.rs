@@ -75,6 +75,8 @@ pub struct AppState {
     pub streams: streams::Streams,
     /// The single sign-on provider, when `OIDC_ISSUER_URL` and its client are set.
     pub sign_on: Option<Arc<crate::accounts::single_sign_on::Provider>>,
+    /// The mail server invitations can be mailed through, when `SMTP_URL` is set.
+    pub mailer: Option<Arc<crate::accounts::mail::Mailer>>,
 }
 
 /// A bound, not yet running, web server.

@@ -8,10 +8,8 @@ use reqwest::StatusCode;
 use reqwest::blocking::RequestBuilder;
 use reqwest::header::{COOKIE, LOCATION};
 
-use crate::accounts::{ADMIN, invite, serve};
-use crate::common::web::{
-    browser as http, cookie_pair, follow_to_ready, session, set_cookie, upload,
-};
+use crate::accounts::{ADMIN, PASSWORD, accept, csrf_of, invite, serve, session_cookie};
+use crate::common::web::{browser as http, follow_to_ready, session, set_cookie, upload};
 use crate::common::{self, Server};
 
 /// A signed-in browser: its cookie and CSRF token.
@@ -23,38 +21,10 @@ struct Person {
 /// Makes an account with an invitation to `tenant` as `role`, signed in.
 fn person(server: &Server, admin: &Person, tenant: &str, role: &str, email: &str) -> Person {
     let link = invite(server, &admin.cookie, &admin.csrf, tenant, role);
-    let form = http()
-        .get(server.url("/signin"))
-        .send()
-        .expect("GET /signin");
-    let signin = cookie_pair(&set_cookie(&form, "bindery_signin").expect("cookie"));
-    let csrf = signin.split_once('=').expect("pair").1.to_owned();
-    let made = http()
-        .post(server.url(&link))
-        .header(COOKIE, &signin)
-        .form(&[
-            ("_csrf", csrf.as_str()),
-            ("name", email),
-            ("email", email),
-            ("password", "violet kettle orbits paper"),
-        ])
-        .send()
-        .expect("accept");
+    let made = accept(server, &link, email, email, PASSWORD);
     assert_eq!(made.status(), StatusCode::SEE_OTHER);
-    let cookie = cookie_pair(&set_cookie(&made, "bindery_session").expect("session"));
-    let page = http()
-        .get(server.url("/books"))
-        .header(COOKIE, &cookie)
-        .send()
-        .expect("GET /books")
-        .text()
-        .expect("body");
-    let csrf = page
-        .split("name=\"csrf-token\" content=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .expect("csrf")
-        .to_owned();
+    let cookie = session_cookie(&made);
+    let csrf = csrf_of(server, &cookie);
     Person { cookie, csrf }
 }
 

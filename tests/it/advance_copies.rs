@@ -12,21 +12,13 @@ use reqwest::StatusCode;
 use reqwest::blocking::multipart::{Form, Part};
 use reqwest::header::COOKIE;
 
-use crate::accounts::{ADMIN, serve};
+use crate::accounts::{ADMIN, refusal, serve, value_of};
 use crate::common::web::{browser as http, follow_to_ready, session, upload};
 use crate::common::{self, Server};
 
 const MANUSCRIPT: &str = "---\ntitle: The Lighthouse Keeper\nauthor: Ada Brook\n---\n\n\
 # The Storm\n\nThe lamp turned all night, and nobody came.\n\n\
 # The Morning\n\nIn the morning a boat was on the rocks, and a girl was in it.\n";
-
-fn value_of(page: &str, id: &str) -> Option<String> {
-    let at = page.find(&format!("id=\"{id}\""))?;
-    let start = page[..at].rfind('<')?;
-    let tag = &page[start..start + page[start..].find('>')?];
-    let value = tag.split("value=\"").nth(1)?;
-    Some(value[..value.find('"')?].to_owned())
-}
 
 /// Makes a link on the book's links page as `session`; returns the link's path.
 fn make_link(server: &Server, cookie: &str, csrf: &str, book: &str, reader: &str) -> String {
@@ -53,18 +45,6 @@ fn make_link(server: &Server, cookie: &str, csrf: &str, book: &str, reader: &str
         .expect("a link");
     assert!(url.starts_with(&server.base), "{url}");
     path
-}
-
-fn refusal_code(response: reqwest::blocking::Response) -> (StatusCode, String) {
-    let status = response.status();
-    let body = response.text().expect("body");
-    let code = body
-        .split("data-code=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or_else(|| panic!("no refusal in {body}"))
-        .to_owned();
-    (status, code)
 }
 
 fn a_reader_gets_personal_copies_until_the_link_is_revoked(postgres: bool) {
@@ -177,7 +157,7 @@ fn a_reader_gets_personal_copies_until_the_link_is_revoked(postgres: bool) {
         .send()
         .expect("GET pdf");
     assert_eq!(
-        refusal_code(fourth),
+        refusal(fourth),
         (StatusCode::GONE, "link_downloads_used".into())
     );
 
@@ -274,7 +254,7 @@ fn a_reader_gets_personal_copies_until_the_link_is_revoked(postgres: bool) {
     ] {
         let answer = http().get(server.url(&path)).send().expect("GET");
         assert_eq!(
-            refusal_code(answer),
+            refusal(answer),
             (StatusCode::GONE, "link_revoked".into()),
             "{path}"
         );
@@ -286,7 +266,7 @@ fn a_reader_gets_personal_copies_until_the_link_is_revoked(postgres: bool) {
         .send()
         .expect("GET");
     assert_eq!(
-        refusal_code(unknown),
+        refusal(unknown),
         (StatusCode::NOT_FOUND, "link_unknown".into())
     );
 }

@@ -15,7 +15,7 @@ use reqwest::StatusCode;
 use reqwest::blocking::Response;
 use reqwest::header::{COOKIE, LOCATION};
 
-use crate::accounts::{ADMIN, invite};
+use crate::accounts::{ADMIN, PASSWORD, accept, invite};
 use crate::common::web::{browser as http, cookie_pair, session, set_cookie};
 use crate::common::{self, Server};
 
@@ -262,23 +262,7 @@ fn signs_in_and_refuses_what_it_must(postgres: bool) {
 
     // Ann has an account (made with a password) at the address the provider has verified.
     let link = invite(&server, &admin.cookie, &admin.csrf, "riverpress", "owner");
-    let form = http()
-        .get(server.url("/signin"))
-        .send()
-        .expect("GET /signin");
-    let signin = cookie_pair(&set_cookie(&form, "bindery_signin").expect("cookie"));
-    let csrf = signin.split_once('=').expect("pair").1.to_owned();
-    let made = http()
-        .post(server.url(&link))
-        .header(COOKIE, &signin)
-        .form(&[
-            ("_csrf", csrf.as_str()),
-            ("name", "Ann Example"),
-            ("email", "Ann@Example.test"),
-            ("password", "violet kettle orbits paper"),
-        ])
-        .send()
-        .expect("make Ann's account");
+    let made = accept(&server, &link, "Ann Example", "Ann@Example.test", PASSWORD);
     assert_eq!(made.status(), StatusCode::SEE_OTHER);
 
     // The sign-in page offers single sign-on; Ann signs in with it.
@@ -429,23 +413,7 @@ fn with_sign_up_by_invitation_an_address_alone_joins_no_account() {
     let server = serve(&mut provider, false, "invitation");
     let admin = session(&server, ADMIN);
     let link = invite(&server, &admin.cookie, &admin.csrf, "riverpress", "author");
-    let form = http()
-        .get(server.url("/signin"))
-        .send()
-        .expect("GET /signin");
-    let signin = cookie_pair(&set_cookie(&form, "bindery_signin").expect("cookie"));
-    let csrf = signin.split_once('=').expect("pair").1.to_owned();
-    let made = http()
-        .post(server.url(&link))
-        .header(COOKIE, &signin)
-        .form(&[
-            ("_csrf", csrf.as_str()),
-            ("name", "Ann Example"),
-            ("email", "ann@example.test"),
-            ("password", "violet kettle orbits paper"),
-        ])
-        .send()
-        .expect("make Ann's account");
+    let made = accept(&server, &link, "Ann Example", "ann@example.test", PASSWORD);
     assert_eq!(made.status(), StatusCode::SEE_OTHER);
     let mut browser = ProviderBrowser::new(&provider.issuer);
     let (authorization, cookie) = begin(&server, "/signin/sso");

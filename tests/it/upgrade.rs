@@ -9,7 +9,7 @@ use reqwest::StatusCode;
 use reqwest::header::{COOKIE, LOCATION};
 use serde_json::Value;
 
-use crate::accounts::invite;
+use crate::accounts::{PASSWORD, accept, invite};
 use crate::common::web::{browser as http, cookie_pair, session, set_cookie};
 use crate::common::{self, Server};
 
@@ -83,23 +83,7 @@ fn an_installation_of_the_previous_release_keeps_everything_and_takes_accounts()
     // The operator invites an owner into `alice`; she makes her account, and her book is there.
     let admin = session(&server, &field("admin_token"));
     let link = invite(&server, &admin.cookie, &admin.csrf, "alice", "owner");
-    let form = http()
-        .get(server.url(&link))
-        .send()
-        .expect("GET invitation");
-    let signin = cookie_pair(&set_cookie(&form, "bindery_signin").expect("cookie"));
-    let csrf = signin.split_once('=').expect("pair").1.to_owned();
-    let made = http()
-        .post(server.url(&link))
-        .header(COOKIE, &signin)
-        .form(&[
-            ("_csrf", csrf.as_str()),
-            ("name", "Alice Old"),
-            ("email", "alice@example.com"),
-            ("password", "violet kettle orbits paper"),
-        ])
-        .send()
-        .expect("make the account");
+    let made = accept(&server, &link, "Alice Old", "alice@example.com", PASSWORD);
     assert_eq!(made.status(), StatusCode::SEE_OTHER);
     assert_eq!(made.headers()[LOCATION], "/books");
     let account = cookie_pair(&set_cookie(&made, "bindery_session").expect("a session"));

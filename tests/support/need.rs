@@ -165,6 +165,13 @@ pub fn honcho() -> bool {
     })
 }
 
+/// aiosmtpd, the SMTP server the invitations' mail is sent to.
+pub fn smtp_server() -> bool {
+    need("aiosmtpd", || {
+        missing_program("python3", &["-c", "import aiosmtpd"])
+    })
+}
+
 /// openapi-spec-validator, the reference validator of OpenAPI documents.
 pub fn openapi_validator() -> bool {
     need("openapi-spec-validator", || {

@@ -17,6 +17,8 @@ use crate::web::session::{self, CSRF_FIELD};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(account_page)
+        .service(make_token)
+        .service(revoke_token)
         .service(remove_passkey)
         .service(change_password)
         .service(start_totp)
@@ -29,6 +31,11 @@ enum Notice {
     None,
     Done(&'static str),
     Problem(String),
+    /// A new API token, shown this once.
+    Token {
+        name: String,
+        token: String,
+    },
 }
 
 #[get("/account")]
@@ -52,6 +59,7 @@ async fn page(
         .await?
         .ok_or(PageError::NotFound)?;
     let keys = passkeys::list(&state.db, &person.id).await?;
+    let tokens = crate::tokens::of_account(&state.db, &person.id).await?;
     let csrf = html! { input type="hidden" name=(CSRF_FIELD) value=(session.csrf); };
     let status = match notice {
         Notice::Problem(_) => StatusCode::BAD_REQUEST,
@@ -63,6 +71,12 @@ async fn page(
             Notice::None => {}
             Notice::Done(what) => { p.notice role="status" #account-notice { (what) } }
             Notice::Problem(problem) => { p.error role="alert" #account-error { (problem) } }
+            Notice::Token { name, token } => {
+                div.notice role="status" #token-made {
+                    p { "The token " strong { (name) } ", shown only this once. Copy it into your tool now:" }
+                    p { input #token-value type="text" readonly size="72" aria-label="The new token" value=(token); }
+                }
+            }
         }
         dl.facts {
             dt { "Name" } dd { (account.name) }
@@ -102,6 +116,39 @@ async fn page(
                 button type="submit" { "Add a passkey" }
             }
             p.error #passkey-error role="alert" hidden {}
+        }
+        section aria-labelledby="tokens-title" {
+            h2 #tokens-title { "API tokens" }
+            p.hint { "For tools and e-book apps: a token acts as you, for " (account.tenant) "'s books, until you revoke it. It is shown once; only its hash is kept." }
+            @if !tokens.is_empty() {
+                div.table-wrap tabindex="0" role="region" aria-label="API tokens, scrollable" {
+                    table #tokens {
+                        thead { tr { th scope="col" { "Name" } th scope="col" { "Made" } th scope="col" { "Last used" } th scope="col" { span.visually-hidden { "Actions" } } } }
+                        tbody {
+                            @for token in &tokens {
+                                tr {
+                                    td { (token.name) }
+                                    td { (readable(token.created_at)) }
+                                    td { (token.last_used_at.map(readable).unwrap_or_else(|| "never".into())) }
+                                    td {
+                                        @if token.revoked_at.is_some() { "revoked" } @else {
+                                            form method="post" action=(format!("/account/tokens/{}/revoke", token.name)) {
+                                                (csrf)
+                                                button type="submit" aria-label=(format!("Revoke the token {}", token.name)) { "Revoke" }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            form #new-token.filters method="post" action="/account/tokens" {
+                (csrf)
+                label { "Name" input type="text" name="name" required pattern="[A-Za-z0-9._\\-]{1,64}" maxlength="64" autocomplete="off"; }
+                button type="submit" { "Make a token" }
+            }
         }
         @if state.config.account_passwords || account.has_password {
             section aria-labelledby="password-title" {
@@ -329,6 +376,65 @@ async fn stop_totp(
         &state,
         &session,
         Notice::Done("Sign-in codes are off."),
+        None,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+struct NewToken {
+    name: String,
+    #[serde(rename = "_csrf")]
+    csrf: Option<String>,
+}
+
+#[post("/account/tokens")]
+async fn make_token(
+    state: web::Data<AppState>,
+    Visitor(session): Visitor,
+    form: web::Form<NewToken>,
+) -> Result<HttpResponse, PageError> {
+    let Some(person) = person_of(&session, form.csrf.as_deref()) else {
+        return Ok(back_to_account());
+    };
+    let holder = crate::tokens::Holder {
+        account: &person.id,
+        tenant: &session.tenant.tenant,
+    };
+    let admin = person.role == crate::accounts::Role::Admin;
+    let name = form.name.trim();
+    match crate::tokens::create_for(&state.db, name, &holder, admin).await {
+        Ok(token) => {
+            tracing::info!(account.id = %person.id, token.name = %name, "a token was made on an account's page");
+            let notice = Notice::Token {
+                name: name.to_owned(),
+                token,
+            };
+            page(&state, &session, notice, None).await
+        }
+        Err(crate::tokens::TokenError::Unexpected(e)) => Err(e.into()),
+        Err(e) => page(&state, &session, Notice::Problem(e.to_string()), None).await,
+    }
+}
+
+#[post("/account/tokens/{name}/revoke")]
+async fn revoke_token(
+    state: web::Data<AppState>,
+    Visitor(session): Visitor,
+    name: web::Path<String>,
+    form: web::Form<Csrf>,
+) -> Result<HttpResponse, PageError> {
+    let Some(person) = person_of(&session, form.csrf.as_deref()) else {
+        return Ok(back_to_account());
+    };
+    if !crate::tokens::revoke_own(&state.db, &person.id, &name).await? {
+        return Err(PageError::NotFound);
+    }
+    tracing::info!(account.id = %person.id, token.name = %name, "a token was revoked on an account's page");
+    page(
+        &state,
+        &session,
+        Notice::Done("The token was revoked: it no longer works."),
         None,
     )
     .await

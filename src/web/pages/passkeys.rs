@@ -25,7 +25,7 @@ use crate::accounts::{self, Details};
 use crate::sessions::{self, SignedInWith};
 use crate::web::AppState;
 use crate::web::error::ApiError;
-use crate::web::frame::local_path;
+use crate::web::frame::{local_path, origin};
 use crate::web::session::{self, CSRF_HEADER, SIGNIN_COOKIE};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -40,18 +40,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 /// The cookie naming a passkey ceremony in progress.
 const CEREMONY_COOKIE: &str = "bindery_passkey";
 
-/// The relying party for this request: `APP_URL`'s origin when set, else the one the browser
-/// used (its scheme through the platform's proxy, and its `Host`).
+/// The relying party for this request: the site's origin (`frame::origin`).
 fn relying_party(req: &HttpRequest, state: &AppState) -> Result<Webauthn, ApiError> {
-    let origin = match &state.config.public_url {
-        Some(url) => url.clone(),
-        None => {
-            let info = req.connection_info();
-            Url::parse(&format!("{}://{}", info.scheme(), info.host()))
-                .map_err(|_| refused(&PasskeyError::Origin(info.host().to_owned())))?
-        }
-    };
-    passkeys::relying_party(&origin).map_err(|e| refused(&e))
+    let origin = origin(req, state);
+    let url = Url::parse(&origin).map_err(|_| refused(&PasskeyError::Origin(origin.clone())))?;
+    passkeys::relying_party(&url).map_err(|e| refused(&e))
 }
 
 fn refused(e: &PasskeyError) -> ApiError {

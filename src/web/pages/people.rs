@@ -15,7 +15,7 @@ use crate::accounts::invitations::{self, CreateError, NewInvitation};
 use crate::accounts::{self, Role};
 use crate::sessions::Session;
 use crate::web::AppState;
-use crate::web::frame::{Nav, PageError, Visitor, html_response, layout_in};
+use crate::web::frame::{Nav, PageError, Visitor, html_response, layout_in, origin};
 use crate::web::session::{self, CSRF_FIELD};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -55,8 +55,9 @@ enum Notice {
     None,
     Done(String),
     Problem(String),
-    /// A new invitation's link, shown this once.
-    Link(String),
+    /// A new invitation's link, shown this once, and what became of its mail, if one was
+    /// asked for: `Ok(address)` mailed, `Err(why)` not.
+    Link(String, Option<Result<String, String>>),
 }
 
 #[get("/people")]
@@ -86,22 +87,20 @@ async fn page(
         Notice::Problem(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     };
-    let origin = {
-        let info = req.connection_info();
-        state.config.public_url.as_ref().map_or_else(
-            || format!("{}://{}", info.scheme(), info.host()),
-            |u| u.as_str().trim_end_matches('/').to_owned(),
-        )
-    };
+    let origin = origin(req, state);
     let body = html! {
         h1 { "People" }
         @match &notice {
             Notice::None => {}
             Notice::Done(what) => { p.notice role="status" #people-notice { (what) } }
             Notice::Problem(problem) => { p.error role="alert" #people-error { (problem) } }
-            Notice::Link(secret) => {
+            Notice::Link(secret, mailed) => {
                 div.notice role="status" #invitation-made {
-                    p { "The invitation's link, shown only this once. Send it to the person you invite:" }
+                    @match mailed {
+                        Some(Ok(to)) => { p #invitation-mailed { "The link was mailed to " strong { (to) } ". Here it is too, shown only this once:" } }
+                        Some(Err(why)) => { p.error #invitation-not-mailed { "The invitation was made, but its mail did not go: " (why) ". Send the link yourself; it is shown only this once:" } }
+                        None => { p { "The invitation's link, shown only this once. Send it to the person you invite:" } }
+                    }
                     p { input #invitation-link type="text" readonly size="80" aria-label="The invitation's link"
                         value=(format!("{origin}/invitations/{secret}")); }
                 }
@@ -126,6 +125,9 @@ async fn page(
                 }
                 label { "Email (optional)" input type="email" name="email" maxlength=(accounts::MAX_EMAIL_LEN) autocomplete="off"; }
                 label { "Note (who it is for)" input type="text" name="note" maxlength=(invitations::MAX_NOTE_CHARS) autocomplete="off"; }
+                @if state.mailer.is_some() {
+                    label { input type="checkbox" name="mail" checked; " Mail the link to the address" }
+                }
                 label { "Valid for"
                     select name="days" {
                         option value="1" { "1 day" }
@@ -231,6 +233,8 @@ struct Invite {
     note: String,
     days: u64,
     uses: i64,
+    /// Mail the link to `email` (when SMTP is set).
+    mail: Option<String>,
     #[serde(rename = "_csrf")]
     csrf: Option<String>,
 }
@@ -280,7 +284,30 @@ async fn invite(
                 role = %invitation.role,
                 "an invitation was made"
             );
-            page(&req, &state, &session, Notice::Link(secret)).await
+            let mailed = match (&state.mailer, &invitation.email, &form.mail) {
+                (Some(mailer), Some(to), Some(_)) => {
+                    let link = format!("{}/invitations/{secret}", origin(&req, &state));
+                    let by = session
+                        .person
+                        .as_ref()
+                        .map_or("The operator", |p| p.name.as_str());
+                    let sent = mailer
+                        .invite(&crate::accounts::mail::Invitation {
+                            to,
+                            link: &link,
+                            tenant: &invitation.tenant,
+                            role: invitation.role,
+                            by,
+                        })
+                        .await;
+                    if sent.is_ok() {
+                        tracing::info!(invitation = %invitation.id, "an invitation was mailed");
+                    }
+                    Some(sent.map(|()| to.clone()))
+                }
+                _ => None,
+            };
+            page(&req, &state, &session, Notice::Link(secret, mailed)).await
         }
         Err(CreateError::Unexpected(e)) => Err(e.into()),
         Err(e) => page(&req, &state, &session, Notice::Problem(e.to_string())).await,

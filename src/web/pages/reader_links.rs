@@ -15,7 +15,7 @@ use crate::books::{BookRow, BookStatus, Tenant};
 use crate::sessions::Session;
 use crate::web::AppState;
 use crate::web::book_view::own_book;
-use crate::web::frame::{PageError, Visitor, html_response, layout};
+use crate::web::frame::{PageError, Visitor, html_response, layout, origin};
 use crate::web::session::{self, CSRF_FIELD};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -64,13 +64,7 @@ async fn page(
         Notice::Problem(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     };
-    let origin = {
-        let info = req.connection_info();
-        state.config.public_url.as_ref().map_or_else(
-            || format!("{}://{}", info.scheme(), info.host()),
-            |u| u.as_str().trim_end_matches('/').to_owned(),
-        )
-    };
+    let origin = origin(req, state);
     let body = html! {
         p { a href=(format!("/books/{}", book.id)) { "← " (title) } }
         h1 { "Advance readers" }

@@ -19,7 +19,7 @@ use crate::accounts::{self, Details};
 use crate::config::values::SignUp;
 use crate::sessions::{self, SignedInWith};
 use crate::web::AppState;
-use crate::web::frame::{PageError, html_response, layout, local_path};
+use crate::web::frame::{PageError, html_response, layout, local_path, origin};
 use crate::web::session;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -46,16 +46,9 @@ fn provider(state: &AppState) -> Result<&Provider, PageError> {
     state.sign_on.as_deref().ok_or(PageError::NotFound)
 }
 
-/// The callback's address: under `APP_URL` when set (what the provider has registered), else
-/// under the address the browser used.
+/// The callback's address, which the provider must have registered.
 fn redirect_uri(req: &HttpRequest, state: &AppState) -> String {
-    match &state.config.public_url {
-        Some(url) => format!("{}{CALLBACK}", url.as_str().trim_end_matches('/')),
-        None => {
-            let info = req.connection_info();
-            format!("{}://{}{CALLBACK}", info.scheme(), info.host())
-        }
-    }
+    format!("{}{CALLBACK}", origin(req, state))
 }
 
 async fn begin(
