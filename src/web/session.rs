@@ -72,3 +72,18 @@ pub fn removal(req: &HttpRequest, name: &'static str) -> Cookie<'static> {
 pub fn form_csrf_ok(expected: &str, given: Option<&str>) -> bool {
     given.is_some_and(|given| sessions::csrf_matches(expected, given))
 }
+
+/// A form whose only field is its CSRF token (a button that revokes, disables, signs out).
+#[derive(serde::Deserialize)]
+pub struct CsrfForm {
+    #[serde(rename = "_csrf")]
+    pub csrf: Option<String>,
+}
+
+/// Whether a request made before sign-in carries its sign-in cookie's value: in the form's
+/// `_csrf` field (`given`), or, from a script, in the `X-CSRF-Token` header.
+pub fn signin_csrf_ok(req: &HttpRequest, given: Option<&str>) -> bool {
+    let given = given.or_else(|| req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()));
+    req.cookie(SIGNIN_COOKIE)
+        .is_some_and(|expected| form_csrf_ok(expected.value(), given))
+}

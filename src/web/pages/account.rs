@@ -13,7 +13,7 @@ use crate::accounts::{self, passwords, totp};
 use crate::sessions::{Person, Session};
 use crate::web::AppState;
 use crate::web::frame::{PageError, Visitor, html_response, layout};
-use crate::web::session::{self, CSRF_FIELD};
+use crate::web::session::{self, CSRF_FIELD, CsrfForm};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(account_page)
@@ -300,17 +300,11 @@ async fn change_password(
     .await
 }
 
-#[derive(Deserialize)]
-struct Csrf {
-    #[serde(rename = "_csrf")]
-    csrf: Option<String>,
-}
-
 #[post("/account/totp/start")]
 async fn start_totp(
     state: web::Data<AppState>,
     Visitor(session): Visitor,
-    form: web::Form<Csrf>,
+    form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     if person_of(&session, form.csrf.as_deref()).is_none() {
         return Ok(back_to_account());
@@ -365,7 +359,7 @@ async fn confirm_totp(
 async fn stop_totp(
     state: web::Data<AppState>,
     Visitor(session): Visitor,
-    form: web::Form<Csrf>,
+    form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     let Some(person) = person_of(&session, form.csrf.as_deref()) else {
         return Ok(back_to_account());
@@ -422,7 +416,7 @@ async fn revoke_token(
     state: web::Data<AppState>,
     Visitor(session): Visitor,
     name: web::Path<String>,
-    form: web::Form<Csrf>,
+    form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     let Some(person) = person_of(&session, form.csrf.as_deref()) else {
         return Ok(back_to_account());

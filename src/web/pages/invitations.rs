@@ -14,7 +14,7 @@ use crate::accounts::{self, Details, passwords};
 use crate::sessions::{self, SignedInWith};
 use crate::web::AppState;
 use crate::web::frame::{PageError, html_response, layout};
-use crate::web::session::{self, CSRF_FIELD, SIGNIN_COOKIE};
+use crate::web::session::{self, CSRF_FIELD};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(invitation_page).service(accept_with_password);
@@ -163,10 +163,7 @@ async fn accept_with_password(
             Some((field, problem)),
         ))
     };
-    let csrf_ok = req
-        .cookie(SIGNIN_COOKIE)
-        .is_some_and(|c| session::form_csrf_ok(c.value(), form.csrf.as_deref()));
-    if !csrf_ok {
+    if !session::signin_csrf_ok(&req, form.csrf.as_deref()) {
         return again(
             "form",
             "This page had expired (or your browser blocks cookies). Please try again.",

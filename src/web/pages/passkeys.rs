@@ -72,13 +72,6 @@ fn form_expired() -> ApiError {
     )
 }
 
-/// Whether a request before sign-in carried its sign-in cookie's value in the header.
-fn signin_csrf_ok(req: &HttpRequest) -> bool {
-    let given = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-    req.cookie(SIGNIN_COOKIE)
-        .is_some_and(|expected| session::form_csrf_ok(expected.value(), given))
-}
-
 /// An answer carrying `body` and the ceremony's cookie.
 fn with_ceremony(
     req: &HttpRequest,
@@ -131,7 +124,7 @@ async fn sign_in_options(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    if !signin_csrf_ok(&req) {
+    if !session::signin_csrf_ok(&req, None) {
         return Err(form_expired());
     }
     let rp = relying_party(&req, &state)?;
@@ -156,7 +149,7 @@ async fn sign_in(
     state: web::Data<AppState>,
     body: web::Json<SignIn>,
 ) -> Result<HttpResponse, ApiError> {
-    if !signin_csrf_ok(&req) {
+    if !session::signin_csrf_ok(&req, None) {
         return Err(form_expired());
     }
     let rp = relying_party(&req, &state)?;
@@ -218,7 +211,7 @@ async fn invitation_options(
     secret: web::Path<String>,
     form: web::Json<NewAccountForm>,
 ) -> Result<HttpResponse, ApiError> {
-    if !signin_csrf_ok(&req) {
+    if !session::signin_csrf_ok(&req, None) {
         return Err(form_expired());
     }
     invitations::usable(&state.db, &secret)
@@ -260,7 +253,7 @@ async fn invitation_finish(
     secret: web::Path<String>,
     body: web::Json<Registered>,
 ) -> Result<HttpResponse, ApiError> {
-    if !signin_csrf_ok(&req) {
+    if !session::signin_csrf_ok(&req, None) {
         return Err(form_expired());
     }
     let rp = relying_party(&req, &state)?;

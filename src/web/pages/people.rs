@@ -16,7 +16,7 @@ use crate::accounts::{self, Role};
 use crate::sessions::Session;
 use crate::web::AppState;
 use crate::web::frame::{Nav, PageError, Visitor, html_response, layout_in, origin};
-use crate::web::session::{self, CSRF_FIELD};
+use crate::web::session::{self, CSRF_FIELD, CsrfForm};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(people_page)
@@ -316,19 +316,13 @@ async fn invite(
 
 const EXPIRED: &str = "This page had expired. Please try again.";
 
-#[derive(Deserialize)]
-struct Csrf {
-    #[serde(rename = "_csrf")]
-    csrf: Option<String>,
-}
-
 #[post("/people/invitations/{id}/revoke")]
 async fn revoke_invitation(
     req: HttpRequest,
     state: web::Data<AppState>,
     Visitor(session): Visitor,
     id: web::Path<String>,
-    form: web::Form<Csrf>,
+    form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     let Some(manager) = manager(&session) else {
         return Err(PageError::NotFound);
@@ -351,7 +345,7 @@ async fn disable_account(
     state: web::Data<AppState>,
     Visitor(session): Visitor,
     id: web::Path<String>,
-    form: web::Form<Csrf>,
+    form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     let Some(manager) = manager(&session) else {
         return Err(PageError::NotFound);

@@ -16,7 +16,7 @@ use crate::sessions::Session;
 use crate::web::AppState;
 use crate::web::book_view::own_book;
 use crate::web::frame::{PageError, Visitor, html_response, layout, origin};
-use crate::web::session::{self, CSRF_FIELD};
+use crate::web::session::{self, CSRF_FIELD, CsrfForm};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(links_page).service(make).service(revoke);
@@ -250,19 +250,13 @@ async fn make(
     }
 }
 
-#[derive(Deserialize)]
-struct Csrf {
-    #[serde(rename = "_csrf")]
-    csrf: Option<String>,
-}
-
 #[post("/books/{id}/links/{link}/revoke")]
 async fn revoke(
     req: HttpRequest,
     state: web::Data<AppState>,
     Visitor(session): Visitor,
     path: web::Path<(String, String)>,
-    form: web::Form<Csrf>,
+    form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     let (id, link) = path.into_inner();
     let book = book(&state, &session, &id).await?;

@@ -166,12 +166,6 @@ fn signin_page(
     response
 }
 
-/// Whether a form before sign-in carried the value of its sign-in cookie.
-fn signin_csrf_ok(req: &HttpRequest, given: Option<&str>) -> bool {
-    req.cookie(SIGNIN_COOKIE)
-        .is_some_and(|expected| session::form_csrf_ok(expected.value(), given))
-}
-
 const FORM_EXPIRED: &str =
     "The sign-in form had expired (or your browser blocks cookies). Please try again.";
 
@@ -190,7 +184,7 @@ async fn sign_in(
     form: web::Form<SignIn>,
 ) -> Result<HttpResponse, PageError> {
     let next = form.next.clone().filter(|n| local_path(n));
-    if !signin_csrf_ok(&req, form.csrf.as_deref()) {
+    if !session::signin_csrf_ok(&req, form.csrf.as_deref()) {
         return Ok(signin_page(
             &req,
             &state,
@@ -282,7 +276,7 @@ async fn sign_in_with_password(
             Problem::Account(problem),
         ))
     };
-    if !signin_csrf_ok(&req, form.csrf.as_deref()) {
+    if !session::signin_csrf_ok(&req, form.csrf.as_deref()) {
         return refuse(StatusCode::FORBIDDEN, FORM_EXPIRED);
     }
     if !state.config.account_passwords {
@@ -396,7 +390,7 @@ async fn sign_in_with_code(
     state: web::Data<AppState>,
     form: web::Form<Code>,
 ) -> Result<HttpResponse, PageError> {
-    if !signin_csrf_ok(&req, form.csrf.as_deref()) {
+    if !session::signin_csrf_ok(&req, form.csrf.as_deref()) {
         return Ok(code_page(&req, StatusCode::FORBIDDEN, Some(FORM_EXPIRED)));
     }
     let Some(cookie) = req.cookie(SECOND_FACTOR_COOKIE) else {
@@ -459,17 +453,11 @@ async fn sign_in_with_code(
     signed_in(&req, id, waiting.next)
 }
 
-#[derive(Deserialize)]
-struct SignOut {
-    #[serde(rename = "_csrf")]
-    csrf: Option<String>,
-}
-
 #[post("/signout")]
 async fn signout(
     req: HttpRequest,
     state: web::Data<AppState>,
-    form: web::Form<SignOut>,
+    form: web::Form<session::CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     if let Some(session) = session::current(&req, &state.db).await? {
         // Without the token another site could sign people out; harmless, but still refused.
