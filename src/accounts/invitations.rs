@@ -191,50 +191,26 @@ pub async fn by_secret(db: &Database, secret: &str) -> anyhow::Result<Option<(In
     if !well_formed(secret) {
         return Ok(None);
     }
-    type Row = (
-        String,
-        String,
-        String,
-        Option<String>,
-        String,
-        String,
-        i64,
-        i64,
-        i64,
-        i64,
-        Option<i64>,
-        i64,
-    );
+    #[derive(FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        invitation: Invitation,
+        now: i64,
+    }
     let found: Option<Row> = on_pool!(db, |pool, d| {
         sqlx::query_as(sql!(
             d,
             concat!(
                 "SELECT ",
                 invitation_columns!(),
-                ", {now} FROM invitations WHERE hash = $1"
+                ", {now} AS now FROM invitations WHERE hash = $1"
             )
         ))
         .bind(crate::tokens::hash(secret))
         .fetch_optional(pool)
         .await?
     });
-    let Some(row) = found else {
-        return Ok(None);
-    };
-    let invitation = Invitation {
-        id: row.0,
-        tenant: row.1,
-        role: row.2.parse().map_err(anyhow::Error::msg)?,
-        email: row.3,
-        note: row.4,
-        created_by: row.5,
-        created_at: row.6,
-        expires_at: row.7,
-        max_uses: row.8,
-        uses: row.9,
-        revoked_at: row.10,
-    };
-    Ok(Some((invitation, row.11)))
+    Ok(found.map(|row| (row.invitation, row.now)))
 }
 
 /// The invitation a link's secret names, if it still lets someone in; else why not.
