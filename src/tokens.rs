@@ -482,17 +482,33 @@ pub async fn info(db: &Database, name: &str) -> anyhow::Result<Option<TokenInfo>
 /// A new webhook signing secret, made like a token. A token row still gets one, which its
 /// tenant's row takes over on first use (`tenants`), as the previous release read it there.
 pub(crate) fn generate_webhook_secret() -> Secret<String> {
-    let mut secret = [0u8; SECRET_BYTES];
-    rand::fill(&mut secret);
-    Secret::new(format!("{WEBHOOK_SECRET_PREFIX}{}", hex::encode(secret)))
+    Secret::new(new_secret(WEBHOOK_SECRET_PREFIX))
 }
 
-/// A new token: the prefix and [`SECRET_BYTES`] from the operating system's CSPRNG-seeded
-/// thread generator, in lowercase hex.
+/// A new token.
 fn generate() -> String {
+    new_secret(PREFIX)
+}
+
+/// A new secret of the kind `prefix` names (a token, a webhook secret, an invitation's or an
+/// advance-reader link's): the prefix and [`SECRET_BYTES`] from the operating system's
+/// CSPRNG-seeded thread generator, in lowercase hex. Only its [`hash`] is ever stored, but for
+/// webhook secrets, which Bindery signs with.
+pub(crate) fn new_secret(prefix: &str) -> String {
     let mut secret = [0u8; SECRET_BYTES];
     rand::fill(&mut secret);
-    format!("{PREFIX}{}", hex::encode(secret))
+    format!("{prefix}{}", hex::encode(secret))
+}
+
+/// Whether `value` has the shape [`new_secret`] gives secrets of the kind `prefix` names, so
+/// that anything else is refused before it reaches the database.
+pub(crate) fn secret_shaped(value: &str, prefix: &str) -> bool {
+    value.strip_prefix(prefix).is_some_and(|secret| {
+        secret.len() == SECRET_BYTES * 2
+            && secret
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// What is stored: the token's SHA-256 in lowercase hex.
@@ -508,12 +524,7 @@ fn well_formed(token: &str) -> bool {
 
 /// Whether `token` has the shape of one this module makes.
 fn made_here(token: &str) -> bool {
-    token.strip_prefix(PREFIX).is_some_and(|secret| {
-        secret.len() == SECRET_BYTES * 2
-            && secret
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+    secret_shaped(token, PREFIX)
 }
 
 /// A new token's name (also its tenant's): 1 to 64 ASCII letters, digits, `-`, `_` or `.`,

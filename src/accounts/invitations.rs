@@ -15,7 +15,6 @@ use crate::storage::Database;
 
 /// What every invitation link's secret starts with.
 const PREFIX: &str = "inv_";
-const SECRET_BYTES: usize = 32;
 /// Longest an invitation may last.
 pub const MAX_LIFETIME: Duration = Duration::from_secs(90 * 24 * 3600);
 /// Most accounts one invitation may make.
@@ -153,9 +152,7 @@ pub async fn create(
         ),
         None => None,
     };
-    let mut secret = [0u8; SECRET_BYTES];
-    rand::fill(&mut secret);
-    let secret = format!("{PREFIX}{}", hex::encode(secret));
+    let secret = crate::tokens::new_secret(PREFIX);
     let mut public = [0u8; 6];
     rand::fill(&mut public);
     let id = hex::encode(public);
@@ -359,12 +356,7 @@ pub async fn revoke(
 }
 
 fn well_formed(secret: &str) -> bool {
-    secret.strip_prefix(PREFIX).is_some_and(|hex| {
-        hex.len() == SECRET_BYTES * 2
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+    crate::tokens::secret_shaped(secret, PREFIX)
 }
 
 #[cfg(test)]

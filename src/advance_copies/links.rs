@@ -15,7 +15,6 @@ use sqlx::FromRow;
 use crate::storage::Database;
 
 const PREFIX: &str = "arc_";
-const SECRET_BYTES: usize = 32;
 /// Longest a link may last.
 pub const MAX_LIFETIME: Duration = Duration::from_secs(365 * 24 * 3600);
 /// Most downloads a link may allow.
@@ -180,9 +179,7 @@ pub async fn create(
     if !(1..=MAX_DOWNLOADS).contains(&new.max_downloads) {
         return Err(CreateError::Downloads);
     }
-    let mut secret = [0u8; SECRET_BYTES];
-    rand::fill(&mut secret);
-    let secret = format!("{PREFIX}{}", hex::encode(secret));
+    let secret = crate::tokens::new_secret(PREFIX);
     let id = uuid::Uuid::new_v4().to_string();
     let formats: Vec<&str> = Format::ALL
         .into_iter()
@@ -374,12 +371,7 @@ async fn by_secret(db: &Database, secret: &str) -> anyhow::Result<Option<(Link, 
 }
 
 fn well_formed(secret: &str) -> bool {
-    secret.strip_prefix(PREFIX).is_some_and(|hex| {
-        hex.len() == SECRET_BYTES * 2
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+    crate::tokens::secret_shaped(secret, PREFIX)
 }
 
 #[cfg(test)]
